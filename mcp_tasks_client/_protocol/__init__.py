@@ -1,0 +1,1 @@
+"""The sans-I/O core: protocol logic driven by events, with no sockets and no sleeping."""

@@ -1,0 +1,1 @@
+"""Transports: they move JSON-RPC messages and nothing else (HTTP, stdio, in-memory)."""

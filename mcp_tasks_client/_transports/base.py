@@ -1,0 +1,68 @@
+"""The one interface every transport offers the client.
+
+A transport is an async context manager: entering it starts whatever it runs in the
+background (a reader, a child process, HTTP streams) inside its own task group, and leaving
+it stops all of that. While open it accepts messages with :meth:`Transport.send` and hands
+out what arrives with :meth:`Transport.receive`: decoded JSON-RPC messages, or a
+:class:`TransportFault` when something broke. A fault names the request it ruins when the
+transport knows it (an HTTP POST answered 404, a response stream that broke), or ``None``
+when it ruins the whole connection (the child process exited).
+"""
+
+from __future__ import annotations
+
+import abc
+from types import TracebackType
+
+import attrs
+
+from .._errors import MCPTasksError
+from ..models import JSONRPCMessage, RequestId
+
+__all__ = ["Incoming", "Transport", "TransportFault"]
+
+
+@attrs.frozen
+class TransportFault:
+    """Something the transport could not deliver.
+
+    ``request_id`` is the request it ruins. Without one, ``fatal`` says whether the whole
+    connection is ruined (the child exited, stdout carried a line that is not JSON-RPC) or only
+    a side stream ended (the standalone GET stream).
+    """
+
+    request_id: RequestId | None
+    error: MCPTasksError
+    fatal: bool = True
+
+
+Incoming = JSONRPCMessage | TransportFault
+
+
+class Transport(abc.ABC):
+    """Moves JSON-RPC messages between this client and one server."""
+
+    @abc.abstractmethod
+    async def __aenter__(self) -> Transport: ...
+
+    @abc.abstractmethod
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    @abc.abstractmethod
+    async def send(self, message: JSONRPCMessage) -> None:
+        """Send one message; for a request, its answer arrives through :meth:`receive`."""
+
+    @abc.abstractmethod
+    async def receive(self) -> Incoming:
+        """The next incoming message or fault; raises TransportClosed when there is no more."""
+
+    def negotiated(self, protocol_version: str) -> None:  # noqa: B027 - optional hook
+        """Called once the handshake agreed on ``protocol_version`` (HTTP sends it as a header)."""
+
+    async def abandon(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook
+        """The caller gave up on ``request_id``: stop reading anything that only serves it."""

@@ -1,0 +1,1 @@
+"""Wire codecs: one converter per protocol generation (only these modules parse JSON shapes)."""

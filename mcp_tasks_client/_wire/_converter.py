@@ -1,0 +1,380 @@
+"""The converter machinery shared by every protocol generation.
+
+Theory of operation: a :class:`WireConverter` is a ``cattrs.Converter`` whose hooks are strict
+(``"5"`` is never an int, ``5`` never a string) and which reports the JSON path of the first
+problem as a :class:`~mcp_tasks_client.DecodeError`. Attrs classes are mapped generically:
+
+- a field's JSON key is its ``wire`` metadata, or the camelCase of its name;
+- a field without a default is a required key (missing -> DecodeError);
+- a field marked ``nullable`` is written even when ``None`` (``"ttl": null``); any other
+  ``None`` field is left out; ``UNSET`` is always left out;
+- the field marked ``extra`` receives every key the class does not know, and gives them back
+  when encoding (forward compatibility: nothing the server sent is dropped).
+
+Unions are resolved by the JSON kind of the value (object, array, string, number, bool, null);
+several attrs classes of one kind need a registered *family* with a discriminator (content
+blocks by ``type``, elicitation params by ``mode``). Generation codecs
+(``v2025_11_25``) add the shapes that do not fit the generic rule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import json
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+
+from .._errors import DecodeError
+from ..models._base import UNSET, Unset
+
+T = TypeVar("T")
+
+Hook = Callable[[Any, Any], Any]
+
+_NONE_TYPE = type(None)
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def wire_name(field: attrs.Attribute[Any]) -> str:
+    return str(field.metadata.get("wire", camel(field.name)))
+
+
+def is_union(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _kinds_of_type(tp: Any) -> frozenset[str]:
+    """The JSON kinds a type can be decoded from."""
+    if tp is Any:
+        return frozenset({"null", "bool", "number", "string", "array", "object"})
+    if tp is _NONE_TYPE:
+        return frozenset({"null"})
+    if tp is bool:
+        return frozenset({"bool"})
+    if tp in (int, float):
+        return frozenset({"number"})
+    if tp is str or (isinstance(tp, type) and issubclass(tp, enum.Enum)):
+        return frozenset({"string"})
+    if tp is dt.datetime:
+        return frozenset({"string"})
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        return frozenset({"array"})
+    if tp is Mapping or origin in (Mapping, dict) or attrs.has(tp):
+        return frozenset({"object"})
+    if is_union(tp):
+        out: frozenset[str] = frozenset()
+        for arg in typing.get_args(tp):
+            out |= _kinds_of_type(arg)
+        return out
+    return frozenset()
+
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:\d{2})?$"
+)
+
+
+def parse_timestamp(text: str) -> dt.datetime:
+    """RFC 3339 (A-17): ``Z`` or an offset; any number of fraction digits (cut to microseconds).
+
+    A timestamp without an offset is read as UTC (lenient; the probe flags it).
+    """
+    m = _RFC3339.match(text)
+    if m is None:
+        raise ValueError("not an RFC 3339 timestamp")
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    fraction, offset = m.group(7), m.group(8)
+    micro = int((fraction or "0")[:6].ljust(6, "0"))
+    if offset is None or offset in ("Z", "z"):
+        tz = dt.timezone.utc
+    else:
+        sign = 1 if offset[0] == "+" else -1
+        tz = dt.timezone(sign * dt.timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
+    if second == 60:  # a leap second: keep the instant readable
+        second = 59
+    return dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+
+
+def format_timestamp(value: dt.datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+@attrs.frozen
+class Family:
+    """Several attrs classes decoded from JSON objects, told apart by ``pick``."""
+
+    members: frozenset[type]
+    pick: Callable[[Mapping[str, Any]], type]
+
+
+class WireConverter(cattrs.Converter):
+    """A strict cattrs converter with JSON paths in its errors."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._families: list[Family] = []
+        # The models' enums are plain Enums (no ``str`` mixin), so they never hit the str hook.
+        self.register_structure_hook(str, _strict(str, "a string"))
+        self.register_structure_hook(bool, _strict(bool, "a boolean"))
+        self.register_structure_hook(int, _structure_int)
+        self.register_structure_hook(float, _structure_float)
+        self.register_structure_hook(dt.datetime, _structure_datetime)
+        self.register_unstructure_hook(dt.datetime, format_timestamp)
+        self.register_structure_hook_func(lambda t: t is Any, lambda v, _: v)
+        self.register_structure_hook_func(lambda t: t is _NONE_TYPE, _structure_null)
+        self.register_structure_hook_func(_is_mapping, _structure_mapping)
+        self.register_structure_hook_func(
+            lambda t: isinstance(t, type) and issubclass(t, enum.Enum), _structure_enum
+        )
+        self.register_unstructure_hook_func(
+            lambda t: isinstance(t, type) and issubclass(t, enum.Enum), lambda v: v.value
+        )
+        self.register_structure_hook_factory(_is_var_tuple, self._tuple_hook)
+        self.register_structure_hook_factory(is_union, self._union_hook)
+        self.register_structure_hook_factory(attrs.has, self._attrs_structure_hook)
+        self.register_unstructure_hook_factory(attrs.has, self._attrs_unstructure_hook)
+        self.register_unstructure_hook(Unset, lambda v: None)
+
+    # -- public ------------------------------------------------------------------------------
+
+    def add_family(self, family: Family) -> None:
+        self._families.append(family)
+
+    def decode(self, value: Any, cls: type[T]) -> T:
+        """``value`` (parsed JSON) as ``cls``; any problem is a DecodeError naming the path."""
+        return self.structure(value, cls)
+
+    def encode(self, obj: Any) -> Any:
+        """``obj`` as JSON-ready Python values."""
+        return self.unstructure(obj)
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def _tuple_hook(self, tp: Any) -> Hook:
+        (item_type,) = typing.get_args(tp)[:1]
+
+        def structure(value: Any, _: Any) -> tuple[Any, ...]:
+            if not isinstance(value, list):
+                raise DecodeError("$", f"expected an array, got {_kind_of(value)}", value)
+            out = []
+            for index, item in enumerate(value):
+                try:
+                    out.append(self.structure(item, item_type))
+                except DecodeError as exc:
+                    raise exc.under(f"$[{index}]") from None
+            return tuple(out)
+
+        return structure
+
+    def _union_hook(self, tp: Any) -> Hook:
+        members = [a for a in typing.get_args(tp) if a is not Unset]
+        by_kind: dict[str, list[Any]] = {}
+        for member in members:
+            for kind in _kinds_of_type(member):
+                by_kind.setdefault(kind, []).append(member)
+        expected = " or ".join(sorted(by_kind))
+
+        def structure(value: Any, _: Any) -> Any:
+            kind = _kind_of(value)
+            candidates = by_kind.get(kind)
+            if not candidates:
+                raise DecodeError("$", f"expected {expected}, got {kind}", value)
+            if len(candidates) == 1:
+                return self.structure(value, candidates[0])
+            if kind == "number" and float in candidates:
+                return _structure_float(value, float)
+            family = self._family_for(candidates)
+            if family is None:  # pragma: no cover - a modelling mistake, caught by the tests
+                raise TypeError(f"ambiguous union {tp!r} for JSON {kind}")
+            return self.structure(value, family.pick(value))
+
+        return structure
+
+    def _family_for(self, candidates: list[Any]) -> Family | None:
+        wanted = set(candidates)
+        for family in self._families:
+            if wanted <= family.members:
+                return family
+        return None
+
+    def _attrs_structure_hook(self, cls: Any) -> Hook:
+        attrs.resolve_types(cls)
+        plan = []
+        extra_name: str | None = None
+        for field in attrs.fields(cls):
+            if field.metadata.get("extra"):
+                extra_name = field.name
+                continue
+            required = field.default is attrs.NOTHING
+            plan.append((field.name, wire_name(field), field.type, required))
+        known = frozenset(key for _, key, _, _ in plan)
+        converter = self
+
+        def structure(value: Any, _: Any) -> Any:
+            if not isinstance(value, dict):
+                raise DecodeError("$", f"expected an object, got {_kind_of(value)}", value)
+            kwargs: dict[str, Any] = {}
+            for name, key, field_type, required in plan:
+                if key not in value:
+                    if required:
+                        raise DecodeError(f"$.{key}", "required field is missing")
+                    continue
+                try:
+                    kwargs[name] = converter.structure(value[key], field_type)
+                except DecodeError as exc:
+                    raise exc.under(f"$.{key}") from None
+            if extra_name is not None:
+                kwargs[extra_name] = {k: v for k, v in value.items() if k not in known}
+            try:
+                return cls(**kwargs)
+            except (ValueError, TypeError) as exc:  # an attrs validator refused a value
+                raise DecodeError("$", str(exc), value) from None
+
+        return structure
+
+    def _attrs_unstructure_hook(self, cls: Any) -> Callable[[Any], Any]:
+        attrs.resolve_types(cls)
+        plan = []
+        extra_name: str | None = None
+        for field in attrs.fields(cls):
+            if field.metadata.get("extra"):
+                extra_name = field.name
+                continue
+            plan.append((field.name, wire_name(field), bool(field.metadata.get("nullable"))))
+        converter = self
+
+        def unstructure(obj: Any) -> dict[str, Any]:
+            out: dict[str, Any] = dict(getattr(obj, extra_name)) if extra_name else {}
+            for name, key, nullable in plan:
+                value = getattr(obj, name)
+                if value is UNSET or (value is None and not nullable):
+                    continue
+                out[key] = converter.unstructure(value)
+            return out
+
+        return unstructure
+
+
+def _is_mapping(tp: Any) -> bool:
+    return tp is Mapping or typing.get_origin(tp) in (Mapping, dict) or tp is dict
+
+
+def _is_var_tuple(tp: Any) -> bool:
+    args = typing.get_args(tp)
+    return typing.get_origin(tp) is tuple and len(args) == 2 and args[1] is Ellipsis
+
+
+def _strict(cls: type, what: str) -> Hook:
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not cls:
+            raise DecodeError("$", f"expected {what}, got {_kind_of(value)}", value)
+        return value
+
+    return structure
+
+
+def _structure_null(value: Any, _: Any) -> None:
+    if value is not None:
+        raise DecodeError("$", f"expected null, got {_kind_of(value)}", value)
+
+
+def _structure_int(value: Any, _: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DecodeError("$", f"expected an integer, got {_kind_of(value)}", value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise DecodeError("$", "expected an integer, got a fraction", value)
+        return int(value)
+    return value
+
+
+def _structure_float(value: Any, _: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DecodeError("$", f"expected a number, got {_kind_of(value)}", value)
+    return value  # an int stays an int: 60000 round-trips as 60000, not 60000.0
+
+
+def _structure_mapping(value: Any, _: Any) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise DecodeError("$", f"expected an object, got {_kind_of(value)}", value)
+    return value
+
+
+def _structure_enum(value: Any, cls: Any) -> Any:
+    if not isinstance(value, str):
+        raise DecodeError("$", f"expected a string, got {_kind_of(value)}", value)
+    try:
+        return cls(value)
+    except ValueError:
+        allowed = ", ".join(repr(m.value) for m in cls)
+        raise DecodeError(
+            "$", f"unknown value {value!r} (expected one of {allowed})", value
+        ) from None
+
+
+def _structure_datetime(value: Any, _: Any) -> dt.datetime:
+    if not isinstance(value, str):
+        raise DecodeError("$", f"expected a timestamp string, got {_kind_of(value)}", value)
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise DecodeError("$", f"{exc}: {value!r}", value) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(data: bytes | str) -> Any:
+    """Strict JSON: ``NaN`` and ``Infinity`` are refused; errors are DecodeErrors."""
+    try:
+        return json.loads(data, parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DecodeError("$", f"not valid JSON: {exc}", _preview(data)) from None
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON with no embedded newline (stdio frames by line, X:3.3)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def _preview(data: bytes | str) -> str:
+    text = data if isinstance(data, str) else data.decode("utf-8", "replace")
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+@cache
+def field_keys(cls: type) -> frozenset[str]:
+    return frozenset(wire_name(f) for f in attrs.fields(cls) if not f.metadata.get("extra"))

@@ -1,0 +1,95 @@
+"""JSON-RPC 2.0 envelopes, the same in every protocol generation (B:27-108, C-01..C-04)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import DecodeError
+from ..models import (
+    ErrorObject,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
+from ._converter import _kind_of, dumps, loads
+
+__all__ = ["decode_message", "encode_message", "parse_message", "serialize_message"]
+
+
+def parse_message(data: bytes | str) -> JSONRPCMessage:
+    """Bytes off the wire as one JSON-RPC message, or a DecodeError."""
+    return decode_message(loads(data))
+
+
+def serialize_message(message: JSONRPCMessage) -> bytes:
+    return dumps(encode_message(message))
+
+
+def _request_id(value: Any, *, allow_null: bool = False) -> Any:
+    if value is None and allow_null:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise DecodeError("$.id", f"expected a string or integer id, got {_kind_of(value)}", value)
+    return value
+
+
+def decode_message(value: Any) -> JSONRPCMessage:
+    """Classify one parsed JSON-RPC message; anything else is a DecodeError naming the key."""
+    if not isinstance(value, dict):
+        raise DecodeError("$", f"expected a JSON-RPC message object, got {_kind_of(value)}", value)
+    if value.get("jsonrpc") != "2.0":
+        raise DecodeError("$.jsonrpc", "must be '2.0'", value.get("jsonrpc"))
+    if "method" in value:
+        method = value["method"]
+        if not isinstance(method, str):
+            raise DecodeError("$.method", f"expected a string, got {_kind_of(method)}", method)
+        params = value.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise DecodeError("$.params", f"expected an object, got {_kind_of(params)}", params)
+        if "id" in value:
+            return JSONRPCRequest(_request_id(value["id"]), method, params)
+        return JSONRPCNotification(method, params)
+    if "result" in value:
+        result = value["result"]
+        if not isinstance(result, dict):
+            raise DecodeError("$.result", f"expected an object, got {_kind_of(result)}", result)
+        return JSONRPCResponse(_request_id(value.get("id")), result)
+    if "error" in value:
+        error = value["error"]
+        if not isinstance(error, dict):
+            raise DecodeError("$.error", f"expected an object, got {_kind_of(error)}", error)
+        code, message = error.get("code"), error.get("message")
+        if isinstance(code, bool) or not isinstance(code, int):
+            raise DecodeError("$.error.code", "expected an integer (C-03)", code)
+        if not isinstance(message, str):
+            raise DecodeError("$.error.message", "expected a string", message)
+        return JSONRPCError(
+            _request_id(value.get("id"), allow_null=True),
+            ErrorObject(code, message, error.get("data")),
+        )
+    raise DecodeError("$", "neither a request, a notification, a response nor an error", value)
+
+
+def encode_message(message: JSONRPCMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"jsonrpc": "2.0"}
+    if isinstance(message, JSONRPCRequest):
+        out["id"] = message.id
+        out["method"] = message.method
+        if message.params is not None:
+            out["params"] = message.params
+    elif isinstance(message, JSONRPCNotification):
+        out["method"] = message.method
+        if message.params is not None:
+            out["params"] = message.params
+    elif isinstance(message, JSONRPCResponse):
+        out["id"] = message.id
+        out["result"] = message.result
+    else:
+        out["id"] = message.id
+        error: dict[str, Any] = {"code": message.error.code, "message": message.error.message}
+        if message.error.data is not None:
+            error["data"] = message.error.data
+        out["error"] = error
+    return out

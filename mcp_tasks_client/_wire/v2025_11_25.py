@@ -1,0 +1,177 @@
+"""The 2025-11-25 wire format: every generation-specific shape lives here and nowhere else.
+
+The generic rules are in ``_converter``; this module adds what does not fit them:
+content blocks and elicitation params carry a discriminator key (``type``, ``mode``) that is
+not a field of the model; task capabilities are nested ``{}`` objects read as flags (A-09);
+JSON-RPC envelopes are classified by their keys (B:27-108).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._errors import DecodeError
+from ..models import (
+    BlobResourceContents,
+    ClientTasksCapability,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ServerTasksCapability,
+    TextResourceContents,
+    UnknownContent,
+)
+from ..models.content import CONTENT_TYPES
+from ._converter import Family, WireConverter, _kind_of
+
+PROTOCOL_VERSION = "2025-11-25"
+
+__all__ = ["PROTOCOL_VERSION", "converter"]
+
+
+def _flag(value: Any, key: str) -> bool:
+    """A capability flag: an object (or ``true``) is present, ``false``/``null`` absent (A-09)."""
+    if isinstance(value, dict) or value is True:
+        return True
+    if value is None or value is False:
+        return False
+    raise DecodeError(f"$.{key}", f"expected an object, got {_kind_of(value)}", value)
+
+
+def _object(value: Any, path: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DecodeError(path, f"expected an object, got {_kind_of(value)}", value)
+    return value
+
+
+def _split_nested(value: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, dict[str, Any]]:
+    """Read the flag at ``path`` inside ``value``; return it and what is left besides it."""
+    head, *rest = path
+    inner = value.get(head)
+    remainder = {k: v for k, v in value.items() if k != head}
+    if not rest:
+        return _flag(inner, head), remainder
+    inner_obj = _object(inner, f"$.{head}")
+    try:
+        present, inner_rest = _split_nested(inner_obj, tuple(rest))
+    except DecodeError as exc:
+        raise exc.under(f"$.{head}") from None
+    if inner_rest:
+        remainder[head] = inner_rest
+    return present, remainder
+
+
+def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _tasks_capability_hooks(
+    conv: WireConverter, cls: Any, nested: Mapping[str, tuple[str, ...]]
+) -> None:
+    def structure(value: Any, _: Any) -> Any:
+        if value is True:
+            value = {}
+        body = _object(value, "$")
+        flags: dict[str, bool] = {}
+        remainder: dict[str, Any] = dict(body)
+        for name, path in nested.items():
+            flags[name], remainder = _split_nested(remainder, path)
+        return cls(**flags, extra=remainder)
+
+    def unstructure(obj: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, path in nested.items():
+            if getattr(obj, name):
+                node = out
+                for key in path[:-1]:
+                    node = node.setdefault(key, {})
+                node[path[-1]] = {}
+        return _deep_merge(out, obj.extra)
+
+    conv.register_structure_hook(cls, structure)
+    conv.register_unstructure_hook(cls, unstructure)
+
+
+def _tagged_hooks(conv: WireConverter, cls: Any, key: str, tag: str | None) -> None:
+    """``cls`` is written with ``key: tag``; the key is not a model field."""
+    generic_structure = conv._attrs_structure_hook(cls)
+    generic_unstructure = conv._attrs_unstructure_hook(cls)
+
+    def structure(value: Any, _: Any) -> Any:
+        if not isinstance(value, dict):
+            raise DecodeError("$", f"expected an object, got {_kind_of(value)}", value)
+        return generic_structure({k: v for k, v in value.items() if k != key}, cls)
+
+    def unstructure(obj: Any) -> dict[str, Any]:
+        out: dict[str, Any] = generic_unstructure(obj)
+        if tag is not None:
+            out[key] = tag
+        return out
+
+    conv.register_structure_hook(cls, structure)
+    conv.register_unstructure_hook(cls, unstructure)
+
+
+def _pick_content(value: Mapping[str, Any]) -> type:
+    tag = value.get("type")
+    if not isinstance(tag, str):
+        raise DecodeError("$.type", "content block needs a string 'type'", tag)
+    return CONTENT_TYPES.get(tag, UnknownContent)
+
+
+def _pick_elicit(value: Mapping[str, Any]) -> type:
+    mode = value.get("mode", "form")  # a missing mode is form mode (C-49)
+    if mode == "form":
+        return ElicitRequestFormParams
+    if mode == "url":
+        return ElicitRequestURLParams
+    raise DecodeError("$.mode", f"unknown elicitation mode {mode!r}", mode)
+
+
+def _build() -> WireConverter:
+    conv = WireConverter()
+    _tasks_capability_hooks(
+        conv,
+        ServerTasksCapability,
+        {"list": ("list",), "cancel": ("cancel",), "tools_call": ("requests", "tools", "call")},
+    )
+    _tasks_capability_hooks(
+        conv,
+        ClientTasksCapability,
+        {
+            "list": ("list",),
+            "cancel": ("cancel",),
+            "sampling_create_message": ("requests", "sampling", "createMessage"),
+            "elicitation_create": ("requests", "elicitation", "create"),
+        },
+    )
+    for tag, cls in CONTENT_TYPES.items():
+        _tagged_hooks(conv, cls, "type", tag)
+    conv.register_structure_hook(
+        UnknownContent, lambda v, _: UnknownContent(type=v["type"], raw=dict(v))
+    )
+    conv.register_unstructure_hook(UnknownContent, lambda obj: {**obj.raw, "type": obj.type})
+    conv.add_family(Family(frozenset([*CONTENT_TYPES.values(), UnknownContent]), _pick_content))
+    _tagged_hooks(conv, ElicitRequestFormParams, "mode", "form")
+    _tagged_hooks(conv, ElicitRequestURLParams, "mode", "url")
+    conv.add_family(
+        Family(frozenset([ElicitRequestFormParams, ElicitRequestURLParams]), _pick_elicit)
+    )
+    conv.add_family(
+        Family(
+            frozenset([TextResourceContents, BlobResourceContents]),
+            lambda v: BlobResourceContents if "blob" in v else TextResourceContents,
+        )
+    )
+    return conv
+
+
+converter = _build()

@@ -1,0 +1,96 @@
+"""Tasks of the 2025-11-25 generation (T, SCH ``Task``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from typing import Any
+
+import attrs
+
+from ._base import UNSET, JSONObject, Unset, extra_field, meta_field
+
+__all__ = [
+    "MODEL_IMMEDIATE_RESPONSE_META",
+    "RELATED_TASK_META",
+    "CreateTaskResult",
+    "ListTasksResult",
+    "Task",
+    "TaskMetadata",
+    "TaskStatus",
+]
+
+RELATED_TASK_META = "io.modelcontextprotocol/related-task"
+"""``_meta`` key tying a message to a task: ``{"taskId": ...}`` (T:470)."""
+
+MODEL_IMMEDIATE_RESPONSE_META = "io.modelcontextprotocol/model-immediate-response"
+"""``_meta`` key of a ``CreateTaskResult``: a non-binding string for the model (T:175)."""
+
+
+class TaskStatus(enum.Enum):
+    """The five statuses of 2025-11-25; the last three are terminal (T:403-407)."""
+
+    WORKING = "working"
+    INPUT_REQUIRED = "input_required"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+
+
+@attrs.frozen
+class TaskMetadata:
+    """``params.task`` of a task-augmented request: the requested ttl in ms (C-18)."""
+
+    ttl: int | None = None
+    extra: JSONObject = extra_field()
+
+
+@attrs.frozen
+class Task:
+    """A task as ``tasks/get``, ``tasks/cancel``, ``tasks/list`` and status notifications show it.
+
+    ``ttl`` is milliseconds from creation, ``None`` for unlimited, or ``UNSET`` when the server
+    left the required key out (A-06: read leniently, flagged by the conformance probe).
+    """
+
+    task_id: str
+    status: TaskStatus
+    created_at: dt.datetime
+    last_updated_at: dt.datetime
+    ttl: float | Unset | None = attrs.field(default=UNSET, metadata={"nullable": True})
+    status_message: str | None = None
+    poll_interval: float | None = None
+    meta: JSONObject | None = meta_field()
+    extra: JSONObject = extra_field()
+
+
+@attrs.frozen
+class CreateTaskResult:
+    """The answer to an accepted task-augmented request: ``{"task": Task}`` (T:463, V-04)."""
+
+    task: Task
+    meta: JSONObject | None = meta_field()
+    extra: JSONObject = extra_field()
+
+    @property
+    def model_immediate_response(self) -> str | None:
+        """The server's non-binding message for the model, if it sent one (T:175)."""
+        value: Any = (self.meta or {}).get(MODEL_IMMEDIATE_RESPONSE_META)
+        return value if isinstance(value, str) else None
+
+
+@attrs.frozen
+class ListTasksResult:
+    """One page of ``tasks/list``."""
+
+    tasks: tuple[Task, ...]
+    next_cursor: str | None = None
+    meta: JSONObject | None = meta_field()
+    extra: JSONObject = extra_field()

@@ -1,0 +1,70 @@
+"""Shared fixtures: anyio backends and the real MCP peer servers (``tests/peers``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from peers.harness import PEERS, Peer, peer_available, running_http_peer, stdio_command
+
+PEER_NAMES = ["mcp1", "ts1"]
+
+
+@pytest.fixture(params=["trio", "asyncio"], scope="session")
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Run every ``@pytest.mark.anyio`` test on both trio and asyncio.
+
+    Session scope, so async fixtures of any scope may depend on it.
+    """
+    backend: str = request.param
+    return backend
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def require_peer(name: str) -> Peer:
+    """The named peer; fails under CI=true, skips elsewhere, if it is not installed."""
+    peer = PEERS[name]
+    if not peer_available(peer):
+        msg = (
+            f"peer {peer.name} ({peer.requirement}) is not installed; "
+            "run `python tests/peers/install.py`"
+        )
+        if _in_ci():
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
+    return peer
+
+
+@pytest.fixture(scope="session")
+def mcp1_http_url() -> Iterator[str]:
+    """URL of one mcp==1.30.0 Streamable HTTP server shared by the whole session."""
+    with running_http_peer(require_peer("mcp1")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def ts1_http_url() -> Iterator[str]:
+    """URL of one @modelcontextprotocol/sdk@1.32.2 HTTP server for the session."""
+    with running_http_peer(require_peer("ts1")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session", params=PEER_NAMES)
+def peer_http(request: pytest.FixtureRequest) -> tuple[Peer, str]:
+    """``(peer, "http://127.0.0.1:PORT/mcp")`` for each 2025-11-25 tasks peer."""
+    name: str = request.param
+    peer = require_peer(name)
+    url: str = request.getfixturevalue(f"{name}_http_url")
+    return peer, url
+
+
+@pytest.fixture(scope="session", params=PEER_NAMES)
+def peer_stdio(request: pytest.FixtureRequest) -> tuple[Peer, list[str]]:
+    """``(peer, argv)``: the argv starts the peer as an MCP server over stdio."""
+    name: str = request.param
+    peer = require_peer(name)
+    return peer, stdio_command(peer)

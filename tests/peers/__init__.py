@@ -1,0 +1,1 @@
+"""Real third-party MCP peer servers for tests: installer, server scripts, harness."""

@@ -1,0 +1,224 @@
+"""Start the real MCP peer servers (installed by ``install.py``) for tests.
+
+``import peers.harness`` works when ``tests/`` is on ``sys.path`` (pytest
+``pythonpath = ["tests"]``). The peers root is ``$MCP_TASKS_PEERS_DIR`` if set, else
+``<repo>/.peers``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Literal
+
+import attrs
+
+from .install import (
+    HERE,
+    MCP1_SCRIPT,
+    SPECS,
+    default_root,
+    peer_dir,
+    stamp_ok,
+    sync_ts1_script,
+    venv_python,
+)
+
+__all__ = [
+    "PEERS",
+    "Peer",
+    "PeerStartError",
+    "peer_available",
+    "peers_root",
+    "running_http_peer",
+    "stdio_command",
+    "stop_process",
+]
+
+HOST = "127.0.0.1"
+START_TIMEOUT = 20.0  # seconds until the HTTP port must accept connections
+STOP_TIMEOUT = 5.0  # seconds between SIGTERM and SIGKILL
+
+
+@attrs.frozen
+class Peer:
+    """One third-party MCP server that serves 2025-11-25 tasks."""
+
+    name: Literal["mcp1", "ts1"]
+    version: str  # the pinned package version
+    package: str  # "mcp" (PyPI) or "@modelcontextprotocol/sdk" (npm)
+    kind: Literal["python", "node"]
+    protocol_version: str = "2025-11-25"
+
+    @property
+    def requirement(self) -> str:
+        return SPECS[self.name].requirement
+
+
+PEERS: dict[str, Peer] = {
+    "mcp1": Peer(name="mcp1", version=SPECS["mcp1"].version, package="mcp", kind="python"),
+    "ts1": Peer(
+        name="ts1",
+        version=SPECS["ts1"].version,
+        package=SPECS["ts1"].package,
+        kind="node",
+    ),
+}
+
+
+class PeerStartError(RuntimeError):
+    """A peer server did not come up (its log is in the message)."""
+
+
+def peers_root() -> Path:
+    """``$MCP_TASKS_PEERS_DIR`` if set, else ``<repo>/.peers``."""
+    return default_root()
+
+
+def peer_available(peer: Peer) -> bool:
+    """True if the peer is installed (stamp matches the pin) and can be started."""
+    root = peers_root()
+    spec = SPECS[peer.name]
+    if not stamp_ok(spec, root):
+        return False
+    if peer.kind == "python":
+        return venv_python(peer_dir(spec, root)).exists()
+    pkg = peer_dir(spec, root) / "node_modules" / spec.package / "package.json"
+    return shutil.which("node") is not None and pkg.exists()
+
+
+def _server_argv(peer: Peer, *mode: str) -> list[str]:
+    root = peers_root()
+    spec = SPECS[peer.name]
+    if peer.kind == "python":
+        py = venv_python(peer_dir(spec, root))
+        # -W: the mcp 1.x experimental tasks API warns on import; keep stderr quiet.
+        script = HERE / MCP1_SCRIPT
+        return [str(py), "-W", "ignore::DeprecationWarning", str(script), *mode]
+    node = shutil.which("node")
+    if node is None:
+        raise PeerStartError("node is not on PATH")
+    # Run the copy next to node_modules (ESM imports resolve relative to the script);
+    # re-copied whenever the source differs.
+    return [node, str(sync_ts1_script(root)), *mode]
+
+
+def stdio_command(peer: Peer) -> list[str]:
+    """The argv that starts ``peer`` as an MCP server on stdin/stdout."""
+    return _server_argv(peer, "stdio")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _read_log(log: IO[bytes]) -> str:
+    log.flush()
+    log.seek(0)
+    return log.read().decode("utf-8", "replace")[-8000:]
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> None:
+    """Stop ``proc`` by its own pid: SIGTERM, wait up to ``timeout`` s, then SIGKILL."""
+    if proc.poll() is not None:
+        return
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    except ProcessLookupError:  # pragma: no cover - exited in between
+        proc.wait()
+
+
+def _start(peer: Peer, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    if peer.kind == "python":
+        env["PYTHONWARNINGS"] = "ignore::DeprecationWarning"
+        env["PYTHONUNBUFFERED"] = "1"
+    return subprocess.Popen(
+        _server_argv(peer, "http", str(port)),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _wait_until_listening(
+    peer: Peer, proc: subprocess.Popen[bytes], port: int, log: IO[bytes]
+) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise PeerStartError(
+                f"{peer.name} HTTP server exited with code {proc.returncode} "
+                f"before listening on port {port}; log:\n{_read_log(log)}"
+            )
+        if _port_open(port):
+            return
+        time.sleep(0.05)
+    raise PeerStartError(
+        f"{peer.name} HTTP server not listening on port {port} after "
+        f"{START_TIMEOUT:.0f} s; log:\n{_read_log(log)}"
+    )
+
+
+@contextmanager
+def running_http_peer(peer: Peer) -> Iterator[str]:
+    """Run ``peer`` over Streamable HTTP on a free 127.0.0.1 port; yield its URL.
+
+    The URL is ``http://127.0.0.1:PORT/mcp``. The process is stopped by its own pid on
+    exit (SIGTERM, then SIGKILL after 5 s).
+    """
+    attempts = 3  # the free port may be taken between probing and the server's bind
+    with tempfile.TemporaryFile(prefix=f"peer-{peer.name}-") as log:
+        for attempt in range(1, attempts + 1):
+            port = _free_port()
+            log.seek(0)
+            log.truncate()
+            proc = _start(peer, port, log)
+            try:
+                _wait_until_listening(peer, proc, port, log)
+            except PeerStartError:
+                stop_process(proc)
+                text = _read_log(log).lower()
+                in_use = "address already in use" in text or "eaddrinuse" in text
+                if attempt < attempts and in_use:
+                    continue
+                raise
+            try:
+                yield f"http://{HOST}:{port}/mcp"
+            finally:
+                stop_process(proc)
+            return
+
+
+if __name__ == "__main__":  # manual check: python -m peers.harness (from tests/)
+    for _peer in PEERS.values():
+        if not peer_available(_peer):
+            print(f"{_peer.name}: not installed (run python tests/peers/install.py)")
+            continue
+        with running_http_peer(_peer) as _url:
+            print(f"{_peer.name}: {_url}  stdio: {' '.join(stdio_command(_peer))}")

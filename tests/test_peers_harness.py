@@ -1,0 +1,128 @@
+"""The real peer servers start and speak 2025-11-25 tasks (raw JSON-RPC, no library)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+from typing import Any
+
+import httpx
+from peers.harness import Peer, stop_process
+
+PROTOCOL = "2025-11-25"
+HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def _initialize(req_id: int = 1) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": req_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL,
+            "capabilities": {},
+            "clientInfo": {"name": "peer-harness-test", "version": "0"},
+        },
+    }
+
+
+def _json_body(resp: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a plain JSON or a (single-message) SSE response."""
+    if resp.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in resp.text.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                msg: dict[str, Any] = json.loads(line[5:])
+                if "id" in msg:
+                    return msg
+        raise AssertionError(f"no JSON-RPC response in SSE body: {resp.text!r}")
+    body: dict[str, Any] = resp.json()
+    return body
+
+
+def _check_initialize_result(peer: Peer, msg: dict[str, Any]) -> None:
+    result = msg["result"]
+    assert result["protocolVersion"] == PROTOCOL
+    assert "call" in result["capabilities"]["tasks"]["requests"]["tools"], peer.name
+    assert result["serverInfo"]["name"] == f"{peer.name}-tasks-peer"
+
+
+def test_http_initialize_and_plain_call(peer_http: tuple[Peer, str]) -> None:
+    peer, url = peer_http
+    with httpx.Client(headers=HEADERS, timeout=10) as client:
+        resp = client.post(url, json=_initialize())
+        assert resp.status_code == 200, resp.text
+        session_id = resp.headers.get("mcp-session-id")
+        assert session_id
+        _check_initialize_result(peer, _json_body(resp))
+
+        session = {"mcp-session-id": session_id, "mcp-protocol-version": PROTOCOL}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert client.post(url, json=note, headers=session).status_code == 202
+
+        tools = _json_body(
+            client.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                headers=session,
+            )
+        )["result"]["tools"]
+        support = {t["name"]: t.get("execution", {}).get("taskSupport") for t in tools}
+        assert support == {
+            "slow_echo": "optional",
+            "need_task": "required",
+            "confirm": "required",
+            "fail": "required",
+            "plain_echo": None,
+        }
+
+        call = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "plain_echo", "arguments": {"text": "hi"}},
+        }
+        result = _json_body(client.post(url, json=call, headers=session))["result"]
+        assert result["content"] == [{"type": "text", "text": "echo: hi"}]
+        assert not result.get("isError")
+
+
+def _read_line(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> bytes:
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while b"\n" not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise AssertionError(f"no line from the server within {timeout} s: {buf!r}")
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            raise AssertionError(f"server closed stdout (rc={proc.poll()}): {buf!r}")
+        buf += chunk
+    return buf.split(b"\n", 1)[0]
+
+
+def test_stdio_initialize(peer_stdio: tuple[Peer, list[str]]) -> None:
+    peer, argv = peer_stdio
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(_initialize()).encode() + b"\n")
+        proc.stdin.flush()
+        msg = json.loads(_read_line(proc))
+        assert msg["id"] == 1
+        _check_initialize_result(peer, msg)
+        proc.stdin.close()
+    finally:
+        stop_process(proc)
+        if proc.stdout is not None:
+            proc.stdout.close()
