@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -127,7 +126,7 @@ class Client:
         self._notification_handlers: dict[str, list[NotificationHandler]] = {}
         self._initialize_result: InitializeResult | None = None
         self._broken: MCPTasksError | None = None
-        self._exit_stack: AsyncExitStack | None = None
+        self._entered = False
         self._task_group: anyio.abc.TaskGroup | None = None
         self.warnings: list[MCPTasksError] = []
         """Problems that ruined no request (an uncorrelated error, a side stream that ended)."""
@@ -135,20 +134,23 @@ class Client:
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def __aenter__(self) -> Client:
-        if self._exit_stack is not None:
+        if self._entered:
             raise UsageError("a Client can be entered only once")
-        stack = AsyncExitStack()
-        await stack.__aenter__()
+        self._entered = True
+        await self.transport.__aenter__()
+        task_group = anyio.create_task_group()
         try:
-            await stack.enter_async_context(self.transport)
-            self._task_group = await stack.enter_async_context(anyio.create_task_group())
-            stack.callback(self._task_group.cancel_scope.cancel)
-            self._task_group.start_soon(self._read_loop)
-            await self._handshake()
-        except BaseException as exc:
-            await stack.__aexit__(type(exc), exc, exc.__traceback__)
+            await task_group.__aenter__()
+        except BaseException:
+            await self.transport.__aexit__(None, None, None)
             raise
-        self._exit_stack = stack
+        self._task_group = task_group
+        task_group.start_soon(self._read_loop)
+        try:
+            await self._handshake()
+        except BaseException:
+            await self._shutdown()
+            raise
         return self
 
     async def __aexit__(
@@ -157,8 +159,18 @@ class Client:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self._exit_stack is not None
-        await self._exit_stack.__aexit__(exc_type, exc, tb)
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        # The caller's exception is not passed into the task group: it would come back wrapped
+        # in an ExceptionGroup. Only a failure of the client's own tasks surfaces from here.
+        task_group = self._task_group
+        assert task_group is not None
+        task_group.cancel_scope.cancel()
+        try:
+            await task_group.__aexit__(None, None, None)
+        finally:
+            await self.transport.__aexit__(None, None, None)
 
     async def _handshake(self) -> None:
         requested = self._dialect.generation.protocol_version

@@ -130,7 +130,7 @@ class HttpTransport(Transport):
         self._closed = True
         self._task_group.cancel_scope.cancel()
         try:
-            await self._task_group.__aexit__(exc_type, exc, tb)
+            await self._task_group.__aexit__(None, None, None)  # never wrap the caller's error
         finally:
             with anyio.CancelScope(shield=True):
                 if self.delete_session_on_close and self.session_id is not None:

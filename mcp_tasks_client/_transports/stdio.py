@@ -107,7 +107,7 @@ class StdioTransport(Transport):
         with anyio.CancelScope(shield=True):
             await self._stop_process()
         self._task_group.cancel_scope.cancel()
-        await self._task_group.__aexit__(exc_type, exc, tb)
+        await self._task_group.__aexit__(None, None, None)  # never wrap the caller's error
         self._incoming_send.close()
         self._incoming_receive.close()
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import json
+import math
 import re
 import types
 import typing
@@ -127,6 +128,10 @@ def parse_timestamp(text: str) -> dt.datetime:
 def format_timestamp(value: dt.datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.timezone.utc)
+    offset = value.utcoffset()
+    if offset is not None and offset % dt.timedelta(minutes=1):
+        # RFC 3339 offsets are whole minutes; ``isoformat`` would write ``+00:19:32``.
+        value = value.astimezone(dt.timezone.utc)
     text = value.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
@@ -357,11 +362,18 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # ``1e999`` is Infinity spelled as a number
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
 def loads(data: bytes | str) -> Any:
     """Strict JSON: ``NaN`` and ``Infinity`` are refused; errors are DecodeErrors."""
     try:
-        return json.loads(data, parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return json.loads(data, parse_constant=_reject_constant, parse_float=_parse_float)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # too deep: RecursionError
         raise DecodeError("$", f"not valid JSON: {exc}", _preview(data)) from None
 
 

@@ -127,6 +127,15 @@ def _pick_content(value: Mapping[str, Any]) -> type:
     return CONTENT_TYPES.get(tag, UnknownContent)
 
 
+def _structure_unknown_content(value: Any, _: Any) -> UnknownContent:
+    if not isinstance(value, dict):
+        raise DecodeError("$", f"expected an object, got {_kind_of(value)}", value)
+    tag = value.get("type")
+    if not isinstance(tag, str):
+        raise DecodeError("$.type", "content block needs a string 'type'", tag)
+    return UnknownContent(type=tag, raw=dict(value))
+
+
 def _pick_elicit(value: Mapping[str, Any]) -> type:
     mode = value.get("mode", "form")  # a missing mode is form mode (C-49)
     if mode == "form":
@@ -155,9 +164,7 @@ def _build() -> WireConverter:
     )
     for tag, cls in CONTENT_TYPES.items():
         _tagged_hooks(conv, cls, "type", tag)
-    conv.register_structure_hook(
-        UnknownContent, lambda v, _: UnknownContent(type=v["type"], raw=dict(v))
-    )
+    conv.register_structure_hook(UnknownContent, _structure_unknown_content)
     conv.register_unstructure_hook(UnknownContent, lambda obj: {**obj.raw, "type": obj.type})
     conv.add_family(Family(frozenset([*CONTENT_TYPES.values(), UnknownContent]), _pick_content))
     _tagged_hooks(conv, ElicitRequestFormParams, "mode", "form")

@@ -1,0 +1,864 @@
+"""Hypothesis strategies for every model of ``mcp_tasks_client.models`` and for raw JSON.
+
+The strategies produce values that a 2025-11-25 peer could put on the wire, so that
+``decode(encode(m)) == m`` is expected to hold for each of them:
+
+- ``extra`` dicts never use a key the class itself reads (its wire keys, the discriminator
+  ``type``/``mode`` of tagged classes, ``list``/``cancel``/``requests`` of task capabilities);
+- ``meta`` dicts are JSON objects, sometimes carrying the spec's reserved keys;
+- timestamps are timezone-aware, with microseconds and whole-minute offsets (RFC 3339, A-17);
+- :class:`~mcp_tasks_client.models.UnknownContent` keeps its whole object, ``type`` included,
+  in ``raw``, with a ``type`` this library does not know.
+
+:data:`MODEL_STRATEGIES` maps every model class to its strategy; :func:`mutated` turns a valid
+encoding into a near miss (a key deleted, a value of another JSON kind) for robustness tests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import attrs
+from hypothesis import strategies as st
+
+from mcp_tasks_client._wire._converter import wire_name
+from mcp_tasks_client.models import (
+    MODEL_IMMEDIATE_RESPONSE_META,
+    RELATED_TASK_META,
+    UNSET,
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    ClientCapabilities,
+    ClientTasksCapability,
+    ContentBlock,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateTaskResult,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    EmbeddedResource,
+    ErrorObject,
+    ImageContent,
+    Implementation,
+    InitializeResult,
+    JSONObject,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    JSONValue,
+    ListRootsResult,
+    ListTasksResult,
+    ListToolsResult,
+    RequestId,
+    ResourceLink,
+    Root,
+    RootsCapability,
+    SamplingCapability,
+    SamplingMessage,
+    ServerCapabilities,
+    ServerTasksCapability,
+    Task,
+    TaskMetadata,
+    TaskStatus,
+    TaskSupport,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolExecution,
+    ToolsCapability,
+    UnknownContent,
+    Unset,
+)
+from mcp_tasks_client.models.content import CONTENT_TYPES
+
+__all__ = [
+    "JSON_KINDS",
+    "MODEL_STRATEGIES",
+    "WIRE_MODELS",
+    "audio_contents",
+    "blob_resource_contents",
+    "call_tool_results",
+    "client_capabilities",
+    "client_tasks_capabilities",
+    "content_blocks",
+    "create_message_request_params",
+    "create_message_results",
+    "create_task_results",
+    "elicit_request_form_params",
+    "elicit_request_url_params",
+    "elicit_results",
+    "elicitation_capabilities",
+    "embedded_resources",
+    "error_objects",
+    "extras",
+    "image_contents",
+    "implementations",
+    "initialize_results",
+    "json_kind",
+    "json_objects",
+    "json_scalars",
+    "json_values",
+    "json_values_of_kind",
+    "jsonrpc_errors",
+    "jsonrpc_messages",
+    "jsonrpc_notifications",
+    "jsonrpc_requests",
+    "jsonrpc_responses",
+    "list_roots_results",
+    "list_tasks_results",
+    "list_tools_results",
+    "metas",
+    "mutated",
+    "request_ids",
+    "resource_links",
+    "roots",
+    "roots_capabilities",
+    "sampling_capabilities",
+    "sampling_messages",
+    "server_capabilities",
+    "server_tasks_capabilities",
+    "task_metadata",
+    "task_statuses",
+    "tasks",
+    "text_contents",
+    "text_resource_contents",
+    "timestamps",
+    "timezones",
+    "tool_executions",
+    "tools",
+    "tools_capabilities",
+    "unknown_contents",
+    "wire_keys",
+]
+
+T = TypeVar("T")
+
+# --- raw JSON ------------------------------------------------------------------------------
+
+JSON_KINDS: tuple[str, ...] = ("null", "bool", "number", "string", "array", "object")
+"""The six kinds of JSON value."""
+
+
+def json_kind(value: JSONValue) -> str:
+    """The JSON kind of a parsed value: one of :data:`JSON_KINDS`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def _keys() -> st.SearchStrategy[str]:
+    return st.text(max_size=8)
+
+
+def _numbers() -> st.SearchStrategy[int | float]:
+    return st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+
+
+def json_scalars() -> st.SearchStrategy[JSONValue]:
+    """``null``, booleans, integers, finite floats and strings."""
+    return st.none() | st.booleans() | _numbers() | st.text(max_size=12)
+
+
+def json_values(max_leaves: int = 8) -> st.SearchStrategy[JSONValue]:
+    """Any value ``json.loads`` can return (finite numbers only), nested at most a few levels."""
+    return st.recursive(
+        json_scalars(),
+        lambda children: (
+            st.lists(children, max_size=3) | st.dictionaries(_keys(), children, max_size=3)
+        ),
+        max_leaves=max_leaves,
+    )
+
+
+def json_objects(max_size: int = 3) -> st.SearchStrategy[dict[str, JSONValue]]:
+    """A JSON object with arbitrary JSON values."""
+    return st.dictionaries(_keys(), json_values(), max_size=max_size)
+
+
+def json_values_of_kind(kind: str) -> st.SearchStrategy[JSONValue]:
+    """JSON values of exactly one kind (see :func:`json_kind`)."""
+    by_kind: dict[str, st.SearchStrategy[JSONValue]] = {
+        "null": st.none(),
+        "bool": st.booleans(),
+        "number": _numbers(),
+        "string": st.text(max_size=12),
+        "array": st.lists(json_values(max_leaves=4), max_size=3),
+        "object": json_objects(),
+    }
+    return by_kind[kind]
+
+
+# --- building blocks -----------------------------------------------------------------------
+
+
+def _optional(strategy: st.SearchStrategy[T]) -> st.SearchStrategy[T | None]:
+    return st.none() | strategy
+
+
+def _tuples(strategy: st.SearchStrategy[T], max_size: int = 3) -> st.SearchStrategy[tuple[T, ...]]:
+    return st.lists(strategy, max_size=max_size).map(tuple)
+
+
+def _texts() -> st.SearchStrategy[str]:
+    return st.text(max_size=16)
+
+
+def _non_negative_ints() -> st.SearchStrategy[int]:
+    return st.integers(min_value=0, max_value=2**53)
+
+
+_TAG_KEYS: Mapping[type, frozenset[str]] = {
+    **{cls: frozenset({"type"}) for cls in CONTENT_TYPES.values()},
+    UnknownContent: frozenset({"type"}),
+    ElicitRequestFormParams: frozenset({"mode"}),
+    ElicitRequestURLParams: frozenset({"mode"}),
+}
+
+_TASKS_CAPABILITY_KEYS = frozenset({"list", "cancel", "requests"})
+
+
+def wire_keys(cls: type) -> frozenset[str]:
+    """The JSON keys ``cls`` reads itself, so an ``extra`` dict must not use them.
+
+    That is the wire name of every field but ``extra``, plus the discriminator of tagged
+    classes; the task capabilities read ``list``, ``cancel`` and ``requests`` (A-09).
+    """
+    if cls in (ServerTasksCapability, ClientTasksCapability):
+        return _TASKS_CAPABILITY_KEYS
+    own = frozenset(
+        wire_name(field) for field in attrs.fields(cls) if not field.metadata.get("extra")
+    )
+    return own | _TAG_KEYS.get(cls, frozenset())
+
+
+def extras(cls: type, max_size: int = 2) -> st.SearchStrategy[dict[str, JSONValue]]:
+    """Unknown keys a newer peer might send for ``cls`` (none of them read by ``cls``)."""
+    taken = wire_keys(cls)
+    return st.dictionaries(
+        _keys().filter(lambda key: key not in taken), json_values(), max_size=max_size
+    )
+
+
+def metas() -> st.SearchStrategy[JSONObject | None]:
+    """``_meta``: absent, or a JSON object, sometimes with the spec's reserved keys."""
+    reserved = st.fixed_dictionaries(
+        {},
+        optional={
+            RELATED_TASK_META: st.fixed_dictionaries({"taskId": _texts()}),
+            "progressToken": st.text(max_size=8) | st.integers(),
+        },
+    )
+    objects = st.builds(lambda a, b: {**a, **b}, json_objects(max_size=2), reserved)
+    return st.none() | objects
+
+
+def request_ids() -> st.SearchStrategy[RequestId]:
+    """A JSON-RPC request id: a string or an integer, never null (C-02)."""
+    return st.integers() | st.text(max_size=8)
+
+
+# --- time ----------------------------------------------------------------------------------
+
+_UTC_SAFE_MIN = dt.datetime(1, 1, 2)
+_UTC_SAFE_MAX = dt.datetime(9999, 12, 30)
+
+
+def timezones() -> st.SearchStrategy[dt.tzinfo]:
+    """Fixed offsets RFC 3339 can write: UTC or whole minutes within a day."""
+    minutes = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1)
+    return st.just(dt.timezone.utc) | minutes.map(lambda m: dt.timezone(dt.timedelta(minutes=m)))
+
+
+def timestamps(
+    tz: st.SearchStrategy[dt.tzinfo] | None = None,
+) -> st.SearchStrategy[dt.datetime]:
+    """Timezone-aware datetimes with microsecond precision (A-17).
+
+    The range stops a day short of ``datetime.min``/``max``, so every value can be shifted to
+    UTC without overflow.
+    """
+    return st.datetimes(
+        min_value=_UTC_SAFE_MIN,
+        max_value=_UTC_SAFE_MAX,
+        timezones=timezones() if tz is None else tz,
+    )
+
+
+# --- lifecycle -----------------------------------------------------------------------------
+
+
+def implementations() -> st.SearchStrategy[Implementation]:
+    return st.builds(
+        Implementation,
+        name=_texts(),
+        version=_texts(),
+        title=_optional(_texts()),
+        description=_optional(_texts()),
+        website_url=_optional(_texts()),
+        extra=extras(Implementation),
+    )
+
+
+def roots_capabilities() -> st.SearchStrategy[RootsCapability]:
+    return st.builds(
+        RootsCapability, list_changed=_optional(st.booleans()), extra=extras(RootsCapability)
+    )
+
+
+def sampling_capabilities() -> st.SearchStrategy[SamplingCapability]:
+    return st.builds(
+        SamplingCapability,
+        tools=_optional(json_objects()),
+        context=_optional(json_objects()),
+        extra=extras(SamplingCapability),
+    )
+
+
+def elicitation_capabilities() -> st.SearchStrategy[ElicitationCapability]:
+    return st.builds(
+        ElicitationCapability,
+        form=_optional(json_objects()),
+        url=_optional(json_objects()),
+        extra=extras(ElicitationCapability),
+    )
+
+
+def client_tasks_capabilities() -> st.SearchStrategy[ClientTasksCapability]:
+    return st.builds(
+        ClientTasksCapability,
+        list=st.booleans(),
+        cancel=st.booleans(),
+        sampling_create_message=st.booleans(),
+        elicitation_create=st.booleans(),
+        extra=extras(ClientTasksCapability),
+    )
+
+
+def client_capabilities() -> st.SearchStrategy[ClientCapabilities]:
+    return st.builds(
+        ClientCapabilities,
+        roots=_optional(roots_capabilities()),
+        sampling=_optional(sampling_capabilities()),
+        elicitation=_optional(elicitation_capabilities()),
+        tasks=_optional(client_tasks_capabilities()),
+        experimental=_optional(json_objects()),
+        extra=extras(ClientCapabilities),
+    )
+
+
+def tools_capabilities() -> st.SearchStrategy[ToolsCapability]:
+    return st.builds(
+        ToolsCapability, list_changed=_optional(st.booleans()), extra=extras(ToolsCapability)
+    )
+
+
+def server_tasks_capabilities() -> st.SearchStrategy[ServerTasksCapability]:
+    return st.builds(
+        ServerTasksCapability,
+        list=st.booleans(),
+        cancel=st.booleans(),
+        tools_call=st.booleans(),
+        extra=extras(ServerTasksCapability),
+    )
+
+
+def server_capabilities() -> st.SearchStrategy[ServerCapabilities]:
+    return st.builds(
+        ServerCapabilities,
+        tools=_optional(tools_capabilities()),
+        tasks=_optional(server_tasks_capabilities()),
+        logging=_optional(json_objects()),
+        completions=_optional(json_objects()),
+        prompts=_optional(json_objects()),
+        resources=_optional(json_objects()),
+        experimental=_optional(json_objects()),
+        extra=extras(ServerCapabilities),
+    )
+
+
+def initialize_results() -> st.SearchStrategy[InitializeResult]:
+    return st.builds(
+        InitializeResult,
+        protocol_version=st.just("2025-11-25") | _texts(),
+        capabilities=server_capabilities(),
+        server_info=implementations(),
+        instructions=_optional(_texts()),
+        meta=metas(),
+        extra=extras(InitializeResult),
+    )
+
+
+# --- content -------------------------------------------------------------------------------
+
+_MIME_TYPES = st.sampled_from(["text/plain", "image/png", "audio/wav", "application/json"])
+
+
+def text_contents() -> st.SearchStrategy[TextContent]:
+    return st.builds(
+        TextContent,
+        text=_texts(),
+        annotations=_optional(json_objects()),
+        meta=metas(),
+        extra=extras(TextContent),
+    )
+
+
+def image_contents() -> st.SearchStrategy[ImageContent]:
+    return st.builds(
+        ImageContent,
+        data=_texts(),
+        mime_type=_MIME_TYPES | _texts(),
+        annotations=_optional(json_objects()),
+        meta=metas(),
+        extra=extras(ImageContent),
+    )
+
+
+def audio_contents() -> st.SearchStrategy[AudioContent]:
+    return st.builds(
+        AudioContent,
+        data=_texts(),
+        mime_type=_MIME_TYPES | _texts(),
+        annotations=_optional(json_objects()),
+        meta=metas(),
+        extra=extras(AudioContent),
+    )
+
+
+def resource_links() -> st.SearchStrategy[ResourceLink]:
+    return st.builds(
+        ResourceLink,
+        uri=_texts(),
+        name=_texts(),
+        title=_optional(_texts()),
+        description=_optional(_texts()),
+        mime_type=_optional(_texts()),
+        size=_optional(_non_negative_ints()),
+        annotations=_optional(json_objects()),
+        meta=metas(),
+        extra=extras(ResourceLink),
+    )
+
+
+def text_resource_contents() -> st.SearchStrategy[TextResourceContents]:
+    return st.builds(
+        TextResourceContents,
+        uri=_texts(),
+        text=_texts(),
+        mime_type=_optional(_texts()),
+        meta=metas(),
+        extra=extras(TextResourceContents),
+    )
+
+
+def blob_resource_contents() -> st.SearchStrategy[BlobResourceContents]:
+    return st.builds(
+        BlobResourceContents,
+        uri=_texts(),
+        blob=_texts(),
+        mime_type=_optional(_texts()),
+        meta=metas(),
+        extra=extras(BlobResourceContents),
+    )
+
+
+def embedded_resources() -> st.SearchStrategy[EmbeddedResource]:
+    return st.builds(
+        EmbeddedResource,
+        resource=text_resource_contents() | blob_resource_contents(),
+        annotations=_optional(json_objects()),
+        meta=metas(),
+        extra=extras(EmbeddedResource),
+    )
+
+
+def unknown_contents() -> st.SearchStrategy[UnknownContent]:
+    """A block of a type this library does not know, e.g. sampling's ``tool_use``.
+
+    ``raw`` is the whole JSON object, so it carries ``"type"`` too.
+    """
+    tags = (st.sampled_from(["tool_use", "tool_result"]) | _texts()).filter(
+        lambda tag: tag not in CONTENT_TYPES
+    )
+    return st.builds(
+        lambda tag, body: UnknownContent(type=tag, raw={**body, "type": tag}),
+        tags,
+        json_objects(),
+    )
+
+
+def content_blocks() -> st.SearchStrategy[ContentBlock]:
+    """Any content block, the unknown kind included."""
+    return st.one_of(
+        text_contents(),
+        image_contents(),
+        audio_contents(),
+        resource_links(),
+        embedded_resources(),
+        unknown_contents(),
+    )
+
+
+# --- tools ---------------------------------------------------------------------------------
+
+
+def tool_executions() -> st.SearchStrategy[ToolExecution]:
+    return st.builds(
+        ToolExecution,
+        task_support=_optional(st.sampled_from(TaskSupport)),
+        extra=extras(ToolExecution),
+    )
+
+
+def tools() -> st.SearchStrategy[Tool]:
+    schema = st.builds(lambda props: {"type": "object", **props}, json_objects(max_size=2))
+    return st.builds(
+        Tool,
+        name=_texts(),
+        input_schema=schema,
+        title=_optional(_texts()),
+        description=_optional(_texts()),
+        output_schema=_optional(schema),
+        annotations=_optional(json_objects()),
+        execution=_optional(tool_executions()),
+        meta=metas(),
+        extra=extras(Tool),
+    )
+
+
+def list_tools_results() -> st.SearchStrategy[ListToolsResult]:
+    return st.builds(
+        ListToolsResult,
+        tools=_tuples(tools(), max_size=2),
+        next_cursor=_optional(_texts()),
+        meta=metas(),
+        extra=extras(ListToolsResult),
+    )
+
+
+def call_tool_results() -> st.SearchStrategy[CallToolResult]:
+    return st.builds(
+        CallToolResult,
+        content=_tuples(content_blocks()),
+        structured_content=_optional(json_objects()),
+        is_error=_optional(st.booleans()),
+        meta=metas(),
+        extra=extras(CallToolResult),
+    )
+
+
+# --- tasks ---------------------------------------------------------------------------------
+
+
+def task_statuses() -> st.SearchStrategy[TaskStatus]:
+    return st.sampled_from(TaskStatus)
+
+
+def task_metadata() -> st.SearchStrategy[TaskMetadata]:
+    """``params.task``: a requested ttl in ms, or none (the receiver's default)."""
+    return st.builds(TaskMetadata, ttl=_optional(_non_negative_ints()), extra=extras(TaskMetadata))
+
+
+def tasks() -> st.SearchStrategy[Task]:
+    """A Task; ``ttl`` is an int, ``None`` (unlimited) or ``UNSET`` (key left out, A-06)."""
+    ttls: st.SearchStrategy[int | Unset | None] = st.one_of(
+        _non_negative_ints(), st.none(), st.just(UNSET)
+    )
+    return st.builds(
+        Task,
+        task_id=_texts(),
+        status=task_statuses(),
+        created_at=timestamps(),
+        last_updated_at=timestamps(),
+        ttl=ttls,
+        status_message=_optional(_texts()),
+        poll_interval=_optional(_non_negative_ints()),
+        meta=metas(),
+        extra=extras(Task),
+    )
+
+
+def create_task_results() -> st.SearchStrategy[CreateTaskResult]:
+    """``{"task": Task}``; ``_meta`` sometimes has the model-immediate-response (T:175)."""
+    immediate = st.fixed_dictionaries({MODEL_IMMEDIATE_RESPONSE_META: _texts()})
+    meta = metas() | st.builds(lambda a, b: {**(a or {}), **b}, metas(), immediate)
+    return st.builds(CreateTaskResult, task=tasks(), meta=meta, extra=extras(CreateTaskResult))
+
+
+def list_tasks_results() -> st.SearchStrategy[ListTasksResult]:
+    return st.builds(
+        ListTasksResult,
+        tasks=_tuples(tasks(), max_size=2),
+        next_cursor=_optional(_texts()),
+        meta=metas(),
+        extra=extras(ListTasksResult),
+    )
+
+
+# --- server -> client requests -----------------------------------------------------------
+
+
+def elicit_request_form_params() -> st.SearchStrategy[ElicitRequestFormParams]:
+    schema = st.builds(
+        lambda props: {"type": "object", "properties": props}, json_objects(max_size=2)
+    )
+    return st.builds(
+        ElicitRequestFormParams,
+        message=_texts(),
+        requested_schema=schema,
+        task=_optional(task_metadata()),
+        meta=metas(),
+        extra=extras(ElicitRequestFormParams),
+    )
+
+
+def elicit_request_url_params() -> st.SearchStrategy[ElicitRequestURLParams]:
+    return st.builds(
+        ElicitRequestURLParams,
+        message=_texts(),
+        url=_texts(),
+        elicitation_id=_texts(),
+        task=_optional(task_metadata()),
+        meta=metas(),
+        extra=extras(ElicitRequestURLParams),
+    )
+
+
+def elicit_results() -> st.SearchStrategy[ElicitResult]:
+    return st.builds(
+        ElicitResult,
+        action=st.sampled_from(ElicitAction),
+        content=_optional(json_objects()),
+        meta=metas(),
+        extra=extras(ElicitResult),
+    )
+
+
+def _sampling_content() -> st.SearchStrategy[ContentBlock | tuple[ContentBlock, ...]]:
+    return content_blocks() | _tuples(content_blocks(), max_size=2)
+
+
+def _roles() -> st.SearchStrategy[str]:
+    return st.sampled_from(["user", "assistant"]) | _texts()
+
+
+def sampling_messages() -> st.SearchStrategy[SamplingMessage]:
+    """A sampling message whose ``content`` is one block or an array of blocks."""
+    return st.builds(
+        SamplingMessage,
+        role=_roles(),
+        content=_sampling_content(),
+        meta=metas(),
+        extra=extras(SamplingMessage),
+    )
+
+
+def create_message_request_params() -> st.SearchStrategy[CreateMessageRequestParams]:
+    return st.builds(
+        CreateMessageRequestParams,
+        messages=_tuples(sampling_messages(), max_size=2),
+        max_tokens=_non_negative_ints(),
+        system_prompt=_optional(_texts()),
+        include_context=_optional(st.sampled_from(["none", "thisServer", "allServers"])),
+        temperature=_optional(st.floats(allow_nan=False, allow_infinity=False)),
+        stop_sequences=_optional(_tuples(_texts())),
+        model_preferences=_optional(json_objects()),
+        metadata=_optional(json_objects()),
+        task=_optional(task_metadata()),
+        meta=metas(),
+        extra=extras(CreateMessageRequestParams),
+    )
+
+
+def create_message_results() -> st.SearchStrategy[CreateMessageResult]:
+    return st.builds(
+        CreateMessageResult,
+        role=_roles(),
+        content=_sampling_content(),
+        model=_texts(),
+        stop_reason=_optional(st.sampled_from(["endTurn", "stopSequence", "maxTokens"])),
+        meta=metas(),
+        extra=extras(CreateMessageResult),
+    )
+
+
+def roots() -> st.SearchStrategy[Root]:
+    return st.builds(Root, uri=_texts(), name=_optional(_texts()), meta=metas(), extra=extras(Root))
+
+
+def list_roots_results() -> st.SearchStrategy[ListRootsResult]:
+    return st.builds(
+        ListRootsResult,
+        roots=_tuples(roots()),
+        meta=metas(),
+        extra=extras(ListRootsResult),
+    )
+
+
+# --- JSON-RPC envelopes ------------------------------------------------------------------
+
+
+def error_objects() -> st.SearchStrategy[ErrorObject]:
+    """A JSON-RPC error object; ``data`` ``None`` stands for an absent ``data`` key."""
+    codes = st.sampled_from([-32700, -32600, -32601, -32602, -32603, -32042]) | st.integers()
+    return st.builds(ErrorObject, code=codes, message=_texts(), data=json_values())
+
+
+def _methods() -> st.SearchStrategy[str]:
+    return st.sampled_from(["tasks/get", "tools/call", "notifications/tasks/status"]) | _texts()
+
+
+def jsonrpc_requests() -> st.SearchStrategy[JSONRPCRequest]:
+    return st.builds(
+        JSONRPCRequest, id=request_ids(), method=_methods(), params=_optional(json_objects())
+    )
+
+
+def jsonrpc_notifications() -> st.SearchStrategy[JSONRPCNotification]:
+    return st.builds(JSONRPCNotification, method=_methods(), params=_optional(json_objects()))
+
+
+def jsonrpc_responses() -> st.SearchStrategy[JSONRPCResponse]:
+    return st.builds(JSONRPCResponse, id=request_ids(), result=json_objects())
+
+
+def jsonrpc_errors() -> st.SearchStrategy[JSONRPCError]:
+    """An error response; a ``None`` id is the "could not read your id" case."""
+    return st.builds(JSONRPCError, id=_optional(request_ids()), error=error_objects())
+
+
+def jsonrpc_messages() -> st.SearchStrategy[JSONRPCMessage]:
+    """Requests, notifications, responses and errors (B:27-108)."""
+    return st.one_of(
+        jsonrpc_requests(), jsonrpc_notifications(), jsonrpc_responses(), jsonrpc_errors()
+    )
+
+
+# --- the registry --------------------------------------------------------------------------
+
+MODEL_STRATEGIES: Mapping[type, Callable[[], st.SearchStrategy[Any]]] = {
+    Implementation: implementations,
+    RootsCapability: roots_capabilities,
+    SamplingCapability: sampling_capabilities,
+    ElicitationCapability: elicitation_capabilities,
+    ClientTasksCapability: client_tasks_capabilities,
+    ClientCapabilities: client_capabilities,
+    ToolsCapability: tools_capabilities,
+    ServerTasksCapability: server_tasks_capabilities,
+    ServerCapabilities: server_capabilities,
+    InitializeResult: initialize_results,
+    TextContent: text_contents,
+    ImageContent: image_contents,
+    AudioContent: audio_contents,
+    ResourceLink: resource_links,
+    TextResourceContents: text_resource_contents,
+    BlobResourceContents: blob_resource_contents,
+    EmbeddedResource: embedded_resources,
+    UnknownContent: unknown_contents,
+    ToolExecution: tool_executions,
+    Tool: tools,
+    ListToolsResult: list_tools_results,
+    CallToolResult: call_tool_results,
+    TaskMetadata: task_metadata,
+    Task: tasks,
+    CreateTaskResult: create_task_results,
+    ListTasksResult: list_tasks_results,
+    ElicitRequestFormParams: elicit_request_form_params,
+    ElicitRequestURLParams: elicit_request_url_params,
+    ElicitResult: elicit_results,
+    SamplingMessage: sampling_messages,
+    CreateMessageRequestParams: create_message_request_params,
+    CreateMessageResult: create_message_results,
+    Root: roots,
+    ListRootsResult: list_roots_results,
+    ErrorObject: error_objects,
+    JSONRPCRequest: jsonrpc_requests,
+    JSONRPCNotification: jsonrpc_notifications,
+    JSONRPCResponse: jsonrpc_responses,
+    JSONRPCError: jsonrpc_errors,
+}
+"""Every attrs class of ``mcp_tasks_client.models`` -> a function returning its strategy."""
+
+_ENVELOPES = frozenset(
+    {ErrorObject, JSONRPCRequest, JSONRPCNotification, JSONRPCResponse, JSONRPCError}
+)
+
+WIRE_MODELS: tuple[type, ...] = tuple(cls for cls in MODEL_STRATEGIES if cls not in _ENVELOPES)
+"""The models the generation converter encodes (the JSON-RPC envelopes have their own codec)."""
+
+
+# --- near misses ---------------------------------------------------------------------------
+
+Path = tuple[str | int, ...]
+
+
+def _paths(value: JSONValue, prefix: Path = ()) -> Iterator[Path]:
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*prefix, index))
+
+
+def _get(value: JSONValue, path: Path) -> JSONValue:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _edit(value: JSONValue, path: Path, new: JSONValue, *, delete: bool) -> JSONValue:
+    """A copy of ``value`` with ``path`` replaced by ``new`` (or deleted); the rest is shared."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        out_obj = dict(value)
+        if delete and not rest:
+            del out_obj[head]
+        else:
+            out_obj[head] = _edit(value[head], rest, new, delete=delete)
+        return out_obj
+    assert isinstance(head, int)
+    out_list = list(value)
+    if delete and not rest:
+        del out_list[head]
+    else:
+        out_list[head] = _edit(value[head], rest, new, delete=delete)
+    return out_list
+
+
+@st.composite
+def _mutations(draw: st.DrawFn, value: JSONValue) -> JSONValue:
+    path = draw(st.sampled_from(list(_paths(value))))
+    delete: bool = draw(st.booleans())
+    if path and delete:
+        return _edit(value, path, None, delete=True)
+    kind = json_kind(_get(value, path))
+    other = draw(st.sampled_from([k for k in JSON_KINDS if k != kind]))
+    return _edit(value, path, draw(json_values_of_kind(other)), delete=False)
+
+
+def mutated(value: JSONValue) -> st.SearchStrategy[JSONValue]:
+    """``value`` with one change at any depth: a key or item deleted, or a value replaced by
+    a value of another JSON kind. ``value`` itself is never modified."""
+    return _mutations(value)

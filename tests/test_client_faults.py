@@ -1,0 +1,370 @@
+"""Fault injection: what a broken server can send, and the typed error the caller gets.
+
+These use the in-memory transport (a scripted server end), which is only for faults: every
+claim of interoperability is made against the real peers in test_client_peers.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_client import (
+    Client,
+    ClientCapabilities,
+    DecodeError,
+    ElicitationCapability,
+    Generation,
+    Implementation,
+    InvalidParams,
+    MemoryServerEnd,
+    MethodNotFound,
+    ProtocolError,
+    RequestTimeout,
+    RPCError,
+    TextContent,
+    ToolCall,
+    TransportClosed,
+    UnexpectedResponse,
+    UnsupportedProtocolVersion,
+    UsageError,
+    memory_transport_pair,
+)
+from mcp_tasks_client.models import JSONRPCRequest
+
+pytestmark = pytest.mark.anyio
+
+INFO = Implementation("fault-tests", "0")
+INIT_RESULT: dict[str, Any] = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}, "tasks": {"list": {}, "requests": {"tools": {"call": {}}}}},
+    "serverInfo": {"name": "scripted", "version": "0"},
+}
+
+Script = Callable[[MemoryServerEnd], Awaitable[None]]
+
+
+async def handshake(server: MemoryServerEnd, result: dict[str, Any] | None = None) -> Any:
+    """Answer initialize (with ``result``) and swallow notifications/initialized."""
+    request = await server.receive()
+    assert request["method"] == "initialize"
+    await server.send({"jsonrpc": "2.0", "id": request["id"], "result": result or INIT_RESULT})
+    note = await server.receive()
+    assert note == {"jsonrpc": "2.0", "method": "notifications/initialized"}  # C-09
+    return request
+
+
+async def run_with(script: Script, body: Callable[[Client], Awaitable[None]], **kw: Any) -> None:
+    """Run ``script`` as the server and ``body`` as the caller; re-raise the caller's error."""
+    transport, server = memory_transport_pair()
+    failure: BaseException | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(script, server)
+        try:
+            with anyio.fail_after(10):
+                async with Client(
+                    transport, generation=Generation.V2025_11_25, client_info=INFO, **kw
+                ) as client:
+                    await body(client)
+        except Exception as exc:  # raised outside the task group, so it is not wrapped
+            failure = exc
+        tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+
+
+async def call(client: Client) -> None:
+    await client.call_tool(ToolCall("t"))
+
+
+# --- the handshake -------------------------------------------------------------------------
+
+
+async def test_initialize_sends_exactly_the_callers_capabilities() -> None:
+    """C-06, A-16: nothing is declared that the caller did not set (empty by default)."""
+    seen: list[Any] = []
+
+    async def script(server: MemoryServerEnd) -> None:
+        seen.append(await handshake(server))
+
+    async def body(client: Client) -> None:
+        assert client.server_capabilities.tasks is not None
+        assert client.server_capabilities.tasks.tools_call is True
+        assert client.server_capabilities.tasks.cancel is False
+
+    await run_with(script, body)
+    params = seen[0]["params"]
+    assert params == {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "fault-tests", "version": "0"},
+    }
+
+
+async def test_initialize_declares_elicitation_when_the_caller_sets_it() -> None:
+    seen: list[Any] = []
+
+    async def script(server: MemoryServerEnd) -> None:
+        seen.append(await handshake(server))
+
+    caps = ClientCapabilities(elicitation=ElicitationCapability(form={}))
+
+    async def body(client: Client) -> None:
+        pass
+
+    await run_with(script, body, capabilities=caps)
+    assert seen[0]["params"]["capabilities"] == {"elicitation": {"form": {}}}
+
+
+async def test_counter_offered_version_is_unsupported_protocol_version() -> None:
+    """C-08, A-20: the server offers a version we do not speak -> typed error, disconnect."""
+
+    async def script(server: MemoryServerEnd) -> None:
+        request = await server.receive()
+        result = {**INIT_RESULT, "protocolVersion": "2024-11-05"}
+        await server.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    with pytest.raises(UnsupportedProtocolVersion) as caught:
+        await run_with(script, call)
+    assert caught.value.requested == "2025-11-25"
+    assert caught.value.offered == ("2024-11-05",)
+
+
+async def test_version_refused_with_error_is_unsupported_protocol_version() -> None:
+    """A-20 / L:271-285: -32602 with data.supported is the same typed error."""
+
+    async def script(server: MemoryServerEnd) -> None:
+        request = await server.receive()
+        error = {
+            "code": -32602,
+            "message": "Unsupported protocol version",
+            "data": {"supported": ["2024-11-05"], "requested": "2025-11-25"},
+        }
+        await server.send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+
+    with pytest.raises(UnsupportedProtocolVersion) as caught:
+        await run_with(script, call)
+    assert caught.value.offered == ("2024-11-05",)
+
+
+async def test_missing_required_field_names_its_path() -> None:
+    """V-01: serverInfo is required; the error names the JSON path."""
+
+    async def script(server: MemoryServerEnd) -> None:
+        request = await server.receive()
+        result = {k: v for k, v in INIT_RESULT.items() if k != "serverInfo"}
+        await server.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    with pytest.raises(DecodeError) as caught:
+        await run_with(script, call)
+    assert caught.value.path == "$.result.serverInfo"
+    assert "missing" in caught.value.problem
+
+
+# --- responses that cannot be -------------------------------------------------------------
+
+
+def answering(reply: Callable[[Any], Any]) -> Script:
+    """A server that handshakes, then answers the next request with ``reply(request)``."""
+
+    async def script(server: MemoryServerEnd) -> None:
+        await handshake(server)
+        request = await server.receive()
+        answer = reply(request)
+        if isinstance(answer, bytes):
+            await server.send_raw(answer)
+        else:
+            await server.send(answer)
+        await anyio.sleep_forever()
+
+    return script
+
+
+async def test_non_json_line_breaks_the_connection_with_decode_error() -> None:
+    with pytest.raises(DecodeError) as caught:
+        await run_with(answering(lambda _: b"<html>oops</html>"), call)
+    assert "not valid JSON" in caught.value.problem
+
+
+async def test_response_with_unknown_id_is_unexpected_response() -> None:
+    """C-02/C-03: a response for an id never sent is a protocol error, not silently dropped."""
+    with pytest.raises(UnexpectedResponse) as caught:
+        await run_with(answering(lambda _: {"jsonrpc": "2.0", "id": 999, "result": {}}), call)
+    assert caught.value.message_id == 999
+
+
+async def test_wrong_type_in_result_names_the_path() -> None:
+    def reply(request: Any) -> Any:
+        result = {"content": [{"type": "text", "text": 5}]}
+        return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+    with pytest.raises(DecodeError) as caught:
+        await run_with(answering(reply), call)
+    assert caught.value.path == "$.result.content[0].text"
+    assert caught.value.value == 5
+
+
+async def test_not_jsonrpc_2_0_is_decode_error() -> None:
+    with pytest.raises(DecodeError) as caught:
+        await run_with(answering(lambda r: {"jsonrpc": "1.0", "id": r["id"], "result": {}}), call)
+    assert caught.value.path == "$.jsonrpc"
+
+
+async def test_error_answer_keeps_code_message_and_data() -> None:
+    def reply(request: Any) -> Any:
+        error = {"code": -32601, "message": "nope", "data": {"why": "no such tool"}}
+        return {"jsonrpc": "2.0", "id": request["id"], "error": error}
+
+    with pytest.raises(MethodNotFound) as caught:
+        await run_with(answering(reply), call)
+    assert (caught.value.code, caught.value.message) == (-32601, "nope")
+    assert caught.value.data == {"why": "no such tool"}
+    assert caught.value.method == "tools/call"
+
+
+async def test_other_error_codes_are_plain_rpc_errors() -> None:
+    def reply(request: Any) -> Any:
+        error = {"code": -32042, "message": "url elicitation required"}
+        return {"jsonrpc": "2.0", "id": request["id"], "error": error}
+
+    with pytest.raises(RPCError) as caught:
+        await run_with(answering(reply), call)
+    assert type(caught.value) is RPCError
+    assert caught.value.code == -32042
+
+
+async def test_server_closing_mid_request_is_transport_closed() -> None:
+    async def script(server: MemoryServerEnd) -> None:
+        await handshake(server)
+        await server.receive()
+        await server.aclose()
+
+    with pytest.raises(TransportClosed):
+        await run_with(script, call)
+
+
+# --- deadlines -----------------------------------------------------------------------------
+
+
+async def test_timeout_sends_cancelled_and_ignores_the_late_answer() -> None:
+    """C-13: RequestTimeout, notifications/cancelled for that id; C-47: late answer ignored."""
+    seen: list[Any] = []
+
+    async def script(server: MemoryServerEnd) -> None:
+        await handshake(server)
+        slow = await server.receive()
+        seen.append(await server.receive())  # the cancellation
+        await server.send({"jsonrpc": "2.0", "id": slow["id"], "result": {"content": []}})
+        fast = await server.receive()
+        result = {"content": [{"type": "text", "text": "ok"}]}
+        await server.send({"jsonrpc": "2.0", "id": fast["id"], "result": result})
+        await anyio.sleep_forever()
+
+    async def body(client: Client) -> None:
+        with pytest.raises(RequestTimeout):
+            await client.call_tool(ToolCall("slow"), timeout=0.05)
+        result = await client.call_tool(ToolCall("fast"))
+        assert result.content == (TextContent("ok"),)
+
+    await run_with(script, body)
+    assert seen[0]["method"] == "notifications/cancelled"
+    assert seen[0]["params"]["requestId"] == 2  # 1 was initialize
+
+
+# --- server -> client requests ------------------------------------------------------------
+
+
+async def server_asks(server: MemoryServerEnd, method: str, out: list[Any]) -> None:
+    await handshake(server)
+    await server.send({"jsonrpc": "2.0", "id": "s-1", "method": method, "params": {}})
+    out.append(await server.receive())
+    await anyio.sleep_forever()
+
+
+async def test_request_without_handler_is_answered_with_an_error_not_accepted() -> None:
+    """No implicit answers: an unhandled elicitation gets -32601 naming the missing handler."""
+    seen: list[Any] = []
+
+    async def body(client: Client) -> None:
+        while not seen:
+            await anyio.sleep(0.01)
+
+    await run_with(lambda s: server_asks(s, "elicitation/create", seen), body)
+    assert seen[0]["id"] == "s-1"
+    assert seen[0]["error"]["code"] == -32601
+    assert "no handler registered for elicitation/create" in seen[0]["error"]["message"]
+
+
+async def test_ping_is_answered() -> None:
+    seen: list[Any] = []
+
+    async def body(client: Client) -> None:
+        while not seen:
+            await anyio.sleep(0.01)
+
+    await run_with(lambda s: server_asks(s, "ping", seen), body)
+    assert seen[0] == {"jsonrpc": "2.0", "id": "s-1", "result": {}}
+
+
+async def test_registered_handler_answers_and_its_rpc_error_is_sent() -> None:
+    seen: list[Any] = []
+
+    async def handler(request: JSONRPCRequest) -> Any:
+        raise InvalidParams(-32602, "mode not declared")
+
+    async def body(client: Client) -> None:
+        while not seen:
+            await anyio.sleep(0.01)
+
+    transport, server = memory_transport_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server_asks, server, "elicitation/create", seen)
+        async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as c:
+            c.on_request("elicitation/create", handler)
+            with anyio.fail_after(5):
+                await body(c)
+        tg.cancel_scope.cancel()
+    assert seen[0]["error"] == {"code": -32602, "message": "mode not declared"}
+
+
+async def test_server_reusing_an_unanswered_request_id_is_a_protocol_error() -> None:
+    async def script(server: MemoryServerEnd) -> None:
+        await handshake(server)
+        for _ in range(2):
+            message = {"jsonrpc": "2.0", "id": 7, "method": "slow/thing", "params": {}}
+            await server.send(message)
+        await anyio.sleep_forever()
+
+    async def hang(request: JSONRPCRequest) -> Any:
+        await anyio.sleep_forever()
+
+    transport, server = memory_transport_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(script, server)
+        async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as c:
+            c.on_request("slow/thing", hang)
+            with anyio.fail_after(5), pytest.raises(ProtocolError):
+                while True:
+                    await anyio.sleep(0.01)
+                    await c.notify("notifications/poke")
+        tg.cancel_scope.cancel()
+
+
+# --- the caller's mistakes ------------------------------------------------------------------
+
+
+async def test_using_a_client_before_entering_it_is_a_usage_error() -> None:
+    transport, _ = memory_transport_pair()
+    client = Client(transport, generation=Generation.V2025_11_25, client_info=INFO)
+    with pytest.raises(UsageError):
+        await client.call_tool(ToolCall("t"))
+    with pytest.raises(UsageError):
+        _ = client.server_capabilities
+
+
+@pytest.fixture
+async def _unused() -> AsyncIterator[None]:  # keeps AsyncIterator import honest for mypy
+    yield
