@@ -5,9 +5,12 @@ Import everything from here; submodules whose names start with ``_`` are private
 
 from ._client import Client, NotificationHandler, RequestHandler, Timeouts
 from ._errors import (
+    CapabilityNotNegotiated,
+    DeadlineExceeded,
     DecodeError,
     GetStreamUnavailable,
     HTTPStatusError,
+    IllegalTransition,
     InvalidParams,
     MCPTasksError,
     MethodNotFound,
@@ -17,18 +20,27 @@ from ._errors import (
     RPCError,
     SessionExpired,
     StreamInterrupted,
+    TaskAugmentationNotAllowed,
+    TaskAugmentationRequired,
+    TaskNotCancellable,
+    TaskNotFound,
     TransportClosed,
     TransportError,
+    UnexpectedPlainResult,
     UnexpectedResponse,
+    UnknownValue,
     UnsupportedProtocolVersion,
     UsageError,
 )
 from ._generation import Generation
+from ._protocol.scheduler import PollPolicy
+from ._protocol.task_machine import Violation, ViolationPolicy
 from ._transports.base import Transport, TransportFault
 from ._transports.http import HttpTransport, StreamResumption
 from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 from ._transports.stdio import StdioShutdown, StdioTransport
-from .builders import ToolCall
+from .builders import TaskToolCall, ToolCall
+from .engine import Poller, TaskRef
 from .models import (
     EMPTY,
     MODEL_IMMEDIATE_RESPONSE_META,
@@ -84,6 +96,7 @@ from .models import (
     UnknownContent,
     Unset,
 )
+from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
 
 __version__ = "0.1.0.dev0"
 
@@ -95,13 +108,17 @@ __all__ = [
     "AudioContent",
     "BlobResourceContents",
     "CallToolResult",
+    "Cancelled",
+    "CapabilityNotNegotiated",
     "Client",
     "ClientCapabilities",
     "ClientTasksCapability",
+    "Completed",
     "ContentBlock",
     "CreateMessageRequestParams",
     "CreateMessageResult",
     "CreateTaskResult",
+    "DeadlineExceeded",
     "DecodeError",
     "ElicitAction",
     "ElicitRequestFormParams",
@@ -111,10 +128,13 @@ __all__ = [
     "ElicitationCapability",
     "EmbeddedResource",
     "ErrorObject",
+    "Expired",
+    "Failed",
     "Generation",
     "GetStreamUnavailable",
     "HTTPStatusError",
     "HttpTransport",
+    "IllegalTransition",
     "ImageContent",
     "Implementation",
     "InitializeResult",
@@ -134,6 +154,9 @@ __all__ = [
     "MemoryTransport",
     "MethodNotFound",
     "NotificationHandler",
+    "Outcome",
+    "PollPolicy",
+    "Poller",
     "ProcessExited",
     "ProtocolError",
     "RPCError",
@@ -153,9 +176,15 @@ __all__ = [
     "StreamInterrupted",
     "StreamResumption",
     "Task",
+    "TaskAugmentationNotAllowed",
+    "TaskAugmentationRequired",
     "TaskMetadata",
+    "TaskNotCancellable",
+    "TaskNotFound",
+    "TaskRef",
     "TaskStatus",
     "TaskSupport",
+    "TaskToolCall",
     "TextContent",
     "TextResourceContents",
     "Timeouts",
@@ -167,11 +196,15 @@ __all__ = [
     "TransportClosed",
     "TransportError",
     "TransportFault",
+    "UnexpectedPlainResult",
     "UnexpectedResponse",
     "UnknownContent",
+    "UnknownValue",
     "Unset",
     "UnsupportedProtocolVersion",
     "UsageError",
+    "Violation",
+    "ViolationPolicy",
     "__version__",
     "memory_transport_pair",
 ]

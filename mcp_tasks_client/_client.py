@@ -18,6 +18,7 @@ Leaving the ``async with`` cancels everything the client started and closes the 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Any, TypeVar
@@ -27,12 +28,19 @@ import anyio.abc
 import attrs
 
 from ._errors import (
+    CapabilityNotNegotiated,
     DecodeError,
     InvalidParams,
     MCPTasksError,
+    MethodNotFound,
     ProtocolError,
     RequestTimeout,
+    TaskAugmentationNotAllowed,
+    TaskAugmentationRequired,
+    TaskNotCancellable,
+    TaskNotFound,
     TransportClosed,
+    UnexpectedPlainResult,
     UnsupportedProtocolVersion,
     UsageError,
 )
@@ -47,22 +55,48 @@ from ._protocol.connection import (
     UncorrelatedError,
 )
 from ._transports.base import Transport, TransportFault
-from .builders import ToolCall
+from .builders import TaskToolCall, ToolCall
 from .models import (
     CallToolResult,
     ClientCapabilities,
+    CreateTaskResult,
     Implementation,
     InitializeResult,
     JSONObject,
     JSONRPCNotification,
     JSONRPCRequest,
+    ListTasksResult,
     ListToolsResult,
     RequestId,
     ServerCapabilities,
+    Task,
+    TaskSupport,
+    TextContent,
     Tool,
 )
 
 __all__ = ["Client", "NotificationHandler", "RequestHandler", "Timeouts"]
+
+# How the SDK peers word a refused call inside an isError result (peers.md pitfalls): mcp 1.30
+# "This tool requires task-augmented invocation" / "does not support task-augmented
+# invocation"; TS 1.32 "MCP error -32601: Tool X requires task augmentation".
+_REQUIRES_TASK = re.compile(r"requires? task[- ]augment", re.IGNORECASE)
+_DOES_NOT_SUPPORT_TASK = re.compile(
+    r"(does not|doesn't|not) (support|allow)\w* task[- ]augment|taskSupport.{0,20}forbidden",
+    re.IGNORECASE,
+)
+
+
+def _mentions_task(message: str) -> bool:
+    return "task" in message.lower()
+
+
+def _error_text(result: CallToolResult) -> str | None:
+    """The text of an isError result, for recognising a server's refusal."""
+    if not result.is_error:
+        return None
+    return " ".join(block.text for block in result.content if isinstance(block, TextContent))
+
 
 log = logging.getLogger("mcp_tasks_client")
 
@@ -125,6 +159,7 @@ class Client:
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, list[NotificationHandler]] = {}
         self._initialize_result: InitializeResult | None = None
+        self._known_tools: dict[str, Tool] = {}
         self._broken: MCPTasksError | None = None
         self._entered = False
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -221,9 +256,16 @@ class Client:
             raise UsageError(f"a handler for {method!r} is already registered")
         self._request_handlers[method] = handler
 
-    def on_notification(self, method: str, handler: NotificationHandler) -> None:
-        """Call ``handler`` for every ``method`` notification."""
-        self._notification_handlers.setdefault(method, []).append(handler)
+    def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
+        """Call ``handler`` for every ``method`` notification; returns its unsubscriber."""
+        handlers = self._notification_handlers.setdefault(method, [])
+        handlers.append(handler)
+
+        def unsubscribe() -> None:
+            if handler in handlers:
+                handlers.remove(handler)
+
+        return unsubscribe
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -301,11 +343,124 @@ class Client:
                 return
             cursor = page.next_cursor
 
-    async def call_tool(self, call: ToolCall, *, timeout: float | None = None) -> CallToolResult:
-        """A plain ``tools/call`` (never task-augmented); the tool's own errors are in
-        ``is_error``, protocol errors raise RPCError."""
-        raw = await self.request("tools/call", call.params(), timeout=timeout)
+    def known_tool(self, name: str) -> Tool | None:
+        """The tool's metadata as the caller's own ``list_tools`` last saw it (no request)."""
+        return self._known_tools.get(name)
+
+    async def call_tool(
+        self, call: ToolCall, *, tool: Tool | None = None, timeout: float | None = None
+    ) -> CallToolResult:
+        """A plain ``tools/call``, never task-augmented.
+
+        The tool's own errors are in ``is_error``; protocol errors raise RPCError. A tool whose
+        metadata (``tool=``, or what the caller's ``list_tools`` saw) says ``taskSupport:
+        "required"`` raises TaskAugmentationRequired before anything is sent (C-17); so does
+        the server's refusal of such a call (-32601, or an isError result saying so).
+        """
+        meta = tool or self._known_tools.get(call.name)
+        if meta is not None and meta.task_support is TaskSupport.REQUIRED:
+            raise TaskAugmentationRequired(call.name)
+        try:
+            raw = await self.request("tools/call", call.params(), timeout=timeout)
+        except MethodNotFound as exc:
+            if _mentions_task(exc.message):
+                raise TaskAugmentationRequired(call.name, server_said=exc.message) from exc
+            raise
+        result = self._decode(raw, CallToolResult)
+        said = _error_text(result)
+        if said is not None and _REQUIRES_TASK.search(said):
+            raise TaskAugmentationRequired(call.name, server_said=said)
+        return result
+
+    async def start(
+        self, call: TaskToolCall, *, tool: Tool | None = None, timeout: float | None = None
+    ) -> CreateTaskResult:
+        """Start a task-augmented ``tools/call``; returns the created task (T:463).
+
+        Checked before sending, from what the caller already has (never a hidden request):
+        the server declared ``tasks.requests.tools.call`` (C-16), and the tool's metadata does
+        not forbid tasks (C-17). The server's refusal raises the same typed errors.
+        """
+        tasks = self.server_capabilities.tasks
+        if tasks is None or not tasks.tools_call:
+            raise CapabilityNotNegotiated("tasks.requests.tools.call", rule="C-16, T:113")
+        meta = tool or self._known_tools.get(call.name)
+        if meta is not None and meta.task_support is TaskSupport.FORBIDDEN:
+            raise TaskAugmentationNotAllowed(call.name)
+        try:
+            raw = await self.request("tools/call", call.params(), timeout=timeout)
+        except MethodNotFound as exc:
+            raise TaskAugmentationNotAllowed(call.name, server_said=exc.message) from exc
+        if "task" in raw:
+            return self._decode(raw, CreateTaskResult)
+        # A plain answer to a task call: the server ran it inline, or refused in an isError.
+        result = self._decode(raw, CallToolResult)
+        said = _error_text(result)
+        if said is not None and _DOES_NOT_SUPPORT_TASK.search(said):
+            raise TaskAugmentationNotAllowed(call.name, server_said=said)
+        raise UnexpectedPlainResult(call.name, result)
+
+    async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """``tasks/get``: the task's current snapshot (T:454-459)."""
+        raw = await self._task_request("tasks/get", task_id, timeout)
+        return self._decode(raw, Task)
+
+    async def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
+        """``tasks/result``: blocks until the task is terminal, then its CallToolResult (T:465).
+
+        Give it a deadline of its own (A-12): a task may legitimately run for its whole ttl.
+        A JSON-RPC error the tool call ended in is raised as RPCError (V-12).
+        """
+        raw = await self.task_result_raw(task_id, timeout=timeout)
         return self._decode(raw, CallToolResult)
+
+    async def task_result_raw(self, task_id: str, *, timeout: float | None = None) -> JSONObject:
+        """``tasks/result`` as the raw result object (a failed task's may hold only ``_meta``)."""
+        return await self._task_request("tasks/result", task_id, timeout)
+
+    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """``tasks/cancel``: the task, now ``cancelled`` (T:494-497, C-26).
+
+        A terminal (or unknown) task raises TaskNotCancellable (-32602). Needs the server's
+        ``tasks.cancel`` capability (C-28).
+        """
+        tasks = self.server_capabilities.tasks
+        if tasks is None or not tasks.cancel:
+            raise CapabilityNotNegotiated("tasks.cancel", rule="C-28")
+        try:
+            raw = await self.request("tasks/cancel", {"taskId": task_id}, timeout=timeout)
+        except InvalidParams as exc:
+            raise TaskNotCancellable(exc.code, exc.message, exc.data, method=exc.method) from exc
+        return self._decode(raw, Task)
+
+    async def list_tasks_page(
+        self, cursor: str | None = None, *, timeout: float | None = None
+    ) -> ListTasksResult:
+        """One page of ``tasks/list`` (T:487-490); needs ``tasks.list`` (C-28)."""
+        tasks = self.server_capabilities.tasks
+        if tasks is None or not tasks.list:
+            raise CapabilityNotNegotiated("tasks.list", rule="C-28")
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self.request("tasks/list", params, timeout=timeout)
+        return self._decode(raw, ListTasksResult)
+
+    async def list_tasks(self, *, timeout: float | None = None) -> AsyncIterator[Task]:
+        """Every task the server lists, following ``nextCursor`` (opaque, C-23)."""
+        cursor: str | None = None
+        while True:
+            page = await self.list_tasks_page(cursor, timeout=timeout)
+            for task in page.tasks:
+                yield task
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def _task_request(self, method: str, task_id: str, timeout: float | None) -> JSONObject:
+        # C-24 / A-26: the taskId param is the source of truth; no related-task _meta here.
+        try:
+            return await self.request(method, {"taskId": task_id}, timeout=timeout)
+        except InvalidParams as exc:
+            raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
 
     async def open_listen_stream(self) -> None:
         """Open the transport's standalone server stream (HTTP GET, X:133), if it has one."""
@@ -321,6 +476,12 @@ class Client:
             return self._dialect.converter.decode(raw, cls)
         except DecodeError as exc:
             raise exc.under("$.result") from None
+
+    def _decode_params(self, raw: Any, cls: type[T]) -> T:
+        try:
+            return self._dialect.converter.decode(raw, cls)
+        except DecodeError as exc:
+            raise exc.under("$.params") from None
 
     def _encode(self, value: Any) -> Any:
         return self._dialect.converter.encode(value)

@@ -12,13 +12,16 @@ Nothing here is ever raised with the server's detail stringified away: codes, me
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "CapabilityNotNegotiated",
+    "DeadlineExceeded",
     "DecodeError",
     "GetStreamUnavailable",
     "HTTPStatusError",
+    "IllegalTransition",
     "InvalidParams",
     "MCPTasksError",
     "MethodNotFound",
@@ -28,9 +31,15 @@ __all__ = [
     "RequestTimeout",
     "SessionExpired",
     "StreamInterrupted",
+    "TaskAugmentationNotAllowed",
+    "TaskAugmentationRequired",
+    "TaskNotCancellable",
+    "TaskNotFound",
     "TransportClosed",
     "TransportError",
+    "UnexpectedPlainResult",
     "UnexpectedResponse",
+    "UnknownValue",
     "UnsupportedProtocolVersion",
     "UsageError",
 ]
@@ -45,6 +54,39 @@ class MCPTasksError(Exception):
 
 class UsageError(MCPTasksError):
     """The caller asked for something the library cannot do as asked (wrong state, bad argument)."""
+
+
+class CapabilityNotNegotiated(UsageError):
+    """The request needs a server capability the handshake did not agree on (C-11, C-16, C-28)."""
+
+    def __init__(self, capability: str, *, rule: str) -> None:
+        self.capability = capability
+        self.rule = rule
+        super().__init__(f"the server did not declare {capability} ({rule})")
+
+
+class TaskAugmentationRequired(UsageError):
+    """The tool must be called as a task (``taskSupport: "required"``, C-17): use ``.as_task()``.
+
+    Raised before sending when the caller's tool metadata says so, and after, when the server
+    refuses the plain call (-32601, or an ``isError`` result saying so, as both SDK peers do).
+    """
+
+    def __init__(self, tool: str, *, server_said: str | None = None) -> None:
+        self.tool = tool
+        self.server_said = server_said
+        said = f"; the server said: {server_said}" if server_said else ""
+        super().__init__(f"tool {tool!r} must be called as a task: use ToolCall.as_task(){said}")
+
+
+class TaskAugmentationNotAllowed(UsageError):
+    """The tool may not be called as a task (``taskSupport`` absent or ``"forbidden"``, C-17)."""
+
+    def __init__(self, tool: str, *, server_said: str | None = None) -> None:
+        self.tool = tool
+        self.server_said = server_said
+        said = f"; the server said: {server_said}" if server_said else ""
+        super().__init__(f"tool {tool!r} does not run as a task: call it plainly{said}")
 
 
 # --- the server broke the protocol -------------------------------------------------------
@@ -70,7 +112,11 @@ class DecodeError(ProtocolError):
     def under(self, prefix: str) -> DecodeError:
         """The same error with its path moved under ``prefix`` (``$.result`` + ``$.task`` ...)."""
         rest = self.path.removeprefix("$")
-        return DecodeError(prefix + rest, self.problem, self.value)
+        return type(self)(prefix + rest, self.problem, self.value)
+
+
+class UnknownValue(DecodeError):
+    """A string where the protocol has a closed set (a task status, a taskSupport value)."""
 
 
 class UnexpectedResponse(ProtocolError):
@@ -79,6 +125,26 @@ class UnexpectedResponse(ProtocolError):
     def __init__(self, message_id: Any) -> None:
         self.message_id = message_id
         super().__init__(f"response with id {message_id!r} matches no request this client sent")
+
+
+class IllegalTransition(ProtocolError):
+    """A task's status changed after it was terminal (T:404-407, V-09)."""
+
+    def __init__(self, task_id: str, previous: str, observed: str) -> None:
+        self.task_id = task_id
+        self.previous = previous
+        self.observed = observed
+        super().__init__(f"task {task_id!r} went from terminal {previous!r} to {observed!r}")
+
+
+class UnexpectedPlainResult(ProtocolError):
+    """A task-augmented call was answered with a plain result although the server declared
+    ``tasks.requests.tools.call``; the result is kept in ``result``."""
+
+    def __init__(self, tool: str, result: object) -> None:
+        self.tool = tool
+        self.result = result
+        super().__init__(f"the task-augmented call of {tool!r} got a plain result, not a task")
 
 
 class UnsupportedProtocolVersion(ProtocolError):
@@ -125,6 +191,15 @@ class MethodNotFound(RPCError):
 
 class InvalidParams(RPCError):
     """JSON-RPC -32602: bad params, an unknown task id, an invalid cursor."""
+
+
+class TaskNotFound(InvalidParams):
+    """-32602 to a ``tasks/*`` request naming a task: unknown, expired, or another session's
+    (T:768-770, A-21)."""
+
+
+class TaskNotCancellable(InvalidParams):
+    """-32602 to ``tasks/cancel``: the task is already terminal, or unknown (T:494, V-14)."""
 
 
 _RPC_ERROR_CLASSES: dict[int, type[RPCError]] = {-32601: MethodNotFound, -32602: InvalidParams}
@@ -194,6 +269,26 @@ class ProcessExited(TransportError):
 
 
 # --- deadlines -----------------------------------------------------------------------------------
+
+
+class DeadlineExceeded(MCPTasksError):
+    """A wait reached the caller's deadline before every task it waited on had an outcome.
+
+    The tasks may still run. ``task_ids`` are those without an outcome, ``snapshots`` the last
+    status seen of each, ``cancel_sent`` those the policy sent ``tasks/cancel`` for.
+    """
+
+    def __init__(
+        self,
+        task_ids: Sequence[str],
+        snapshots: Mapping[str, object],
+        *,
+        cancel_sent: Sequence[str] = (),
+    ) -> None:
+        self.task_ids = tuple(task_ids)
+        self.snapshots = dict(snapshots)
+        self.cancel_sent = tuple(cancel_sent)
+        super().__init__(f"no outcome before the deadline for {list(self.task_ids)!r}")
 
 
 class RequestTimeout(MCPTasksError):

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 import attrs
 import cattrs
 
-from .._errors import DecodeError
+from .._errors import DecodeError, UnknownValue
 from ..models._base import UNSET, Unset
 
 T = TypeVar("T")
@@ -344,7 +344,7 @@ def _structure_enum(value: Any, cls: Any) -> Any:
         return cls(value)
     except ValueError:
         allowed = ", ".join(repr(m.value) for m in cls)
-        raise DecodeError(
+        raise UnknownValue(
             "$", f"unknown value {value!r} (expected one of {allowed})", value
         ) from None
 

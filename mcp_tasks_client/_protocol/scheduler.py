@@ -1,0 +1,177 @@
+"""Poll scheduling for many tasks at once, sans-I/O: a deadline heap and a policy (C-19, A-25).
+
+Theory of operation. The engine asks :meth:`PollScheduler.next_due` when it must wake up, and
+at that time :meth:`PollScheduler.pop_due` tells it which tasks to poll. When a poll answers,
+:meth:`PollScheduler.answered` schedules that task's next poll:
+
+- the server's ``pollInterval`` (re-read from every snapshot) is honoured, never undercut
+  except by the jitter the caller allowed (C-19);
+- with no interval from the server, the wait starts at ``initial`` and grows by ``backoff``
+  up to ``ceiling`` (A-25);
+- nothing is ever scheduled sooner than ``floor`` after the previous answer;
+- jitter spreads many tasks' polls: the wait is multiplied by a factor drawn from
+  ``[1 - jitter, 1 + jitter]`` (then held above the floor).
+
+Time is whatever monotonic float the engine passes in; randomness is an injected
+``random.Random``. The heap never holds more than one live entry per task (older ones are
+skipped lazily), so the cost of a poll is O(log n) in the number of tracked tasks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+
+import attrs
+
+from .task_machine import ViolationPolicy
+
+__all__ = ["PollPolicy", "PollScheduler"]
+
+
+def _non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if value < 0:
+        raise ValueError(f"{attribute.name} must be >= 0, got {value}")
+
+
+@attrs.frozen
+class PollPolicy:
+    """How the engine polls; construct it, print it, pass it. All durations in seconds.
+
+    Nothing here starts anything: a Poller polls only the tasks the caller hands it.
+    """
+
+    floor: float = attrs.field(default=0.05, validator=_non_negative)
+    """Never poll one task sooner than this after its previous answer."""
+    initial: float = attrs.field(default=1.0, validator=_non_negative)
+    """The first wait when the server gives no ``pollInterval`` (A-25)."""
+    backoff: float = 2.0
+    """Growth of the wait while the server gives no interval (1.0 = fixed cadence)."""
+    ceiling: float = attrs.field(default=30.0, validator=_non_negative)
+    """The longest wait backoff reaches. A server's own interval is honoured even above it."""
+    jitter: float = attrs.field(default=0.1, validator=_non_negative)
+    """Fraction of random spread on each wait, to keep many tasks from polling in step."""
+    request_timeout: float = 30.0
+    """Deadline of each ``tasks/get``."""
+    result_timeout: float = 300.0
+    """Deadline of the blocking ``tasks/result`` that fetches a terminal task's result (A-12)."""
+    cancel_on_abandon: bool = False
+    """Send one ``tasks/cancel`` when the caller's wait ends without an outcome (deadline or
+    cancellation). Off unless the caller turns it on."""
+    max_in_flight: int = 64
+    """Most ``tasks/get`` requests in flight at once (size the HTTP pool to match)."""
+    on_violation: ViolationPolicy = ViolationPolicy.RAISE
+    """What a server that breaks the status machine does to a wait (raise, or warn and go on)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.backoff < 1.0:
+            raise ValueError(f"backoff must be >= 1.0, got {self.backoff}")
+        if self.jitter >= 1.0:
+            raise ValueError(f"jitter must be < 1.0, got {self.jitter}")
+
+
+@attrs.define
+class _Entry:
+    due: float
+    version: int
+    attempt: int = 0
+
+
+class PollScheduler:
+    """When each tracked task is next polled."""
+
+    def __init__(self, policy: PollPolicy, rng: random.Random | None = None) -> None:
+        self.policy = policy
+        self._rng = rng if rng is not None else random.Random()
+        self._entries: dict[str, _Entry] = {}
+        self._heap: list[tuple[float, int, str]] = []
+        self._version = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._entries
+
+    def track(
+        self,
+        task_id: str,
+        now: float,
+        server_interval: float | None,
+        *,
+        not_after: float | None = None,
+    ) -> float:
+        """Start tracking ``task_id``; its first poll is one wait after ``now``.
+
+        ``not_after`` pulls the poll earlier (a ttl running out), but never under the floor.
+        """
+        entry = _Entry(due=0.0, version=0)
+        self._entries[task_id] = entry
+        return self._schedule(task_id, entry, now, server_interval, not_after)
+
+    def untrack(self, task_id: str) -> None:
+        self._entries.pop(task_id, None)  # its heap entries are skipped lazily
+
+    def answered(
+        self,
+        task_id: str,
+        now: float,
+        server_interval: float | None,
+        *,
+        not_after: float | None = None,
+    ) -> float:
+        """A poll of ``task_id`` answered at ``now``: schedule the next one; returns its time."""
+        entry = self._entries[task_id]
+        entry.attempt += 1
+        return self._schedule(task_id, entry, now, server_interval, not_after)
+
+    def wait_for(self, attempt: int, server_interval: float | None) -> float:
+        """The wait before the next poll, before jitter."""
+        policy = self.policy
+        if server_interval is not None:
+            return max(policy.floor, server_interval)  # C-19: honour the server's interval
+        grown = policy.initial * policy.backoff ** min(attempt, 64)
+        return max(policy.floor, min(policy.ceiling, grown))
+
+    def next_due(self) -> float | None:
+        """When the engine must next wake up, or None when nothing is tracked."""
+        heap = self._heap
+        while heap:
+            due, version, task_id = heap[0]
+            entry = self._entries.get(task_id)
+            if entry is not None and entry.version == version:
+                return due
+            heapq.heappop(heap)
+        return None
+
+    def pop_due(self, now: float) -> list[str]:
+        """The tasks whose poll is due at ``now``; they stay tracked, awaiting ``answered``."""
+        out: list[str] = []
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, version, task_id = heapq.heappop(heap)
+            entry = self._entries.get(task_id)
+            if entry is not None and entry.version == version:
+                out.append(task_id)
+        return out
+
+    def _schedule(
+        self,
+        task_id: str,
+        entry: _Entry,
+        now: float,
+        server_interval: float | None,
+        not_after: float | None,
+    ) -> float:
+        wait = self.wait_for(entry.attempt, server_interval)
+        jitter = self.policy.jitter
+        if jitter:
+            wait *= self._rng.uniform(1.0 - jitter, 1.0 + jitter)
+        if not_after is not None:
+            wait = min(wait, not_after - now)
+        wait = max(self.policy.floor, wait)
+        self._version += 1
+        entry.version = self._version
+        entry.due = now + wait
+        heapq.heappush(self._heap, (entry.due, entry.version, task_id))
+        return entry.due

@@ -1,0 +1,507 @@
+"""The polling engine: many tasks, one scheduler, typed outcomes.
+
+Theory of operation. A :class:`Poller` lives inside an ``async with`` the caller wrote; it
+polls only the tasks the caller waits on or watches, and stops polling a task when nobody
+waits on it any more. One driver task sleeps until the earliest due poll of the sans-I/O
+:class:`PollScheduler` (a deadline heap, not a sleeping coroutine per task) and starts the
+``tasks/get`` calls that are due, at most ``PollPolicy.max_in_flight`` at once. Every snapshot
+(from a poll, or from a ``notifications/tasks/status`` the server pushed) goes through the
+task's :class:`TaskMachine`; an accepted snapshot reaches watchers at once, and a terminal one
+ends the task: its outcome is fetched (``tasks/result`` for completed and failed, C-27 nothing
+for cancelled) and every waiter wakes. Notifications never replace polling (C-22): they only
+deliver news sooner.
+
+A wait ends with the task's :data:`Outcome`, with the typed error that ended it (a transport
+failure, TaskNotFound, IllegalTransition under ``ViolationPolicy.RAISE``), or with
+DeadlineExceeded at the caller's deadline; with ``PollPolicy.cancel_on_abandon`` the task is
+then cancelled with exactly one ``tasks/cancel``. Leaving the ``async with`` cancels
+everything the poller started.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from types import TracebackType
+from typing import TypeAlias
+
+import anyio
+import anyio.abc
+import attrs
+from anyio.streams.memory import MemoryObjectSendStream
+
+from ._client import Client
+from ._errors import (
+    DeadlineExceeded,
+    DecodeError,
+    IllegalTransition,
+    MCPTasksError,
+    RPCError,
+    TaskNotFound,
+    UnknownValue,
+    UsageError,
+)
+from ._protocol.scheduler import PollPolicy, PollScheduler
+from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
+from .models import CallToolResult, CreateTaskResult, JSONRPCNotification, Task, TaskStatus
+from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
+
+__all__ = ["Poller", "TaskRef"]
+
+TaskRef: TypeAlias = CreateTaskResult | Task | str
+"""What the caller may hand a wait: the created task, a snapshot, or a bare task id (resume)."""
+
+Ended: TypeAlias = "tuple[str, Outcome | MCPTasksError]"
+
+
+def _seconds(value: float | dt.timedelta | None) -> float:
+    if value is None:
+        return math.inf
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    return float(value)
+
+
+def _server_interval(task: Task) -> float | None:
+    return None if task.poll_interval is None else task.poll_interval / 1000.0
+
+
+@attrs.define(eq=False)
+class _Tracked:
+    task_id: str
+    machine: TaskMachine
+    expires_at: float | None  # monotonic, from createdAt + ttl
+    refs: int = 0
+    finishing: bool = False
+    done: anyio.Event = attrs.field(factory=anyio.Event)
+    outcome: Outcome | None = None
+    error: MCPTasksError | None = None
+    watchers: list[MemoryObjectSendStream[Task]] = attrs.field(factory=list)
+    listeners: list[MemoryObjectSendStream[_Tracked]] = attrs.field(factory=list)
+
+    @property
+    def ended(self) -> Outcome | MCPTasksError:
+        if self.error is not None:
+            return self.error
+        assert self.outcome is not None
+        return self.outcome
+
+
+class Poller:
+    """Drives tasks to their outcomes with one scheduler; see the module docstring."""
+
+    def __init__(
+        self,
+        client: Client,
+        policy: PollPolicy = PollPolicy(),  # noqa: B008 - frozen value
+        *,
+        rng: random.Random | None = None,
+        wall_clock: Callable[[], dt.datetime] | None = None,
+    ) -> None:
+        self.client = client
+        self.policy = policy
+        self._scheduler = PollScheduler(policy, rng)
+        self._wall_clock = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
+        self._tracked: dict[str, _Tracked] = {}
+        self._cancel_sent: set[str] = set()
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._wake = anyio.Event()
+        self._limiter = anyio.CapacityLimiter(policy.max_in_flight)
+        self._unsubscribe: Callable[[], None] | None = None
+        self.warnings: list[Violation | MCPTasksError] = []
+        """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots."""
+        self.polls_sent = 0
+        self.cancels_sent = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Poller:
+        if self._task_group is not None:
+            raise UsageError("a Poller can be entered only once")
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._unsubscribe = self.client.on_notification(
+            "notifications/tasks/status", self._on_status
+        )
+        self._task_group.start_soon(self._drive)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._task_group is not None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._task_group.cancel_scope.cancel()
+        await self._task_group.__aexit__(None, None, None)
+        closed = UsageError("the poller was closed")
+        for tracked in list(self._tracked.values()):
+            self._end(tracked, error=closed)
+
+    # -- the caller's waits --------------------------------------------------------------
+
+    async def wait(self, task: TaskRef, *, deadline: float | dt.timedelta | None = None) -> Outcome:
+        """The task's outcome; raises the error that ended it, or DeadlineExceeded."""
+        async for _, ended in self.as_completed([task], deadline=deadline):
+            if isinstance(ended, MCPTasksError):
+                raise ended
+            return ended
+        raise AssertionError("unreachable: as_completed yields every task")  # pragma: no cover
+
+    async def wait_any(
+        self, tasks: Sequence[TaskRef], *, deadline: float | dt.timedelta | None = None
+    ) -> tuple[str, Outcome | MCPTasksError]:
+        """The first task to end, as ``(task_id, outcome or error)``; the others keep running."""
+        if not tasks:
+            raise UsageError("wait_any needs at least one task")
+        async for ended in self.as_completed(tasks, deadline=deadline):
+            return ended
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def wait_all(
+        self, tasks: Sequence[TaskRef], *, deadline: float | dt.timedelta | None = None
+    ) -> dict[str, Outcome | MCPTasksError]:
+        """Every task's outcome (or the error that ended it), keyed by task id."""
+        return {
+            task_id: ended async for task_id, ended in self.as_completed(tasks, deadline=deadline)
+        }
+
+    async def as_completed(
+        self, tasks: Iterable[TaskRef], *, deadline: float | dt.timedelta | None = None
+    ) -> AsyncIterator[tuple[str, Outcome | MCPTasksError]]:
+        """``(task_id, outcome or error)`` for each task, in the order they end.
+
+        At the deadline the tasks still running raise DeadlineExceeded (and, with
+        ``cancel_on_abandon``, get one ``tasks/cancel`` each); so does cancelling the caller.
+        Breaking out of the loop early is not abandoning: nothing is cancelled.
+        """
+        until = anyio.current_time() + _seconds(deadline)
+        send, receive = anyio.create_memory_object_stream[_Tracked](math.inf)
+        held: list[_Tracked] = []
+        try:
+            for ref in tasks:
+                tracked = await self._hold(ref)
+                held.append(tracked)
+                tracked.listeners.append(send)
+                if tracked.done.is_set():
+                    send.send_nowait(tracked)
+            remaining = {t.task_id for t in held}
+            while remaining:
+                ended: _Tracked | None = None
+                with anyio.move_on_after(until - anyio.current_time()):
+                    try:
+                        ended = await receive.receive()
+                    except anyio.get_cancelled_exc_class():
+                        with anyio.CancelScope(shield=True):
+                            await self._abandon([t for t in held if t.task_id in remaining])
+                        raise
+                if ended is None:
+                    waiting = [t for t in held if t.task_id in remaining]
+                    sent = await self._abandon(waiting)
+                    raise DeadlineExceeded(
+                        [t.task_id for t in waiting],
+                        {t.task_id: t.machine.current for t in waiting},
+                        cancel_sent=sent,
+                    )
+                if ended.task_id in remaining:
+                    remaining.discard(ended.task_id)
+                    yield ended.task_id, ended.ended
+        finally:
+            for tracked in held:
+                if send in tracked.listeners:
+                    tracked.listeners.remove(send)
+                self._release(tracked)
+            send.close()
+            receive.close()
+
+    async def watch(
+        self, task: TaskRef, *, deadline: float | dt.timedelta | None = None
+    ) -> AsyncIterator[Task]:
+        """Each new snapshot of the task (from polls and notifications), the terminal one last.
+
+        Then ``await poller.wait(task)`` returns the outcome at once. A snapshot is new when
+        its status, status message or ``lastUpdatedAt`` changed.
+        """
+        until = anyio.current_time() + _seconds(deadline)
+        tracked = await self._hold(task)
+        send, receive = anyio.create_memory_object_stream[Task](math.inf)
+        send.send_nowait(tracked.machine.current)
+        if tracked.machine.is_terminal or tracked.done.is_set():
+            send.close()
+        else:
+            tracked.watchers.append(send)
+        try:
+            while True:
+                snapshot: Task | None = None
+                with anyio.move_on_after(until - anyio.current_time()):
+                    try:
+                        snapshot = await receive.receive()
+                    except anyio.EndOfStream:
+                        break
+                    except anyio.get_cancelled_exc_class():
+                        with anyio.CancelScope(shield=True):
+                            await self._abandon([tracked])
+                        raise
+                if snapshot is None:
+                    sent = await self._abandon([tracked])
+                    raise DeadlineExceeded(
+                        [tracked.task_id],
+                        {tracked.task_id: tracked.machine.current},
+                        cancel_sent=sent,
+                    )
+                yield snapshot
+            if tracked.error is not None:
+                raise tracked.error
+        finally:
+            if send in tracked.watchers:
+                tracked.watchers.remove(send)
+            send.close()
+            receive.close()
+            self._release(tracked)
+
+    def snapshot(self, task_id: str) -> Task | None:
+        """The latest accepted snapshot of a tracked task (no request)."""
+        tracked = self._tracked.get(task_id)
+        return tracked.machine.current if tracked is not None else None
+
+    # -- tracking ----------------------------------------------------------------------------
+
+    async def _hold(self, ref: TaskRef) -> _Tracked:
+        if self._task_group is None:
+            raise UsageError("the poller is not running; use `async with Poller(...)`")
+        if isinstance(ref, CreateTaskResult):
+            first = ref.task
+        elif isinstance(ref, Task):
+            first = ref
+        else:
+            tracked = self._tracked.get(ref)
+            first = tracked.machine.current if tracked is not None else await self._get(ref)
+        # A ref the caller hands in is no news from the server: an already tracked task keeps
+        # its own latest snapshot (the CreateTaskResult of a finished task is stale).
+        tracked = self._tracked.get(first.task_id)
+        if tracked is None:
+            tracked = _Tracked(first.task_id, TaskMachine(first), self._expiry(first))
+            self._tracked[first.task_id] = tracked
+            if first.status.is_terminal:
+                self._start_finish(tracked)
+            else:
+                self._scheduler.track(
+                    first.task_id,
+                    anyio.current_time(),
+                    _server_interval(first),
+                    not_after=tracked.expires_at,
+                )
+                self._wake.set()
+        tracked.refs += 1
+        return tracked
+
+    def _release(self, tracked: _Tracked) -> None:
+        tracked.refs -= 1
+        if tracked.refs <= 0 and not tracked.finishing and not tracked.done.is_set():
+            # Nobody waits on it any more: stop polling (the library never polls unasked).
+            self._scheduler.untrack(tracked.task_id)
+            self._tracked.pop(tracked.task_id, None)
+        elif tracked.refs <= 0 and tracked.done.is_set():
+            self._tracked.pop(tracked.task_id, None)
+
+    def _expiry(self, task: Task) -> float | None:
+        if not isinstance(task.ttl, (int, float)):  # None: unlimited; UNSET: unknown (A-06)
+            return None
+        ends = task.created_at + dt.timedelta(milliseconds=task.ttl)
+        return anyio.current_time() + (ends - self._wall_clock()).total_seconds()
+
+    async def _get(self, task_id: str) -> Task:
+        self.polls_sent += 1
+        return await self.client.get_task(task_id, timeout=self.policy.request_timeout)
+
+    # -- the driver ------------------------------------------------------------------------
+
+    async def _drive(self) -> None:
+        assert self._task_group is not None
+        while True:
+            for task_id in self._scheduler.pop_due(anyio.current_time()):
+                self._task_group.start_soon(self._poll, task_id)
+            due = self._scheduler.next_due()
+            self._wake = anyio.Event()
+            delay = math.inf if due is None else due - anyio.current_time()
+            if delay > 0:
+                with anyio.move_on_after(delay):
+                    await self._wake.wait()
+
+    async def _poll(self, task_id: str) -> None:
+        tracked = self._tracked.get(task_id)
+        if tracked is None or tracked.finishing or tracked.done.is_set():
+            return
+        async with self._limiter:
+            expired = tracked.expires_at is not None and anyio.current_time() >= tracked.expires_at
+            try:
+                snapshot = await self._get(task_id)
+            except TaskNotFound as exc:
+                if expired:  # the server may delete a task once its ttl ran out (T:459)
+                    self._expire(tracked)
+                else:
+                    self._end(tracked, error=exc)
+                return
+            except UnknownValue as exc:
+                if (
+                    exc.path != "$.result.status"
+                    or self.policy.on_violation is ViolationPolicy.RAISE
+                ):
+                    self._end(tracked, error=exc)
+                    return
+                self.warnings.append(exc)  # A-08: an unknown status, ignored under WARN
+                snapshot = None
+            except MCPTasksError as exc:
+                self._end(tracked, error=exc)
+                return
+        if self._tracked.get(task_id) is not tracked or tracked.done.is_set():
+            return  # released or ended while the poll was in flight
+        if snapshot is not None:
+            self._observe(tracked, snapshot)
+        if tracked.finishing or tracked.done.is_set():
+            return
+        if expired:
+            self._expire(tracked)
+            return
+        current = tracked.machine.current
+        self._scheduler.answered(
+            task_id,
+            anyio.current_time(),
+            _server_interval(current),
+            not_after=tracked.expires_at,
+        )
+        self._wake.set()
+
+    def _on_status(self, notification: JSONRPCNotification) -> None:
+        """notifications/tasks/status: news sooner than the next poll (C-22: never instead)."""
+        try:
+            snapshot = self.client._decode_params(notification.params or {}, Task)
+        except DecodeError as exc:
+            self.warnings.append(exc)
+            return
+        tracked = self._tracked.get(snapshot.task_id)
+        if tracked is not None and not tracked.finishing and not tracked.done.is_set():
+            self._observe(tracked, snapshot)
+
+    def _observe(self, tracked: _Tracked, snapshot: Task) -> None:
+        previous = tracked.machine.current
+        observation = tracked.machine.observe(snapshot)
+        for violation in observation.violations:
+            if violation.soft or self.policy.on_violation is ViolationPolicy.WARN:
+                self.warnings.append(violation)
+            else:
+                self._end(
+                    tracked,
+                    error=IllegalTransition(
+                        tracked.task_id, previous.status.value, snapshot.status.value
+                    ),
+                )
+                return
+        if not observation.accepted:
+            return
+        if (snapshot.status, snapshot.status_message, snapshot.last_updated_at) != (
+            previous.status,
+            previous.status_message,
+            previous.last_updated_at,
+        ):
+            for watcher in tracked.watchers:
+                watcher.send_nowait(snapshot)
+        if snapshot.status.is_terminal:
+            self._start_finish(tracked)
+
+    # -- ending ----------------------------------------------------------------------------
+
+    def _start_finish(self, tracked: _Tracked) -> None:
+        if tracked.finishing or tracked.done.is_set():
+            return
+        tracked.finishing = True
+        self._scheduler.untrack(tracked.task_id)
+        for watcher in tracked.watchers:
+            watcher.close()  # the terminal snapshot was the last one
+        tracked.watchers.clear()
+        assert self._task_group is not None
+        self._task_group.start_soon(self._finish, tracked)
+
+    async def _finish(self, tracked: _Tracked) -> None:
+        task = tracked.machine.current
+        if task.status is TaskStatus.CANCELLED:
+            self._end(tracked, outcome=Cancelled(task))
+            return
+        try:
+            raw = await self.client.task_result_raw(
+                task.task_id, timeout=self.policy.result_timeout
+            )
+        except RPCError as exc:
+            if task.status is TaskStatus.FAILED:
+                self._end(tracked, outcome=Failed(task, error=exc))
+            else:
+                self._end(tracked, error=exc)
+            return
+        except MCPTasksError as exc:
+            self._end(tracked, error=exc)
+            return
+        try:
+            result = self.client._decode(raw, CallToolResult)
+        except DecodeError as exc:
+            if task.status is TaskStatus.FAILED:  # mcp 1.30: only _meta, no content (A-14)
+                self._end(tracked, outcome=Failed(task, raw=raw))
+            else:
+                self._end(tracked, error=exc)
+            return
+        if task.status is TaskStatus.FAILED:
+            self._end(tracked, outcome=Failed(task, result=result, raw=raw))
+        else:
+            self._end(tracked, outcome=Completed(task, result))
+
+    def _expire(self, tracked: _Tracked) -> None:
+        task = tracked.machine.current
+        assert isinstance(task.ttl, (int, float))
+        expired_at = task.created_at + dt.timedelta(milliseconds=task.ttl)
+        self._scheduler.untrack(tracked.task_id)
+        self._end(tracked, outcome=Expired(task, expired_at))
+
+    def _end(
+        self,
+        tracked: _Tracked,
+        *,
+        outcome: Outcome | None = None,
+        error: MCPTasksError | None = None,
+    ) -> None:
+        if tracked.done.is_set():
+            return
+        tracked.outcome, tracked.error = outcome, error
+        tracked.finishing = True
+        self._scheduler.untrack(tracked.task_id)
+        tracked.done.set()
+        for watcher in tracked.watchers:
+            watcher.close()
+        tracked.watchers.clear()
+        for listener in tracked.listeners:
+            listener.send_nowait(tracked)
+        if tracked.refs <= 0:
+            self._tracked.pop(tracked.task_id, None)
+
+    async def _abandon(self, waiting: list[_Tracked]) -> tuple[str, ...]:
+        """The caller gave up on these: with cancel_on_abandon, one tasks/cancel each."""
+        if not self.policy.cancel_on_abandon:
+            return ()
+        sent: list[str] = []
+        for tracked in waiting:
+            if tracked.done.is_set() or tracked.task_id in self._cancel_sent:
+                continue
+            self._cancel_sent.add(tracked.task_id)
+            self.cancels_sent += 1
+            sent.append(tracked.task_id)
+            try:
+                with anyio.fail_after(self.policy.request_timeout):
+                    await self.client.cancel_task(tracked.task_id)
+            except (MCPTasksError, TimeoutError) as exc:
+                self.warnings.append(
+                    exc if isinstance(exc, MCPTasksError) else UsageError("tasks/cancel timed out")
+                )
+        return tuple(sent)

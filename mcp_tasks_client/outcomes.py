@@ -1,0 +1,54 @@
+"""How a task ended, as typed values (T:403-407). The server's detail is never stringified."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TypeAlias
+
+import attrs
+
+from ._errors import RPCError
+from .models import CallToolResult, JSONObject, Task
+
+__all__ = ["Cancelled", "Completed", "Expired", "Failed", "Outcome"]
+
+
+@attrs.frozen
+class Completed:
+    """``completed``: the tool's result from ``tasks/result`` (its ``is_error`` may be set)."""
+
+    task: Task
+    result: CallToolResult
+
+
+@attrs.frozen
+class Failed:
+    """``failed``: the task's ``statusMessage`` is on ``task``; ``tasks/result`` gave either a
+    JSON-RPC ``error``, an ``isError`` ``result``, or (mcp 1.30 does this) only ``raw`` with
+    neither (A-14)."""
+
+    task: Task
+    error: RPCError | None = None
+    result: CallToolResult | None = None
+    raw: JSONObject | None = None
+
+
+@attrs.frozen
+class Cancelled:
+    """``cancelled``: no result is fetched (C-27, A-13)."""
+
+    task: Task
+
+
+@attrs.frozen
+class Expired:
+    """The task's ttl ran out (``createdAt + ttl``) before it reached a terminal status.
+
+    ``task`` is the last snapshot seen (the server may have deleted the task since, T:459).
+    """
+
+    task: Task
+    expired_at: dt.datetime
+
+
+Outcome: TypeAlias = Completed | Failed | Cancelled | Expired
