@@ -328,9 +328,11 @@ class Client:
     ) -> ListToolsResult:
         """One page of ``tools/list``; the cursor is opaque (C-23)."""
         params = {"cursor": cursor} if cursor is not None else None
-        return self._decode(
-            await self.request("tools/list", params, timeout=timeout), ListToolsResult
-        )
+        raw = await self.request("tools/list", params, timeout=timeout)
+        page = self._decode(raw, ListToolsResult)
+        for tool in page.tools:  # the caller listed them: their metadata guards later calls
+            self._known_tools[tool.name] = tool
+        return page
 
     async def list_tools(self, *, timeout: float | None = None) -> AsyncIterator[Tool]:
         """Every tool, following ``nextCursor`` page by page (``timeout`` applies per page)."""

@@ -193,13 +193,13 @@ class Poller:
             remaining = {t.task_id for t in held}
             while remaining:
                 ended: _Tracked | None = None
-                with anyio.move_on_after(until - anyio.current_time()):
-                    try:
+                try:
+                    with anyio.move_on_after(until - anyio.current_time()):
                         ended = await receive.receive()
-                    except anyio.get_cancelled_exc_class():
-                        with anyio.CancelScope(shield=True):
-                            await self._abandon([t for t in held if t.task_id in remaining])
-                        raise
+                except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
+                    with anyio.CancelScope(shield=True):
+                        await self._abandon([t for t in held if t.task_id in remaining])
+                    raise
                 if ended is None:
                     waiting = [t for t in held if t.task_id in remaining]
                     sent = await self._abandon(waiting)
@@ -238,15 +238,15 @@ class Poller:
         try:
             while True:
                 snapshot: Task | None = None
-                with anyio.move_on_after(until - anyio.current_time()):
-                    try:
+                try:
+                    with anyio.move_on_after(until - anyio.current_time()):
                         snapshot = await receive.receive()
-                    except anyio.EndOfStream:
-                        break
-                    except anyio.get_cancelled_exc_class():
-                        with anyio.CancelScope(shield=True):
-                            await self._abandon([tracked])
-                        raise
+                except anyio.EndOfStream:
+                    break
+                except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
+                    with anyio.CancelScope(shield=True):
+                        await self._abandon([tracked])
+                    raise
                 if snapshot is None:
                     sent = await self._abandon([tracked])
                     raise DeadlineExceeded(

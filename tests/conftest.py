@@ -8,6 +8,8 @@ from collections.abc import Iterator
 import pytest
 from peers.harness import PEERS, Peer, peer_available, running_http_peer, stdio_command
 
+from mcp_tasks_client import HttpTransport, StdioTransport, Transport
+
 PEER_NAMES = ["mcp1", "ts1"]
 
 
@@ -68,3 +70,14 @@ def peer_stdio(request: pytest.FixtureRequest) -> tuple[Peer, list[str]]:
     name: str = request.param
     peer = require_peer(name)
     return peer, stdio_command(peer)
+
+
+@pytest.fixture(params=["mcp1-http", "mcp1-stdio", "ts1-http", "ts1-stdio"])
+def transport(request: pytest.FixtureRequest) -> Transport:
+    """A fresh, unopened transport to each peer over each transport kind."""
+    name, kind = str(request.param).split("-")
+    peer = require_peer(name)
+    if kind == "http":
+        url: str = request.getfixturevalue(f"{name}_http_url")
+        return HttpTransport(url)
+    return StdioTransport(stdio_command(peer))

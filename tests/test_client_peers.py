@@ -9,8 +9,7 @@ from __future__ import annotations
 import anyio
 import httpx
 import pytest
-from conftest import require_peer
-from peers.harness import Peer, stdio_command
+from peers.harness import Peer
 
 from mcp_tasks_client import (
     Client,
@@ -43,16 +42,6 @@ def _client(transport: Transport) -> Client:
     return Client(transport, generation=Generation.V2025_11_25, client_info=INFO)
 
 
-@pytest.fixture(params=["mcp1-http", "mcp1-stdio", "ts1-http", "ts1-stdio"])
-def transport(request: pytest.FixtureRequest) -> Transport:
-    """A fresh transport to each peer over each transport kind."""
-    name, kind = str(request.param).split("-")
-    peer = require_peer(name)
-    if kind == "http":
-        return HttpTransport(request.getfixturevalue(f"{name}_http_url"))
-    return StdioTransport(stdio_command(peer))
-
-
 async def test_initialize_negotiates_2025_11_25_and_reads_task_capability(
     transport: Transport,
 ) -> None:
@@ -80,15 +69,6 @@ async def test_plain_tool_call_returns_typed_result(transport: Transport) -> Non
         result = await client.call_tool(ToolCall("plain_echo", {"text": "hi"}))
     assert result.is_error is False
     assert result.content == (TextContent("echo: hi"),)
-
-
-async def test_required_task_tool_called_plain_is_an_error_result(transport: Transport) -> None:
-    """V-16 / A-01: both SDK peers answer with an isError result, not -32601 (peers.md)."""
-    async with _client(transport) as client:
-        result = await client.call_tool(ToolCall("need_task", {"text": "hi"}))
-    assert result.is_error is True
-    assert isinstance(result.content[0], TextContent)
-    assert "task" in result.content[0].text.lower()
 
 
 async def test_timeout_then_the_connection_still_works(transport: Transport) -> None:

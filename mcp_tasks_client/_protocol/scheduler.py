@@ -20,6 +20,7 @@ skipped lazily), so the cost of a poll is O(log n) in the number of tracked task
 from __future__ import annotations
 
 import heapq
+import math
 import random
 
 import attrs
@@ -130,7 +131,10 @@ class PollScheduler:
         policy = self.policy
         if server_interval is not None:
             return max(policy.floor, server_interval)  # C-19: honour the server's interval
-        grown = policy.initial * policy.backoff ** min(attempt, 64)
+        try:  # no cap on the exponent: a slow backoff must still reach the ceiling
+            grown = policy.initial * policy.backoff**attempt
+        except OverflowError:  # a huge backoff or a long-lived task: the ceiling caps it
+            grown = math.inf if policy.initial > 0 else 0.0
         return max(policy.floor, min(policy.ceiling, grown))
 
     def next_due(self) -> float | None:
