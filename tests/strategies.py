@@ -12,13 +12,17 @@ The strategies produce values that a 2025-11-25 peer could put on the wire, so t
 
 :data:`MODEL_STRATEGIES` maps every model class to its strategy; :func:`mutated` turns a valid
 encoding into a near miss (a key deleted, a value of another JSON kind) for robustness tests.
+
+Each factory builds its strategy once per distinct arguments and returns that same object on
+later calls: building is what costs, drawing is cheap.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import attrs
 from hypothesis import strategies as st
@@ -125,6 +129,7 @@ __all__ = [
     "sampling_messages",
     "server_capabilities",
     "server_tasks_capabilities",
+    "strategy_for",
     "task_metadata",
     "task_statuses",
     "tasks",
@@ -140,6 +145,17 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def _shared(factory: Callable[P, T]) -> Callable[P, T]:
+    """Build each strategy once per distinct arguments and hand out the same object after.
+
+    Strategies are immutable, and building one (``builds`` inspects signatures, ``recursive``
+    and ``filter`` set up state) costs far more than drawing from it.
+    """
+    return cast(Callable[P, T], functools.cache(factory))
+
 
 # --- raw JSON ------------------------------------------------------------------------------
 
@@ -164,20 +180,24 @@ def json_kind(value: JSONValue) -> str:
     raise TypeError(f"not a JSON value: {value!r}")
 
 
+@_shared
 def _keys() -> st.SearchStrategy[str]:
     return st.text(max_size=8)
 
 
+@_shared
 def _numbers() -> st.SearchStrategy[int | float]:
     return st.integers() | st.floats(allow_nan=False, allow_infinity=False)
 
 
+@_shared
 def json_scalars() -> st.SearchStrategy[JSONValue]:
     """``null``, booleans, integers, finite floats and strings."""
     return st.none() | st.booleans() | _numbers() | st.text(max_size=12)
 
 
-def json_values(max_leaves: int = 8) -> st.SearchStrategy[JSONValue]:
+@_shared
+def json_values(max_leaves: int = 6) -> st.SearchStrategy[JSONValue]:
     """Any value ``json.loads`` can return (finite numbers only), nested at most a few levels."""
     return st.recursive(
         json_scalars(),
@@ -188,11 +208,13 @@ def json_values(max_leaves: int = 8) -> st.SearchStrategy[JSONValue]:
     )
 
 
+@_shared
 def json_objects(max_size: int = 3) -> st.SearchStrategy[dict[str, JSONValue]]:
     """A JSON object with arbitrary JSON values."""
     return st.dictionaries(_keys(), json_values(), max_size=max_size)
 
 
+@_shared
 def json_values_of_kind(kind: str) -> st.SearchStrategy[JSONValue]:
     """JSON values of exactly one kind (see :func:`json_kind`)."""
     by_kind: dict[str, st.SearchStrategy[JSONValue]] = {
@@ -217,10 +239,12 @@ def _tuples(strategy: st.SearchStrategy[T], max_size: int = 3) -> st.SearchStrat
     return st.lists(strategy, max_size=max_size).map(tuple)
 
 
+@_shared
 def _texts() -> st.SearchStrategy[str]:
-    return st.text(max_size=16)
+    return st.text(max_size=12)
 
 
+@_shared
 def _non_negative_ints() -> st.SearchStrategy[int]:
     return st.integers(min_value=0, max_value=2**53)
 
@@ -249,6 +273,7 @@ def wire_keys(cls: type) -> frozenset[str]:
     return own | _TAG_KEYS.get(cls, frozenset())
 
 
+@_shared
 def extras(cls: type, max_size: int = 2) -> st.SearchStrategy[dict[str, JSONValue]]:
     """Unknown keys a newer peer might send for ``cls`` (none of them read by ``cls``)."""
     taken = wire_keys(cls)
@@ -257,6 +282,7 @@ def extras(cls: type, max_size: int = 2) -> st.SearchStrategy[dict[str, JSONValu
     )
 
 
+@_shared
 def metas() -> st.SearchStrategy[JSONObject | None]:
     """``_meta``: absent, or a JSON object, sometimes with the spec's reserved keys."""
     reserved = st.fixed_dictionaries(
@@ -270,6 +296,7 @@ def metas() -> st.SearchStrategy[JSONObject | None]:
     return st.none() | objects
 
 
+@_shared
 def request_ids() -> st.SearchStrategy[RequestId]:
     """A JSON-RPC request id: a string or an integer, never null (C-02)."""
     return st.integers() | st.text(max_size=8)
@@ -281,12 +308,15 @@ _UTC_SAFE_MIN = dt.datetime(1, 1, 2)
 _UTC_SAFE_MAX = dt.datetime(9999, 12, 30)
 
 
+@_shared
 def timezones() -> st.SearchStrategy[dt.tzinfo]:
     """Fixed offsets RFC 3339 can write: UTC or whole minutes within a day."""
     minutes = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1)
     return st.just(dt.timezone.utc) | minutes.map(lambda m: dt.timezone(dt.timedelta(minutes=m)))
 
 
+@_shared
+@_shared
 def timestamps(
     tz: st.SearchStrategy[dt.tzinfo] | None = None,
 ) -> st.SearchStrategy[dt.datetime]:
@@ -305,6 +335,7 @@ def timestamps(
 # --- lifecycle -----------------------------------------------------------------------------
 
 
+@_shared
 def implementations() -> st.SearchStrategy[Implementation]:
     return st.builds(
         Implementation,
@@ -317,12 +348,14 @@ def implementations() -> st.SearchStrategy[Implementation]:
     )
 
 
+@_shared
 def roots_capabilities() -> st.SearchStrategy[RootsCapability]:
     return st.builds(
         RootsCapability, list_changed=_optional(st.booleans()), extra=extras(RootsCapability)
     )
 
 
+@_shared
 def sampling_capabilities() -> st.SearchStrategy[SamplingCapability]:
     return st.builds(
         SamplingCapability,
@@ -332,6 +365,7 @@ def sampling_capabilities() -> st.SearchStrategy[SamplingCapability]:
     )
 
 
+@_shared
 def elicitation_capabilities() -> st.SearchStrategy[ElicitationCapability]:
     return st.builds(
         ElicitationCapability,
@@ -341,6 +375,7 @@ def elicitation_capabilities() -> st.SearchStrategy[ElicitationCapability]:
     )
 
 
+@_shared
 def client_tasks_capabilities() -> st.SearchStrategy[ClientTasksCapability]:
     return st.builds(
         ClientTasksCapability,
@@ -352,6 +387,7 @@ def client_tasks_capabilities() -> st.SearchStrategy[ClientTasksCapability]:
     )
 
 
+@_shared
 def client_capabilities() -> st.SearchStrategy[ClientCapabilities]:
     return st.builds(
         ClientCapabilities,
@@ -364,12 +400,14 @@ def client_capabilities() -> st.SearchStrategy[ClientCapabilities]:
     )
 
 
+@_shared
 def tools_capabilities() -> st.SearchStrategy[ToolsCapability]:
     return st.builds(
         ToolsCapability, list_changed=_optional(st.booleans()), extra=extras(ToolsCapability)
     )
 
 
+@_shared
 def server_tasks_capabilities() -> st.SearchStrategy[ServerTasksCapability]:
     return st.builds(
         ServerTasksCapability,
@@ -380,6 +418,7 @@ def server_tasks_capabilities() -> st.SearchStrategy[ServerTasksCapability]:
     )
 
 
+@_shared
 def server_capabilities() -> st.SearchStrategy[ServerCapabilities]:
     return st.builds(
         ServerCapabilities,
@@ -394,6 +433,7 @@ def server_capabilities() -> st.SearchStrategy[ServerCapabilities]:
     )
 
 
+@_shared
 def initialize_results() -> st.SearchStrategy[InitializeResult]:
     return st.builds(
         InitializeResult,
@@ -411,6 +451,7 @@ def initialize_results() -> st.SearchStrategy[InitializeResult]:
 _MIME_TYPES = st.sampled_from(["text/plain", "image/png", "audio/wav", "application/json"])
 
 
+@_shared
 def text_contents() -> st.SearchStrategy[TextContent]:
     return st.builds(
         TextContent,
@@ -421,6 +462,7 @@ def text_contents() -> st.SearchStrategy[TextContent]:
     )
 
 
+@_shared
 def image_contents() -> st.SearchStrategy[ImageContent]:
     return st.builds(
         ImageContent,
@@ -432,6 +474,7 @@ def image_contents() -> st.SearchStrategy[ImageContent]:
     )
 
 
+@_shared
 def audio_contents() -> st.SearchStrategy[AudioContent]:
     return st.builds(
         AudioContent,
@@ -443,6 +486,7 @@ def audio_contents() -> st.SearchStrategy[AudioContent]:
     )
 
 
+@_shared
 def resource_links() -> st.SearchStrategy[ResourceLink]:
     return st.builds(
         ResourceLink,
@@ -458,6 +502,7 @@ def resource_links() -> st.SearchStrategy[ResourceLink]:
     )
 
 
+@_shared
 def text_resource_contents() -> st.SearchStrategy[TextResourceContents]:
     return st.builds(
         TextResourceContents,
@@ -469,6 +514,7 @@ def text_resource_contents() -> st.SearchStrategy[TextResourceContents]:
     )
 
 
+@_shared
 def blob_resource_contents() -> st.SearchStrategy[BlobResourceContents]:
     return st.builds(
         BlobResourceContents,
@@ -480,6 +526,7 @@ def blob_resource_contents() -> st.SearchStrategy[BlobResourceContents]:
     )
 
 
+@_shared
 def embedded_resources() -> st.SearchStrategy[EmbeddedResource]:
     return st.builds(
         EmbeddedResource,
@@ -490,6 +537,7 @@ def embedded_resources() -> st.SearchStrategy[EmbeddedResource]:
     )
 
 
+@_shared
 def unknown_contents() -> st.SearchStrategy[UnknownContent]:
     """A block of a type this library does not know, e.g. sampling's ``tool_use``.
 
@@ -505,6 +553,7 @@ def unknown_contents() -> st.SearchStrategy[UnknownContent]:
     )
 
 
+@_shared
 def content_blocks() -> st.SearchStrategy[ContentBlock]:
     """Any content block, the unknown kind included."""
     return st.one_of(
@@ -520,6 +569,7 @@ def content_blocks() -> st.SearchStrategy[ContentBlock]:
 # --- tools ---------------------------------------------------------------------------------
 
 
+@_shared
 def tool_executions() -> st.SearchStrategy[ToolExecution]:
     return st.builds(
         ToolExecution,
@@ -528,6 +578,7 @@ def tool_executions() -> st.SearchStrategy[ToolExecution]:
     )
 
 
+@_shared
 def tools() -> st.SearchStrategy[Tool]:
     schema = st.builds(lambda props: {"type": "object", **props}, json_objects(max_size=2))
     return st.builds(
@@ -544,6 +595,7 @@ def tools() -> st.SearchStrategy[Tool]:
     )
 
 
+@_shared
 def list_tools_results() -> st.SearchStrategy[ListToolsResult]:
     return st.builds(
         ListToolsResult,
@@ -554,6 +606,7 @@ def list_tools_results() -> st.SearchStrategy[ListToolsResult]:
     )
 
 
+@_shared
 def call_tool_results() -> st.SearchStrategy[CallToolResult]:
     return st.builds(
         CallToolResult,
@@ -568,15 +621,18 @@ def call_tool_results() -> st.SearchStrategy[CallToolResult]:
 # --- tasks ---------------------------------------------------------------------------------
 
 
+@_shared
 def task_statuses() -> st.SearchStrategy[TaskStatus]:
     return st.sampled_from(TaskStatus)
 
 
+@_shared
 def task_metadata() -> st.SearchStrategy[TaskMetadata]:
     """``params.task``: a requested ttl in ms, or none (the receiver's default)."""
     return st.builds(TaskMetadata, ttl=_optional(_non_negative_ints()), extra=extras(TaskMetadata))
 
 
+@_shared
 def tasks() -> st.SearchStrategy[Task]:
     """A Task; ``ttl`` is an int, ``None`` (unlimited) or ``UNSET`` (key left out, A-06)."""
     ttls: st.SearchStrategy[int | Unset | None] = st.one_of(
@@ -596,6 +652,7 @@ def tasks() -> st.SearchStrategy[Task]:
     )
 
 
+@_shared
 def create_task_results() -> st.SearchStrategy[CreateTaskResult]:
     """``{"task": Task}``; ``_meta`` sometimes has the model-immediate-response (T:175)."""
     immediate = st.fixed_dictionaries({MODEL_IMMEDIATE_RESPONSE_META: _texts()})
@@ -603,6 +660,7 @@ def create_task_results() -> st.SearchStrategy[CreateTaskResult]:
     return st.builds(CreateTaskResult, task=tasks(), meta=meta, extra=extras(CreateTaskResult))
 
 
+@_shared
 def list_tasks_results() -> st.SearchStrategy[ListTasksResult]:
     return st.builds(
         ListTasksResult,
@@ -616,6 +674,7 @@ def list_tasks_results() -> st.SearchStrategy[ListTasksResult]:
 # --- server -> client requests -----------------------------------------------------------
 
 
+@_shared
 def elicit_request_form_params() -> st.SearchStrategy[ElicitRequestFormParams]:
     schema = st.builds(
         lambda props: {"type": "object", "properties": props}, json_objects(max_size=2)
@@ -630,6 +689,7 @@ def elicit_request_form_params() -> st.SearchStrategy[ElicitRequestFormParams]:
     )
 
 
+@_shared
 def elicit_request_url_params() -> st.SearchStrategy[ElicitRequestURLParams]:
     return st.builds(
         ElicitRequestURLParams,
@@ -642,6 +702,7 @@ def elicit_request_url_params() -> st.SearchStrategy[ElicitRequestURLParams]:
     )
 
 
+@_shared
 def elicit_results() -> st.SearchStrategy[ElicitResult]:
     return st.builds(
         ElicitResult,
@@ -652,14 +713,17 @@ def elicit_results() -> st.SearchStrategy[ElicitResult]:
     )
 
 
+@_shared
 def _sampling_content() -> st.SearchStrategy[ContentBlock | tuple[ContentBlock, ...]]:
     return content_blocks() | _tuples(content_blocks(), max_size=2)
 
 
+@_shared
 def _roles() -> st.SearchStrategy[str]:
     return st.sampled_from(["user", "assistant"]) | _texts()
 
 
+@_shared
 def sampling_messages() -> st.SearchStrategy[SamplingMessage]:
     """A sampling message whose ``content`` is one block or an array of blocks."""
     return st.builds(
@@ -671,6 +735,7 @@ def sampling_messages() -> st.SearchStrategy[SamplingMessage]:
     )
 
 
+@_shared
 def create_message_request_params() -> st.SearchStrategy[CreateMessageRequestParams]:
     return st.builds(
         CreateMessageRequestParams,
@@ -688,6 +753,7 @@ def create_message_request_params() -> st.SearchStrategy[CreateMessageRequestPar
     )
 
 
+@_shared
 def create_message_results() -> st.SearchStrategy[CreateMessageResult]:
     return st.builds(
         CreateMessageResult,
@@ -700,10 +766,12 @@ def create_message_results() -> st.SearchStrategy[CreateMessageResult]:
     )
 
 
+@_shared
 def roots() -> st.SearchStrategy[Root]:
     return st.builds(Root, uri=_texts(), name=_optional(_texts()), meta=metas(), extra=extras(Root))
 
 
+@_shared
 def list_roots_results() -> st.SearchStrategy[ListRootsResult]:
     return st.builds(
         ListRootsResult,
@@ -716,35 +784,42 @@ def list_roots_results() -> st.SearchStrategy[ListRootsResult]:
 # --- JSON-RPC envelopes ------------------------------------------------------------------
 
 
+@_shared
 def error_objects() -> st.SearchStrategy[ErrorObject]:
     """A JSON-RPC error object; ``data`` ``None`` stands for an absent ``data`` key."""
     codes = st.sampled_from([-32700, -32600, -32601, -32602, -32603, -32042]) | st.integers()
     return st.builds(ErrorObject, code=codes, message=_texts(), data=json_values())
 
 
+@_shared
 def _methods() -> st.SearchStrategy[str]:
     return st.sampled_from(["tasks/get", "tools/call", "notifications/tasks/status"]) | _texts()
 
 
+@_shared
 def jsonrpc_requests() -> st.SearchStrategy[JSONRPCRequest]:
     return st.builds(
         JSONRPCRequest, id=request_ids(), method=_methods(), params=_optional(json_objects())
     )
 
 
+@_shared
 def jsonrpc_notifications() -> st.SearchStrategy[JSONRPCNotification]:
     return st.builds(JSONRPCNotification, method=_methods(), params=_optional(json_objects()))
 
 
+@_shared
 def jsonrpc_responses() -> st.SearchStrategy[JSONRPCResponse]:
     return st.builds(JSONRPCResponse, id=request_ids(), result=json_objects())
 
 
+@_shared
 def jsonrpc_errors() -> st.SearchStrategy[JSONRPCError]:
     """An error response; a ``None`` id is the "could not read your id" case."""
     return st.builds(JSONRPCError, id=_optional(request_ids()), error=error_objects())
 
 
+@_shared
 def jsonrpc_messages() -> st.SearchStrategy[JSONRPCMessage]:
     """Requests, notifications, responses and errors (B:27-108)."""
     return st.one_of(
@@ -796,6 +871,13 @@ MODEL_STRATEGIES: Mapping[type, Callable[[], st.SearchStrategy[Any]]] = {
     JSONRPCError: jsonrpc_errors,
 }
 """Every attrs class of ``mcp_tasks_client.models`` -> a function returning its strategy."""
+
+
+@_shared
+def strategy_for(cls: type) -> st.SearchStrategy[Any]:
+    """The strategy of model class ``cls`` (from :data:`MODEL_STRATEGIES`), built once."""
+    return MODEL_STRATEGIES[cls]()
+
 
 _ENVELOPES = frozenset(
     {ErrorObject, JSONRPCRequest, JSONRPCNotification, JSONRPCResponse, JSONRPCError}

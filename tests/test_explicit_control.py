@@ -35,7 +35,10 @@ pytestmark = pytest.mark.anyio
 
 INFO = Implementation("explicit-tests", "0")
 NOW = "2026-11-30T12:00:00Z"
-TASKS_CAPS = {"tools": {}, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+TASKS_CAPS: dict[str, Any] = {
+    "tools": {},
+    "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+}
 
 
 def task_json(task_id: str, status: str = "working") -> dict[str, Any]:
@@ -183,7 +186,7 @@ async def test_cancel_and_list_need_their_capabilities() -> None:
         with pytest.raises(CapabilityNotNegotiated):
             await client.list_tasks_page()
 
-    caps = {"tasks": {"requests": {"tools": {"call": {}}}}}
+    caps: dict[str, Any] = {"tasks": {"requests": {"tools": {"call": {}}}}}
     recorder = await with_recorder(body, capabilities=caps)
     assert recorder.methods() == ["initialize", "notifications/initialized"]
 
