@@ -1,4 +1,4 @@
-"""Demo: connect to a real, local, task-capable MCP server and call a tool.
+"""Demo: start a task on a real, local, task-capable MCP server, watch it, print its outcome.
 
     python3 -m nox -s demo                     # starts the bundled peer server itself
     python3 -m nox -s demo -- --url URL        # or talk to a server you started
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +19,19 @@ from pathlib import Path
 import trio
 
 from mcp_tasks_client import (
+    Cancelled,
     Client,
+    Completed,
+    ContentBlock,
+    Expired,
+    Failed,
     Generation,
     HttpTransport,
     Implementation,
     MCPTasksError,
+    Poller,
+    PollPolicy,
+    TextContent,
     ToolCall,
 )
 
@@ -53,14 +62,42 @@ async def main(url: str) -> None:
         tasks = caps.tasks
         print(
             "server tasks capability:",
-            "none" if tasks is None else f"list={tasks.list} cancel={tasks.cancel} "
-            f"tools/call={tasks.tools_call}",
+            "none"
+            if tasks is None
+            else f"list={tasks.list} cancel={tasks.cancel} tools/call={tasks.tools_call}",
         )
         print("tools:")
         async for tool in client.list_tools():
             print(f"  {tool.name:<12} taskSupport={tool.task_support.value}")
         result = await client.call_tool(ToolCall("plain_echo", {"text": "hello from the demo"}))
-        print("plain_echo ->", [getattr(block, "text", block) for block in result.content])
+        print("plain call: plain_echo ->", _texts(result.content))
+
+        # A task, explicitly: the call is augmented only because we said .as_task().
+        call = ToolCall("need_task", {"text": "rendered scene 3", "seconds": 2})
+        created = await client.start(call.as_task(ttl=dt.timedelta(minutes=5)))
+        print(f"task started: {created.task.task_id} ({created.task.status.value})")
+        policy = PollPolicy(floor=0.2)  # everything else: the printed defaults
+        print(f"polling with {policy}")
+        started = trio.current_time()
+        async with Poller(client, policy) as poller:
+            async for snapshot in poller.watch(created, deadline=dt.timedelta(minutes=1)):
+                elapsed = trio.current_time() - started
+                message = f" - {snapshot.status_message}" if snapshot.status_message else ""
+                print(f"  [{elapsed:5.2f}s] {snapshot.status.value}{message}")
+            outcome = await poller.wait(created)
+        match outcome:
+            case Completed(result=done):
+                print("outcome: completed ->", _texts(done.content))
+            case Failed(task=task):
+                print("outcome: failed ->", task.status_message)
+            case Cancelled():
+                print("outcome: cancelled")
+            case Expired(expired_at=when):
+                print("outcome: expired at", when)
+
+
+def _texts(content: tuple[ContentBlock, ...]) -> list[str]:
+    return [block.text if isinstance(block, TextContent) else repr(block) for block in content]
 
 
 def run() -> None:

@@ -6,7 +6,7 @@ claim of interoperability is made against the real peers in test_client_peers.py
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -44,7 +44,7 @@ INIT_RESULT: dict[str, Any] = {
     "serverInfo": {"name": "scripted", "version": "0"},
 }
 
-Script = Callable[[MemoryServerEnd], Awaitable[None]]
+Script = Callable[[MemoryServerEnd], Coroutine[Any, Any, None]]
 
 
 async def handshake(server: MemoryServerEnd, result: dict[str, Any] | None = None) -> Any:
@@ -363,8 +363,3 @@ async def test_using_a_client_before_entering_it_is_a_usage_error() -> None:
         await client.call_tool(ToolCall("t"))
     with pytest.raises(UsageError):
         _ = client.server_capabilities
-
-
-@pytest.fixture
-async def _unused() -> AsyncIterator[None]:  # keeps AsyncIterator import honest for mypy
-    yield
