@@ -56,3 +56,11 @@ def demo(session: nox.Session) -> None:
     session.install("-e", ".")
     _install_peers(session)
     session.run("python", "examples/demo.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Client CPU per tasks/get and memory per tracked task (results: benchmarks/RESULTS.md)."""
+    session.install("-e", ".")
+    _install_peers(session)
+    session.run("python", "benchmarks/bench_polling.py", *session.posargs)
