@@ -107,11 +107,13 @@ async def main(quick: bool) -> None:
     with running_http_peer(peer) as url:
         cpu, wall = await cpu_per_get(HttpTransport(url), calls)
         print(
-            f"| HTTP: client CPU per tasks/get ({calls} calls) | {cpu:.0f} µs (wall {wall:.0f} µs) |"
+            f"| HTTP: client CPU per tasks/get ({calls} calls) | {cpu:.0f} µs "
+            f"(wall {wall:.0f} µs) |"
         )
         cpu, wall = await cpu_per_get(StdioTransport(stdio_command(peer)), calls)
         print(
-            f"| stdio: client CPU per tasks/get ({calls} calls) | {cpu:.0f} µs (wall {wall:.0f} µs) |"
+            f"| stdio: client CPU per tasks/get ({calls} calls) | {cpu:.0f} µs "
+            f"(wall {wall:.0f} µs) |"
         )
         for count in counts:
             with running_http_peer(peer) as fresh:

@@ -61,8 +61,8 @@ from mcp_tasks_client.models import (
     UnknownContent,
 )
 
-ROUND_TRIP = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-ROBUSTNESS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ROUND_TRIP = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ROBUSTNESS = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def model_id(cls: type) -> str:
