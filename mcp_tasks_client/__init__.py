@@ -11,6 +11,7 @@ from ._errors import (
     GetStreamUnavailable,
     HTTPStatusError,
     IllegalTransition,
+    InputNotHandled,
     InvalidParams,
     MCPTasksError,
     MethodNotFound,
@@ -33,7 +34,7 @@ from ._errors import (
     UsageError,
 )
 from ._generation import Generation
-from ._protocol.scheduler import PollPolicy
+from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
 from ._protocol.task_machine import Violation, ViolationPolicy
 from ._transports.base import Transport, TransportFault
 from ._transports.http import HttpTransport, StreamResumption
@@ -41,6 +42,16 @@ from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transpo
 from ._transports.stdio import StdioShutdown, StdioTransport
 from .builders import TaskToolCall, ToolCall
 from .engine import Poller, TaskRef
+from .inputs import (
+    ElicitationHandler,
+    HandlerErrorPolicy,
+    InputContext,
+    InputEvent,
+    InputEventKind,
+    InputRouter,
+    RootsHandler,
+    SamplingHandler,
+)
 from .models import (
     EMPTY,
     MODEL_IMMEDIATE_RESPONSE_META,
@@ -126,6 +137,7 @@ __all__ = [
     "ElicitRequestURLParams",
     "ElicitResult",
     "ElicitationCapability",
+    "ElicitationHandler",
     "EmbeddedResource",
     "ErrorObject",
     "Expired",
@@ -133,11 +145,17 @@ __all__ = [
     "Generation",
     "GetStreamUnavailable",
     "HTTPStatusError",
+    "HandlerErrorPolicy",
     "HttpTransport",
     "IllegalTransition",
     "ImageContent",
     "Implementation",
     "InitializeResult",
+    "InputContext",
+    "InputEvent",
+    "InputEventKind",
+    "InputNotHandled",
+    "InputRouter",
     "InvalidParams",
     "JSONObject",
     "JSONRPCError",
@@ -166,7 +184,9 @@ __all__ = [
     "ResourceLink",
     "Root",
     "RootsCapability",
+    "RootsHandler",
     "SamplingCapability",
+    "SamplingHandler",
     "SamplingMessage",
     "ServerCapabilities",
     "ServerTasksCapability",
@@ -198,6 +218,7 @@ __all__ = [
     "TransportFault",
     "UnexpectedPlainResult",
     "UnexpectedResponse",
+    "UnhandledInputPolicy",
     "UnknownContent",
     "UnknownValue",
     "Unset",

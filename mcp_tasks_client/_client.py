@@ -102,8 +102,9 @@ log = logging.getLogger("mcp_tasks_client")
 
 T = TypeVar("T")
 
-RequestHandler = Callable[[JSONRPCRequest], Awaitable[JSONObject]]
-"""Answers one server->client request with a result object (raise RPCError to answer an error)."""
+RequestHandler = Callable[[JSONRPCRequest], Awaitable[JSONObject | None]]
+"""Answers one server->client request with a result object (raise RPCError to answer an
+error). Returning None sends nothing: only for a duplicate delivery already answered once."""
 
 NotificationHandler = Callable[[JSONRPCNotification], None]
 """Receives one notification; runs in the reader, so it must not block."""
@@ -567,7 +568,11 @@ class Client:
             )
         else:
             try:
-                reply = self._connection.respond(request.id, await handler(request))
+                result = await handler(request)
+                if result is None:
+                    self._connection.drop(request.id)
+                    return
+                reply = self._connection.respond(request.id, result)
             except RPCError as exc:
                 reply = self._connection.respond_error(request.id, exc.code, exc.message, exc.data)
             except Exception as exc:  # a handler bug must still answer the server

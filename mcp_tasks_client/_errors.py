@@ -22,6 +22,7 @@ __all__ = [
     "GetStreamUnavailable",
     "HTTPStatusError",
     "IllegalTransition",
+    "InputNotHandled",
     "InvalidParams",
     "MCPTasksError",
     "MethodNotFound",
@@ -289,6 +290,22 @@ class DeadlineExceeded(MCPTasksError):
         self.snapshots = dict(snapshots)
         self.cancel_sent = tuple(cancel_sent)
         super().__init__(f"no outcome before the deadline for {list(self.task_ids)!r}")
+
+
+class InputNotHandled(MCPTasksError):
+    """A task asked for input no handler was registered for; the server got a JSON-RPC error.
+
+    Raised from the task's wait when the policy says so (UnhandledInputPolicy.FAIL).
+    """
+
+    def __init__(self, task_id: str, method: str, request_id: object) -> None:
+        self.task_id = task_id
+        self.method = method
+        self.request_id = request_id
+        super().__init__(
+            f"task {task_id!r} asked for {method} (request {request_id!r}) and no handler "
+            "was registered: register one with InputRouter, or a default"
+        )
 
 
 class RequestTimeout(MCPTasksError):

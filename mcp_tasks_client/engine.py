@@ -37,15 +37,24 @@ from ._errors import (
     DeadlineExceeded,
     DecodeError,
     IllegalTransition,
+    InputNotHandled,
     MCPTasksError,
     RPCError,
     TaskNotFound,
     UnknownValue,
     UsageError,
 )
-from ._protocol.scheduler import PollPolicy, PollScheduler
+from ._protocol.scheduler import PollPolicy, PollScheduler, UnhandledInputPolicy
 from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
-from .models import CallToolResult, CreateTaskResult, JSONRPCNotification, Task, TaskStatus
+from .inputs import InputEvent, InputEventKind, InputRouter
+from .models import (
+    CallToolResult,
+    CreateTaskResult,
+    JSONObject,
+    JSONRPCNotification,
+    Task,
+    TaskStatus,
+)
 from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
 
 __all__ = ["Poller", "TaskRef"]
@@ -78,8 +87,12 @@ class _Tracked:
     done: anyio.Event = attrs.field(factory=anyio.Event)
     outcome: Outcome | None = None
     error: MCPTasksError | None = None
-    watchers: list[MemoryObjectSendStream[Task]] = attrs.field(factory=list)
+    watchers: list[MemoryObjectSendStream[Task | InputEvent]] = attrs.field(factory=list)
     listeners: list[MemoryObjectSendStream[_Tracked]] = attrs.field(factory=list)
+    # The blocking tasks/result opened on input_required (C-21), and what it returned.
+    result_call: anyio.Event | None = None
+    result_raw: JSONObject | None = None
+    result_error: MCPTasksError | None = None
 
     @property
     def ended(self) -> Outcome | MCPTasksError:
@@ -97,11 +110,13 @@ class Poller:
         client: Client,
         policy: PollPolicy = PollPolicy(),  # noqa: B008 - frozen value
         *,
+        inputs: InputRouter | None = None,
         rng: random.Random | None = None,
         wall_clock: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.client = client
         self.policy = policy
+        self.inputs = inputs
         self._scheduler = PollScheduler(policy, rng)
         self._wall_clock = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
         self._tracked: dict[str, _Tracked] = {}
@@ -109,7 +124,7 @@ class Poller:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._wake = anyio.Event()
         self._limiter = anyio.CapacityLimiter(policy.max_in_flight)
-        self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe: list[Callable[[], None]] = []
         self.warnings: list[Violation | MCPTasksError] = []
         """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots."""
         self.polls_sent = 0
@@ -122,9 +137,12 @@ class Poller:
             raise UsageError("a Poller can be entered only once")
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        self._unsubscribe = self.client.on_notification(
-            "notifications/tasks/status", self._on_status
+        self._unsubscribe.append(
+            self.client.on_notification("notifications/tasks/status", self._on_status)
         )
+        if self.inputs is not None:
+            self._unsubscribe.append(self.inputs.subscribe(self._on_input))
+            self.inputs.snapshot_source = self.snapshot
         self._task_group.start_soon(self._drive)
         return self
 
@@ -135,8 +153,8 @@ class Poller:
         tb: TracebackType | None,
     ) -> None:
         assert self._task_group is not None
-        if self._unsubscribe is not None:
-            self._unsubscribe()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(None, None, None)
         closed = UsageError("the poller was closed")
@@ -221,15 +239,16 @@ class Poller:
 
     async def watch(
         self, task: TaskRef, *, deadline: float | dt.timedelta | None = None
-    ) -> AsyncIterator[Task]:
-        """Each new snapshot of the task (from polls and notifications), the terminal one last.
+    ) -> AsyncIterator[Task | InputEvent]:
+        """Each new snapshot of the task (from polls and notifications), the terminal one last,
+        and each InputEvent of its input requests (arrived, answered, unhandled...).
 
         Then ``await poller.wait(task)`` returns the outcome at once. A snapshot is new when
         its status, status message or ``lastUpdatedAt`` changed.
         """
         until = anyio.current_time() + _seconds(deadline)
         tracked = await self._hold(task)
-        send, receive = anyio.create_memory_object_stream[Task](math.inf)
+        send, receive = anyio.create_memory_object_stream[Task | InputEvent](math.inf)
         send.send_nowait(tracked.machine.current)
         if tracked.machine.is_terminal or tracked.done.is_set():
             send.close()
@@ -237,7 +256,7 @@ class Poller:
             tracked.watchers.append(send)
         try:
             while True:
-                snapshot: Task | None = None
+                snapshot: Task | InputEvent | None = None
                 try:
                     with anyio.move_on_after(until - anyio.current_time()):
                         snapshot = await receive.receive()
@@ -290,6 +309,8 @@ class Poller:
             if first.status.is_terminal:
                 self._start_finish(tracked)
             else:
+                if first.status is TaskStatus.INPUT_REQUIRED:
+                    self._open_result(tracked)
                 self._scheduler.track(
                     first.task_id,
                     anyio.current_time(),
@@ -413,6 +434,60 @@ class Poller:
                 watcher.send_nowait(snapshot)
         if snapshot.status.is_terminal:
             self._start_finish(tracked)
+        elif snapshot.status is TaskStatus.INPUT_REQUIRED:
+            self._open_result(tracked)
+
+    # -- input ---------------------------------------------------------------------------
+
+    def _open_result(self, tracked: _Tracked) -> None:
+        """C-21: on input_required, one blocking tasks/result; the server sends its input
+        requests while it is open (T:431-450). Never two at once for one task (T:3.2)."""
+        if not self.policy.open_result_on_input_required:
+            return
+        if tracked.result_call is not None or tracked.finishing or tracked.done.is_set():
+            return
+        tracked.result_call = anyio.Event()
+        assert self._task_group is not None
+        self._task_group.start_soon(self._hold_result, tracked, tracked.result_call)
+
+    async def _hold_result(self, tracked: _Tracked, call: anyio.Event) -> None:
+        try:
+            tracked.result_raw = await self.client.task_result_raw(
+                tracked.task_id, timeout=self.policy.result_timeout
+            )
+        except RPCError as exc:  # the underlying JSON-RPC error of a failed task (T:466)
+            tracked.result_error = exc
+        except MCPTasksError as exc:
+            # A dropped stream or a timeout: forget this call; a later poll that still shows
+            # input_required opens a new one (the book keeps answers from repeating).
+            self.warnings.append(exc)
+            tracked.result_call = None
+            call.set()
+            return
+        call.set()
+        # tasks/result returns once the task is terminal (T:465): learn the status now.
+        if not tracked.finishing and not tracked.done.is_set():
+            try:
+                snapshot = await self._get(tracked.task_id)
+            except MCPTasksError as exc:
+                self._end(tracked, error=exc)
+                return
+            if not tracked.done.is_set():
+                self._observe(tracked, snapshot)
+
+    def _on_input(self, event: InputEvent) -> None:
+        if event.task_id is None:
+            return
+        tracked = self._tracked.get(event.task_id)
+        if tracked is None or tracked.done.is_set():
+            return
+        for watcher in tracked.watchers:
+            watcher.send_nowait(event)
+        if (
+            event.kind is InputEventKind.UNHANDLED
+            and self.policy.on_unhandled_input is UnhandledInputPolicy.FAIL
+        ):
+            self._end(tracked, error=InputNotHandled(event.task_id, event.method, event.request_id))
 
     # -- ending ----------------------------------------------------------------------------
 
@@ -433,9 +508,7 @@ class Poller:
             self._end(tracked, outcome=Cancelled(task))
             return
         try:
-            raw = await self.client.task_result_raw(
-                task.task_id, timeout=self.policy.result_timeout
-            )
+            raw = await self._terminal_result(tracked)
         except RPCError as exc:
             if task.status is TaskStatus.FAILED:
                 self._end(tracked, outcome=Failed(task, error=exc))
@@ -457,6 +530,18 @@ class Poller:
             self._end(tracked, outcome=Failed(task, result=result, raw=raw))
         else:
             self._end(tracked, outcome=Completed(task, result))
+
+    async def _terminal_result(self, tracked: _Tracked) -> JSONObject:
+        """The terminal task's result: the held tasks/result's, or a new call."""
+        if tracked.result_call is not None:
+            await tracked.result_call.wait()
+            if tracked.result_error is not None:
+                raise tracked.result_error
+            if tracked.result_raw is not None:
+                return tracked.result_raw
+        return await self.client.task_result_raw(
+            tracked.task_id, timeout=self.policy.result_timeout
+        )
 
     def _expire(self, tracked: _Tracked) -> None:
         task = tracked.machine.current

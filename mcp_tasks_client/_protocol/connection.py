@@ -136,6 +136,11 @@ class RPCConnection:
         self._consume_unanswered(request_id)
         return JSONRPCError(request_id, ErrorObject(code, message, data))
 
+    def drop(self, request_id: RequestId) -> None:
+        """Forget an incoming request without answering it (a duplicate delivery, answered once
+        already under its first arrival)."""
+        self._consume_unanswered(request_id)
+
     def abandon(self, request_id: RequestId) -> None:
         """The caller stopped waiting for ``request_id``; its late answer will be ignored."""
         method = self._pending.pop(request_id, None)

@@ -19,6 +19,7 @@ skipped lazily), so the cost of a poll is O(log n) in the number of tracked task
 
 from __future__ import annotations
 
+import enum
 import heapq
 import math
 import random
@@ -27,12 +28,21 @@ import attrs
 
 from .task_machine import ViolationPolicy
 
-__all__ = ["PollPolicy", "PollScheduler"]
+__all__ = ["PollPolicy", "PollScheduler", "UnhandledInputPolicy"]
 
 
 def _non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if value < 0:
         raise ValueError(f"{attribute.name} must be >= 0, got {value}")
+
+
+class UnhandledInputPolicy(enum.Enum):
+    """What a task's wait does when the task asked for input nobody handles."""
+
+    FAIL = "fail"
+    """The wait raises InputNotHandled (the server already got a JSON-RPC error)."""
+    KEEP_WAITING = "keep_waiting"
+    """The wait goes on; the server decides what the refused input means for the task."""
 
 
 @attrs.frozen
@@ -59,6 +69,12 @@ class PollPolicy:
     cancel_on_abandon: bool = False
     """Send one ``tasks/cancel`` when the caller's wait ends without an outcome (deadline or
     cancellation). Off unless the caller turns it on."""
+    open_result_on_input_required: bool = True
+    """On ``input_required``, open the blocking ``tasks/result`` the server delivers the input
+    requests on (C-21: SHOULD; on by default, and printing the policy shows it). A dropped
+    ``tasks/result`` is opened again when a later poll still shows ``input_required``."""
+    on_unhandled_input: UnhandledInputPolicy = UnhandledInputPolicy.FAIL
+    """What an input request that no handler takes does to the task's wait."""
     max_in_flight: int = 64
     """Most ``tasks/get`` requests in flight at once (size the HTTP pool to match)."""
     on_violation: ViolationPolicy = ViolationPolicy.RAISE

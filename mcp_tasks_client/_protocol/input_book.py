@@ -1,0 +1,95 @@
+"""Input bookkeeping, sans-I/O: which server->client requests each task has outstanding.
+
+A server asks for input mid-task (an elicitation, a sampling request) with a JSON-RPC request
+tagged with ``_meta["io.modelcontextprotocol/related-task"]`` (T:470, V-21). The book keys
+every such request by ``(task_id, request_id)`` and moves it through two states:
+
+    (absent) --arrived--> PENDING --answered--> ANSWERED
+
+The rules kept here:
+
+- a request is routed to exactly one task: the one its related-task meta names, or ``None``
+  (no task) when it carries none;
+- a request that arrives again while PENDING or after ANSWERED is a duplicate (a re-delivery on
+  a re-issued ``tasks/result``): it is not handled again and never answered twice;
+- answering is recorded once; answering an unknown or already answered key is a bug in the
+  caller of the book (ValueError).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ..models import RELATED_TASK_META, RequestId
+
+__all__ = ["InputBook", "InputKey", "InputState", "related_task_id"]
+
+
+def related_task_id(params: Mapping[str, Any] | None) -> str | None:
+    """The task a request belongs to, from ``params._meta`` (T:470); None when untagged."""
+    if not params:
+        return None
+    meta = params.get("_meta")
+    if not isinstance(meta, Mapping):
+        return None
+    related = meta.get(RELATED_TASK_META)
+    if not isinstance(related, Mapping):
+        return None
+    task_id = related.get("taskId")
+    return task_id if isinstance(task_id, str) else None
+
+
+class InputState(enum.Enum):
+    PENDING = "pending"
+    ANSWERED = "answered"
+
+
+@attrs.frozen
+class InputKey:
+    task_id: str | None
+    request_id: RequestId
+
+
+class InputBook:
+    """Outstanding and answered input requests, by task."""
+
+    def __init__(self) -> None:
+        self._state: dict[InputKey, InputState] = {}
+        self._methods: dict[InputKey, str] = {}
+
+    def arrived(self, task_id: str | None, request_id: RequestId, method: str) -> bool:
+        """Record an incoming request; False when it is a duplicate (do not handle it)."""
+        key = InputKey(task_id, request_id)
+        if key in self._state:
+            return False
+        self._state[key] = InputState.PENDING
+        self._methods[key] = method
+        return True
+
+    def answered(self, task_id: str | None, request_id: RequestId) -> None:
+        key = InputKey(task_id, request_id)
+        if self._state.get(key) is not InputState.PENDING:
+            raise ValueError(f"no pending input request {key}")
+        self._state[key] = InputState.ANSWERED
+
+    def state(self, task_id: str | None, request_id: RequestId) -> InputState | None:
+        return self._state.get(InputKey(task_id, request_id))
+
+    def pending(self, task_id: str | None) -> list[tuple[RequestId, str]]:
+        """The requests of ``task_id`` still waiting for their answer, as (id, method)."""
+        return [
+            (key.request_id, self._methods[key])
+            for key, state in self._state.items()
+            if key.task_id == task_id and state is InputState.PENDING
+        ]
+
+    def answered_count(self, task_id: str | None) -> int:
+        return sum(
+            1
+            for key, state in self._state.items()
+            if key.task_id == task_id and state is InputState.ANSWERED
+        )

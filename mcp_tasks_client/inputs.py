@@ -1,0 +1,318 @@
+"""Input a task asks for mid-flight, routed by related-task id (T:431-450, C-21, C-25).
+
+When a 2025-11-25 task needs the user or a model, it goes ``input_required`` and the server
+sends ``elicitation/create`` / ``sampling/createMessage`` (or ``roots/list``) requests tagged
+with ``_meta["io.modelcontextprotocol/related-task"] = {"taskId": ...}``, on the stream of the
+``tasks/result`` the client opened or on any other stream. An :class:`InputRouter` sends each
+request to the handler registered for *its* task, so an agent host with ten tasks in flight
+routes every question to the conversation that started it.
+
+Nothing is answered on the caller's behalf: a request whose task has no handler (and for which
+no default was registered) is answered with a JSON-RPC error saying so, and an
+:class:`InputEvent` tells the Poller (which fails that task's wait with InputNotHandled, or
+keeps waiting, by its policy). The client declares ``elicitation`` / ``sampling`` / ``roots``
+only for what the router enables (pass ``router.capabilities()`` to the Client). URL-mode
+elicitations reach the handler as they are; the library never opens a URL (C-51).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import attrs
+
+from ._client import Client
+from ._errors import DecodeError, MCPTasksError, RPCError, UsageError
+from ._protocol.input_book import InputBook, related_task_id
+from .models import (
+    RELATED_TASK_META,
+    ClientCapabilities,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitationCapability,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    JSONObject,
+    JSONRPCRequest,
+    ListRootsResult,
+    RequestId,
+    RootsCapability,
+    SamplingCapability,
+    Task,
+)
+
+__all__ = [
+    "ElicitationHandler",
+    "HandlerErrorPolicy",
+    "InputContext",
+    "InputEvent",
+    "InputEventKind",
+    "InputRouter",
+    "RootsHandler",
+    "SamplingHandler",
+]
+
+log = logging.getLogger("mcp_tasks_client")
+
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+ROOTS = "roots/list"
+
+
+@attrs.frozen
+class InputContext:
+    """What a handler knows about the request it answers."""
+
+    task_id: str | None
+    """The related task (None for a request with no related-task meta, sent to a default)."""
+    request_id: RequestId
+    method: str
+    _snapshot: Callable[[str], Task | None] = attrs.field(alias="snapshot", repr=False)
+
+    def latest(self) -> Task | None:
+        """The task's latest snapshot seen by the Poller (no request is sent)."""
+        return None if self.task_id is None else self._snapshot(self.task_id)
+
+
+ElicitationHandler = Callable[[InputContext, ElicitRequestParams], Awaitable[ElicitResult]]
+SamplingHandler = Callable[
+    [InputContext, CreateMessageRequestParams], Awaitable[CreateMessageResult]
+]
+RootsHandler = Callable[[InputContext], Awaitable[ListRootsResult]]
+H = TypeVar("H")
+
+
+class HandlerErrorPolicy(enum.Enum):
+    """What happens when a handler raises something other than RPCError."""
+
+    ANSWER_ERROR = "answer_error"
+    """Answer the server with -32603 naming the failure; the task goes on (or fails) server-side."""
+    ANSWER_ERROR_AND_CANCEL = "answer_error_and_cancel"
+    """The same, after sending ``tasks/cancel`` for the task."""
+
+
+class InputEventKind(enum.Enum):
+    ARRIVED = "arrived"
+    ANSWERED = "answered"
+    UNHANDLED = "unhandled"
+    """No handler for this task and no default: answered with -32601."""
+    REJECTED = "rejected"
+    """The request itself was bad (undeclared mode, malformed params): answered with -32602."""
+    HANDLER_FAILED = "handler_failed"
+    DUPLICATE = "duplicate"
+    """Delivered again after it was already taken: not handled, not answered twice."""
+
+
+@attrs.frozen
+class InputEvent:
+    """Something that happened to an input request of a task; the Poller relays these."""
+
+    kind: InputEventKind
+    task_id: str | None
+    request_id: RequestId
+    method: str
+    error: MCPTasksError | None = None
+
+
+def _pick(table: dict[str | None, H], task_id: str | None, method: str) -> H:
+    handler = table.get(task_id) if task_id is not None else None
+    if handler is None:
+        handler = table.get(None)
+    if handler is None:
+        which = f"task {task_id}" if task_id else "requests without a related task"
+        raise RPCError(-32601, f"no handler registered for {method} of {which}")
+    return handler
+
+
+def _no_snapshot(task_id: str) -> Task | None:
+    return None
+
+
+class InputRouter:
+    """Handlers for server->client requests, keyed by the related task."""
+
+    def __init__(
+        self,
+        *,
+        elicitation: ElicitationCapability | None = None,
+        sampling: SamplingCapability | None = None,
+        roots: RootsCapability | None = None,
+        on_handler_error: HandlerErrorPolicy = HandlerErrorPolicy.ANSWER_ERROR,
+    ) -> None:
+        self.elicitation = elicitation
+        self.sampling = sampling
+        self.roots = roots
+        self.on_handler_error = on_handler_error
+        self.book = InputBook()
+        self._elicitation: dict[str | None, ElicitationHandler] = {}
+        self._sampling: dict[str | None, SamplingHandler] = {}
+        self._roots: dict[str | None, RootsHandler] = {}
+        self._listeners: list[Callable[[InputEvent], None]] = []
+        self._client: Client | None = None
+        self.snapshot_source: Callable[[str], Task | None] = _no_snapshot
+
+    # -- configuration ---------------------------------------------------------------------
+
+    def capabilities(
+        self,
+        base: ClientCapabilities = ClientCapabilities(),  # noqa: B008 - frozen value
+    ) -> ClientCapabilities:
+        """``base`` plus exactly the kinds this router serves (C-49, C-52)."""
+        return attrs.evolve(
+            base,
+            elicitation=self.elicitation or base.elicitation,
+            sampling=self.sampling or base.sampling,
+            roots=self.roots or base.roots,
+        )
+
+    def on_elicitation(self, task_id: str, handler: ElicitationHandler) -> InputRouter:
+        """Answer ``task_id``'s elicitations with ``handler``."""
+        self._require(ELICIT, self.elicitation)
+        self._elicitation[task_id] = handler
+        return self
+
+    def on_sampling(self, task_id: str, handler: SamplingHandler) -> InputRouter:
+        self._require(SAMPLE, self.sampling)
+        self._sampling[task_id] = handler
+        return self
+
+    def on_roots(self, task_id: str, handler: RootsHandler) -> InputRouter:
+        self._require(ROOTS, self.roots)
+        self._roots[task_id] = handler
+        return self
+
+    def default_elicitation(self, handler: ElicitationHandler) -> InputRouter:
+        """For elicitations of tasks with no handler of their own, and untagged ones."""
+        self._require(ELICIT, self.elicitation)
+        self._elicitation[None] = handler
+        return self
+
+    def default_sampling(self, handler: SamplingHandler) -> InputRouter:
+        self._require(SAMPLE, self.sampling)
+        self._sampling[None] = handler
+        return self
+
+    def default_roots(self, handler: RootsHandler) -> InputRouter:
+        self._require(ROOTS, self.roots)
+        self._roots[None] = handler
+        return self
+
+    def forget(self, task_id: str) -> None:
+        """Drop every handler of ``task_id``."""
+        for table in (self._elicitation, self._sampling, self._roots):
+            table.pop(task_id, None)
+
+    def subscribe(self, listener: Callable[[InputEvent], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def attach(self, client: Client) -> None:
+        """Serve this client's server->client requests of every kind the router enables."""
+        if self._client is not None:
+            raise UsageError("an InputRouter serves one client")
+        self._client = client
+        declared = client.capabilities
+        for method, capability, mine in (
+            (ELICIT, declared.elicitation, self.elicitation),
+            (SAMPLE, declared.sampling, self.sampling),
+            (ROOTS, declared.roots, self.roots),
+        ):
+            if mine is None:
+                continue
+            if capability is None:
+                raise UsageError(
+                    f"the client did not declare what the router serves for {method}: "
+                    "pass Client(capabilities=router.capabilities())"
+                )
+            client.on_request(method, self._handle)
+
+    @staticmethod
+    def _require(method: str, capability: object) -> None:
+        if capability is None:
+            raise UsageError(f"enable {method} in InputRouter(...) before registering a handler")
+
+    # -- serving -----------------------------------------------------------------------------
+
+    def _emit(self, event: InputEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    async def _handle(self, request: JSONRPCRequest) -> JSONObject | None:
+        client = self._client
+        assert client is not None
+        params = request.params or {}
+        task_id = related_task_id(params)
+        if not self.book.arrived(task_id, request.id, request.method):
+            self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, request.id, request.method))
+            return None  # taken already: the first delivery is (or was) answered, once
+        self._emit(InputEvent(InputEventKind.ARRIVED, task_id, request.id, request.method))
+        try:
+            result = await self._dispatch(client, task_id, request)
+        except RPCError as exc:
+            kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
+                exc.code, InputEventKind.HANDLER_FAILED
+            )
+            self.book.answered(task_id, request.id)
+            self._emit(InputEvent(kind, task_id, request.id, request.method, exc))
+            raise
+        except Exception as exc:  # the handler failed: answer with an error, by policy
+            log.exception("input handler for %s of task %s raised", request.method, task_id)
+            error = RPCError(-32603, f"client input handler failed: {type(exc).__name__}: {exc}")
+            if self.on_handler_error is HandlerErrorPolicy.ANSWER_ERROR_AND_CANCEL and task_id:
+                try:
+                    await client.cancel_task(task_id)
+                except MCPTasksError as cancel_error:
+                    log.warning("tasks/cancel after a failed handler: %s", cancel_error)
+            self.book.answered(task_id, request.id)
+            self._emit(
+                InputEvent(
+                    InputEventKind.HANDLER_FAILED, task_id, request.id, request.method, error
+                )
+            )
+            raise error from exc
+        body: dict[str, Any] = dict(client._encode(result))
+        if task_id is not None:  # C-25: responses related to a task carry related-task
+            meta = dict(body.get("_meta") or {})
+            meta[RELATED_TASK_META] = {"taskId": task_id}
+            body["_meta"] = meta
+        self.book.answered(task_id, request.id)
+        self._emit(InputEvent(InputEventKind.ANSWERED, task_id, request.id, request.method))
+        return body
+
+    async def _dispatch(
+        self, client: Client, task_id: str | None, request: JSONRPCRequest
+    ) -> ElicitResult | CreateMessageResult | ListRootsResult:
+        method = request.method
+        context = InputContext(task_id, request.id, method, snapshot=self.snapshot_source)
+        params = request.params or {}
+        try:
+            if method == ELICIT:
+                elicit_handler = _pick(self._elicitation, task_id, method)
+                elicit: ElicitRequestParams = client._decode_params(
+                    params,
+                    ElicitRequestFormParams | ElicitRequestURLParams,  # type: ignore[arg-type]
+                )
+                self._check_mode(elicit)
+                return await elicit_handler(context, elicit)
+            if method == SAMPLE:
+                sample_handler = _pick(self._sampling, task_id, method)
+                sample = client._decode_params(params, CreateMessageRequestParams)
+                return await sample_handler(context, sample)
+            return await _pick(self._roots, task_id, method)(context)
+        except DecodeError as exc:
+            raise RPCError(-32602, f"malformed {method} params: {exc}") from exc
+
+    def _check_mode(self, params: ElicitRequestParams) -> None:
+        """C-50: a mode the client did not declare is answered with -32602."""
+        declared = self.elicitation
+        assert declared is not None
+        form_ok = declared.form is not None or declared.url is None  # {} means form only
+        if isinstance(params, ElicitRequestURLParams) and declared.url is None:
+            raise RPCError(-32602, "elicitation mode 'url' was not declared by this client")
+        if isinstance(params, ElicitRequestFormParams) and not form_ok:
+            raise RPCError(-32602, "elicitation mode 'form' was not declared by this client")
