@@ -316,7 +316,6 @@ def timezones() -> st.SearchStrategy[dt.tzinfo]:
 
 
 @_shared
-@_shared
 def timestamps(
     tz: st.SearchStrategy[dt.tzinfo] | None = None,
 ) -> st.SearchStrategy[dt.datetime]:
