@@ -46,6 +46,7 @@ from ._errors import (
 )
 from ._generation import Dialect, Generation, dialect_for
 from ._protocol.connection import (
+    DuplicateRequest,
     ErrorReceived,
     LateResponse,
     NotificationReceived,
@@ -523,6 +524,10 @@ class Client:
                 self._dispatch_notification(event.notification)
             elif isinstance(event, UncorrelatedError):
                 self.warnings.append(event.error)
+            elif isinstance(event, DuplicateRequest):
+                log.debug(
+                    "%s %r arrived again; answered once", event.request.method, event.request.id
+                )
             elif isinstance(event, LateResponse):
                 log.debug("ignored late answer to %s (id %r)", event.method, event.request_id)
 

@@ -465,15 +465,11 @@ class Poller:
             call.set()
             return
         call.set()
-        # tasks/result returns once the task is terminal (T:465): learn the status now.
-        if not tracked.finishing and not tracked.done.is_set():
-            try:
-                snapshot = await self._get(tracked.task_id)
-            except MCPTasksError as exc:
-                self._end(tracked, error=exc)
-                return
-            if not tracked.done.is_set():
-                self._observe(tracked, snapshot)
+        # tasks/result returns once the task is terminal (T:465), but the status (completed or
+        # failed, A-14) still comes from a poll, and every poll goes through the scheduler: a
+        # tasks/get sent from here would ignore the floor and pollInterval (C-19), race the
+        # poll in flight, poll a task nobody waits on any more (abandoned), and turn a ttl
+        # deletion (-32602) into TaskNotFound instead of Expired. The next due poll finds out.
 
     def _on_input(self, event: InputEvent) -> None:
         if event.task_id is None:

@@ -22,7 +22,6 @@ from mcp_tasks_client import (
     InvalidParams,
     MemoryServerEnd,
     MethodNotFound,
-    ProtocolError,
     RequestTimeout,
     RPCError,
     TextContent,
@@ -330,27 +329,45 @@ async def test_registered_handler_answers_and_its_rpc_error_is_sent() -> None:
     assert seen[0]["error"] == {"code": -32602, "message": "mode not declared"}
 
 
-async def test_server_reusing_an_unanswered_request_id_is_a_protocol_error() -> None:
+async def test_a_request_delivered_twice_while_unanswered_is_answered_once() -> None:
+    """C-03: one answer per request, even when the server sends it again meanwhile."""
+    release = anyio.Event()
+    calls: list[Any] = []
+    seen: list[Any] = []
+
     async def script(server: MemoryServerEnd) -> None:
         await handshake(server)
-        for _ in range(2):
-            message = {"jsonrpc": "2.0", "id": 7, "method": "slow/thing", "params": {}}
-            await server.send(message)
+        message = {"jsonrpc": "2.0", "id": 7, "method": "slow/thing", "params": {}}
+        await server.send(message)
+        await server.send(message)
+        while len(calls) < 1:
+            await anyio.sleep(0.01)
+        await anyio.sleep(0.05)  # the copy has been read by now
+        release.set()
+        seen.append(await server.receive())
+        await server.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
+        seen.append(await server.receive())
         await anyio.sleep_forever()
 
-    async def hang(request: JSONRPCRequest) -> Any:
-        await anyio.sleep_forever()
+    async def slow(request: JSONRPCRequest) -> Any:
+        calls.append(request.id)
+        await release.wait()
+        return {"done": True}
 
     transport, server = memory_transport_pair()
     async with anyio.create_task_group() as tg:
         tg.start_soon(script, server)
         async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as c:
-            c.on_request("slow/thing", hang)
-            with anyio.fail_after(5), pytest.raises(ProtocolError):
-                while True:
+            c.on_request("slow/thing", slow)
+            with anyio.fail_after(5):
+                while len(seen) < 2:
                     await anyio.sleep(0.01)
-                    await c.notify("notifications/poke")
         tg.cancel_scope.cancel()
+    assert calls == [7]
+    assert seen == [
+        {"jsonrpc": "2.0", "id": 7, "result": {"done": True}},
+        {"jsonrpc": "2.0", "id": "p", "result": {}},
+    ]
 
 
 # --- the caller's mistakes ------------------------------------------------------------------

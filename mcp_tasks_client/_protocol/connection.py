@@ -14,8 +14,9 @@ Rules kept here:
   (C-47: "SHOULD ignore any response that arrives after cancelling");
 - a response for an id this client never sent is a :class:`~mcp_tasks_client.UnexpectedResponse`;
 - every incoming request is answered exactly once: answering an unknown id, or twice, is the
-  caller's :class:`~mcp_tasks_client.UsageError`; a request reusing an id still unanswered is
-  a :class:`~mcp_tasks_client.ProtocolError` (C-02 binds the server too).
+  caller's :class:`~mcp_tasks_client.UsageError`; a request arriving again under an id still
+  unanswered is a :class:`DuplicateRequest`, never answered a second time (a server re-sends a
+  task's input request on a re-issued ``tasks/result``; its first arrival gets the answer).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from .._errors import ProtocolError, RPCError, UnexpectedResponse, UsageError
+from .._errors import RPCError, UnexpectedResponse, UsageError
 from ..models import (
     ErrorObject,
     JSONObject,
@@ -37,6 +38,7 @@ from ..models import (
 )
 
 __all__ = [
+    "DuplicateRequest",
     "ErrorReceived",
     "Event",
     "LateResponse",
@@ -90,6 +92,13 @@ class RequestReceived:
 
 
 @attrs.frozen
+class DuplicateRequest:
+    """A request whose id is still unanswered arrived again; the first arrival is answered."""
+
+    request: JSONRPCRequest
+
+
+@attrs.frozen
 class NotificationReceived:
     notification: JSONRPCNotification
 
@@ -100,6 +109,7 @@ Event: TypeAlias = (
     | LateResponse
     | UncorrelatedError
     | RequestReceived
+    | DuplicateRequest
     | NotificationReceived
 )
 
@@ -159,7 +169,7 @@ class RPCConnection:
         """The meaning of one incoming message; raises ProtocolError for what cannot be."""
         if isinstance(message, JSONRPCRequest):
             if message.id in self._unanswered:
-                raise ProtocolError(f"server reused request id {message.id!r} still unanswered")
+                return DuplicateRequest(message)
             self._unanswered.add(message.id)
             return RequestReceived(message)
         if isinstance(message, JSONRPCNotification):
