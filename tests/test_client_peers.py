@@ -34,6 +34,7 @@ EXPECTED_SUPPORT = {
     "need_task": TaskSupport.REQUIRED,
     "confirm": TaskSupport.REQUIRED,
     "fail": TaskSupport.REQUIRED,
+    "summarize": TaskSupport.REQUIRED,
     "plain_echo": TaskSupport.FORBIDDEN,
 }
 

@@ -18,6 +18,8 @@ from mcp_tasks_client import (
     RELATED_TASK_META,
     Client,
     Completed,
+    CreateMessageRequestParams,
+    CreateMessageResult,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestFormParams,
@@ -36,6 +38,7 @@ from mcp_tasks_client import (
     JSONRPCResponse,
     Poller,
     PollPolicy,
+    SamplingCapability,
     TextContent,
     ToolCall,
     Transport,
@@ -143,6 +146,44 @@ async def test_input_without_a_handler_fails_the_wait_and_the_server_gets_an_err
     assert isinstance(answer, JSONRPCError)
     assert answer.error.code == -32601
     assert "no handler registered" in answer.error.message
+
+
+async def test_sampling_and_elicitation_of_two_tasks_at_once(transport: Transport) -> None:
+    """S, T:447: one task samples the client's model while another elicits; each request goes
+    to its own task's handler, and both tasks complete with what was answered."""
+    router = InputRouter(elicitation=ElicitationCapability(form={}), sampling=SamplingCapability())
+    client = Client(
+        transport,
+        generation=Generation.V2025_11_25,
+        client_info=INFO,
+        capabilities=router.capabilities(),
+    )
+    async with client:
+        router.attach(client)
+        asks = await client.start(ToolCall("confirm", {"text": "ship it"}).as_task())
+        samples = await client.start(ToolCall("summarize", {"text": "a long text"}).as_task())
+        prompts: list[str] = []
+
+        async def model(
+            ctx: InputContext, params: CreateMessageRequestParams
+        ) -> CreateMessageResult:
+            assert ctx.task_id == samples.task.task_id
+            (message,) = params.messages
+            assert isinstance(message.content, TextContent)
+            prompts.append(message.content.text)
+            return CreateMessageResult("assistant", TextContent("short"), "test-model")
+
+        async def confirm(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+            assert ctx.task_id == asks.task.task_id
+            return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
+
+        router.on_sampling(samples.task.task_id, model).on_elicitation(asks.task.task_id, confirm)
+        async with Poller(client, FAST, inputs=router) as poller:
+            with anyio.fail_after(30):
+                outcomes = await poller.wait_all([asks, samples])
+    assert prompts == ["a long text"]
+    assert text_of(outcomes[samples.task.task_id]) == "model test-model said: short"
+    assert text_of(outcomes[asks.task.task_id]).lower() == "confirmed=true action=accept"
 
 
 class _DropAfterElicitation(httpx.AsyncByteStream):

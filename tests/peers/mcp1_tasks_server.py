@@ -7,6 +7,7 @@ Tools:
   need_task   execution.taskSupport="required": same, but must be task-augmented
   confirm     execution.taskSupport="required": elicits a yes/no from the client
               while the task is running (task goes to input_required)
+  summarize   execution.taskSupport="required": asks the client's model (sampling) in the task
   fail        execution.taskSupport="required": task ends status=failed
   plain_echo  no `execution` (taskSupport absent = forbidden): returns "echo: <text>"
 
@@ -55,6 +56,7 @@ TOOLS: dict[str, Any] = {
             "Ask the user to confirm via elicitation, inside a task",
         ),
         _tool("fail", "required", "Task that fails"),
+        _tool("summarize", "required", "Ask the client's model to summarize, inside a task"),
         _tool("plain_echo", None, "Echo text immediately (no task support)"),
     ]
 }
@@ -96,6 +98,23 @@ def _make_work(name: str, text: str, secs: float) -> Callable[[Any], Awaitable[A
             return _text(f"confirmed={ok} action={res.action}")
 
         return confirm_work
+
+    if name == "summarize":
+
+        async def summarize_work(task: ServerTaskContext) -> Any:
+            # sampling/createMessage through the tasks/result side channel (input_required)
+            res = await task.create_message(
+                [
+                    types.SamplingMessage(
+                        role="user", content=types.TextContent(type="text", text=text)
+                    )
+                ],
+                max_tokens=50,
+            )
+            said = res.content.text if isinstance(res.content, types.TextContent) else "?"
+            return _text(f"model {res.model} said: {said}")
+
+        return summarize_work
 
     async def fail_work(task: ServerTaskContext) -> Any:
         await anyio.sleep(0.2)

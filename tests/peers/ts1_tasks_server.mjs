@@ -6,6 +6,7 @@
 // Tools (same names as mcp1_tasks_server.py):
 //   slow_echo (taskSupport optional), need_task (required),
 //   confirm (required; elicits inside the task => input_required), fail (required; status failed),
+//   summarize (required; sampling/createMessage inside the task => input_required),
 //   plain_echo (no execution => task forbidden; returns "echo: <text>" immediately)
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -13,7 +14,7 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { InMemoryTaskStore, InMemoryTaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks';
 
 const taskStore = new InMemoryTaskStore(); // shared by all sessions (scoped by sessionId inside)
@@ -81,6 +82,20 @@ function buildServer() {
     );
     await extra.taskStore.updateTaskStatus(taskId, 'working');
     return text(`confirmed=${res.action === 'accept' && !!res.content?.ok} action=${res.action}`);
+  });
+  taskTool('summarize', 'required', "Ask the client's model to summarize, inside a task", async (a, taskId, extra) => {
+    await extra.taskStore.updateTaskStatus(taskId, 'input_required');
+    const res = await server.server.request(
+      {
+        method: 'sampling/createMessage',
+        params: { messages: [{ role: 'user', content: { type: 'text', text: a.text ?? 'hello' } }], maxTokens: 50 },
+      },
+      CreateMessageResultSchema,
+      { relatedTask: { taskId } },
+    );
+    await extra.taskStore.updateTaskStatus(taskId, 'working');
+    const said = res.content?.type === 'text' ? res.content.text : '?';
+    return text(`model ${res.model} said: ${said}`);
   });
   taskTool('fail', 'required', 'Task that fails', async () => {
     await sleep(200);
