@@ -91,6 +91,7 @@ class _Tracked:
     listeners: list[MemoryObjectSendStream[_Tracked]] = attrs.field(factory=list)
     # The blocking tasks/result opened on input_required (C-21), and what it returned.
     result_call: anyio.Event | None = None
+    result_scope: anyio.CancelScope | None = None
     result_raw: JSONObject | None = None
     result_error: MCPTasksError | None = None
 
@@ -327,6 +328,8 @@ class Poller:
             # Nobody waits on it any more: stop polling (the library never polls unasked).
             self._scheduler.untrack(tracked.task_id)
             self._tracked.pop(tracked.task_id, None)
+            if tracked.result_scope is not None:  # nor hold its tasks/result open unasked
+                tracked.result_scope.cancel()
         elif tracked.refs <= 0 and tracked.done.is_set():
             self._tracked.pop(tracked.task_id, None)
 
@@ -451,6 +454,14 @@ class Poller:
         self._task_group.start_soon(self._hold_result, tracked, tracked.result_call)
 
     async def _hold_result(self, tracked: _Tracked, call: anyio.Event) -> None:
+        scope = tracked.result_scope = anyio.CancelScope()
+        with scope:
+            await self._await_result(tracked, call)
+        if scope.cancelled_caught:  # released: nobody waits on this task any more
+            tracked.result_call = None
+            call.set()
+
+    async def _await_result(self, tracked: _Tracked, call: anyio.Event) -> None:
         try:
             tracked.result_raw = await self.client.task_result_raw(
                 tracked.task_id, timeout=self.policy.result_timeout

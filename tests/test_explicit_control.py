@@ -58,6 +58,7 @@ class Recorder:
     def __init__(self, capabilities: dict[str, Any]) -> None:
         self.capabilities = capabilities
         self.messages: list[dict[str, Any]] = []
+        self.status = "working"
 
     def methods(self) -> list[str]:
         return [m["method"] for m in self.messages if "method" in m]
@@ -83,7 +84,9 @@ class Recorder:
             elif method == "tools/call":
                 result = {"content": [{"type": "text", "text": "plain"}]}
             elif method == "tasks/get":
-                result = task_json(params["taskId"])
+                result = task_json(params["taskId"], self.status)
+            elif method == "tasks/result":
+                continue  # blocks: the task never ends
             elif method == "tasks/cancel":
                 result = task_json(params["taskId"], "cancelled")
             else:
@@ -256,3 +259,26 @@ async def test_cancelling_the_caller_cancels_the_task_only_when_asked() -> None:
 
     recorder = await with_recorder(body)
     assert recorder.methods().count("tasks/cancel") == 1
+
+
+async def test_giving_up_on_an_input_required_task_closes_its_tasks_result() -> None:
+    """The held tasks/result (C-21) lives only while someone waits on the task."""
+
+    async def body(client: Client) -> None:
+        created = await client.start(ToolCall("a").as_task())
+        async with Poller(client, PollPolicy(floor=0.01, jitter=0.0)) as poller:
+            with pytest.raises(DeadlineExceeded):
+                await poller.wait(created, deadline=0.3)
+            await anyio.sleep(0.05)
+            assert "tasks/result" not in client._connection.pending.values()
+
+    recorder = Recorder(TASKS_CAPS)
+    recorder.status = "input_required"
+    transport, server = memory_transport_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(recorder.serve, server)
+        with anyio.fail_after(10):
+            async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as c:
+                await body(c)
+        tg.cancel_scope.cancel()
+    assert recorder.methods().count("tasks/result") == 1
