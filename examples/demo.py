@@ -28,6 +28,7 @@ from mcp_tasks_client import (
     Generation,
     HttpTransport,
     Implementation,
+    InputEvent,
     MCPTasksError,
     Poller,
     PollPolicy,
@@ -81,6 +82,8 @@ async def main(url: str) -> None:
         started = trio.current_time()
         async with Poller(client, policy) as poller:
             async for snapshot in poller.watch(created, deadline=dt.timedelta(minutes=1)):
+                if isinstance(snapshot, InputEvent):
+                    continue  # this tool asks for no input
                 elapsed = trio.current_time() - started
                 message = f" - {snapshot.status_message}" if snapshot.status_message else ""
                 print(f"  [{elapsed:5.2f}s] {snapshot.status.value}{message}")

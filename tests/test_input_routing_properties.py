@@ -72,8 +72,12 @@ async def scenario(
             params: dict[str, Any] = {"message": f"q{index}", "requestedSchema": {}}
             if task is not None:
                 params["_meta"] = {RELATED_TASK_META: {"taskId": task}}
-            request = {"jsonrpc": "2.0", "id": f"r{index}", "method": "elicitation/create"}
-            request["params"] = params
+            request: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": f"r{index}",
+                "method": "elicitation/create",
+                "params": params,
+            }
             for _ in range(2 if redeliver else 1):
                 await end.send(request)
                 answer = await end.receive()

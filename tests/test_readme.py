@@ -16,7 +16,9 @@ def test_readme_python_blocks_compile_and_import() -> None:
     assert len(blocks) >= 2
     for block in blocks:
         tree = ast.parse(block)
-        imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        imports: list[ast.stmt] = [
+            node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+        ]
         exec(compile(ast.Module(body=imports, type_ignores=[]), "README.md", "exec"), {})
 
 
