@@ -55,6 +55,16 @@ def text_of(outcome: object) -> str:
     return " ".join(b.text for b in outcome.result.content if isinstance(b, TextContent))
 
 
+def routed_client(transport: Transport, router: InputRouter) -> Client:
+    """A client declaring exactly what the router serves."""
+    return Client(
+        transport,
+        generation=Generation.V2025_11_25,
+        client_info=INFO,
+        capabilities=router.capabilities(),
+    )
+
+
 def elicitations(recorder: RecordingTransport) -> list[JSONRPCRequest]:
     return [
         item
@@ -77,12 +87,7 @@ async def test_two_tasks_needing_input_get_their_own_handlers_answer(
     """T:470, V-21, C-25: each request reaches its task's handler; answers echo related-task."""
     recorder = RecordingTransport(transport)
     router = InputRouter(elicitation=ElicitationCapability(form={}))
-    client = Client(
-        recorder,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
+    client = routed_client(recorder, router)
     async with client:
         router.attach(client)
         keep = await client.start(ToolCall("confirm", {"text": "keep A"}).as_task())
@@ -123,12 +128,7 @@ async def test_input_without_a_handler_fails_the_wait_and_the_server_gets_an_err
     """No implicit answers: -32601 to the server, InputNotHandled to the caller, in time."""
     recorder = RecordingTransport(transport)
     router = InputRouter(elicitation=ElicitationCapability(form={}))
-    client = Client(
-        recorder,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
+    client = routed_client(recorder, router)
     events: list[InputEvent] = []
     async with client:
         router.attach(client)
@@ -152,12 +152,7 @@ async def test_sampling_and_elicitation_of_two_tasks_at_once(transport: Transpor
     """S, T:447: one task samples the client's model while another elicits; each request goes
     to its own task's handler, and both tasks complete with what was answered."""
     router = InputRouter(elicitation=ElicitationCapability(form={}), sampling=SamplingCapability())
-    client = Client(
-        transport,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
+    client = routed_client(transport, router)
     async with client:
         router.attach(client)
         asks = await client.start(ToolCall("confirm", {"text": "ship it"}).as_task())
@@ -234,12 +229,7 @@ async def test_dropped_tasks_result_stream_mid_input_still_completes_with_one_an
     http = HttpTransport(peer_http[1], http_client=httpx.AsyncClient(transport=dropping))
     recorder = RecordingTransport(http)
     router = InputRouter(elicitation=ElicitationCapability(form={}))
-    client = Client(
-        recorder,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
+    client = routed_client(recorder, router)
     async with client:
         router.attach(client)
         created = await client.start(ToolCall("confirm", {"text": "survive"}).as_task())
