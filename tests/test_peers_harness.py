@@ -75,6 +75,7 @@ def test_http_initialize_and_plain_call(peer_http: tuple[Peer, str]) -> None:
             "need_task": "required",
             "confirm": "required",
             "fail": "required",
+            "summarize": "required",
             "plain_echo": None,
         }
 
