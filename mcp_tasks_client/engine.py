@@ -385,6 +385,11 @@ class Poller:
                 return
         if self._tracked.get(task_id) is not tracked or tracked.done.is_set():
             return  # released or ended while the poll was in flight
+        if tracked.finishing:
+            # A terminal status arrived (a notification) while this poll was in flight: its
+            # older answer is stale, not a change after terminal (A-08: a poller that stops at
+            # terminal cannot tell the two apart; the conformance probe polls past terminal).
+            return
         if snapshot is not None:
             self._observe(tracked, snapshot)
         if tracked.finishing or tracked.done.is_set():
