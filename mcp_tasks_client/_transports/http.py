@@ -52,6 +52,7 @@ from .base import Incoming, Transport, TransportFault
 __all__ = ["HttpTransport", "StreamResumption"]
 
 _JSON = "application/json"
+_DRAIN_SECONDS = 1.0
 _SSE = "text/event-stream"
 
 
@@ -281,10 +282,25 @@ class HttpTransport(Transport):
     async def _consume_sse(
         self, message: JSONRPCRequest | None, response: httpx.Response, state: _StreamState
     ) -> None:
-        """Read one SSE stream to its end, delivering every message in it."""
+        """Read one SSE stream to its end, delivering every message in it.
+
+        After the response arrives the stream SHOULD end (X:125): it is read to its end, for
+        at most ``_DRAIN_SECONDS``, so the connection goes back to the pool instead of being
+        closed half-read (a new TCP connection per request costs more than the request).
+        """
         request_id = message.id if message is not None else None
+        events = EventSource(response).aiter_sse()
         try:
-            async for event in EventSource(response).aiter_sse():
+            while True:
+                if state.answered:
+                    with anyio.move_on_after(_DRAIN_SECONDS):
+                        async for _ in events:
+                            pass  # anything after the response belongs to no one (X:125)
+                    return
+                try:
+                    event = await events.__anext__()
+                except StopAsyncIteration:
+                    return
                 if event.id:
                     state.last_event_id = event.id
                 if event.retry is not None:
@@ -303,10 +319,11 @@ class HttpTransport(Transport):
                     ):
                         state.answered = True
                 await self._deliver(incoming)
-                if state.answered:
-                    return  # the stream SHOULD end after the response (X:125)
         except httpx.HTTPError:
             return  # a dropped connection; the caller decides about resuming
+        finally:
+            with anyio.CancelScope(shield=True):
+                await events.aclose()
 
     async def _resume(self, message: JSONRPCRequest, state: _StreamState) -> None:
         policy = self.resumption
