@@ -157,3 +157,23 @@ async def test_stdio_child_exiting_mid_request_fails_the_request(
         assert caught.value.returncode is not None
         with pytest.raises(ProcessExited):  # the connection stays broken, it does not hang
             await client.call_tool(ToolCall("plain_echo", {"text": "x"}))
+
+
+async def test_http_reuses_connections_across_sse_answers(peer_http: tuple[Peer, str]) -> None:
+    """Sequential requests answered over SSE share pooled connections (DESIGN.md: a
+    connection per request cost more CPU than the request): the transport reads each SSE
+    answer to its end so httpcore can pool the connection."""
+    connects: list[str] = []
+
+    async def trace(name: str, info: dict[str, object]) -> None:
+        if name == "connection.connect_tcp.started":
+            connects.append(name)
+
+    async def add_trace(request: httpx.Request) -> None:
+        request.extensions["trace"] = trace
+
+    http = httpx.AsyncClient(event_hooks={"request": [add_trace]})
+    async with http, _client(HttpTransport(peer_http[1], http_client=http)) as client:
+        for _ in range(20):
+            await client.call_tool(ToolCall("plain_echo", {"text": "again"}))
+    assert len(connects) <= 3  # initialize, the notification POST, maybe one more
