@@ -53,7 +53,6 @@ from .inputs import (
     SamplingHandler,
 )
 from .models import (
-    EMPTY,
     MODEL_IMMEDIATE_RESPONSE_META,
     RELATED_TASK_META,
     UNSET,
@@ -112,7 +111,6 @@ from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "EMPTY",
     "MODEL_IMMEDIATE_RESPONSE_META",
     "RELATED_TASK_META",
     "UNSET",

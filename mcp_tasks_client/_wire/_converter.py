@@ -27,7 +27,6 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from functools import cache
 from typing import Any, TypeVar
 
 import attrs
@@ -385,8 +384,3 @@ def dumps(value: Any) -> bytes:
 def _preview(data: bytes | str) -> str:
     text = data if isinstance(data, str) else data.decode("utf-8", "replace")
     return text if len(text) <= 200 else text[:200] + "..."
-
-
-@cache
-def field_keys(cls: type) -> frozenset[str]:
-    return frozenset(wire_name(f) for f in attrs.fields(cls) if not f.metadata.get("extra"))

@@ -4,7 +4,7 @@ These classes say nothing about JSON: ``mcp_tasks_client._wire`` holds one conve
 protocol generation.
 """
 
-from ._base import EMPTY, UNSET, JSONObject, JSONValue, Unset
+from ._base import UNSET, JSONObject, JSONValue, Unset
 from .content import (
     AudioContent,
     BlobResourceContents,
@@ -61,7 +61,6 @@ from .tasks import (
 from .tools import CallToolResult, ListToolsResult, TaskSupport, Tool, ToolExecution
 
 __all__ = [
-    "EMPTY",
     "MODEL_IMMEDIATE_RESPONSE_META",
     "RELATED_TASK_META",
     "UNSET",

@@ -21,8 +21,6 @@ JSONValue: TypeAlias = Any
 JSONObject: TypeAlias = Mapping[str, Any]
 """A JSON object."""
 
-EMPTY: JSONObject = {}
-
 
 class Unset(enum.Enum):
     """A key the server left out, where leaving it out means something else than ``null``."""
