@@ -179,7 +179,7 @@ async def test_many_tasks_end_in_order(transport: Transport) -> None:
     async with connect(transport) as client:
         slow, fast, mid = [
             await client.start(ToolCall("need_task", {"text": name, "seconds": s}).as_task())
-            for name, s in (("slow", 1.2), ("fast", 0.1), ("mid", 0.6))
+            for name, s in (("slow", 2.0), ("fast", 0.1), ("mid", 1.0))
         ]
         async with Poller(client, FAST) as poller:
             with anyio.fail_after(20):
