@@ -6,11 +6,19 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 from peers.harness import PEERS, Peer, peer_available, running_http_peer, stdio_command
 
 from mcp_tasks_client import HttpTransport, StdioTransport, Transport
 
 PEER_NAMES = ["mcp1", "ts1"]
+
+# These machines are shared and noisy: no per-example deadline, no "too slow" health check.
+# Timing is measured in `nox -s bench`, never asserted in tests.
+settings.register_profile(
+    "shared-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("shared-machine")
 
 
 @pytest.fixture(params=["trio", "asyncio"], scope="session")
