@@ -123,6 +123,7 @@ class Poller:
         self._tracked: dict[str, _Tracked] = {}
         self._cancel_sent: set[str] = set()
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._closed = False
         self._wake = anyio.Event()
         self._limiter = anyio.CapacityLimiter(policy.max_in_flight)
         self._unsubscribe: list[Callable[[], None]] = []
@@ -156,6 +157,7 @@ class Poller:
         assert self._task_group is not None
         for unsubscribe in self._unsubscribe:
             unsubscribe()
+        self._closed = True
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(None, None, None)
         closed = UsageError("the poller was closed")
@@ -292,7 +294,7 @@ class Poller:
     # -- tracking ----------------------------------------------------------------------------
 
     async def _hold(self, ref: TaskRef) -> _Tracked:
-        if self._task_group is None:
+        if self._task_group is None or self._closed:
             raise UsageError("the poller is not running; use `async with Poller(...)`")
         if isinstance(ref, CreateTaskResult):
             first = ref.task

@@ -28,6 +28,7 @@ from mcp_tasks_client import (
     Tool,
     ToolCall,
     ToolExecution,
+    UsageError,
     memory_transport_pair,
 )
 
@@ -282,3 +283,16 @@ async def test_giving_up_on_an_input_required_task_closes_its_tasks_result() -> 
                 await body(c)
         tg.cancel_scope.cancel()
     assert recorder.methods().count("tasks/result") == 1
+
+
+async def test_a_closed_poller_refuses_new_waits() -> None:
+    """Nothing hangs: a wait on a poller whose driver is gone is a UsageError at once."""
+
+    async def body(client: Client) -> None:
+        created = await client.start(ToolCall("a").as_task())
+        async with Poller(client) as poller:
+            pass
+        with pytest.raises(UsageError):
+            await poller.wait(created)
+
+    await with_recorder(body)
