@@ -18,6 +18,7 @@ from mcp_tasks_client import (
     Client,
     DecodeError,
     Generation,
+    GetStreamUnavailable,
     HTTPStatusError,
     HttpTransport,
     Implementation,
@@ -215,3 +216,29 @@ async def test_server_request_on_the_post_stream_is_routed_and_answered() -> Non
     posted = [r for r in server.seen if r.method == "POST"]
     assert all(r.headers["mcp-protocol-version"] == "2025-11-25" for r in posted[1:])  # X:263
     assert "mcp-protocol-version" not in posted[0].headers  # A-19: not on initialize
+
+
+async def test_get_stream_refused_with_405_is_get_stream_unavailable() -> None:
+    """X:141: a server without the standalone stream answers GET with 405."""
+    server = MockServer(lambda r, b: httpx.Response(405))
+    transport = HttpTransport(
+        URL, http_client=httpx.AsyncClient(transport=httpx.MockTransport(server))
+    )
+    info = Implementation("t", "0")
+    with anyio.fail_after(10):
+        async with Client(transport, generation=Generation.V2025_11_25, client_info=info) as c:
+            with pytest.raises(GetStreamUnavailable):
+                await c.open_listen_stream()
+    get = next(r for r in server.seen if r.method == "GET")
+    assert get.headers["accept"] == "text/event-stream"  # X:135 MUST
+
+
+async def test_session_deleted_on_close_with_its_id() -> None:
+    """X:216: DELETE with the session id when the client closes (the default)."""
+    server = MockServer(
+        lambda r, b: httpx.Response(200, json={"jsonrpc": "2.0", "id": b["id"], "result": OK})
+    )
+    await call_with(server)
+    deletes = [r for r in server.seen if r.method == "DELETE"]
+    assert len(deletes) == 1
+    assert deletes[0].headers["mcp-session-id"] == "s-1"

@@ -60,6 +60,7 @@ class StdioTransport(Transport):
         self.max_message_bytes = max_message_bytes
         self.stderr_limit = stderr_limit
         self._stderr = bytearray()
+        self._stderr_done = anyio.Event()
         self._process: anyio.abc.Process | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._send_lock = anyio.Lock()
@@ -156,6 +157,8 @@ class StdioTransport(Transport):
         assert process is not None
         with anyio.move_on_after(self.shutdown.after_terminate):
             await process.wait()
+        with anyio.move_on_after(1.0):  # let the last words on stderr arrive
+            await self._stderr_done.wait()
         return ProcessExited(process.returncode, self.stderr_text())
 
     async def _read_stdout(self) -> None:
@@ -190,3 +193,5 @@ class StdioTransport(Transport):
                     del self._stderr[: len(self._stderr) - self.stderr_limit]
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
+        finally:
+            self._stderr_done.set()
