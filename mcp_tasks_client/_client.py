@@ -280,6 +280,11 @@ class Client:
         ``timeout`` seconds (default: ``Timeouts.request``), a TransportError when the
         connection breaks.
         """
+        return await self._request(method, params, timeout, self.timeouts.notify_cancelled)
+
+    async def _request(
+        self, method: str, params: JSONObject | None, timeout: float | None, notify: bool
+    ) -> JSONObject:
         if self._broken is not None:
             raise self._broken
         if self._task_group is None:
@@ -293,7 +298,7 @@ class Client:
                 await self.transport.send(message)
                 await waiter.done.wait()
         except TimeoutError:
-            await self._give_up(message.id, notify=self.timeouts.notify_cancelled)
+            await self._give_up(message.id, notify=notify)
             raise RequestTimeout(method, limit) from None
         except BaseException:
             if not waiter.done.is_set():
@@ -392,7 +397,9 @@ class Client:
         if meta is not None and meta.task_support is TaskSupport.FORBIDDEN:
             raise TaskAugmentationNotAllowed(call.name)
         try:
-            raw = await self.request("tools/call", call.params(), timeout=timeout)
+            # C-26: a task-augmented request is never cancelled with notifications/cancelled,
+            # not even when it times out before its CreateTaskResult arrives (A-15).
+            raw = await self._request("tools/call", call.params(), timeout, notify=False)
         except MethodNotFound as exc:
             raise TaskAugmentationNotAllowed(call.name, server_said=exc.message) from exc
         if "task" in raw:

@@ -22,6 +22,7 @@ from mcp_tasks_client import (
     MemoryServerEnd,
     Poller,
     PollPolicy,
+    RequestTimeout,
     TaskAugmentationNotAllowed,
     TaskAugmentationRequired,
     TaskSupport,
@@ -296,3 +297,43 @@ async def test_a_closed_poller_refuses_new_waits() -> None:
             await poller.wait(created)
 
     await with_recorder(body)
+
+
+async def test_a_task_call_that_times_out_is_not_cancelled_with_a_notification() -> None:
+    """C-26: task-augmented requests are never cancelled by notifications/cancelled (A-15)."""
+    recorder = Recorder(TASKS_CAPS)
+    transport, server = memory_transport_pair()
+
+    async def silent(end: MemoryServerEnd) -> None:
+        # Answers the handshake, then records and ignores everything.
+        init = await end.receive()
+        await end.send(
+            {
+                "jsonrpc": "2.0",
+                "id": init["id"],
+                "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": TASKS_CAPS,
+                    "serverInfo": {"name": "silent", "version": "0"},
+                },
+            }
+        )
+        while True:
+            try:
+                recorder.messages.append(await end.receive())
+            except anyio.EndOfStream:
+                return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(silent, server)
+        with anyio.fail_after(10):
+            async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as c:
+                with pytest.raises(RequestTimeout):
+                    await c.start(ToolCall("a").as_task(), timeout=0.1)
+                with pytest.raises(RequestTimeout):
+                    await c.call_tool(ToolCall("b"), timeout=0.1)
+                await anyio.sleep(0.1)
+        tg.cancel_scope.cancel()
+    cancelled = [m for m in recorder.messages if m.get("method") == "notifications/cancelled"]
+    # Only the plain call's timeout sent one (C-13); the task call's did not (C-26).
+    assert [m["params"]["requestId"] for m in cancelled] == [3]
