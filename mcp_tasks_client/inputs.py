@@ -203,9 +203,10 @@ class InputRouter:
         return self
 
     def forget(self, task_id: str) -> None:
-        """Drop every handler of ``task_id``."""
+        """Drop every handler and every record of ``task_id`` (call it when the task ended)."""
         for table in (self._elicitation, self._sampling, self._roots):
             table.pop(task_id, None)
+        self.book.forget(task_id)
 
     def subscribe(self, listener: Callable[[InputEvent], None]) -> Callable[[], None]:
         self._listeners.append(listener)

@@ -143,3 +143,19 @@ def test_every_request_reaches_its_tasks_handler_once_and_is_answered_once(
         if owner != "nobody":
             expected.setdefault(owner, []).append((task, f"r{index}"))
     assert calls == expected  # each handler saw exactly its own requests, once, in order
+
+
+def test_forgetting_a_task_drops_its_handlers_and_records() -> None:
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def handle(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(ElicitAction.DECLINE)  # pragma: no cover - never called
+
+    router.on_elicitation("t0", handle).on_elicitation("t1", handle)
+    assert router.book.arrived("t0", "r1", "elicitation/create")
+    router.book.answered("t0", "r1")
+    assert router.book.arrived("t1", "r2", "elicitation/create")
+    router.forget("t0")
+    assert router.book.state("t0", "r1") is None
+    assert router.book.pending("t1") == [("r2", "elicitation/create")]
+    assert router._elicitation.keys() == {"t1"}

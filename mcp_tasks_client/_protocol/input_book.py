@@ -87,6 +87,12 @@ class InputBook:
             if key.task_id == task_id and state is InputState.PENDING
         ]
 
+    def forget(self, task_id: str) -> None:
+        """Drop every record of ``task_id`` (its task ended: nothing of it can come again)."""
+        for key in [k for k in self._state if k.task_id == task_id]:
+            del self._state[key]
+            del self._methods[key]
+
     def answered_count(self, task_id: str | None) -> int:
         return sum(
             1
