@@ -97,6 +97,9 @@ async def test_two_tasks_needing_input_get_their_own_handlers_answer(
         async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
             assert isinstance(params, ElicitRequestFormParams)
             assert ctx.task_id == keep.task.task_id
+            latest = ctx.latest()  # the Poller's latest snapshot of this task, no request
+            assert latest is not None
+            assert latest.task_id == keep.task.task_id
             asked["keep"].append(params.message)
             return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
 
