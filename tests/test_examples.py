@@ -1,4 +1,4 @@
-"""Docs that run: the README's demo command runs examples/demo.py against a real server."""
+"""Docs that run: the examples, as the README tells a user to run them, against a real server."""
 
 from __future__ import annotations
 
@@ -11,17 +11,22 @@ from conftest import require_peer
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_demo_starts_a_task_on_a_real_server_and_prints_its_outcome() -> None:
+def run_example(name: str) -> str:
+    """Run ``examples/<name>`` (it starts the bundled mcp 1.30 peer); its stdout."""
     require_peer("mcp1")
     run = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "demo.py")],
+        [sys.executable, str(REPO / "examples" / name)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    out = run.stdout
+    return run.stdout
+
+
+def test_demo_starts_a_task_on_a_real_server_and_prints_its_outcome() -> None:
+    out = run_example("demo.py")
     assert "protocol 2025-11-25" in out
     assert "need_task    taskSupport=required" in out
     assert "plain call: plain_echo -> ['echo: hello from the demo']" in out
@@ -30,16 +35,7 @@ def test_demo_starts_a_task_on_a_real_server_and_prints_its_outcome() -> None:
 
 
 def test_agent_host_routes_each_tasks_question_to_its_own_conversation() -> None:
-    require_peer("mcp1")
-    run = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "agent_host.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    out = run.stdout
+    out = run_example("agent_host.py")
     assert "[alice] asked: Confirm: deploy to prod? -> yes" in out
     assert "[bob] asked: Confirm: wipe the cache? -> no" in out
     assert "[model] asked to complete: 'release notes'" in out
