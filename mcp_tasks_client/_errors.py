@@ -17,6 +17,8 @@ from typing import Any
 
 __all__ = [
     "CapabilityNotNegotiated",
+    "ClientClosed",
+    "CreatedTaskUnreadable",
     "DeadlineExceeded",
     "DecodeError",
     "GetStreamUnavailable",
@@ -24,18 +26,22 @@ __all__ = [
     "IllegalTransition",
     "InputNotHandled",
     "InvalidParams",
+    "LimitExceeded",
     "MCPTasksError",
     "MethodNotFound",
     "ProcessExited",
     "ProtocolError",
     "RPCError",
+    "RedirectRefused",
     "RequestTimeout",
+    "ServerBusy",
     "SessionExpired",
     "StreamInterrupted",
     "TaskAugmentationNotAllowed",
     "TaskAugmentationRequired",
     "TaskNotCancellable",
     "TaskNotFound",
+    "TLSError",
     "TransportClosed",
     "TransportError",
     "UnexpectedPlainResult",
@@ -118,6 +124,40 @@ class DecodeError(ProtocolError):
 
 class UnknownValue(DecodeError):
     """A string where the protocol has a closed set (a task status, a taskSupport value)."""
+
+
+class CreatedTaskUnreadable(DecodeError):
+    """The answer to a task call names a task but could not be decoded as a CreateTaskResult.
+
+    The task exists on the server: ``task_id`` is kept so the caller can poll, cancel or log it
+    (nothing the server returned is lost). ``raw`` is the result object as received.
+    """
+
+    def __init__(self, path: str, problem: str, value: Any = None, *, task_id: str, raw: Any):
+        self.task_id = task_id
+        self.raw = raw
+        super().__init__(path, f"{problem} (task {task_id!r} was created)", value)
+
+    def under(self, prefix: str) -> DecodeError:
+        rest = self.path.removeprefix("$")
+        return CreatedTaskUnreadable(
+            prefix + rest, self.problem, self.value, task_id=self.task_id, raw=self.raw
+        )
+
+
+class LimitExceeded(ProtocolError):
+    """The server sent more than a limit the caller set (or its documented default) allows.
+
+    ``limit`` names the :class:`~mcp_tasks_client.Limits` field, ``maximum`` is its value, and
+    ``where`` says what exceeded it (an HTTP body, an SSE line, a stdio line ...). Nothing beyond
+    the limit was buffered.
+    """
+
+    def __init__(self, limit: str, maximum: int, where: str) -> None:
+        self.limit = limit
+        self.maximum = maximum
+        self.where = where
+        super().__init__(f"{where} exceeds Limits.{limit}={maximum}")
 
 
 class UnexpectedResponse(ProtocolError):
@@ -217,6 +257,13 @@ class TransportClosed(TransportError):
     """The transport is closed (by the caller, or the peer went away)."""
 
 
+class ClientClosed(TransportClosed):
+    """The caller closed the Client: every request and wait still pending ends with this."""
+
+    def __init__(self, detail: str = "the client was closed") -> None:
+        super().__init__(detail)
+
+
 class SessionExpired(TransportError):
     """HTTP 404 on a request carrying a session id: the server ended the session (X:214).
 
@@ -229,7 +276,10 @@ class SessionExpired(TransportError):
 
 
 class HTTPStatusError(TransportError):
-    """The server answered with an HTTP status the protocol gives no meaning to here."""
+    """The server answered with an HTTP status the protocol gives no meaning to here.
+
+    ``body`` is the start of the answer's body (at most ``Limits.max_error_body_bytes``).
+    """
 
     def __init__(self, status_code: int, body: str, *, method: str | None = None) -> None:
         self.status_code = status_code
@@ -237,6 +287,48 @@ class HTTPStatusError(TransportError):
         self.method = method
         where = f" to {method}" if method else ""
         super().__init__(f"HTTP {status_code}{where}: {body[:500]}")
+
+
+class ServerBusy(HTTPStatusError):
+    """HTTP 429 or 503: the server asks the client to come back later.
+
+    ``retry_after`` is the server's ``Retry-After`` in seconds (``None`` when absent or
+    unreadable). The library does not retry on its own: the caller decides.
+    """
+
+    def __init__(
+        self,
+        status_code: int,
+        body: str,
+        *,
+        retry_after: float | None,
+        method: str | None = None,
+    ) -> None:
+        self.retry_after = retry_after
+        super().__init__(status_code, body, method=method)
+
+
+class RedirectRefused(TransportError):
+    """The server answered with a redirect (3xx). The library never follows one: the session id
+    and the caller's headers must not reach another URL. Point the transport at ``location``
+    yourself if you trust it."""
+
+    def __init__(self, status_code: int, location: str | None, *, method: str | None = None):
+        self.status_code = status_code
+        self.location = location
+        self.method = method
+        where = f" to {method}" if method else ""
+        super().__init__(f"HTTP {status_code}{where}: redirect to {location!r} not followed")
+
+
+class TLSError(TransportError):
+    """The TLS handshake failed; ``reason`` is what the TLS layer said (an unknown issuer, an
+    expired or self-signed certificate, a host name mismatch)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"TLS with {url} failed: {reason}")
 
 
 class GetStreamUnavailable(TransportError):
@@ -272,7 +364,7 @@ class ProcessExited(TransportError):
 # --- deadlines -----------------------------------------------------------------------------------
 
 
-class DeadlineExceeded(MCPTasksError):
+class DeadlineExceeded(MCPTasksError, TimeoutError):
     """A wait reached the caller's deadline before every task it waited on had an outcome.
 
     The tasks may still run. ``task_ids`` are those without an outcome, ``snapshots`` the last
@@ -308,7 +400,7 @@ class InputNotHandled(MCPTasksError):
         )
 
 
-class RequestTimeout(MCPTasksError):
+class RequestTimeout(MCPTasksError, TimeoutError):
     """A request did not get its response within the timeout the caller set."""
 
     def __init__(self, method: str, timeout: float) -> None:

@@ -17,6 +17,7 @@ from types import TracebackType
 import attrs
 
 from .._errors import MCPTasksError
+from .._limits import Limits
 from ..models import JSONRPCMessage, RequestId
 
 __all__ = ["Incoming", "Transport", "TransportFault"]
@@ -60,6 +61,9 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     async def receive(self) -> Incoming:
         """The next incoming message or fault; raises TransportClosed when there is no more."""
+
+    def apply_limits(self, limits: Limits) -> None:  # noqa: B027 - optional hook
+        """Called by the Client before it enters the transport: the caller's limits."""
 
     def negotiated(self, protocol_version: str) -> None:  # noqa: B027 - optional hook
         """Called once the handshake agreed on ``protocol_version`` (HTTP sends it as a header)."""

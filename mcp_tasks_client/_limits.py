@@ -1,0 +1,37 @@
+"""Every buffer a server can fill is bounded: the limits, in one value the caller sets.
+
+A :class:`Limits` is given to the :class:`~mcp_tasks_client.Client`, which hands it to its
+transport when it opens. Printing it shows every default. A server that goes past a limit gets
+a typed :class:`~mcp_tasks_client.LimitExceeded` naming the limit and its value (or, for
+server->client requests, a JSON-RPC error answer); nothing beyond a limit is buffered.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["Limits"]
+
+
+def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"Limits.{attribute.name} must be a positive integer, got {value!r}")
+
+
+@attrs.frozen
+class Limits:
+    """How much a server may make this client hold. Sizes in bytes."""
+
+    max_message_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
+    """One JSON-RPC message: an HTTP JSON body, one SSE line or event, one stdio line."""
+    max_error_body_bytes: int = attrs.field(default=64 * 1024, validator=_positive)
+    """What is kept of an HTTP error body (or of a body that is not the protocol's)."""
+    max_server_requests: int = attrs.field(default=32, validator=_positive)
+    """Server->client requests being handled at once; beyond it each one is answered at once
+    with a JSON-RPC error (-32000, "too many concurrent requests"), and no handler runs."""
+    max_warnings: int = attrs.field(default=100, validator=_positive)
+    """Warnings kept in ``Client.warnings`` / ``Poller.warnings`` (the oldest are dropped;
+    pass ``on_warning=`` to see every one)."""
+    max_answered_inputs: int = attrs.field(default=10_000, validator=_positive)
+    """Answered input requests an InputRouter remembers to refuse re-deliveries (the oldest
+    are forgotten first; a task's records go when its handlers are forgotten)."""
