@@ -3,9 +3,11 @@
 Import everything from here; submodules whose names start with ``_`` are private.
 """
 
-from ._client import Client, NotificationHandler, RequestHandler, Timeouts
+from ._client import Client, NotificationHandler, OrphanedTask, RequestHandler, Timeouts
 from ._errors import (
     CapabilityNotNegotiated,
+    ClientClosed,
+    CreatedTaskUnreadable,
     DeadlineExceeded,
     DecodeError,
     GetStreamUnavailable,
@@ -13,18 +15,22 @@ from ._errors import (
     IllegalTransition,
     InputNotHandled,
     InvalidParams,
+    LimitExceeded,
     MCPTasksError,
     MethodNotFound,
     ProcessExited,
     ProtocolError,
+    RedirectRefused,
     RequestTimeout,
     RPCError,
+    ServerBusy,
     SessionExpired,
     StreamInterrupted,
     TaskAugmentationNotAllowed,
     TaskAugmentationRequired,
     TaskNotCancellable,
     TaskNotFound,
+    TLSError,
     TransportClosed,
     TransportError,
     UnexpectedPlainResult,
@@ -34,6 +40,7 @@ from ._errors import (
     UsageError,
 )
 from ._generation import Generation
+from ._limits import Limits
 from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
 from ._protocol.task_machine import Violation, ViolationPolicy
 from ._transports.base import Transport, TransportFault
@@ -121,12 +128,14 @@ __all__ = [
     "CapabilityNotNegotiated",
     "Client",
     "ClientCapabilities",
+    "ClientClosed",
     "ClientTasksCapability",
     "Completed",
     "ContentBlock",
     "CreateMessageRequestParams",
     "CreateMessageResult",
     "CreateTaskResult",
+    "CreatedTaskUnreadable",
     "DeadlineExceeded",
     "DecodeError",
     "ElicitAction",
@@ -162,6 +171,8 @@ __all__ = [
     "JSONRPCRequest",
     "JSONRPCResponse",
     "JSONValue",
+    "LimitExceeded",
+    "Limits",
     "ListRootsResult",
     "ListTasksResult",
     "ListToolsResult",
@@ -170,12 +181,14 @@ __all__ = [
     "MemoryTransport",
     "MethodNotFound",
     "NotificationHandler",
+    "OrphanedTask",
     "Outcome",
     "PollPolicy",
     "Poller",
     "ProcessExited",
     "ProtocolError",
     "RPCError",
+    "RedirectRefused",
     "RequestHandler",
     "RequestId",
     "RequestTimeout",
@@ -186,6 +199,7 @@ __all__ = [
     "SamplingCapability",
     "SamplingHandler",
     "SamplingMessage",
+    "ServerBusy",
     "ServerCapabilities",
     "ServerTasksCapability",
     "SessionExpired",
@@ -193,6 +207,7 @@ __all__ = [
     "StdioTransport",
     "StreamInterrupted",
     "StreamResumption",
+    "TLSError",
     "Task",
     "TaskAugmentationNotAllowed",
     "TaskAugmentationRequired",

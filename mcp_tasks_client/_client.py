@@ -12,11 +12,19 @@ If the connection breaks (the child process exits, the server sends a response f
 used, stdout carries something that is not JSON-RPC), every waiting request fails with that
 error, and so does every later one: nothing hangs, nothing reconnects on its own.
 
-Leaving the ``async with`` cancels everything the client started and closes the transport.
+Every send is bounded: a request's by its deadline, a notification's by ``Timeouts.request``
+(or its own ``timeout=``), an answer to the server by ``Timeouts.request``. At most
+``Limits.max_server_requests`` server->client requests are handled at once; one beyond that
+is answered at once with a JSON-RPC error, so a flood costs no memory.
+
+Leaving the ``async with`` cancels everything the client started, ends every pending request
+(and every Poller wait on this client) with :class:`~mcp_tasks_client.ClientClosed`, and closes
+the transport.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -29,6 +37,8 @@ import attrs
 
 from ._errors import (
     CapabilityNotNegotiated,
+    ClientClosed,
+    CreatedTaskUnreadable,
     DecodeError,
     InvalidParams,
     MCPTasksError,
@@ -40,11 +50,13 @@ from ._errors import (
     TaskNotCancellable,
     TaskNotFound,
     TransportClosed,
+    TransportError,
     UnexpectedPlainResult,
     UnsupportedProtocolVersion,
     UsageError,
 )
 from ._generation import Dialect, Generation, dialect_for
+from ._limits import Limits
 from ._protocol.connection import (
     DuplicateRequest,
     ErrorReceived,
@@ -64,6 +76,7 @@ from .models import (
     Implementation,
     InitializeResult,
     JSONObject,
+    JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
     ListTasksResult,
@@ -76,7 +89,7 @@ from .models import (
     Tool,
 )
 
-__all__ = ["Client", "NotificationHandler", "RequestHandler", "Timeouts"]
+__all__ = ["Client", "NotificationHandler", "OrphanedTask", "RequestHandler", "Timeouts"]
 
 # How the SDK peers word a refused call inside an isError result (peers.md pitfalls): mcp 1.30
 # "This tool requires task-augmented invocation" / "does not support task-augmented
@@ -124,6 +137,24 @@ class Timeouts:
     request: float = 30.0
     initialize: float = 30.0
     notify_cancelled: bool = True
+    orphan_watch: float = 60.0
+    """After a task call (``start``) timed out or was cancelled once its request was sent, how
+    long the client still reads its answer, to report the task it created (``OrphanedTask``)."""
+
+
+@attrs.frozen
+class OrphanedTask:
+    """A task the server created for a ``start()`` whose caller stopped waiting (timeout or
+    cancellation) before the answer arrived. It runs on the server; nothing cancels it unless
+    the caller does (``client.cancel_task(task_id)``). Reported to ``on_orphaned_task``
+    handlers and logged as a WARNING."""
+
+    task_id: str
+    tool: str
+    reason: str
+    """``"timeout"`` or ``"cancelled"``: how the caller stopped waiting."""
+    raw: JSONObject
+    """The answer as received (decode it, or keep it for the record)."""
 
 
 @attrs.define
@@ -149,12 +180,16 @@ class Client:
         client_info: Implementation,
         capabilities: ClientCapabilities = ClientCapabilities(),  # noqa: B008 - frozen value
         timeouts: Timeouts = Timeouts(),
+        limits: Limits = Limits(),  # noqa: B008 - frozen value
+        on_warning: Callable[[MCPTasksError], None] | None = None,
     ) -> None:
         self.transport = transport
         self.generation = generation
         self.client_info = client_info
         self.capabilities = capabilities
         self.timeouts = timeouts
+        self.limits = limits
+        self._on_warning = on_warning
         self._dialect: Dialect = dialect_for(generation)
         self._connection = RPCConnection()
         self._waiters: dict[RequestId, _Waiter] = {}
@@ -165,8 +200,14 @@ class Client:
         self._broken: MCPTasksError | None = None
         self._entered = False
         self._task_group: anyio.abc.TaskGroup | None = None
-        self.warnings: list[MCPTasksError] = []
-        """Problems that ruined no request (an uncorrelated error, a side stream that ended)."""
+        self._serving = 0
+        self._close_listeners: list[Callable[[ClientClosed], None]] = []
+        self._orphan_handlers: list[Callable[[OrphanedTask], None]] = []
+        self.warnings: collections.deque[MCPTasksError] = collections.deque(
+            maxlen=limits.max_warnings
+        )
+        """Problems that ruined no request (an uncorrelated error, a side stream that ended);
+        the last ``Limits.max_warnings`` of them (``on_warning`` sees every one)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -174,6 +215,7 @@ class Client:
         if self._entered:
             raise UsageError("a Client can be entered only once")
         self._entered = True
+        self.transport.apply_limits(self.limits)
         await self.transport.__aenter__()
         task_group = anyio.create_task_group()
         try:
@@ -203,6 +245,10 @@ class Client:
         # in an ExceptionGroup. Only a failure of the client's own tasks surfaces from here.
         task_group = self._task_group
         assert task_group is not None
+        closed = ClientClosed()
+        self._break(closed, replace=True)
+        for listener in list(self._close_listeners):
+            listener(closed)
         task_group.cancel_scope.cancel()
         try:
             await task_group.__aexit__(None, None, None)
@@ -228,7 +274,7 @@ class Client:
             raise UnsupportedProtocolVersion(requested, [result.protocol_version])
         self._initialize_result = result
         self.transport.negotiated(result.protocol_version)
-        await self.notify("notifications/initialized")  # C-09
+        await self.notify("notifications/initialized", timeout=self.timeouts.initialize)  # C-09
 
     # -- what the handshake agreed -----------------------------------------------------------
 
@@ -258,16 +304,19 @@ class Client:
             raise UsageError(f"a handler for {method!r} is already registered")
         self._request_handlers[method] = handler
 
+    def on_orphaned_task(self, handler: Callable[[OrphanedTask], None]) -> Callable[[], None]:
+        """Call ``handler`` with each task created by a ``start()`` its caller stopped waiting
+        for (see :class:`OrphanedTask`); returns its unsubscriber. Runs in the reader: must
+        not block (start a task of your own to cancel or poll it)."""
+        return _subscribe(self._orphan_handlers, handler)
+
+    def on_close(self, listener: Callable[[ClientClosed], None]) -> Callable[[], None]:
+        """Call ``listener`` when the client closes (a Poller ends its waits then)."""
+        return _subscribe(self._close_listeners, listener)
+
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler`` for every ``method`` notification; returns its unsubscriber."""
-        handlers = self._notification_handlers.setdefault(method, [])
-        handlers.append(handler)
-
-        def unsubscribe() -> None:
-            if handler in handlers:
-                handlers.remove(handler)
-
-        return unsubscribe
+        return _subscribe(self._notification_handlers.setdefault(method, []), handler)
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -283,8 +332,21 @@ class Client:
         return await self._request(method, params, timeout, self.timeouts.notify_cancelled)
 
     async def _request(
-        self, method: str, params: JSONObject | None, timeout: float | None, notify: bool
+        self,
+        method: str,
+        params: JSONObject | None,
+        timeout: float | None,
+        notify: bool,
+        *,
+        orphan_tool: str | None = None,
     ) -> JSONObject:
+        """Send a request, wait for its answer within ``timeout``.
+
+        On timeout, ``notifications/cancelled`` is sent (in the background, bounded) when
+        ``notify``; never for ``initialize`` (C-13: it MUST NOT be cancelled). With
+        ``orphan_tool`` (a task call), a request that was sent keeps being read after the caller
+        stops waiting, so the task it may create is reported, never lost (OrphanedTask).
+        """
         if self._broken is not None:
             raise self._broken
         if self._task_group is None:
@@ -293,42 +355,115 @@ class Client:
         message = self._connection.request(method, params)
         waiter = _Waiter(method)
         self._waiters[message.id] = waiter
+        sent = False
+        keep = False
         try:
             with anyio.fail_after(limit):
                 await self.transport.send(message)
+                sent = True
                 await waiter.done.wait()
         except TimeoutError:
-            await self._give_up(message.id, notify=notify)
+            keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "timeout")
+            if not keep:
+                self._give_up(message.id, notify=notify and method != "initialize")
             raise RequestTimeout(method, limit) from None
         except BaseException:
             if not waiter.done.is_set():
-                with anyio.CancelScope(shield=True):
-                    await self._give_up(message.id, notify=False)
+                keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "cancelled")
+                if not keep:
+                    self._give_up(message.id, notify=False)
             raise
         finally:
-            self._waiters.pop(message.id, None)
+            if not keep:
+                self._waiters.pop(message.id, None)
         if waiter.error is not None:
             raise waiter.error
         assert waiter.result is not None
         return waiter.result
 
-    async def _give_up(self, request_id: RequestId, *, notify: bool) -> None:
+    def _give_up(self, request_id: RequestId, *, notify: bool) -> None:
+        """Stop waiting for ``request_id``; with ``notify``, tell the server (C-13), in the
+        background and bounded, so the caller gets control back at its deadline."""
         self._connection.abandon(request_id)
-        await self.transport.abandon(request_id)
-        if notify and self._broken is None:
-            try:
-                await self.notify(
-                    "notifications/cancelled",
-                    {"requestId": request_id, "reason": "client timeout"},
-                )
-            except MCPTasksError as exc:
-                self.warnings.append(exc)
+        if self._task_group is None or self._broken is not None:
+            return
+        self._task_group.start_soon(self._abandon_in_background, request_id, notify)
 
-    async def notify(self, method: str, params: JSONObject | None = None) -> None:
-        """Send a notification."""
+    async def _abandon_in_background(self, request_id: RequestId, notify: bool) -> None:
+        with anyio.move_on_after(self.timeouts.request):
+            await self.transport.abandon(request_id)
+        if not notify or self._broken is not None:
+            return
+        try:
+            await self.notify(
+                "notifications/cancelled", {"requestId": request_id, "reason": "client timeout"}
+            )
+        except MCPTasksError as exc:
+            self._warn(exc)
+
+    def _keep_reading(
+        self,
+        request_id: RequestId,
+        waiter: _Waiter,
+        tool: str | None,
+        sent: bool,
+        reason: str,
+    ) -> bool:
+        """After a task call was sent, read its answer for ``Timeouts.orphan_watch`` more
+        seconds in the background and report the task it created (no lost task ids)."""
+        if tool is None or not sent or self._task_group is None or self._broken is not None:
+            return False
+        self._task_group.start_soon(self._watch_orphan, request_id, waiter, tool, reason)
+        return True
+
+    async def _watch_orphan(
+        self, request_id: RequestId, waiter: _Waiter, tool: str, reason: str
+    ) -> None:
+        try:
+            with anyio.move_on_after(self.timeouts.orphan_watch):
+                await waiter.done.wait()
+        finally:
+            self._waiters.pop(request_id, None)
+        if not waiter.done.is_set():
+            self._give_up(request_id, notify=False)
+            log.warning(
+                "the answer to the abandoned task call of %r (request %r) did not come within "
+                "%g s: a task may exist on the server that no one knows the id of",
+                tool,
+                request_id,
+                self.timeouts.orphan_watch,
+            )
+            return
+        task_id = _created_task_id(waiter.result)
+        if task_id is None or waiter.result is None:
+            return  # an error, or no task: nothing runs on the server
+        orphan = OrphanedTask(task_id, tool, reason, waiter.result)
+        log.warning(
+            "task %r of tool %r was created after its caller stopped waiting (%s); it runs "
+            "on the server until it ends or is cancelled",
+            task_id,
+            tool,
+            reason,
+        )
+        for handler in list(self._orphan_handlers):
+            try:
+                handler(orphan)
+            except Exception:
+                log.exception("on_orphaned_task handler raised")
+
+    async def notify(
+        self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
+    ) -> None:
+        """Send a notification; RequestTimeout if the send takes longer than ``timeout``
+        (default ``Timeouts.request``)."""
         if self._broken is not None:
             raise self._broken
-        await self.transport.send(self._connection.notify(method, params))
+        limit = self.timeouts.request if timeout is None else timeout
+        try:
+            with anyio.fail_after(limit):
+                await self.transport.send(self._connection.notify(method, params))
+        except TimeoutError:
+            raise RequestTimeout(method, limit) from None
 
     async def list_tools_page(
         self, cursor: str | None = None, *, timeout: float | None = None
@@ -398,12 +533,24 @@ class Client:
             raise TaskAugmentationNotAllowed(call.name)
         try:
             # C-26: a task-augmented request is never cancelled with notifications/cancelled,
-            # not even when it times out before its CreateTaskResult arrives (A-15).
-            raw = await self._request("tools/call", call.params(), timeout, notify=False)
+            # not even when it times out before its CreateTaskResult arrives (A-15). Its late
+            # answer is still read, and the task it created reported (OrphanedTask).
+            raw = await self._request(
+                "tools/call", call.params(), timeout, notify=False, orphan_tool=call.name
+            )
         except MethodNotFound as exc:
             raise TaskAugmentationNotAllowed(call.name, server_said=exc.message) from exc
         if "task" in raw:
-            return self._decode(raw, CreateTaskResult)
+            try:
+                return self._decode(raw, CreateTaskResult)
+            except DecodeError as exc:
+                task_id = _created_task_id(raw)
+                if task_id is None:
+                    raise
+                log.warning("task %r was created, but its answer is malformed: %s", task_id, exc)
+                raise CreatedTaskUnreadable(
+                    exc.path, exc.problem, exc.value, task_id=task_id, raw=raw
+                ) from None
         # A plain answer to a task call: the server ran it inline, or refused in an isError.
         result = self._decode(raw, CallToolResult)
         said = _error_text(result)
@@ -412,22 +559,32 @@ class Client:
         raise UnexpectedPlainResult(call.name, result)
 
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
-        """``tasks/get``: the task's current snapshot (T:454-459)."""
-        raw = await self._task_request("tasks/get", task_id, timeout)
+        """``tasks/get``: the task's current snapshot (T:454-459).
+
+        -32602 is TaskNotFound here: the task id is the only parameter (unknown, expired, or
+        another session's task).
+        """
+        # C-24 / A-26: the taskId param is the source of truth; no related-task _meta here.
+        try:
+            raw = await self.request("tasks/get", {"taskId": task_id}, timeout=timeout)
+        except InvalidParams as exc:
+            raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
         return self._decode(raw, Task)
 
     async def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
         """``tasks/result``: blocks until the task is terminal, then its CallToolResult (T:465).
 
         Give it a deadline of its own (A-12): a task may legitimately run for its whole ttl.
-        A JSON-RPC error the tool call ended in is raised as RPCError (V-12).
+        A JSON-RPC error the tool call ended in is raised as RPCError (V-12); so a -32602 here
+        is InvalidParams, not TaskNotFound: it may be the tool's own invalid-params error as
+        well as an unknown task (``get_task`` tells the two apart).
         """
         raw = await self.task_result_raw(task_id, timeout=timeout)
         return self._decode(raw, CallToolResult)
 
     async def task_result_raw(self, task_id: str, *, timeout: float | None = None) -> JSONObject:
         """``tasks/result`` as the raw result object (a failed task's may hold only ``_meta``)."""
-        return await self._task_request("tasks/result", task_id, timeout)
+        return await self.request("tasks/result", {"taskId": task_id}, timeout=timeout)
 
     async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task:
         """``tasks/cancel``: the task, now ``cancelled`` (T:494-497, C-26).
@@ -466,13 +623,6 @@ class Client:
                 return
             cursor = page.next_cursor
 
-    async def _task_request(self, method: str, task_id: str, timeout: float | None) -> JSONObject:
-        # C-24 / A-26: the taskId param is the source of truth; no related-task _meta here.
-        try:
-            return await self.request(method, {"taskId": task_id}, timeout=timeout)
-        except InvalidParams as exc:
-            raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
-
     async def open_listen_stream(self) -> None:
         """Open the transport's standalone server stream (HTTP GET, X:133), if it has one."""
         opener = getattr(self.transport, "open_listen_stream", None)
@@ -500,6 +650,15 @@ class Client:
     # -- the reader --------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
+        try:
+            await self._read_messages()
+        except Exception as exc:  # the promise: a foreign exception never escapes the client
+            log.exception("the client's reader failed")
+            error = TransportError(f"the client's reader failed: {type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            self._break(error)
+
+    async def _read_messages(self) -> None:
         while True:
             try:
                 item = await self.transport.receive()
@@ -525,12 +684,11 @@ class Client:
                         waiter.error = event.error
                     waiter.done.set()
             elif isinstance(event, RequestReceived):
-                assert self._task_group is not None
-                self._task_group.start_soon(self._answer, event.request)
+                await self._serve(event.request)
             elif isinstance(event, NotificationReceived):
                 self._dispatch_notification(event.notification)
             elif isinstance(event, UncorrelatedError):
-                self.warnings.append(event.error)
+                self._warn(event.error)
             elif isinstance(event, DuplicateRequest):
                 log.debug(
                     "%s %r arrived again; answered once", event.request.method, event.request.id
@@ -543,7 +701,7 @@ class Client:
             if fault.fatal:
                 self._break(fault.error)
             else:
-                self.warnings.append(fault.error)
+                self._warn(fault.error)
             return
         self._connection.abandon(fault.request_id)
         waiter = self._waiters.get(fault.request_id)
@@ -551,14 +709,20 @@ class Client:
             waiter.error = fault.error
             waiter.done.set()
 
-    def _break(self, error: MCPTasksError) -> None:
-        if self._broken is None:
+    def _break(self, error: MCPTasksError, *, replace: bool = False) -> None:
+        if self._broken is None or replace:
             self._broken = error
         self._connection.fail_pending()
         for waiter in self._waiters.values():
             if not waiter.done.is_set():
                 waiter.error = error
                 waiter.done.set()
+
+    def _warn(self, warning: MCPTasksError) -> None:
+        self.warnings.append(warning)
+        log.debug("warning: %s", warning)
+        if self._on_warning is not None:
+            self._on_warning(warning)
 
     def _dispatch_notification(self, notification: JSONRPCNotification) -> None:
         handlers = self._notification_handlers.get(notification.method)
@@ -568,7 +732,39 @@ class Client:
         for handler in handlers:
             handler(notification)
 
+    async def _serve(self, request: JSONRPCRequest) -> None:
+        """Start the handler for one server->client request, within
+        ``Limits.max_server_requests``; beyond it the request is refused at once, from the
+        reader (which reads nothing more until the refusal is sent: back-pressure)."""
+        if self._serving >= self.limits.max_server_requests:
+            reply = self._connection.respond_error(
+                request.id,
+                -32000,
+                "too many concurrent requests "
+                f"(Limits.max_server_requests={self.limits.max_server_requests})",
+            )
+            await self._send_reply(reply)
+            return
+        assert self._task_group is not None
+        self._serving += 1
+        self._task_group.start_soon(self._answer, request)
+
+    async def _send_reply(self, reply: JSONRPCMessage) -> None:
+        try:
+            with anyio.fail_after(self.timeouts.request):
+                await self.transport.send(reply)
+        except TimeoutError:
+            self._warn(RequestTimeout("an answer to the server", self.timeouts.request))
+        except MCPTasksError as exc:
+            self._warn(exc)
+
     async def _answer(self, request: JSONRPCRequest) -> None:
+        try:
+            await self._answer_one(request)
+        finally:
+            self._serving -= 1
+
+    async def _answer_one(self, request: JSONRPCRequest) -> None:
         from ._errors import RPCError
 
         handler = self._request_handlers.get(request.method)
@@ -592,7 +788,22 @@ class Client:
                 reply = self._connection.respond_error(
                     request.id, -32603, f"client handler failed: {type(exc).__name__}"
                 )
-        try:
-            await self.transport.send(reply)
-        except MCPTasksError as exc:
-            self.warnings.append(exc)
+        await self._send_reply(reply)
+
+
+def _subscribe(handlers: list[T], handler: T) -> Callable[[], None]:
+    handlers.append(handler)
+
+    def unsubscribe() -> None:
+        if handler in handlers:
+            handlers.remove(handler)
+
+    return unsubscribe
+
+
+def _created_task_id(raw: JSONObject | None) -> str | None:
+    """The id of the task a task call's answer names, read as leniently as possible: a task
+    the server created must never be lost to a malformed answer."""
+    task = raw.get("task") if raw is not None else None
+    task_id = task.get("taskId") if isinstance(task, dict) else None
+    return task_id if isinstance(task_id, str) else None

@@ -14,16 +14,25 @@ deliver news sooner.
 A wait ends with the task's :data:`Outcome`, with the typed error that ended it (a transport
 failure, TaskNotFound, IllegalTransition under ``ViolationPolicy.RAISE``), or with
 DeadlineExceeded at the caller's deadline; with ``PollPolicy.cancel_on_abandon`` the task is
-then cancelled with exactly one ``tasks/cancel``. Leaving the ``async with`` cancels
-everything the poller started.
+then cancelled with exactly one ``tasks/cancel`` (all of a wait's cancels sent at once, bounded
+together by ``PollPolicy.abandon_timeout``; a task another wait still holds is not cancelled).
+When the client closes, every wait ends at once with ClientClosed. Leaving the ``async with``
+cancels everything the poller started.
+
+A ``tasks/result`` is the outcome only once the task is known terminal: an error it returns
+earlier (a server that does not block, T:465) is kept aside, the call is opened again while the
+task still needs input, and the result is fetched afresh at terminal; if that fetch returns a
+result, the early error is recorded as a violation in ``warnings``.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
+import functools
 import math
 import random
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TypeAlias
 
@@ -34,6 +43,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from ._client import Client
 from ._errors import (
+    ClientClosed,
     DeadlineExceeded,
     DecodeError,
     IllegalTransition,
@@ -41,6 +51,7 @@ from ._errors import (
     MCPTasksError,
     RPCError,
     TaskNotFound,
+    TransportError,
     UnknownValue,
     UsageError,
 )
@@ -77,6 +88,17 @@ def _server_interval(task: Task) -> float | None:
     return None if task.poll_interval is None else task.poll_interval / 1000.0
 
 
+def expires_at(task: Task) -> dt.datetime | None:
+    """``createdAt + ttl``; None for no ttl (null: unlimited; UNSET: unknown, A-06) and for an
+    instant past the calendar's end (year 9999): such a task never expires in our time."""
+    if not isinstance(task.ttl, (int, float)):
+        return None
+    try:
+        return task.created_at + dt.timedelta(milliseconds=task.ttl)
+    except OverflowError:
+        return None
+
+
 @attrs.define(eq=False)
 class _Tracked:
     task_id: str
@@ -93,7 +115,7 @@ class _Tracked:
     result_call: anyio.Event | None = None
     result_scope: anyio.CancelScope | None = None
     result_raw: JSONObject | None = None
-    result_error: MCPTasksError | None = None
+    early_error: MCPTasksError | None = None  # an error answer before the task was terminal
 
     @property
     def ended(self) -> Outcome | MCPTasksError:
@@ -127,10 +149,15 @@ class Poller:
         self._wake = anyio.Event()
         self._limiter = anyio.CapacityLimiter(policy.max_in_flight)
         self._unsubscribe: list[Callable[[], None]] = []
-        self.warnings: list[Violation | MCPTasksError] = []
-        """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots."""
+        self.warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
+            maxlen=client.limits.max_warnings
+        )
+        """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
+        ``Limits.max_warnings`` of them."""
         self.polls_sent = 0
         self.cancels_sent = 0
+        self.polls_delayed = 0
+        """Polls that were due but waited for a slot (``PollPolicy.max_in_flight`` saturated)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -142,6 +169,7 @@ class Poller:
         self._unsubscribe.append(
             self.client.on_notification("notifications/tasks/status", self._on_status)
         )
+        self._unsubscribe.append(self.client.on_close(self._on_client_closed))
         if self.inputs is not None:
             self._unsubscribe.append(self.inputs.subscribe(self._on_input))
             self.inputs.snapshot_source = self.snapshot
@@ -215,15 +243,15 @@ class Poller:
             while remaining:
                 ended: _Tracked | None = None
                 try:
-                    with anyio.move_on_after(until - anyio.current_time()):
+                    with anyio.CancelScope(deadline=until):
                         ended = await receive.receive()
                 except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
                     with anyio.CancelScope(shield=True):
-                        await self._abandon([t for t in held if t.task_id in remaining])
+                        await self._abandon([t for t in held if t.task_id in remaining], held)
                     raise
                 if ended is None:
                     waiting = [t for t in held if t.task_id in remaining]
-                    sent = await self._abandon(waiting)
+                    sent = await self._abandon(waiting, held)
                     raise DeadlineExceeded(
                         [t.task_id for t in waiting],
                         {t.task_id: t.machine.current for t in waiting},
@@ -261,16 +289,16 @@ class Poller:
             while True:
                 snapshot: Task | InputEvent | None = None
                 try:
-                    with anyio.move_on_after(until - anyio.current_time()):
+                    with anyio.CancelScope(deadline=until):
                         snapshot = await receive.receive()
                 except anyio.EndOfStream:
                     break
                 except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
                     with anyio.CancelScope(shield=True):
-                        await self._abandon([tracked])
+                        await self._abandon([tracked], [tracked])
                     raise
                 if snapshot is None:
-                    sent = await self._abandon([tracked])
+                    sent = await self._abandon([tracked], [tracked])
                     raise DeadlineExceeded(
                         [tracked.task_id],
                         {tracked.task_id: tracked.machine.current},
@@ -336,9 +364,12 @@ class Poller:
             self._tracked.pop(tracked.task_id, None)
 
     def _expiry(self, task: Task) -> float | None:
-        if not isinstance(task.ttl, (int, float)):  # None: unlimited; UNSET: unknown (A-06)
+        """Monotonic time of ``createdAt + ttl``, only under ``PollPolicy.ttl_backstop``."""
+        if not self.policy.ttl_backstop:
             return None
-        ends = task.created_at + dt.timedelta(milliseconds=task.ttl)
+        ends = expires_at(task)
+        if ends is None:
+            return None
         return anyio.current_time() + (ends - self._wall_clock()).total_seconds()
 
     async def _get(self, task_id: str) -> Task:
@@ -351,7 +382,11 @@ class Poller:
         assert self._task_group is not None
         while True:
             for task_id in self._scheduler.pop_due(anyio.current_time()):
-                self._task_group.start_soon(self._poll, task_id)
+                tracked = self._tracked.get(task_id)
+                if tracked is not None:
+                    self._task_group.start_soon(
+                        self._guarded, tracked, functools.partial(self._poll, task_id)
+                    )
             due = self._scheduler.next_due()
             self._wake = anyio.Event()
             delay = math.inf if due is None else due - anyio.current_time()
@@ -363,6 +398,8 @@ class Poller:
         tracked = self._tracked.get(task_id)
         if tracked is None or tracked.finishing or tracked.done.is_set():
             return
+        if self._limiter.available_tokens == 0:
+            self.polls_delayed += 1
         async with self._limiter:
             expired = tracked.expires_at is not None and anyio.current_time() >= tracked.expires_at
             try:
@@ -456,9 +493,11 @@ class Poller:
             return
         if tracked.result_call is not None or tracked.finishing or tracked.done.is_set():
             return
-        tracked.result_call = anyio.Event()
+        call = tracked.result_call = anyio.Event()
         assert self._task_group is not None
-        self._task_group.start_soon(self._hold_result, tracked, tracked.result_call)
+        self._task_group.start_soon(
+            self._guarded, tracked, functools.partial(self._hold_result, tracked, call)
+        )
 
     async def _hold_result(self, tracked: _Tracked, call: anyio.Event) -> None:
         scope = tracked.result_scope = anyio.CancelScope()
@@ -473,11 +512,14 @@ class Poller:
             tracked.result_raw = await self.client.task_result_raw(
                 tracked.task_id, timeout=self.policy.result_timeout
             )
-        except RPCError as exc:  # the underlying JSON-RPC error of a failed task (T:466)
-            tracked.result_error = exc
         except MCPTasksError as exc:
-            # A dropped stream or a timeout: forget this call; a later poll that still shows
-            # input_required opens a new one (the book keeps answers from repeating).
+            # An error answer is the outcome only once the task is known terminal: a server
+            # may answer early ("not completed yet") instead of blocking (T:465). A dropped
+            # stream or a timeout likewise: forget this call; a later poll that still shows
+            # input_required opens a new one (the book keeps answers from repeating), and the
+            # result is fetched afresh at terminal.
+            if isinstance(exc, RPCError):
+                tracked.early_error = exc
             self.warnings.append(exc)
             tracked.result_call = None
             call.set()
@@ -514,7 +556,23 @@ class Poller:
             watcher.close()  # the terminal snapshot was the last one
         tracked.watchers.clear()
         assert self._task_group is not None
-        self._task_group.start_soon(self._finish, tracked)
+        self._task_group.start_soon(
+            self._guarded, tracked, functools.partial(self._finish, tracked)
+        )
+
+    async def _guarded(self, tracked: _Tracked, work: Callable[[], Awaitable[None]]) -> None:
+        """Run one of the poller's own tasks for ``tracked``: whatever it raises ends that
+        task's waits with a typed error, never the poller's task group (a foreign exception
+        would escape ``async with Poller`` as an ExceptionGroup)."""
+        try:
+            await work()
+        except MCPTasksError as exc:
+            self._end(tracked, error=exc)
+        except Exception as exc:
+            name = type(exc).__name__
+            error = TransportError(f"tracking {tracked.task_id!r} failed: {name}: {exc}")
+            error.__cause__ = exc
+            self._end(tracked, error=error)
 
     async def _finish(self, tracked: _Tracked) -> None:
         task = tracked.machine.current
@@ -549,20 +607,33 @@ class Poller:
         """The terminal task's result: the held tasks/result's, or a new call."""
         if tracked.result_call is not None:
             await tracked.result_call.wait()
-            if tracked.result_error is not None:
-                raise tracked.result_error
             if tracked.result_raw is not None:
                 return tracked.result_raw
-        return await self.client.task_result_raw(
-            tracked.task_id, timeout=self.policy.result_timeout
-        )
+        raw = await self.client.task_result_raw(tracked.task_id, timeout=self.policy.result_timeout)
+        early = tracked.early_error
+        if isinstance(early, RPCError):
+            self.warnings.append(
+                Violation(
+                    tracked.task_id,
+                    "T:465",
+                    f"tasks/result answered error {early.code} ({early.message!r}) before the "
+                    "task was terminal; at terminal it returned a result",
+                    soft=True,
+                )
+            )
+        return raw
 
     def _expire(self, tracked: _Tracked) -> None:
         task = tracked.machine.current
-        assert isinstance(task.ttl, (int, float))
-        expired_at = task.created_at + dt.timedelta(milliseconds=task.ttl)
+        expired_at = expires_at(task)
+        assert expired_at is not None  # only a task with a representable expiry expires
         self._scheduler.untrack(tracked.task_id)
         self._end(tracked, outcome=Expired(task, expired_at))
+
+    def _on_client_closed(self, closed: ClientClosed) -> None:
+        """The client closed: every wait on this poller ends now, with ClientClosed."""
+        for tracked in list(self._tracked.values()):
+            self._end(tracked, error=closed)
 
     def _end(
         self,
@@ -585,22 +656,31 @@ class Poller:
         if tracked.refs <= 0:
             self._tracked.pop(tracked.task_id, None)
 
-    async def _abandon(self, waiting: list[_Tracked]) -> tuple[str, ...]:
-        """The caller gave up on these: with cancel_on_abandon, one tasks/cancel each."""
+    async def _abandon(self, waiting: list[_Tracked], held: list[_Tracked]) -> tuple[str, ...]:
+        """The caller gave up on ``waiting`` (its wait holds ``held``): with cancel_on_abandon,
+        one tasks/cancel for each task no other wait holds, all sent at once and bounded
+        together by ``abandon_timeout``; returns the ids a cancel was sent for."""
         if not self.policy.cancel_on_abandon:
             return ()
-        sent: list[str] = []
-        for tracked in waiting:
-            if tracked.done.is_set() or tracked.task_id in self._cancel_sent:
-                continue
+        chosen = [
+            tracked
+            for tracked in dict.fromkeys(waiting)
+            if not tracked.done.is_set()
+            and tracked.task_id not in self._cancel_sent
+            and tracked.refs <= held.count(tracked)  # another wait still holds it: keep it
+        ]
+        for tracked in chosen:
             self._cancel_sent.add(tracked.task_id)
-            self.cancels_sent += 1
-            sent.append(tracked.task_id)
+        self.cancels_sent += len(chosen)
+
+        async def cancel(task_id: str) -> None:
             try:
-                with anyio.fail_after(self.policy.request_timeout):
-                    await self.client.cancel_task(tracked.task_id)
-            except (MCPTasksError, TimeoutError) as exc:
-                self.warnings.append(
-                    exc if isinstance(exc, MCPTasksError) else UsageError("tasks/cancel timed out")
-                )
-        return tuple(sent)
+                await self.client.cancel_task(task_id, timeout=self.policy.abandon_timeout)
+            except MCPTasksError as exc:
+                self.warnings.append(exc)
+
+        with anyio.move_on_after(self.policy.abandon_timeout):
+            async with anyio.create_task_group() as group:
+                for tracked in chosen:
+                    group.start_soon(cancel, tracked.task_id)
+        return tuple(t.task_id for t in chosen)

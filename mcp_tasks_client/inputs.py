@@ -217,6 +217,7 @@ class InputRouter:
         if self._client is not None:
             raise UsageError("an InputRouter serves one client")
         self._client = client
+        self.book.capacity = client.limits.max_answered_inputs
         declared = client.capabilities
         for method, capability, mine in (
             (ELICIT, declared.elicitation, self.elicitation),

@@ -8,10 +8,13 @@ The strategies produce values that a 2025-11-25 peer could put on the wire, so t
 - ``meta`` dicts are JSON objects, sometimes carrying the spec's reserved keys;
 - timestamps are timezone-aware, with microseconds and whole-minute offsets (RFC 3339, A-17);
 - :class:`~mcp_tasks_client.models.UnknownContent` keeps its whole object, ``type`` included,
-  in ``raw``, with a ``type`` this library does not know.
+  in ``raw``, with a ``type`` this library does not know;
+- ``ttl`` and ``pollInterval`` stay within ``0..MAX_DURATION_MS`` (the codec refuses the rest).
 
 :data:`MODEL_STRATEGIES` maps every model class to its strategy; :func:`mutated` turns a valid
-encoding into a near miss (a key deleted, a value of another JSON kind) for robustness tests.
+encoding into a near miss (a key deleted, a value of another JSON kind) for robustness tests;
+:func:`wild_numbers` and :func:`timestamp_like_strings` are what a hostile or broken server could
+put where a number or a timestamp goes, placed with :func:`number_paths` and :func:`replaced`.
 
 Each factory builds its strategy once per distinct arguments and returns that same object on
 later calls: building is what costs, drawing is cheap.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -29,6 +33,7 @@ from hypothesis import strategies as st
 
 from mcp_tasks_client._wire._converter import wire_name
 from mcp_tasks_client.models import (
+    MAX_DURATION_MS,
     MODEL_IMMEDIATE_RESPONSE_META,
     RELATED_TASK_META,
     UNSET,
@@ -121,6 +126,8 @@ __all__ = [
     "list_tools_results",
     "metas",
     "mutated",
+    "number_paths",
+    "replaced",
     "request_ids",
     "resource_links",
     "roots",
@@ -135,12 +142,14 @@ __all__ = [
     "tasks",
     "text_contents",
     "text_resource_contents",
+    "timestamp_like_strings",
     "timestamps",
     "timezones",
     "tool_executions",
     "tools",
     "tools_capabilities",
     "unknown_contents",
+    "wild_numbers",
     "wire_keys",
 ]
 
@@ -247,6 +256,19 @@ def _texts() -> st.SearchStrategy[str]:
 @_shared
 def _non_negative_ints() -> st.SearchStrategy[int]:
     return st.integers(min_value=0, max_value=2**53)
+
+
+@_shared
+def _durations_ms() -> st.SearchStrategy[int]:
+    """Milliseconds the codec accepts for ``ttl`` and ``pollInterval`` (0..MAX_DURATION_MS)."""
+    return st.integers(min_value=0, max_value=MAX_DURATION_MS)
+
+
+@_shared
+def _task_durations_ms() -> st.SearchStrategy[int | float]:
+    """``Task.ttl``/``pollInterval`` are JSON numbers (A-18): integers or floats, in range."""
+    floats = st.floats(min_value=0, max_value=MAX_DURATION_MS, allow_nan=False)
+    return _durations_ms() | floats
 
 
 _TAG_KEYS: Mapping[type, frozenset[str]] = {
@@ -628,14 +650,17 @@ def task_statuses() -> st.SearchStrategy[TaskStatus]:
 @_shared
 def task_metadata() -> st.SearchStrategy[TaskMetadata]:
     """``params.task``: a requested ttl in ms, or none (the receiver's default)."""
-    return st.builds(TaskMetadata, ttl=_optional(_non_negative_ints()), extra=extras(TaskMetadata))
+    return st.builds(TaskMetadata, ttl=_optional(_durations_ms()), extra=extras(TaskMetadata))
 
 
 @_shared
 def tasks() -> st.SearchStrategy[Task]:
-    """A Task; ``ttl`` is an int, ``None`` (unlimited) or ``UNSET`` (key left out, A-06)."""
-    ttls: st.SearchStrategy[int | Unset | None] = st.one_of(
-        _non_negative_ints(), st.none(), st.just(UNSET)
+    """A Task; ``ttl`` is a number, ``None`` (unlimited) or ``UNSET`` (key left out, A-06).
+
+    ``ttl`` and ``pollInterval`` stay within ``0..MAX_DURATION_MS``, as the codec demands.
+    """
+    ttls: st.SearchStrategy[int | float | Unset | None] = st.one_of(
+        _task_durations_ms(), st.none(), st.just(UNSET)
     )
     return st.builds(
         Task,
@@ -645,7 +670,7 @@ def tasks() -> st.SearchStrategy[Task]:
         last_updated_at=timestamps(),
         ttl=ttls,
         status_message=_optional(_texts()),
-        poll_interval=_optional(_non_negative_ints()),
+        poll_interval=_optional(_task_durations_ms()),
         meta=metas(),
         extra=extras(Task),
     )
@@ -943,3 +968,138 @@ def mutated(value: JSONValue) -> st.SearchStrategy[JSONValue]:
     """``value`` with one change at any depth: a key or item deleted, or a value replaced by
     a value of another JSON kind. ``value`` itself is never modified."""
     return _mutations(value)
+
+
+def replaced(value: JSONValue, path: Path, new: JSONValue) -> JSONValue:
+    """``value`` with the item at ``path`` replaced by ``new``; ``value`` is not modified."""
+    return _edit(value, path, new, delete=False)
+
+
+def number_paths(value: JSONValue) -> list[Path]:
+    """The path of every number in ``value`` (booleans are not numbers), at any depth."""
+    return [path for path in _paths(value) if json_kind(_get(value, path)) == "number"]
+
+
+# --- hostile numbers and timestamps ----------------------------------------------------------
+
+_FLOAT_MAX = sys.float_info.max
+_TIMEDELTA_MAX_MS = dt.timedelta.max // dt.timedelta(milliseconds=1)
+
+_EDGE_NUMBERS: tuple[int | float, ...] = (
+    0,
+    -0.0,
+    1,
+    -1,
+    0.5,
+    -0.5,
+    MAX_DURATION_MS,
+    MAX_DURATION_MS + 1,
+    float(MAX_DURATION_MS),
+    MAX_DURATION_MS + 0.5,
+    2**53,
+    2**63,
+    2**64,
+    _TIMEDELTA_MAX_MS,
+    _TIMEDELTA_MAX_MS + 1,
+    10**308,
+    10**309,
+    _FLOAT_MAX,
+    -_FLOAT_MAX,
+    int(_FLOAT_MAX),
+    int(_FLOAT_MAX) + 1,
+    -(int(_FLOAT_MAX) + 1),
+    2**1024,
+    sys.float_info.min,
+    5e-324,
+    -5e-324,
+    1e-300,
+)
+
+
+@_shared
+def wild_numbers() -> st.SearchStrategy[int | float]:
+    """Any number ``json.loads`` can return, biased to the edges that break arithmetic.
+
+    Huge integers (``±10**k`` for ``k`` up to 400, and their neighbours: JSON spells them in
+    digits, so ``loads`` returns them as ints), floats near the float limits and near zero,
+    negatives, zero, and the bounds of the library's ranges. Never NaN or an infinity:
+    ``loads`` refuses those before any model sees them.
+    """
+    signs = st.sampled_from([1, -1])
+    powers = st.integers(min_value=0, max_value=400)
+    huge = st.builds(lambda sign, k: sign * 10**k, signs, powers)
+    near_huge = st.builds(
+        lambda sign, k, step: sign * (10**k + step), signs, powers, st.integers(-3, 3)
+    )
+    big_floats = st.floats(min_value=1e300, allow_infinity=False) | st.floats(
+        max_value=-1e300, allow_infinity=False
+    )
+    tiny_floats = st.floats(min_value=-1e-300, max_value=1e-300)
+    return st.one_of(
+        st.sampled_from(_EDGE_NUMBERS),
+        huge,
+        near_huge,
+        big_floats,
+        tiny_floats,
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+    )
+
+
+def _digits(size: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet="0123456789", min_size=size, max_size=size)
+
+
+@_shared
+def timestamp_like_strings() -> st.SearchStrategy[str]:
+    """Strings of the RFC 3339 shape with any digits in every position.
+
+    ``9999-99-99T99:99:99.9999999+99:99``, ``0000-02-30T24:00:60Z``, offsets past a day, leap
+    seconds, no offset at all, plus the odd near miss (a character replaced or appended), so
+    both the pattern and the field ranges behind it are exercised.
+    """
+    fraction = st.none() | st.text(alphabet="0123456789", min_size=1, max_size=12)
+    # The edges are drawn on purpose: uniform digits would rarely give year 1 or 9999 with a
+    # date and an offset that push the instant out of the years ``datetime`` holds.
+    years = st.sampled_from(["0000", "0001", "9999"]) | _digits(4)
+    months = st.sampled_from(["01", "12", "13"]) | _digits(2)
+    days = st.sampled_from(["01", "31", "32"]) | _digits(2)
+    hours = st.sampled_from(["00", "23", "24"]) | _digits(2)
+    minutes = st.sampled_from(["00", "59", "60"]) | _digits(2)
+    offset = st.sampled_from(["Z", "z", ""]) | st.builds(
+        lambda sign, hh, mm: f"{sign}{hh}:{mm}", st.sampled_from(["+", "-"]), hours, minutes
+    )
+    shaped = st.builds(
+        lambda y, mo, d, sep, h, mi, s, frac, off: (
+            f"{y}-{mo}-{d}{sep}{h}:{mi}:{s}{'' if frac is None else '.' + frac}{off}"
+        ),
+        years,
+        months,
+        days,
+        st.sampled_from(["T", "t", " "]),
+        hours,
+        minutes,
+        st.sampled_from(["59", "60", "61"]) | _digits(2),
+        fraction,
+        offset,
+    )
+
+    # Valid fields at the ends of the calendar with an offset: the instant may leave years
+    # 1-9999 once moved to UTC (``0001-01-01T00:00:00+00:01``), which no single field shows.
+    edges = st.builds(
+        lambda day, time, sign, hh, mm: f"{day}T{time}{sign}{hh}:{mm}",
+        st.sampled_from(["0001-01-01", "9999-12-31"]),
+        st.sampled_from(["00:00:00", "00:30:00", "23:59:59", "23:59:60.999999"]),
+        st.sampled_from(["+", "-"]),
+        st.sampled_from(["00", "01", "23"]),
+        st.sampled_from(["00", "01", "59"]),
+    )
+
+    @st.composite
+    def near_miss(draw: st.DrawFn) -> str:
+        text = draw(shaped)
+        index = draw(st.integers(min_value=0, max_value=len(text)))
+        char = draw(st.sampled_from(["", "\n", "\u0662", "0", "9", ":", "-", "x", " "]))
+        return text[:index] + char + text[index + 1 :]
+
+    return shaped | edges | near_miss()

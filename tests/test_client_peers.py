@@ -83,7 +83,7 @@ async def test_timeout_then_the_connection_still_works(transport: Transport) -> 
         await anyio.sleep(1.6)  # let the late answer arrive and be dropped
         result = await client.call_tool(ToolCall("plain_echo", {"text": "after"}))
         assert result.content == (TextContent("echo: after"),)
-        assert client.warnings == []
+        assert list(client.warnings) == []
 
 
 async def test_http_session_id_captured_and_deleted_on_close(peer_http: tuple[Peer, str]) -> None:

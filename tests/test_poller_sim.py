@@ -543,7 +543,11 @@ def test_ttl_running_out_ends_the_task_as_expired(
     """(f) C-37, T:459, A-25 ("bounded by the ttl"): a task whose createdAt + ttl passes while
     it is non-terminal ends as Expired (whether the server still answers or deleted it,
     -32602), found by a poll pulled forward to the expiry time, never under the floor; a task
-    that reached a terminal status first ends with that status's outcome."""
+    that reached a terminal status first ends with that status's outcome.
+
+    This is the opt-in ``ttl_backstop`` (issue 7: by default the server's status is trusted).
+    """
+    policy = attrs.evolve(policy, ttl_backstop=True)
     box: dict[str, Any] = {}
 
     async def body(client: Client, poller: Poller, created: list[CreateTaskResult]) -> None:

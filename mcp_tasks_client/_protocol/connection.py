@@ -11,7 +11,9 @@ Rules kept here:
 - ids are integers from 1 upwards, never reused on one connection (C-02);
 - a response or error for an id still pending resolves it exactly once;
 - a response for an id the caller abandoned (a timeout) is reported as late, not as an error
-  (C-47: "SHOULD ignore any response that arrives after cancelling");
+  (C-47: "SHOULD ignore any response that arrives after cancelling"); the abandoned ids are
+  remembered in a bounded window (``ABANDONED_KEPT``), and an answer to one older than the
+  window is still a late answer: our ids only grow, so any id below the window was ours;
 - a response for an id this client never sent is a :class:`~mcp_tasks_client.UnexpectedResponse`;
 - every incoming request is answered exactly once: answering an unknown id, or twice, is the
   caller's :class:`~mcp_tasks_client.UsageError`; a request arriving again under an id still
@@ -114,6 +116,10 @@ Event: TypeAlias = (
 )
 
 
+ABANDONED_KEPT = 1024
+"""How many abandoned request ids keep their method name for the LateResponse report."""
+
+
 class RPCConnection:
     """One JSON-RPC conversation seen from the client's side."""
 
@@ -121,6 +127,7 @@ class RPCConnection:
         self._next_id = 1
         self._pending: dict[RequestId, str] = {}
         self._abandoned: dict[RequestId, str] = {}
+        self._forgotten_below = 0  # every abandoned id <= this one was dropped from the window
         self._unanswered: set[RequestId] = set()
 
     # -- what we send ------------------------------------------------------------------------
@@ -156,6 +163,11 @@ class RPCConnection:
         method = self._pending.pop(request_id, None)
         if method is not None:
             self._abandoned[request_id] = method
+            if len(self._abandoned) > ABANDONED_KEPT:  # oldest first: dicts keep order
+                oldest = next(iter(self._abandoned))
+                del self._abandoned[oldest]
+                if isinstance(oldest, int):
+                    self._forgotten_below = max(self._forgotten_below, oldest)
 
     def fail_pending(self) -> list[tuple[RequestId, str]]:
         """Forget every pending request (the connection broke); returns what was pending."""
@@ -184,6 +196,12 @@ class RPCConnection:
             abandoned = self._abandoned.pop(request_id, None)
             if abandoned is not None:
                 return LateResponse(request_id, abandoned, message)
+            if (
+                isinstance(request_id, int)
+                and not isinstance(request_id, bool)
+                and 0 < request_id <= self._forgotten_below
+            ):
+                return LateResponse(request_id, "(abandoned long ago)", message)
             raise UnexpectedResponse(request_id)
         if isinstance(message, JSONRPCResponse):
             return ResultReceived(request_id, method, message.result)
@@ -200,6 +218,11 @@ class RPCConnection:
     def pending(self) -> dict[RequestId, str]:
         """Requests awaiting an answer: id -> method (a copy)."""
         return dict(self._pending)
+
+    @property
+    def abandoned_count(self) -> int:
+        """Abandoned ids still remembered (bounded by ``ABANDONED_KEPT``)."""
+        return len(self._abandoned)
 
     @property
     def unanswered(self) -> frozenset[RequestId]:

@@ -13,11 +13,16 @@ The rules kept here:
 - a request that arrives again while PENDING or after ANSWERED is a duplicate (a re-delivery on
   a re-issued ``tasks/result``): it is not handled again and never answered twice;
 - answering is recorded once; answering an unknown or already answered key is a bug in the
-  caller of the book (ValueError).
+  caller of the book (ValueError);
+- the book is bounded: pending requests by how many the client handles at once
+  (``Limits.max_server_requests``), answered ones by ``capacity`` (the oldest answered record
+  is forgotten first; a re-delivery of a forgotten one would be handled again, which is why
+  the capacity is large), and a task's records go with :meth:`InputBook.forget`.
 """
 
 from __future__ import annotations
 
+import collections
 import enum
 from collections.abc import Mapping
 from typing import Any
@@ -57,9 +62,15 @@ class InputKey:
 class InputBook:
     """Outstanding and answered input requests, by task."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 10_000) -> None:
+        self.capacity = capacity
         self._state: dict[InputKey, InputState] = {}
         self._methods: dict[InputKey, str] = {}
+        self._answered_order: collections.deque[InputKey] = collections.deque()
+
+    def __len__(self) -> int:
+        """Records held (pending and answered)."""
+        return len(self._state)
 
     def arrived(self, task_id: str | None, request_id: RequestId, method: str) -> bool:
         """Record an incoming request; False when it is a duplicate (do not handle it)."""
@@ -75,6 +86,12 @@ class InputBook:
         if self._state.get(key) is not InputState.PENDING:
             raise ValueError(f"no pending input request {key}")
         self._state[key] = InputState.ANSWERED
+        self._answered_order.append(key)
+        while len(self._answered_order) > self.capacity:
+            oldest = self._answered_order.popleft()
+            if self._state.get(oldest) is InputState.ANSWERED:
+                del self._state[oldest]
+                del self._methods[oldest]
 
     def state(self, task_id: str | None, request_id: RequestId) -> InputState | None:
         return self._state.get(InputKey(task_id, request_id))
@@ -92,6 +109,9 @@ class InputBook:
         for key in [k for k in self._state if k.task_id == task_id]:
             del self._state[key]
             del self._methods[key]
+        self._answered_order = collections.deque(
+            k for k in self._answered_order if k.task_id != task_id
+        )
 
     def answered_count(self, task_id: str | None) -> int:
         return sum(

@@ -76,7 +76,15 @@ class PollPolicy:
     on_unhandled_input: UnhandledInputPolicy = UnhandledInputPolicy.FAIL
     """What an input request that no handler takes does to the task's wait."""
     max_in_flight: int = 64
-    """Most ``tasks/get`` requests in flight at once (size the HTTP pool to match)."""
+    """Most ``tasks/get`` requests in flight at once (size the HTTP pool to match); a poll that
+    finds every slot taken waits, and ``Poller.polls_delayed`` counts it."""
+    abandon_timeout: float = attrs.field(default=5.0, validator=_non_negative)
+    """With ``cancel_on_abandon``: the one bound on all the ``tasks/cancel`` an abandoned wait
+    sends (concurrently); the caller gets control back within it."""
+    ttl_backstop: bool = False
+    """End a wait as ``Expired`` once ``createdAt + ttl`` has passed by the *local* clock (and
+    read a TaskNotFound after it as expiry). Off: the server's status is trusted, and a task
+    the server deleted is TaskNotFound. The local clock may disagree with the server's."""
     on_violation: ViolationPolicy = ViolationPolicy.RAISE
     """What a server that breaks the status machine does to a wait (raise, or warn and go on)."""
 

@@ -1,4 +1,4 @@
-"""Streamable HTTP for 2025-11-25 (X:56-219), on httpx and httpx-sse.
+"""Streamable HTTP for 2025-11-25 (X:56-219), on httpx, with a bounded SSE decoder of our own.
 
 Every client message is its own POST (X:88). A request's answer comes back as one JSON body or
 as an SSE stream that may carry server->client requests and notifications before the response
@@ -17,12 +17,23 @@ What it always does, because the spec makes it part of talking at all: capture
 ``MCP-Protocol-Version`` after the handshake (X:263, A-19), and DELETE the session on close
 (X:216; ``delete_session_on_close=False`` to keep it). A 404 on a request carrying a session id
 is :class:`~mcp_tasks_client.SessionExpired`; there is no automatic re-initialise.
+
+What a hostile server cannot do (SECURITY.md): make the client buffer more than
+``Limits.max_message_bytes`` for one body, SSE line or event (``LimitExceeded``); replace bad
+UTF-8 silently (``DecodeError``); redirect the session id or the caller's headers to another URL
+(``RedirectRefused``: no redirect is ever followed); hide a 429/503's ``Retry-After``
+(``ServerBusy``); or change the transport's timeouts through an injected client. Every
+exception of the HTTP stack is mapped in one place (``_error``) to this library's tree; a TLS
+failure names its cause (``TLSError``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+import datetime as dt
+import email.utils
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
@@ -31,22 +42,27 @@ import anyio.abc
 import attrs
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from httpx_sse import EventSource
 
 from .._errors import (
     DecodeError,
     GetStreamUnavailable,
     HTTPStatusError,
+    LimitExceeded,
     MCPTasksError,
     ProtocolError,
+    RedirectRefused,
+    ServerBusy,
     SessionExpired,
     StreamInterrupted,
+    TLSError,
     TransportClosed,
     TransportError,
     UsageError,
 )
+from .._limits import Limits
 from .._wire.jsonrpc import parse_message, serialize_message
 from ..models import JSONRPCError, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
+from ._sse import SSEDecoder
 from .base import Incoming, Transport, TransportFault
 
 __all__ = ["HttpTransport", "StreamResumption"]
@@ -54,6 +70,8 @@ __all__ = ["HttpTransport", "StreamResumption"]
 _JSON = "application/json"
 _DRAIN_SECONDS = 1.0
 _SSE = "text/event-stream"
+_INCOMING_BUFFER = 64  # messages waiting for the client's reader: a full buffer holds streams
+_MAX_RETRY_MS = 24 * 3600 * 1000  # an SSE ``retry`` beyond a day is no wait we take
 
 
 @attrs.frozen
@@ -71,12 +89,21 @@ class StreamResumption:
 @attrs.define
 class _StreamState:
     last_event_id: str | None = None
-    retry: float | None = None
+    retry_ms: int | None = None
     answered: bool = False
 
 
 class HttpTransport(Transport):
-    """Streamable HTTP to one MCP endpoint URL."""
+    """Streamable HTTP to one MCP endpoint URL.
+
+    ``headers`` are sent with every request, to this URL only: redirects are never followed
+    (a 3xx is :class:`~mcp_tasks_client.RedirectRefused`), whatever ``http_client`` the caller
+    injects. The transport's own timeouts (``connect_timeout``, ``write_timeout``; no read
+    timeout, because SSE streams and a blocking ``tasks/result`` stay open legitimately and
+    request deadlines belong to the Client) are set on every request, so an injected client's
+    defaults do not change them. ``max_connections`` sizes the pool of the client the transport
+    creates (ignored with ``http_client``). Sizes are bounded by the Client's ``Limits``.
+    """
 
     def __init__(
         self,
@@ -85,22 +112,33 @@ class HttpTransport(Transport):
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         connect_timeout: float = 10.0,
+        write_timeout: float = 30.0,
         max_connections: int = 100,
         resumption: StreamResumption | None = None,
         delete_session_on_close: bool = True,
     ) -> None:
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, TypeError) as exc:
+            raise UsageError(f"not a usable URL: {url!r} ({exc})") from None
+        if parsed.scheme not in ("http", "https"):
+            raise UsageError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
         self.url = url
         self.headers = dict(headers or {})
         self.resumption = resumption
         self.delete_session_on_close = delete_session_on_close
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        self.limits = Limits()
         self._owns_client = http_client is None
+        self._timeout = httpx.Timeout(
+            connect=connect_timeout, read=None, write=write_timeout, pool=None
+        )
         # Pool sized to the concurrency (DESIGN.md: the default 20 idle connections churned
-        # ~1,100 TCP connections for 100 in flight). Reads have no timeout: SSE streams and a
-        # blocking tasks/result legitimately stay open; request deadlines belong to the client.
+        # ~1,100 TCP connections for 100 in flight).
         self._client = http_client or httpx.AsyncClient(
-            timeout=httpx.Timeout(connect=connect_timeout, read=None, write=30.0, pool=None),
+            timeout=self._timeout,
+            follow_redirects=False,
             limits=httpx.Limits(
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
@@ -110,11 +148,14 @@ class HttpTransport(Transport):
         self._incoming_send: MemoryObjectSendStream[Incoming]
         self._incoming_receive: MemoryObjectReceiveStream[Incoming]
         self._incoming_send, self._incoming_receive = anyio.create_memory_object_stream[Incoming](
-            math.inf
+            _INCOMING_BUFFER
         )
         self._closed = False
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    def apply_limits(self, limits: Limits) -> None:
+        self.limits = limits
 
     async def __aenter__(self) -> HttpTransport:
         self._task_group = anyio.create_task_group()
@@ -137,7 +178,8 @@ class HttpTransport(Transport):
                 if self.delete_session_on_close and self.session_id is not None:
                     with anyio.move_on_after(5):
                         try:
-                            await self._client.delete(self.url, headers=self._headers(None))
+                            async with self._stream("DELETE", self._headers(None)):
+                                pass
                         except httpx.HTTPError:
                             pass  # the server may be gone already; nothing to tell anyone
                 if self._owns_client:
@@ -151,6 +193,8 @@ class HttpTransport(Transport):
     # -- sending -----------------------------------------------------------------------------
 
     async def send(self, message: JSONRPCMessage) -> None:
+        """A request's POST runs in the background (its answer arrives through ``receive``);
+        a notification's or response's POST is awaited: the caller's deadline bounds it."""
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
         if isinstance(message, JSONRPCRequest):
@@ -183,10 +227,13 @@ class HttpTransport(Transport):
             raise UsageError("open the GET stream after the handshake")
         await self._task_group.start(self._run_listen_stream)
 
-    # -- internals ---------------------------------------------------------------------------
+    # -- one place for HTTP: requests, statuses, bodies, exceptions ---------------------------
 
     def _headers(self, accept: str | None) -> dict[str, str]:
         headers = dict(self.headers)
+        # Bodies are counted against Limits as they arrive; a compressed body could inflate a
+        # thousandfold between two counts, so none is asked for.
+        headers["Accept-Encoding"] = "identity"
         if accept is not None:
             headers["Accept"] = accept
         if self.session_id is not None:
@@ -194,6 +241,76 @@ class HttpTransport(Transport):
         if self.protocol_version is not None:
             headers["MCP-Protocol-Version"] = self.protocol_version  # X:263, not on initialize
         return headers
+
+    @asynccontextmanager
+    async def _stream(
+        self, method: str, headers: dict[str, str], content: bytes | None = None
+    ) -> AsyncIterator[httpx.Response]:
+        """One HTTP exchange with this transport's timeouts and never a redirect followed,
+        whatever the (possibly injected) client's defaults say."""
+        async with self._client.stream(
+            method,
+            self.url,
+            content=content,
+            headers=headers,
+            timeout=self._timeout,
+            follow_redirects=False,
+        ) as response:
+            yield response
+
+    def _error(self, exc: BaseException, what: str) -> TransportError:
+        """The one mapping from the HTTP stack's exceptions to this library's (STYLE: httpx)."""
+        cause: BaseException | None = exc
+        while cause is not None:
+            if isinstance(cause, ssl.SSLError):
+                reason = getattr(cause, "verify_message", None) or cause.reason or str(cause)
+                return TLSError(self.url, str(reason))
+            cause = cause.__cause__ or cause.__context__
+        detail = str(exc) or type(exc).__name__
+        return TransportError(f"{what} to {self.url} failed: {type(exc).__name__}: {detail}")
+
+    async def _check_status(self, response: httpx.Response, what: str) -> None:
+        """Raise for a status that carries no MCP message; a JSON-RPC error body in a 4xx/5xx
+        is the caller's to read (``_error_body``)."""
+        status = response.status_code
+        if 300 <= status < 400:
+            raise RedirectRefused(status, response.headers.get("location"), method=what)
+        if status == 404 and self.session_id is not None and what != "initialize":
+            raise SessionExpired(self.session_id)
+        if status in (429, 503):
+            body = await self._read_prefix(response)
+            retry_after = _retry_after(response.headers.get("retry-after"))
+            raise ServerBusy(status, _text(body), retry_after=retry_after, method=what)
+
+    async def _read_prefix(self, response: httpx.Response) -> bytes:
+        """At most ``max_error_body_bytes`` of a body kept for an error message; the rest is
+        not read (the connection is closed instead of drained)."""
+        limit = self.limits.max_error_body_bytes
+        kept = bytearray()
+        async for chunk in response.aiter_bytes():
+            kept += chunk[: limit - len(kept)]
+            if len(kept) >= limit:
+                break
+        return bytes(kept)
+
+    async def _read_message(self, response: httpx.Response, what: str) -> bytes:
+        """A whole JSON body, refused past ``max_message_bytes`` without buffering more."""
+        limit = self.limits.max_message_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            if len(body) + len(chunk) > limit:
+                raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
+            body += chunk
+        return bytes(body)
+
+    def _sse_decoder(self) -> SSEDecoder:
+        limit = self.limits.max_message_bytes
+        return SSEDecoder(max_line_bytes=limit + 16, max_event_bytes=limit)
+
+    # -- internals ---------------------------------------------------------------------------
 
     async def _deliver(self, item: Incoming) -> None:
         await self._incoming_send.send(item)
@@ -203,39 +320,41 @@ class HttpTransport(Transport):
 
     async def _post_accepted(self, message: JSONRPCMessage) -> None:
         """POST a notification or a response: the server answers 202 (X:95)."""
+        what = getattr(message, "method", None) or "a response"
         headers = self._headers(f"{_JSON}, {_SSE}")
         headers["Content-Type"] = _JSON
         try:
-            response = await self._client.post(
-                self.url, content=serialize_message(message), headers=headers
-            )
+            async with self._stream("POST", headers, serialize_message(message)) as response:
+                await self._check_status(response, what)
+                if response.status_code >= 400:
+                    body = await self._read_prefix(response)
+                    raise HTTPStatusError(response.status_code, _text(body), method=what)
         except httpx.HTTPError as exc:
-            raise TransportError(f"POST failed: {exc!r}") from exc
-        if response.status_code == 404 and self.session_id is not None:
-            raise SessionExpired(self.session_id)
-        if response.status_code >= 400:
-            raise HTTPStatusError(response.status_code, response.text)
+            raise self._error(exc, f"POST of {what}") from exc
 
     async def _run_request(self, message: JSONRPCRequest, scope: anyio.CancelScope) -> None:
         with scope:
             try:
                 await self._post_request(message)
             except httpx.HTTPError as exc:
-                await self._fault(message.id, TransportError(f"{message.method} failed: {exc!r}"))
+                await self._fault(message.id, self._error(exc, message.method))
             except MCPTasksError as exc:
                 await self._fault(message.id, exc)
+            except Exception as exc:  # the promise: never a foreign exception to the caller
+                error = TransportError(f"{message.method}: unexpected {type(exc).__name__}: {exc}")
+                error.__cause__ = exc
+                await self._fault(message.id, error)
         self._scopes.pop(message.id, None)
 
     async def _post_request(self, message: JSONRPCRequest) -> None:
         headers = self._headers(f"{_JSON}, {_SSE}")  # X:92 MUST
         headers["Content-Type"] = _JSON
         body = serialize_message(message)
-        async with self._client.stream("POST", self.url, content=body, headers=headers) as response:
+        async with self._stream("POST", headers, body) as response:
             if message.method == "initialize":
                 self._capture_session(response)
+            await self._check_status(response, message.method)
             status = response.status_code
-            if status == 404 and self.session_id is not None and message.method != "initialize":
-                raise SessionExpired(self.session_id)
             if status >= 400:
                 await self._deliver_error_body(message, response)
                 return
@@ -243,7 +362,8 @@ class HttpTransport(Transport):
                 raise ProtocolError(f"server answered the request {message.method} with 202")
             content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if content_type == _JSON:
-                await self._deliver_json(message, await response.aread())
+                raw = await self._read_message(response, message.method)
+                await self._deliver(_for_request(message, parse_message(raw)))
                 return
             if content_type != _SSE:
                 raise ProtocolError(
@@ -262,12 +382,9 @@ class HttpTransport(Transport):
             raise ProtocolError(f"session id {session_id!r} is not visible ASCII (X:200)")
         self.session_id = session_id
 
-    async def _deliver_json(self, message: JSONRPCRequest, body: bytes) -> None:
-        await self._deliver(_for_request(message, parse_message(body)))
-
     async def _deliver_error_body(self, message: JSONRPCRequest, response: httpx.Response) -> None:
         """An HTTP error: deliver the JSON-RPC error it carries, or an HTTPStatusError."""
-        body = await response.aread()
+        body = await self._read_prefix(response)
         try:
             incoming = parse_message(body)
         except DecodeError:
@@ -275,9 +392,7 @@ class HttpTransport(Transport):
         if isinstance(incoming, JSONRPCError) and incoming.id in (None, message.id):
             await self._deliver(_for_request(message, incoming))
             return
-        raise HTTPStatusError(
-            response.status_code, body.decode("utf-8", "replace"), method=message.method
-        )
+        raise HTTPStatusError(response.status_code, _text(body), method=message.method)
 
     async def _consume_sse(
         self, message: JSONRPCRequest | None, response: httpx.Response, state: _StreamState
@@ -287,43 +402,48 @@ class HttpTransport(Transport):
         After the response arrives the stream SHOULD end (X:125): it is read to its end, for
         at most ``_DRAIN_SECONDS``, so the connection goes back to the pool instead of being
         closed half-read (a new TCP connection per request costs more than the request).
+        A line or event past ``Limits.max_message_bytes``, or bytes that are not UTF-8, end
+        the stream with a typed error (LimitExceeded, DecodeError) for its request.
         """
         request_id = message.id if message is not None else None
-        events = EventSource(response).aiter_sse()
+        decoder = self._sse_decoder()
+        chunks = response.aiter_bytes()
         try:
-            while True:
-                if state.answered:
-                    with anyio.move_on_after(_DRAIN_SECONDS):
-                        async for _ in events:
-                            pass  # anything after the response belongs to no one (X:125)
-                    return
+            while not state.answered:
                 try:
-                    event = await events.__anext__()
+                    chunk = await chunks.__anext__()
                 except StopAsyncIteration:
                     return
-                if event.id:
-                    state.last_event_id = event.id
-                if event.retry is not None:
-                    state.retry = event.retry / 1000
-                if not event.data:
-                    continue  # a priming event (X:106): an id, nothing to parse
                 try:
-                    incoming = parse_message(event.data)
-                except DecodeError as exc:
+                    events = decoder.feed(chunk)
+                except (LimitExceeded, DecodeError) as exc:
                     await self._fault(request_id, exc)
-                    continue
-                if message is not None:
-                    incoming = _for_request(message, incoming)
-                    if isinstance(incoming, (JSONRPCResponse, JSONRPCError)) and (
-                        incoming.id == message.id
-                    ):
+                    state.answered = True  # nothing more is read for this request
+                    return
+                finally:
+                    state.last_event_id = decoder.last_event_id
+                    state.retry_ms = decoder.retry
+                for event in events:
+                    if not event.data:
+                        continue  # a priming event (X:106): an id, nothing to parse
+                    try:
+                        incoming = parse_message(event.data)
+                    except DecodeError as exc:
+                        await self._fault(request_id, exc)
                         state.answered = True
-                await self._deliver(incoming)
+                        return
+                    if message is not None:
+                        incoming = _for_request(message, incoming)
+                        if isinstance(incoming, (JSONRPCResponse, JSONRPCError)) and (
+                            incoming.id == message.id
+                        ):
+                            state.answered = True
+                    await self._deliver(incoming)
+            with anyio.move_on_after(_DRAIN_SECONDS):
+                async for _ in chunks:
+                    pass  # anything after the response belongs to no one (X:125)
         except httpx.HTTPError:
             return  # a dropped connection; the caller decides about resuming
-        finally:
-            with anyio.CancelScope(shield=True):
-                await events.aclose()
 
     async def _resume(self, message: JSONRPCRequest, state: _StreamState) -> None:
         policy = self.resumption
@@ -332,13 +452,12 @@ class HttpTransport(Transport):
             if policy is None or state.last_event_id is None or attempts >= policy.max_attempts:
                 raise StreamInterrupted(state.last_event_id, method=message.method)
             attempts += 1
-            await anyio.sleep(state.retry if state.retry is not None else policy.default_retry)
+            await anyio.sleep(_retry_seconds(state.retry_ms, policy.default_retry))
             headers = self._headers(_SSE)
-            headers["Last-Event-ID"] = state.last_event_id
+            headers["Last-Event-ID"] = _header_value(state.last_event_id)
             try:
-                async with self._client.stream("GET", self.url, headers=headers) as response:
-                    if response.status_code == 404 and self.session_id is not None:
-                        raise SessionExpired(self.session_id)
+                async with self._stream("GET", headers) as response:
+                    await self._check_status(response, message.method)
                     if response.status_code >= 400:
                         continue  # this attempt failed; the next one may not
                     await self._consume_sse(message, response, state)
@@ -353,26 +472,23 @@ class HttpTransport(Transport):
         attempts = 0
         while True:
             headers = self._headers(_SSE)
-            if state.last_event_id is not None:
-                headers["Last-Event-ID"] = state.last_event_id
             try:
-                async with self._client.stream("GET", self.url, headers=headers) as response:
+                if state.last_event_id is not None:
+                    headers["Last-Event-ID"] = _header_value(state.last_event_id)
+                async with self._stream("GET", headers) as response:
                     if response.status_code == 405:
                         raise GetStreamUnavailable("the server offers no GET stream (HTTP 405)")
-                    if response.status_code == 404 and self.session_id is not None:
-                        raise SessionExpired(self.session_id)
+                    await self._check_status(response, "GET")
                     if response.status_code >= 400:
-                        raise HTTPStatusError(
-                            response.status_code,
-                            (await response.aread()).decode("utf-8", "replace"),
-                        )
+                        body = await self._read_prefix(response)
+                        raise HTTPStatusError(response.status_code, _text(body), method="GET")
                     if not started:
                         started = True
                         task_status.started()
                     await self._consume_sse(None, response, state)
             except httpx.HTTPError as exc:
                 if not started:
-                    raise TransportError(f"GET stream failed: {exc!r}") from exc
+                    raise self._error(exc, "GET stream") from exc
             except MCPTasksError as exc:
                 if not started:
                     raise
@@ -385,7 +501,11 @@ class HttpTransport(Transport):
                 await self._deliver(TransportFault(None, ended, fatal=False))
                 return
             attempts += 1
-            await anyio.sleep(state.retry if state.retry is not None else policy.default_retry)
+            try:
+                await anyio.sleep(_retry_seconds(state.retry_ms, policy.default_retry))
+            except DecodeError as exc:
+                await self._deliver(TransportFault(None, exc, fatal=False))
+                return
 
 
 def _for_request(message: JSONRPCRequest, incoming: Any) -> Any:
@@ -393,3 +513,41 @@ def _for_request(message: JSONRPCRequest, incoming: Any) -> Any:
     if isinstance(incoming, JSONRPCError) and incoming.id is None:
         return JSONRPCError(message.id, incoming.error)
     return incoming
+
+
+def _text(body: bytes) -> str:
+    return body.decode("utf-8", "replace")
+
+
+def _retry_seconds(retry_ms: int | None, default: float) -> float:
+    """The server's SSE ``retry`` as a wait; one no caller could mean is a DecodeError."""
+    if retry_ms is None:
+        return default
+    if retry_ms > _MAX_RETRY_MS:
+        raise DecodeError("SSE retry", f"{retry_ms} ms is beyond {_MAX_RETRY_MS} ms", retry_ms)
+    return retry_ms / 1000
+
+
+def _header_value(event_id: str) -> str:
+    """An SSE id to send back as Last-Event-ID: header values are printable ASCII here."""
+    if not (event_id.isascii() and event_id.isprintable()):
+        raise DecodeError(
+            "SSE id", "cannot be sent back as Last-Event-ID (not printable ASCII)", event_id
+        )
+    return event_id
+
+
+def _retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds from now: delta-seconds or an HTTP date; None if unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(min(int(value[:12]), 10**11))
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())

@@ -9,7 +9,15 @@ problem as a :class:`~mcp_tasks_client.DecodeError`. Attrs classes are mapped ge
 - a field marked ``nullable`` is written even when ``None`` (``"ttl": null``); any other
   ``None`` field is left out; ``UNSET`` is always left out;
 - the field marked ``extra`` receives every key the class does not know, and gives them back
-  when encoding (forward compatibility: nothing the server sent is dropped).
+  when encoding (forward compatibility: nothing the server sent is dropped);
+- a field with ``range`` metadata (``(low, high)``, set by ``models._base.ranged``) refuses a
+  decoded number outside ``low <= x <= high``, naming the field's path (``$.task.ttl``).
+
+Every server value is validated here, never later (issue 7): a number the library will compute
+with, or a timestamp, either fits what that computation needs or is a DecodeError with its JSON
+path. So no number reaches the models that a float cannot hold (|x| <= ``sys.float_info.max``;
+``loads`` already refuses NaN and the infinities), no duration that overflows a ``timedelta``,
+and no timestamp whose fields, offset or UTC instant are out of range.
 
 Unions are resolved by the JSON kind of the value (object, array, string, number, bool, null);
 several attrs classes of one kind need a registered *family* with a discriminator (content
@@ -24,16 +32,17 @@ import enum
 import json
 import math
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import attrs
 import cattrs
 
 from .._errors import DecodeError, UnknownValue
-from ..models._base import UNSET, Unset
+from ..models._base import RANGE, UNSET, Unset
 
 T = TypeVar("T")
 
@@ -98,8 +107,11 @@ def _kinds_of_type(tp: Any) -> frozenset[str]:
     return frozenset()
 
 
+# ``re.ASCII``: RFC 3339 digits are 0-9 only (``\d`` would also take "٢٠٢٥", which ``int`` reads);
+# the pattern is used with ``fullmatch``, since ``$`` would accept a trailing newline.
 _RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:\d{2})?$"
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:\d{2})?",
+    re.ASCII,
 )
 
 
@@ -107,8 +119,15 @@ def parse_timestamp(text: str) -> dt.datetime:
     """RFC 3339 (A-17): ``Z`` or an offset; any number of fraction digits (cut to microseconds).
 
     A timestamp without an offset is read as UTC (lenient; the probe flags it).
+
+    Every field out of range raises ValueError (the codec makes it a DecodeError): year 0,
+    month 13, day 32 (or 30 February), hour 24, minute or second beyond 59 (60 is a leap second,
+    read as 59), offset hours beyond 23 or minutes beyond 59, and an instant that has no UTC
+    value (``0001-01-01T00:00:00+01:00`` is in year 0 in UTC; ``astimezone`` would raise
+    OverflowError). Years up to 9999 parse: ``9999-12-31T23:59:59Z`` is a valid value, and
+    arithmetic that carries it past year 9999 (adding a ttl) is its caller's concern.
     """
-    m = _RFC3339.match(text)
+    m = _RFC3339.fullmatch(text)
     if m is None:
         raise ValueError("not an RFC 3339 timestamp")
     year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
@@ -118,10 +137,19 @@ def parse_timestamp(text: str) -> dt.datetime:
         tz = dt.timezone.utc
     else:
         sign = 1 if offset[0] == "+" else -1
-        tz = dt.timezone(sign * dt.timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
+        offset_hours, offset_minutes = int(offset[1:3]), int(offset[4:6])
+        # ``timezone`` itself only refuses a total of 24 h or more: "+00:99" would be 1:39.
+        if offset_hours > 23 or offset_minutes > 59:
+            raise ValueError("out of range: the UTC offset")
+        tz = dt.timezone(sign * dt.timedelta(hours=offset_hours, minutes=offset_minutes))
     if second == 60:  # a leap second: keep the instant readable
         second = 59
-    return dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+    value = dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+    try:
+        value.astimezone(dt.timezone.utc)
+    except OverflowError:
+        raise ValueError("out of range: the instant is outside years 1-9999 in UTC") from None
+    return value
 
 
 def format_timestamp(value: dt.datetime) -> str:
@@ -242,23 +270,27 @@ class WireConverter(cattrs.Converter):
                 extra_name = field.name
                 continue
             required = field.default is attrs.NOTHING
-            plan.append((field.name, wire_name(field), field.type, required))
-        known = frozenset(key for _, key, _, _ in plan)
+            bounds: tuple[int, int] | None = field.metadata.get(RANGE)
+            plan.append((field.name, wire_name(field), field.type, required, bounds))
+        known = frozenset(key for _, key, _, _, _ in plan)
         converter = self
 
         def structure(value: Any, _: Any) -> Any:
             if not isinstance(value, dict):
                 raise DecodeError("$", f"expected an object, got {_kind_of(value)}", value)
             kwargs: dict[str, Any] = {}
-            for name, key, field_type, required in plan:
+            for name, key, field_type, required, bounds in plan:
                 if key not in value:
                     if required:
                         raise DecodeError(f"$.{key}", "required field is missing")
                     continue
                 try:
-                    kwargs[name] = converter.structure(value[key], field_type)
+                    item = converter.structure(value[key], field_type)
+                    if bounds is not None:
+                        _check_range(item, bounds)
                 except DecodeError as exc:
                     raise exc.under(f"$.{key}") from None
+                kwargs[name] = item
             if extra_name is not None:
                 kwargs[extra_name] = {k: v for k, v in value.items() if k not in known}
             try:
@@ -314,9 +346,37 @@ def _structure_null(value: Any, _: Any) -> None:
         raise DecodeError("$", f"expected null, got {_kind_of(value)}", value)
 
 
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    """A JSON number: ``True`` is an int to Python, never a number to JSON."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_float_range(value: int | float) -> None:
+    """Refuse an integer no float can hold (JSON's ``1e400`` is refused by ``loads``, but
+    ``10**400`` spelled out in digits is a valid Python int).
+
+    Every number the models hold must survive ``float(x)``, ``x / 1000.0`` and comparisons with
+    floats: I-JSON (RFC 7493, 2.2) holds interoperable numbers to IEEE doubles anyway.
+    """
+    if abs(value) > sys.float_info.max:
+        # The problem does not quote the value: ``str`` of a huge int can itself raise
+        # ValueError (Python limits int-to-str conversion to 4300 digits).
+        raise DecodeError("$", "out of range: larger than any float (about 1.8e308)", value)
+
+
+def _check_range(value: Any, bounds: tuple[int, int]) -> None:
+    """The ``range`` metadata of a field: ``None`` and ``UNSET`` pass, numbers must fit."""
+    if not _is_number(value):
+        return
+    low, high = bounds
+    if not low <= value <= high:
+        raise DecodeError("$", f"out of range: expected {low} <= value <= {high}", value)
+
+
 def _structure_int(value: Any, _: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not _is_number(value):
         raise DecodeError("$", f"expected an integer, got {_kind_of(value)}", value)
+    _check_float_range(value)
     if isinstance(value, float):
         if not value.is_integer():
             raise DecodeError("$", "expected an integer, got a fraction", value)
@@ -325,8 +385,9 @@ def _structure_int(value: Any, _: Any) -> int:
 
 
 def _structure_float(value: Any, _: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not _is_number(value):
         raise DecodeError("$", f"expected a number, got {_kind_of(value)}", value)
+    _check_float_range(value)
     return value  # an int stays an int: 60000 round-trips as 60000, not 60000.0
 
 

@@ -4,7 +4,7 @@ These classes say nothing about JSON: ``mcp_tasks_client._wire`` holds one conve
 protocol generation.
 """
 
-from ._base import UNSET, JSONObject, JSONValue, Unset
+from ._base import MAX_DURATION_MS, UNSET, JSONObject, JSONValue, Unset
 from .content import (
     AudioContent,
     BlobResourceContents,
@@ -61,6 +61,7 @@ from .tasks import (
 from .tools import CallToolResult, ListToolsResult, TaskSupport, Tool, ToolExecution
 
 __all__ = [
+    "MAX_DURATION_MS",
     "MODEL_IMMEDIATE_RESPONSE_META",
     "RELATED_TASK_META",
     "UNSET",

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from ._base import UNSET, JSONObject, Unset, extra_field, meta_field
+from ._base import MAX_DURATION_MS, UNSET, JSONObject, Unset, extra_field, meta_field, ranged
 
 __all__ = [
     "MODEL_IMMEDIATE_RESPONSE_META",
@@ -46,9 +46,13 @@ _TERMINAL = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCE
 
 @attrs.frozen
 class TaskMetadata:
-    """``params.task`` of a task-augmented request: the requested ttl in ms (C-18)."""
+    """``params.task`` of a task-augmented request: the requested ttl in ms (C-18).
 
-    ttl: int | None = None
+    A server asking the client to run its request as a task sends one too, so ``ttl`` is bounded
+    like :attr:`Task.ttl`: a handler may well turn it into a ``timedelta``.
+    """
+
+    ttl: int | None = ranged(0, MAX_DURATION_MS, default=None)
     extra: JSONObject = extra_field()
 
 
@@ -58,15 +62,20 @@ class Task:
 
     ``ttl`` is milliseconds from creation, ``None`` for unlimited, or ``UNSET`` when the server
     left the required key out (A-06: read leniently, flagged by the conformance probe).
+    ``ttl`` and ``poll_interval`` (milliseconds) lie in ``0 <= x <= MAX_DURATION_MS``: the
+    decoder refuses anything else, so ``timedelta(milliseconds=x)`` and ``x / 1000.0`` never
+    overflow.
     """
 
     task_id: str
     status: TaskStatus
     created_at: dt.datetime
     last_updated_at: dt.datetime
-    ttl: float | Unset | None = attrs.field(default=UNSET, metadata={"nullable": True})
+    ttl: float | Unset | None = ranged(
+        0, MAX_DURATION_MS, default=UNSET, metadata={"nullable": True}
+    )
     status_message: str | None = None
-    poll_interval: float | None = None
+    poll_interval: float | None = ranged(0, MAX_DURATION_MS, default=None)
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()
 
