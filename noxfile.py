@@ -1,20 +1,29 @@
 """Developer and CI sessions. `python3 -m nox` runs lint, typecheck and tests (what CI runs).
 
 Every session installs what it needs itself, peers included: nothing installed by hand counts.
+The default sessions run on the interpreter that runs nox (whatever `python3` is), so they can
+never be skipped for a missing interpreter; `matrix` runs the suite on every supported Python
+that is installed and fails for one that is not.
 """
 
 from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
 
-PYTHON = "3.11"
+SUPPORTED = ["3.10", "3.11", "3.12", "3.13"]
 TEST_DEPS = ["pytest>=8", "pytest-timeout>=2.3", "hypothesis>=6.100"]
 LINT_DEPS = ["ruff==0.17.6"]
 TYPE_DEPS = ["mypy==2.4.1"]
+FUZZ_TESTS = ["tests/test_sse_properties.py", "tests/test_codec_numbers.py"]
 
 
 def _install_peers(session: nox.Session) -> None:
@@ -22,35 +31,65 @@ def _install_peers(session: nox.Session) -> None:
     session.run("python", "tests/peers/install.py")
 
 
-@nox.session(python=PYTHON)
+def _pytest_counted(session: nox.Session, *args: str) -> None:
+    """Run pytest and fail the session when it executed no test (a green run of nothing)."""
+    report = Path(session.create_tmp()) / "pytest-report.xml"
+    session.run("pytest", f"--junitxml={report}", *args)
+    root = ET.parse(report).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root)
+    ran = sum(int(s.get("tests", 0)) - int(s.get("skipped", 0)) for s in suites)
+    if ran == 0:
+        session.error("pytest executed no test")
+    session.log(f"pytest executed {ran} tests")
+
+
+@nox.session(python=None)
 def tests(session: nox.Session) -> None:
     """The whole suite, real peers included, on trio and asyncio."""
     session.install("-e", ".", *TEST_DEPS)
     _install_peers(session)
-    session.run("pytest", *(session.posargs or ["-q"]))
+    _pytest_counted(session, *(session.posargs or ["-q"]))
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=SUPPORTED)
+def matrix(session: nox.Session) -> None:
+    """The suite on each supported Python (`requires-python = ">=3.10"` kept honest)."""
+    session.install("-e", ".", *TEST_DEPS)
+    _install_peers(session)
+    _pytest_counted(session, *(session.posargs or ["-q"]))
+
+
+@nox.session(python=None)
+def fuzz(session: nox.Session) -> None:
+    """A long hypothesis run of the codec and the SSE layer (not part of the default run)."""
+    session.install("-e", ".", *TEST_DEPS)
+    session.env["MCP_TASKS_HYPOTHESIS_PROFILE"] = os.environ.get(
+        "MCP_TASKS_HYPOTHESIS_PROFILE", "fuzz"
+    )
+    _pytest_counted(session, "-q", "-p", "no:cacheprovider", *FUZZ_TESTS, *session.posargs)
+
+
+@nox.session(python=None)
 def lint(session: nox.Session) -> None:
     session.install(*LINT_DEPS)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=None)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the library, the tests and the examples (config: pyproject.toml)."""
     session.install("-e", ".", *TEST_DEPS, *TYPE_DEPS)
     session.run("mypy")
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=None)
 def peers(session: nox.Session) -> None:
     """Install the pinned peer servers into .peers/ (git-ignored)."""
     _install_peers(session)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=None)
 def demo(session: nox.Session) -> None:
     """Start a real local task-capable MCP server and drive it with the client."""
     session.install("-e", ".")
@@ -58,7 +97,7 @@ def demo(session: nox.Session) -> None:
     session.run("python", "examples/demo.py", *session.posargs)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=None)
 def bench(session: nox.Session) -> None:
     """Client CPU per tasks/get and memory per tracked task (results: benchmarks/RESULTS.md)."""
     session.install("-e", ".")

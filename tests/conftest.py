@@ -18,7 +18,14 @@ PEER_NAMES = ["mcp1", "ts1"]
 settings.register_profile(
     "shared-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile("shared-machine")
+# `nox -s fuzz`: the codec and SSE properties, long (MCP_TASKS_HYPOTHESIS_PROFILE=fuzz).
+settings.register_profile(
+    "fuzz",
+    parent=settings.get_profile("shared-machine"),
+    max_examples=20_000,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("MCP_TASKS_HYPOTHESIS_PROFILE", "shared-machine"))
 
 
 @pytest.fixture(params=["trio", "asyncio"], scope="session")

@@ -1,0 +1,174 @@
+"""The SSE layer under arbitrary input (issue 7, item 3 and the "bad UTF-8" weaker spot).
+
+The decoder is sans-I/O: these properties feed it byte strings cut at arbitrary places and
+check what comes out against a reference reading of the same events, and that any input at
+all gives events, LimitExceeded or DecodeError, with the buffer never past its limits.
+`nox -s fuzz` runs the same properties with many more examples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_tasks_client import DecodeError, LimitExceeded
+from mcp_tasks_client._transports._sse import SSEDecoder, SSEEvent
+from mcp_tasks_client._transports.http import _header_value, _retry_after, _retry_seconds
+
+LINE_ENDINGS = st.sampled_from([b"\n", b"\r\n", b"\r"])
+# Field values: any text without a line break (a value cannot hold one).
+VALUES = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=["Cs"]))
+
+
+@st.composite
+def events(draw: st.DrawFn) -> tuple[list[str | None], str | None]:
+    """(data lines or None for a data-less event, id)."""
+    lines = draw(st.lists(VALUES, min_size=0, max_size=4))
+    event_id = draw(st.none() | VALUES.filter(lambda v: "\x00" not in v))
+    return (lines or [None]), event_id
+
+
+def encode(stream: list[tuple[list[str | None], str | None]], endings: list[bytes]) -> bytes:
+    out = bytearray()
+    ending = iter(endings * 1000)
+    for lines, event_id in stream:
+        out += b": keep-alive" + next(ending)
+        if event_id is not None:
+            out += b"id: " + event_id.encode() + next(ending)
+        for line in lines:
+            if line is not None:
+                out += b"data: " + line.encode() + next(ending)
+        blank = next(ending)
+        if out.endswith(b"\r") and blank == b"\n":  # CR then LF would read as one CRLF
+            blank = b"\r\n"
+        out += blank
+    return bytes(out)
+
+
+def expected(stream: list[tuple[list[str | None], str | None]]) -> list[SSEEvent]:
+    out: list[SSEEvent] = []
+    last_id: str | None = None
+    for lines, event_id in stream:
+        if event_id is not None:
+            last_id = event_id
+        data = [line for line in lines if line is not None]
+        if data:
+            out.append(SSEEvent("\n".join(data), "message", last_id))
+    return out
+
+
+def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({min(c, len(data)) for c in cuts})
+    out, previous = [], 0
+    for point in [*points, len(data)]:
+        out.append(data[previous:point])
+        previous = point
+    return out
+
+
+def feed_all(decoder: SSEDecoder, chunks: list[bytes]) -> list[SSEEvent]:
+    out: list[SSEEvent] = []
+    for chunk in chunks:
+        out += decoder.feed(chunk)
+        assert decoder.buffered_bytes <= decoder.max_line_bytes + decoder.max_event_bytes
+    return out
+
+
+@given(
+    stream=st.lists(events(), max_size=6),
+    endings=st.lists(LINE_ENDINGS, min_size=1, max_size=5),
+    cuts=st.lists(st.integers(0, 2000), max_size=8),
+)
+def test_events_survive_any_line_endings_and_any_chunking(
+    stream: list[tuple[list[str | None], str | None]], endings: list[bytes], cuts: list[int]
+) -> None:
+    """WHATWG event-stream rules: LF, CRLF or CR (a CRLF may be cut between chunks), comments
+    skipped, data lines joined with LF, the last id carried, data-less events not dispatched."""
+    data = encode(stream, endings)
+    decoder = SSEDecoder(max_line_bytes=1 << 20, max_event_bytes=1 << 20)
+    assert feed_all(decoder, chunked(data, cuts)) == expected(stream)
+
+
+@given(data=st.binary(max_size=4000), cuts=st.lists(st.integers(0, 4000), max_size=10))
+def test_any_bytes_give_events_or_a_typed_error_within_the_limits(
+    data: bytes, cuts: list[int]
+) -> None:
+    decoder = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    try:
+        got = feed_all(decoder, chunked(data, cuts))
+    except (LimitExceeded, DecodeError) as exc:
+        error: LimitExceeded | DecodeError = exc
+        assert isinstance(error, LimitExceeded) or error.path == "SSE line"
+        return
+    for event in got:
+        assert len(event.data.encode()) <= 512
+    if decoder.retry is not None:
+        assert decoder.retry >= 0
+
+
+@given(value=st.binary(max_size=600))
+def test_any_retry_field_is_a_wait_or_a_decode_error(value: bytes) -> None:
+    """A 400-digit retry was an OverflowError; now any retry is a number of ms or ignored, and
+    turning it into a wait gives seconds or a DecodeError naming the SSE field."""
+    decoder = SSEDecoder(max_line_bytes=1 << 12, max_event_bytes=1 << 12)
+    try:
+        decoder.feed(b"retry: " + value.replace(b"\n", b"").replace(b"\r", b"") + b"\n")
+    except DecodeError:
+        return  # not UTF-8
+    try:
+        wait = _retry_seconds(decoder.retry, 1.0)
+    except DecodeError as exc:
+        error = exc
+        assert error.path == "SSE retry"
+        return
+    assert 0.0 <= wait <= 24 * 3600
+
+
+@given(event_id=st.text(max_size=50))
+def test_any_event_id_is_sent_back_as_ascii_or_refused_as_a_decode_error(event_id: str) -> None:
+    """A non-ASCII id sent back as Last-Event-ID was a UnicodeEncodeError."""
+    try:
+        value = _header_value(event_id)
+    except DecodeError as exc:
+        error = exc
+        assert error.path == "SSE id"
+        return
+    value.encode("ascii")  # what the header layer does with it
+
+
+@given(header=st.text(max_size=60) | st.integers(-(10**30), 10**30).map(str))
+def test_any_retry_after_header_is_seconds_or_none(header: str) -> None:
+    seconds = _retry_after(header)
+    assert seconds is None or seconds >= 0
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (b"data: " + b"a" * 300 + b"\n", "an SSE line"),
+        (b"".join(b"data: " + b"a" * 100 + b"\n" for _ in range(6)), "an SSE event"),
+    ],
+)
+def test_limits_name_what_exceeded_them(data: bytes, problem: str) -> None:
+    decoder = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    with pytest.raises(LimitExceeded) as caught:
+        decoder.feed(data)
+    assert (caught.value.limit, caught.value.where) == ("max_message_bytes", problem)
+
+
+def test_bad_utf8_is_refused_not_replaced() -> None:
+    decoder = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    with pytest.raises(DecodeError) as caught:
+        decoder.feed(b'data: {"text":"\xff"}\n\n')
+    assert caught.value.path == "SSE line"
+
+
+def test_a_priming_event_and_an_id_with_nul() -> None:
+    """X:106: an id with empty data is recorded; an id with NUL is ignored (WHATWG)."""
+    decoder = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    got: list[Any] = decoder.feed(b"id: e-1\ndata:\n\nid: e\x002\n\n")
+    assert got == [SSEEvent("", "message", "e-1")]
+    assert decoder.last_event_id == "e-1"
