@@ -341,3 +341,22 @@ def test_notifications_need_no_answer() -> None:
     notification = JSONRPCNotification("notifications/tasks/status", {"taskId": "t"})
     assert connection.receive(notification) == NotificationReceived(notification)
     assert connection.unanswered == frozenset()
+
+
+def test_abandoned_ids_are_bounded_and_a_late_answer_is_still_late() -> None:
+    """Issue 7 (weaker spot): the abandoned-id set grew forever. It keeps ABANDONED_KEPT ids;
+    an answer to an older abandoned id is still a late answer (our ids only grow), while an
+    id this client never used is still UnexpectedResponse."""
+    from mcp_tasks_client._protocol.connection import ABANDONED_KEPT
+
+    conn = RPCConnection()
+    for _ in range(ABANDONED_KEPT + 500):
+        conn.abandon(conn.request("tools/call").id)
+    assert conn.abandoned_count == ABANDONED_KEPT
+    assert isinstance(conn.receive(JSONRPCResponse(1, {})), LateResponse)
+    newest = ABANDONED_KEPT + 500
+    late = conn.receive(JSONRPCResponse(newest, {}))
+    assert isinstance(late, LateResponse)
+    assert late.method == "tools/call"
+    with pytest.raises(UnexpectedResponse):
+        conn.receive(JSONRPCResponse(newest + 10, {}))

@@ -51,6 +51,7 @@ from mcp_tasks_client import (
     Timeouts,
     TLSError,
     ToolCall,
+    TransportError,
     Violation,
 )
 from mcp_tasks_client.models import ClientCapabilities, ElicitAction
@@ -776,3 +777,74 @@ async def test_a_saturated_poller_says_so() -> None:
                 outcomes = await poller.wait_all(refs, deadline=15)
     assert all(isinstance(o, Completed) for o in outcomes.values())
     assert poller.polls_delayed > 0
+
+
+async def test_a_flood_the_server_does_not_read_the_answers_to_stays_bounded() -> None:
+    """Item 5, second half: when the server stops reading our answers, each refusal waits at
+    most ``Timeouts.request`` (the reader reads nothing more meanwhile: back-pressure), so no
+    task and no buffer grows with the flood."""
+    flood, limit = 12, 4
+
+    async def ask(request: Received, conn: Conn) -> None:
+        await conn.start_sse()
+        for n in range(flood):
+            ask = {"jsonrpc": "2.0", "id": f"q-{n}", "method": "roots/list", "params": {}}
+            await conn.write(sse_event(ask))
+        answer = {"jsonrpc": "2.0", "id": request.rpc_id, "result": text_result("ok")}
+        await conn.write(sse_event(answer))
+
+    running = peak = 0
+
+    async def roots(request: Any) -> dict[str, Any]:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async with HostileHTTPServer(ask, on_response=stall) as server:
+        with anyio.fail_after(30):
+            async with connected(
+                server,
+                limits=Limits(max_server_requests=limit),
+                timeouts=Timeouts(request=0.2),
+            ) as client:
+                client.on_request("roots/list", roots)
+                await client.call_tool(ToolCall("flood"), timeout=20)
+                refusals = [w for w in client.warnings if isinstance(w, RequestTimeout)]
+    assert peak == limit
+    assert len(refusals) == flood - limit
+
+
+async def test_a_cancelled_caller_gets_control_back_within_the_abandon_bound() -> None:
+    """Item 6: the caller's own cancellation (not only the deadline) returns within
+    ``abandon_timeout`` although every tasks/cancel stalls."""
+    handler, cancelled = working_tasks(stall_cancel=True)
+    policy = PollPolicy(floor=0.01, jitter=0.0, cancel_on_abandon=True, abandon_timeout=0.5)
+    async with HostileHTTPServer(handler) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client, Poller(client, policy) as poller:
+                refs = [task_snapshot(client, f"t-{n}") for n in range(10)]
+                with anyio.move_on_after(0.3) as scope:
+                    await poller.wait_all(refs)
+    assert scope.cancelled_caught
+    assert sorted(cancelled) == sorted(f"t-{n}" for n in range(10))
+
+
+async def test_a_bug_inside_the_poller_ends_that_wait_with_a_typed_error() -> None:
+    """Item 3's second half: whatever goes wrong inside the Poller's own tasks ends the waits it
+    concerns with a typed error; it never escapes `async with Poller` as an ExceptionGroup."""
+    handler, _ = working_tasks(stall_cancel=False)
+
+    def broken_observe(*args: Any) -> None:
+        raise RuntimeError("a bug")
+
+    async with HostileHTTPServer(handler) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                poller = Poller(client, PollPolicy(floor=0.01, initial=0.01, jitter=0.0))
+                async with poller:
+                    poller._observe = broken_observe  # type: ignore[method-assign,assignment]
+                    with pytest.raises(TransportError) as caught:
+                        await poller.wait(task_snapshot(client, "t-1"), deadline=5)
+    assert isinstance(caught.value.__cause__, RuntimeError)

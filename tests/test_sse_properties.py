@@ -26,7 +26,7 @@ VALUES = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories
 @st.composite
 def events(draw: st.DrawFn) -> tuple[list[str | None], str | None]:
     """(data lines or None for a data-less event, id)."""
-    lines = draw(st.lists(VALUES, min_size=0, max_size=4))
+    lines: list[str | None] = list(draw(st.lists(VALUES, min_size=0, max_size=4)))
     event_id = draw(st.none() | VALUES.filter(lambda v: "\x00" not in v))
     return (lines or [None]), event_id
 

@@ -1,32 +1,67 @@
 """stdio: the server is a child process speaking newline-delimited JSON (X:20-50, L:228-238).
 
-Shutdown follows C-14: close the child's stdin, wait, SIGTERM, wait, SIGKILL; every wait is
-bounded by :class:`StdioShutdown`, which the caller can print and change. The child's stderr
-is free-form logging (X:3.3): it is kept (the last ``stderr_limit`` bytes) and shown in the
-:class:`~mcp_tasks_client.ProcessExited` error when the child dies, never read as a signal.
+The child runs in its own process group (a new session). Shutdown follows C-14: close the
+child's stdin, wait, SIGTERM, wait, SIGKILL; the signals go to the whole group, so helpers the
+server started do not outlive it, and every wait is bounded by :class:`StdioShutdown`, which
+the caller can print and change. The child's stderr is free-form logging (X:3.3): it is kept
+(the last ``stderr_limit`` bytes) and shown in the :class:`~mcp_tasks_client.ProcessExited`
+error when the child dies, never read as a signal.
+
+A hostile child cannot make this transport hang or hoard memory:
+
+* Its exit is noticed from the process itself, not only from stdout's end: a grandchild that
+  inherited stdout keeps the pipe open after the child is gone.
+* One stdout line is at most ``Limits.max_message_bytes`` (:meth:`StdioTransport.apply_limits`);
+  a longer one is a :class:`~mcp_tasks_client.LimitExceeded`.
+* After a connection-wide fault (a line that is not JSON-RPC, an over-long line, the child's
+  exit, a broken stdin) stdout is no longer read, and what was read waits in a small bounded
+  buffer: nothing more is held for a connection that is already ruined.
+* A write to stdin cut short (the child stopped reading, the caller's deadline passed) may
+  have left half a line in the pipe, so the framing is lost: the transport is broken from then
+  on, and every later send fails at once instead of blocking.
 """
 
 from __future__ import annotations
 
-import math
 import os
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import attrs
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .._errors import DecodeError, ProcessExited, TransportClosed, UsageError
+from .._errors import (
+    LimitExceeded,
+    MCPTasksError,
+    ProcessExited,
+    TransportClosed,
+    TransportError,
+    UsageError,
+)
+from .._limits import Limits
 from .._wire.jsonrpc import serialize_message
 from ..models import JSONRPCMessage
 from ._framing import decode_line
 from .base import Incoming, Transport, TransportFault
 
 __all__ = ["StdioShutdown", "StdioTransport"]
+
+_INCOMING_BUFFER = 16
+"""Messages read from stdout but not yet received: the reader waits when this many are queued,
+so a child that floods stdout fills its own pipe, not this process's memory."""
+
+_EXIT_GRACE = 0.5
+"""Seconds the stdout reader gets, once the child has exited, to hand over what the child wrote
+before it died; past that, stdout is abandoned (a grandchild may hold it open forever)."""
+
+_GROUP_POLL = 0.05
+"""Seconds between checks that the child's process group has emptied during shutdown."""
 
 
 @attrs.frozen
@@ -36,6 +71,22 @@ class StdioShutdown:
     after_stdin_close: float = 2.0
     after_terminate: float = 2.0
     after_kill: float = 2.0
+
+
+class _CountingReceiveStream(anyio.abc.ByteReceiveStream):
+    """Counts the bytes taken from the child's stdout, so a test can see reading has stopped."""
+
+    def __init__(self, inner: anyio.abc.ByteReceiveStream) -> None:
+        self.inner = inner
+        self.count = 0
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await self.inner.receive(max_bytes)
+        self.count += len(data)
+        return data
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class StdioTransport(Transport):
@@ -48,7 +99,6 @@ class StdioTransport(Transport):
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         shutdown: StdioShutdown = StdioShutdown(),
-        max_message_bytes: int = 64 * 1024 * 1024,
         stderr_limit: int = 64 * 1024,
     ) -> None:
         if not command:
@@ -57,8 +107,8 @@ class StdioTransport(Transport):
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
         self.shutdown = shutdown
-        self.max_message_bytes = max_message_bytes
         self.stderr_limit = stderr_limit
+        self._limits = Limits()
         self._stderr = bytearray()
         self._stderr_done = anyio.Event()
         self._process: anyio.abc.Process | None = None
@@ -67,8 +117,26 @@ class StdioTransport(Transport):
         self._incoming_send: MemoryObjectSendStream[Incoming]
         self._incoming_receive: MemoryObjectReceiveStream[Incoming]
         self._incoming_send, self._incoming_receive = anyio.create_memory_object_stream[Incoming](
-            math.inf
+            _INCOMING_BUFFER
         )
+        self._stdout: _CountingReceiveStream | None = None
+        # The one connection-wide fault; the stdout reader delivers it, once, after the
+        # messages it had already read.
+        self._fault: MCPTasksError | None = None
+        self._stop_reading = False
+        self._stdout_scope: anyio.CancelScope | None = None
+        self._stdout_done = anyio.Event()
+        self._stdin_broken: TransportError | None = None
+        self._group_empty = False
+
+    def apply_limits(self, limits: Limits) -> None:
+        """The caller's limits: ``limits.max_message_bytes`` bounds one stdout line."""
+        self._limits = limits
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The longest stdout line accepted (``Limits.max_message_bytes``)."""
+        return self._limits.max_message_bytes
 
     @property
     def pid(self) -> int | None:
@@ -77,6 +145,16 @@ class StdioTransport(Transport):
     @property
     def returncode(self) -> int | None:
         return self._process.returncode if self._process is not None else None
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes taken from the child's stdout so far; it stops growing after a fatal fault."""
+        return self._stdout.count if self._stdout is not None else 0
+
+    @property
+    def buffered_messages(self) -> int:
+        """Messages and faults read but not yet received (at most a small fixed number)."""
+        return self._incoming_send.statistics().current_buffer_used
 
     def stderr_text(self) -> str:
         """What the child wrote to stderr (the last ``stderr_limit`` bytes)."""
@@ -91,11 +169,13 @@ class StdioTransport(Transport):
             stderr=subprocess.PIPE,
             env=env,
             cwd=self.cwd,
+            start_new_session=True,  # its own process group: shutdown signals reach helpers too
         )
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._read_stdout)
         self._task_group.start_soon(self._read_stderr)
+        self._task_group.start_soon(self._watch_process)
         return self
 
     async def __aexit__(
@@ -105,52 +185,126 @@ class StdioTransport(Transport):
         tb: TracebackType | None,
     ) -> None:
         assert self._task_group is not None
+        process = self._process
+        assert process is not None
         with anyio.CancelScope(shield=True):
             await self._stop_process()
-        self._task_group.cancel_scope.cancel()
-        await self._task_group.__aexit__(None, None, None)  # never wrap the caller's error
-        self._incoming_send.close()
-        self._incoming_receive.close()
+        try:
+            self._task_group.cancel_scope.cancel()
+            await self._task_group.__aexit__(None, None, None)  # never wrap the caller's error
+        finally:
+            self._incoming_send.close()
+            self._incoming_receive.close()
+            # Release the pipes: one left unread (stdout after a fatal fault) would keep the
+            # process's resources alive past the event loop. Only once the child is reaped,
+            # so this cannot wait: a child that survived SIGKILL is left as it is.
+            if process.returncode is not None:
+                with anyio.CancelScope(shield=True):
+                    await process.aclose()
+
+    # -- shutdown (C-14) ---------------------------------------------------------------------
 
     async def _stop_process(self) -> None:
         process = self._process
         assert process is not None
-        if process.stdin is not None:
-            try:
-                await process.stdin.aclose()
-            except (anyio.BrokenResourceError, OSError):
-                pass
-        for step, wait in (
-            (None, self.shutdown.after_stdin_close),
-            (process.terminate, self.shutdown.after_terminate),
-            (process.kill, self.shutdown.after_kill),
-        ):
-            if process.returncode is not None:
-                return
-            if step is not None:
+        # Closing stdin is bounded too: a pipe the child stopped reading may never drain.
+        with anyio.move_on_after(self.shutdown.after_stdin_close):
+            if process.stdin is not None:
                 try:
-                    step()
-                except ProcessLookupError:
+                    await process.stdin.aclose()
+                except (anyio.BrokenResourceError, OSError):
                     pass
+            await process.wait()
+        # The child may be gone while what it started lives on in its group: signal the group
+        # until it is empty, not only until the child has exited.
+        for sig, wait in (
+            (signal.SIGTERM, self.shutdown.after_terminate),
+            (signal.SIGKILL, self.shutdown.after_kill),
+        ):
+            if not self._group_alive(process):
+                return
+            _signal_group(process.pid, sig)
             with anyio.move_on_after(wait):
                 await process.wait()
+                # No event tells when processes that are not our children exit: poll.
+                while self._group_alive(process):  # noqa: ASYNC110
+                    await anyio.sleep(_GROUP_POLL)
+
+    def _group_alive(self, process: anyio.abc.Process) -> bool:
+        """Whether the child, or anything left in its process group, still exists.
+
+        Once the group is seen empty it stays so (nothing is left to fork into it), and its
+        number is never signalled again: the system may give it to an unrelated process.
+        """
+        if self._group_empty:
+            return False
+        if process.returncode is None:
+            return True
+        try:
+            os.killpg(process.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            self._group_empty = True
+            return False
+        return True
+
+    # -- sending -----------------------------------------------------------------------------
 
     async def send(self, message: JSONRPCMessage) -> None:
         process = self._process
         if process is None or process.stdin is None:
             raise TransportClosed("the stdio transport is not open")
+        if self._stdin_broken is not None:
+            raise self._stdin_broken
         data = serialize_message(message) + b"\n"
         async with self._send_lock:
+            if self._stdin_broken is not None:
+                raise self._stdin_broken
+            # A cancellation that arrives before the write starts leaves the framing intact.
+            await anyio.lowlevel.checkpoint_if_cancelled()
             try:
                 await process.stdin.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                raise await self._exited() from None
+                pass  # the child closed its stdin: it is exiting; say why below
+            except BaseException:
+                # Cancelled or failed part-way: some of the line may be in the pipe, so the
+                # framing is lost (X:3.3). The cancellation itself must still propagate.
+                self._break_stdin()
+                raise
+            else:
+                return
+        raise await self._exited()
+
+    def _break_stdin(self) -> None:
+        if self._stdin_broken is None:
+            self._stdin_broken = TransportError(
+                "the server stopped reading its stdin: a write was cut short, so the line "
+                "framing is lost and the connection cannot be used"
+            )
+            self._fail(self._stdin_broken)
+
+    # -- receiving ---------------------------------------------------------------------------
 
     async def receive(self) -> Incoming:
         try:
             return await self._incoming_receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise TransportClosed("the server process is gone") from None
+
+    def _record(self, error: MCPTasksError) -> None:
+        """Keep the connection-wide fault (the first one wins); the reader delivers it."""
+        if self._fault is None:
+            self._fault = error
+        self._stop_reading = True
+
+    def _fail(self, error: MCPTasksError) -> None:
+        """Record the fault from outside the reader, and interrupt its read of stdout."""
+        self._record(error)
+        self._stop_reader()
+
+    def _stop_reader(self) -> None:
+        self._stop_reading = True
+        if self._stdout_scope is not None:
+            self._stdout_scope.cancel()
 
     async def _exited(self) -> ProcessExited:
         process = self._process
@@ -161,26 +315,65 @@ class StdioTransport(Transport):
             await self._stderr_done.wait()
         return ProcessExited(process.returncode, self.stderr_text())
 
+    async def _watch_process(self) -> None:
+        """Notice the child's exit even while a grandchild holds its stdout open."""
+        process = self._process
+        assert process is not None
+        await process.wait()
+        self._group_alive(process)  # notes now if the child left nothing behind
+        with anyio.move_on_after(_EXIT_GRACE):  # what the child wrote before dying still counts
+            await self._stdout_done.wait()
+        self._stop_reader()
+
     async def _read_stdout(self) -> None:
+        """Deliver stdout's messages, then exactly one connection-wide fault, then the end."""
         process = self._process
         assert process is not None
         assert process.stdout is not None
-        stream = BufferedByteReceiveStream(process.stdout)
+        self._stdout = _CountingReceiveStream(process.stdout)
         try:
-            while True:
+            await self._read_lines(BufferedByteReceiveStream(self._stdout))
+            self._stdout_done.set()
+            if self._fault is None:  # stdout ended, or the child exited: say why
+                self._record(await self._exited())
+            assert self._fault is not None
+            await self._incoming_send.send(TransportFault(None, self._fault))
+        finally:
+            self._stdout_done.set()
+            self._incoming_send.close()
+
+    async def _read_lines(self, stream: BufferedByteReceiveStream) -> None:
+        """Read stdout until it ends, a fatal fault is recorded, or the reader is stopped."""
+        limit = self.max_message_bytes
+        while not self._stop_reading:
+            line: bytes | None = None
+            with anyio.CancelScope() as scope:
+                self._stdout_scope = scope
                 try:
-                    line = await stream.receive_until(b"\n", self.max_message_bytes)
+                    line = await stream.receive_until(b"\n", limit)
                 except anyio.DelimiterNotFound:
-                    fault = DecodeError("$", f"message longer than {self.max_message_bytes} bytes")
-                    await self._incoming_send.send(TransportFault(None, fault))
-                    return
-                if line.strip():
-                    await self._incoming_send.send(decode_line(line))
-        except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError):
-            pass
-        # stdout closed: the child is exiting. Tell the client why, then end the stream.
-        await self._incoming_send.send(TransportFault(None, await self._exited()))
-        self._incoming_send.close()
+                    self._record(LimitExceeded("max_message_bytes", limit, "a stdio line"))
+                except (
+                    anyio.IncompleteRead,
+                    anyio.EndOfStream,
+                    anyio.BrokenResourceError,
+                    anyio.ClosedResourceError,
+                ):
+                    pass
+                finally:
+                    self._stdout_scope = None
+            if line is None:
+                return
+            if len(line) > limit:  # the chunk that crossed the limit also held the newline
+                self._record(LimitExceeded("max_message_bytes", limit, "a stdio line"))
+                return
+            if not line.strip():
+                continue
+            item = decode_line(line)
+            if isinstance(item, TransportFault):  # not JSON-RPC: the stream is ruined (X:3.3)
+                self._record(item.error)
+                return
+            await self._incoming_send.send(item)
 
     async def _read_stderr(self) -> None:
         process = self._process
@@ -195,3 +388,11 @@ class StdioTransport(Transport):
             pass
         finally:
             self._stderr_done.set()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Signal every process in the child's group; one already gone is not an error."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
