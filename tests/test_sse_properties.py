@@ -8,13 +8,28 @@ all gives events, LimitExceeded or DecodeError, with the buffer never past its l
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_tasks_client import DecodeError, LimitExceeded
+from mcp_tasks_client import (
+    CallToolResult,
+    Client,
+    DecodeError,
+    Generation,
+    HttpTransport,
+    Implementation,
+    LimitExceeded,
+    Limits,
+    MCPTasksError,
+    StreamResumption,
+    ToolCall,
+)
 from mcp_tasks_client._transports._sse import SSEDecoder, SSEEvent
 from mcp_tasks_client._transports.http import _header_value, _retry_after, _retry_seconds
 
@@ -172,3 +187,79 @@ def test_a_priming_event_and_an_id_with_nul() -> None:
     got: list[Any] = decoder.feed(b"id: e-1\ndata:\n\nid: e\x002\n\n")
     assert got == [SSEEvent("", "message", "e-1")]
     assert decoder.last_event_id == "e-1"
+
+
+# --- the transport's SSE handling, end to end -----------------------------------------------
+
+
+def _run_call_over(body: bytes) -> object:
+    """Answer a tools/call with ``body`` as an SSE stream; return what the call gave."""
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "fuzz", "version": "0"},
+    }
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.method == "DELETE":
+            return httpx.Response(200)
+        if request.method == "GET":  # a resumption attempt: the stream is gone for good
+            return httpx.Response(404 if request.headers.get("mcp-session-id") else 405)
+        message = json.loads(request.content)
+        if message.get("method") == "initialize":
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": init}
+            return httpx.Response(200, json=answer, headers={"Mcp-Session-Id": "s"})
+        if "id" not in message or "method" not in message:
+            return httpx.Response(202)
+        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+    async def main() -> object:
+        client = httpx.AsyncClient(transport=httpx.MockTransport(server))
+        transport = HttpTransport(
+            "http://127.0.0.1:1/mcp",
+            http_client=client,
+            resumption=StreamResumption(max_attempts=1, default_retry=0.0),
+        )
+        info = Implementation("fuzz", "0")
+        limits = Limits(max_message_bytes=2048)
+        try:
+            with anyio.fail_after(10):
+                async with Client(
+                    transport, generation=Generation.V2025_11_25, client_info=info, limits=limits
+                ) as mcp:
+                    return await mcp.call_tool(ToolCall("x"), timeout=5)
+        except MCPTasksError as exc:
+            return exc
+        finally:
+            await client.aclose()
+
+    return anyio.run(main, backend="trio")
+
+
+@given(
+    events=st.lists(
+        st.one_of(
+            st.binary(max_size=300),
+            st.sampled_from(
+                [
+                    b"id: \xc3\xa9\n",
+                    b"retry: " + b"9" * 400 + b"\n",
+                    b"retry: -1\n",
+                    b"data: \xff\n\n",
+                    b'data: {"jsonrpc":"2.0","id":2,"result":{"content":[]}}\n\n',
+                    b'data: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":1}]}}\n\n',
+                    b'data: {"jsonrpc":"2.0","id":99,"result":{}}\n\n',
+                    b'data: {"jsonrpc":"2.0","method":"ping","id":"p"}\n\n',
+                    b"data: " + b"a" * 3000 + b"\n\n",
+                    b"\r\n\r\n",
+                ]
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_any_sse_answer_is_a_result_or_a_typed_error(events: list[bytes]) -> None:
+    """Issue 7, item 3: arbitrary SSE bytes answering a request, through the real transport and
+    client: the call returns a result or raises one of the library's errors, nothing else."""
+    outcome = _run_call_over(b"".join(events))
+    assert isinstance(outcome, (CallToolResult, MCPTasksError)), outcome

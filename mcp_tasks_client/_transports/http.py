@@ -486,6 +486,8 @@ class HttpTransport(Transport):
                         started = True
                         task_status.started()
                     await self._consume_sse(None, response, state)
+                    if state.answered:  # on this stream only a fault sets it: it was reported
+                        return
             except httpx.HTTPError as exc:
                 if not started:
                     raise self._error(exc, "GET stream") from exc
