@@ -477,15 +477,17 @@ class Client:
         return page
 
     async def list_tools(self, *, timeout: float | None = None) -> AsyncIterator[Tool]:
-        """Every tool, following ``nextCursor`` page by page (``timeout`` applies per page)."""
-        cursor: str | None = None
+        """Every tool, following ``nextCursor`` page by page (``timeout`` applies per page).
+
+        A cursor the server already gave is a ProtocolError (the pages would loop forever).
+        """
+        cursors = _Cursors("tools/list")
         while True:
-            page = await self.list_tools_page(cursor, timeout=timeout)
+            page = await self.list_tools_page(cursors.current, timeout=timeout)
             for tool in page.tools:
                 yield tool
-            if page.next_cursor is None:
+            if not cursors.follow(page.next_cursor):
                 return
-            cursor = page.next_cursor
 
     def known_tool(self, name: str) -> Tool | None:
         """The tool's metadata as the caller's own ``list_tools`` last saw it (no request)."""
@@ -569,7 +571,12 @@ class Client:
             raw = await self.request("tasks/get", {"taskId": task_id}, timeout=timeout)
         except InvalidParams as exc:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
-        return self._decode(raw, Task)
+        task = self._decode(raw, Task)
+        if task.task_id != task_id:  # V-26: a snapshot of another task is no answer
+            raise DecodeError(
+                "$.result.taskId", f"asked for task {task_id!r}, got another (V-26)", task.task_id
+            )
+        return task
 
     async def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
         """``tasks/result``: blocks until the task is terminal, then its CallToolResult (T:465).
@@ -613,22 +620,31 @@ class Client:
         return self._decode(raw, ListTasksResult)
 
     async def list_tasks(self, *, timeout: float | None = None) -> AsyncIterator[Task]:
-        """Every task the server lists, following ``nextCursor`` (opaque, C-23)."""
-        cursor: str | None = None
+        """Every task the server lists, following ``nextCursor`` (opaque, C-23); a cursor the
+        server already gave is a ProtocolError (the pages would loop forever)."""
+        cursors = _Cursors("tasks/list")
         while True:
-            page = await self.list_tasks_page(cursor, timeout=timeout)
+            page = await self.list_tasks_page(cursors.current, timeout=timeout)
             for task in page.tasks:
                 yield task
-            if page.next_cursor is None:
+            if not cursors.follow(page.next_cursor):
                 return
-            cursor = page.next_cursor
 
-    async def open_listen_stream(self) -> None:
-        """Open the transport's standalone server stream (HTTP GET, X:133), if it has one."""
+    async def open_listen_stream(self, *, timeout: float | None = None) -> None:
+        """Open the transport's standalone server stream (HTTP GET, X:133), if it has one.
+
+        RequestTimeout if the server has not started the stream within ``timeout`` (default
+        ``Timeouts.request``); the attempt is then abandoned.
+        """
         opener = getattr(self.transport, "open_listen_stream", None)
         if opener is None:
             raise UsageError(f"{type(self.transport).__name__} has no listen stream")
-        await opener()
+        limit = self.timeouts.request if timeout is None else timeout
+        try:
+            with anyio.fail_after(limit):
+                await opener()
+        except TimeoutError:
+            raise RequestTimeout("GET (listen stream)", limit) from None
 
     # -- codec -------------------------------------------------------------------------------
 
@@ -789,6 +805,27 @@ class Client:
                     request.id, -32603, f"client handler failed: {type(exc).__name__}"
                 )
         await self._send_reply(reply)
+
+
+class _Cursors:
+    """The cursors of one pagination (C-23: opaque), refusing one given twice."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.current: str | None = None
+        self._seen: set[str] = set()
+
+    def follow(self, next_cursor: str | None) -> bool:
+        """Move to ``next_cursor``; False at the last page."""
+        if next_cursor is None:
+            return False
+        if next_cursor in self._seen:
+            raise ProtocolError(
+                f"{self.method} gave the cursor {next_cursor[:100]!r} twice: its pages loop"
+            )
+        self._seen.add(next_cursor)
+        self.current = next_cursor
+        return True
 
 
 def _subscribe(handlers: list[T], handler: T) -> Callable[[], None]:

@@ -49,6 +49,7 @@ from ._errors import (
     IllegalTransition,
     InputNotHandled,
     MCPTasksError,
+    RequestTimeout,
     RPCError,
     TaskNotFound,
     TransportError,
@@ -234,7 +235,7 @@ class Poller:
         held: list[_Tracked] = []
         try:
             for ref in tasks:
-                tracked = await self._hold(ref)
+                tracked = await self._hold(ref, until)
                 held.append(tracked)
                 tracked.listeners.append(send)
                 if tracked.done.is_set():
@@ -278,7 +279,7 @@ class Poller:
         its status, status message or ``lastUpdatedAt`` changed.
         """
         until = anyio.current_time() + _seconds(deadline)
-        tracked = await self._hold(task)
+        tracked = await self._hold(task, until)
         send, receive = anyio.create_memory_object_stream[Task | InputEvent](math.inf)
         send.send_nowait(tracked.machine.current)
         if tracked.machine.is_terminal or tracked.done.is_set():
@@ -321,7 +322,7 @@ class Poller:
 
     # -- tracking ----------------------------------------------------------------------------
 
-    async def _hold(self, ref: TaskRef) -> _Tracked:
+    async def _hold(self, ref: TaskRef, until: float) -> _Tracked:
         if self._task_group is None or self._closed:
             raise UsageError("the poller is not running; use `async with Poller(...)`")
         if isinstance(ref, CreateTaskResult):
@@ -330,7 +331,9 @@ class Poller:
             first = ref
         else:
             tracked = self._tracked.get(ref)
-            first = tracked.machine.current if tracked is not None else await self._get(ref)
+            first = (
+                tracked.machine.current if tracked is not None else await self._first(ref, until)
+            )
         # A ref the caller hands in is no news from the server: an already tracked task keeps
         # its own latest snapshot (the CreateTaskResult of a finished task is stale).
         tracked = self._tracked.get(first.task_id)
@@ -372,9 +375,22 @@ class Poller:
             return None
         return anyio.current_time() + (ends - self._wall_clock()).total_seconds()
 
-    async def _get(self, task_id: str) -> Task:
+    async def _get(self, task_id: str, timeout: float | None = None) -> Task:
         self.polls_sent += 1
-        return await self.client.get_task(task_id, timeout=self.policy.request_timeout)
+        limit = self.policy.request_timeout if timeout is None else timeout
+        return await self.client.get_task(task_id, timeout=limit)
+
+    async def _first(self, task_id: str, until: float) -> Task:
+        """The first snapshot of a task resumed by its bare id, within the wait's deadline."""
+        left = until - anyio.current_time()
+        if left <= 0:
+            raise DeadlineExceeded([task_id], {})
+        try:
+            return await self._get(task_id, min(self.policy.request_timeout, left))
+        except RequestTimeout:
+            if anyio.current_time() >= until:
+                raise DeadlineExceeded([task_id], {}) from None
+            raise
 
     # -- the driver ------------------------------------------------------------------------
 

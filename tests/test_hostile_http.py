@@ -9,6 +9,7 @@ what was buffered: tracemalloc's peak, the bytes the server wrote, the size of t
 from __future__ import annotations
 
 import datetime as dt
+import json
 import subprocess
 import tracemalloc
 from collections.abc import AsyncIterator
@@ -43,6 +44,7 @@ from mcp_tasks_client import (
     OrphanedTask,
     Poller,
     PollPolicy,
+    ProtocolError,
     RedirectRefused,
     RequestTimeout,
     ServerBusy,
@@ -848,3 +850,113 @@ async def test_a_bug_inside_the_poller_ends_that_wait_with_a_typed_error() -> No
                     with pytest.raises(TransportError) as caught:
                         await poller.wait(task_snapshot(client, "t-1"), deadline=5)
     assert isinstance(caught.value.__cause__, RuntimeError)
+
+
+# --- found by an independent hostile probe ----------------------------------------------------
+
+
+async def test_a_wait_on_a_bare_task_id_holds_its_deadline_while_tasks_get_stalls() -> None:
+    """Resuming by bare id fetches the first snapshot within the wait's deadline, not within
+    ``request_timeout`` (30 s)."""
+    async with HostileHTTPServer(stall) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client, Poller(client) as poller:
+                with pytest.raises(DeadlineExceeded) as caught:
+                    await poller.wait("t-1", deadline=0.5)
+    assert caught.value.task_ids == ("t-1",)
+
+
+async def test_a_snapshot_of_another_task_is_a_decode_error() -> None:
+    """V-26: tasks/get for t-1 answered with t-2 would have been tracked as t-2 (or raised a
+    ValueError inside the status machine)."""
+
+    async def other(request: Received, conn: Conn) -> None:
+        await conn.result(request, task("t-2"))
+
+    async with HostileHTTPServer(other) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                with pytest.raises(DecodeError) as caught:
+                    await client.get_task("t-1")
+                async with Poller(client) as poller:
+                    with pytest.raises(DecodeError):
+                        await poller.wait("t-1", deadline=5)
+    assert caught.value.path == "$.result.taskId"
+
+
+async def test_a_cursor_given_twice_is_a_protocol_error_not_an_endless_listing() -> None:
+    async def loop(request: Received, conn: Conn) -> None:
+        await conn.result(request, {"tasks": [task("t-1")], "nextCursor": "again"})
+
+    async with HostileHTTPServer(loop) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                with pytest.raises(ProtocolError, match="twice"):
+                    async for _ in client.list_tasks():
+                        pass
+
+
+async def test_a_compressed_body_is_refused_since_identity_was_asked_for() -> None:
+    """A gzip body could inflate a thousandfold inside the HTTP stack before any limit sees
+    it; the client asks for identity and refuses anything else."""
+    import gzip
+
+    async def gzipped(request: Received, conn: Conn) -> None:
+        answer = {"jsonrpc": "2.0", "id": request.rpc_id, "result": text_result("x" * 1000)}
+        body = gzip.compress(json.dumps(answer).encode())
+        headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+        await conn.head(200, {**headers, "Content-Length": str(len(body))})
+        await conn.write(body)
+
+    async with HostileHTTPServer(gzipped) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                with pytest.raises(ProtocolError, match="gzip"):
+                    await client.call_tool(ToolCall("x"))
+    assert all(r.headers.get("accept-encoding") == "identity" for r in server.received)
+
+
+async def test_cookies_are_not_kept() -> None:
+    """A server setting a new cookie on every answer would grow the jar without bound; MCP
+    carries its session in a header, so the transport's own client keeps no cookie."""
+    count = 0
+
+    async def cookie(request: Received, conn: Conn) -> None:
+        nonlocal count
+        count += 1
+        body = json.dumps({"jsonrpc": "2.0", "id": request.rpc_id, "result": text_result("ok")})
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+        await conn.head(200, {**headers, "Set-Cookie": f"c{count}=v; Path=/"})
+        await conn.write(body.encode())
+
+    async with HostileHTTPServer(cookie) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                for _ in range(3):
+                    await client.call_tool(ToolCall("x"))
+    assert not any("cookie" in r.headers for r in server.received)
+
+
+async def test_a_body_that_is_not_utf8_is_a_decode_error() -> None:
+    """X:3.3: JSON-RPC is UTF-8; json.loads would have guessed UTF-16 from the bytes."""
+
+    async def utf16(request: Received, conn: Conn) -> None:
+        answer = {"jsonrpc": "2.0", "id": request.rpc_id, "result": text_result("ok")}
+        body = json.dumps(answer).encode("utf-16")
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+        await conn.head(200, headers)
+        await conn.write(body)
+
+    async with HostileHTTPServer(utf16) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                with pytest.raises(DecodeError, match="not valid JSON"):
+                    await client.call_tool(ToolCall("x"))
+
+
+async def test_a_listen_stream_that_never_starts_is_bounded() -> None:
+    async with HostileHTTPServer(on_get=stall) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                with pytest.raises(RequestTimeout):
+                    await client.open_listen_stream(timeout=0.5)

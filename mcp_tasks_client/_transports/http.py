@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import http.cookiejar
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -70,7 +71,7 @@ __all__ = ["HttpTransport", "StreamResumption"]
 _JSON = "application/json"
 _DRAIN_SECONDS = 1.0
 _SSE = "text/event-stream"
-_INCOMING_BUFFER = 64  # messages waiting for the client's reader: a full buffer holds streams
+_INCOMING_BUFFER = 4  # messages waiting for the client's reader: a full buffer holds streams
 _MAX_RETRY_MS = 24 * 3600 * 1000  # an SSE ``retry`` beyond a day is no wait we take
 
 
@@ -135,10 +136,12 @@ class HttpTransport(Transport):
             connect=connect_timeout, read=None, write=write_timeout, pool=None
         )
         # Pool sized to the concurrency (DESIGN.md: the default 20 idle connections churned
-        # ~1,100 TCP connections for 100 in flight).
+        # ~1,100 TCP connections for 100 in flight). No cookie is kept: MCP carries its session
+        # in a header, and a server could otherwise grow the jar without bound.
         self._client = http_client or httpx.AsyncClient(
             timeout=self._timeout,
             follow_redirects=False,
+            cookies=_no_cookies(),
             limits=httpx.Limits(
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
@@ -272,6 +275,11 @@ class HttpTransport(Transport):
     async def _check_status(self, response: httpx.Response, what: str) -> None:
         """Raise for a status that carries no MCP message; a JSON-RPC error body in a 4xx/5xx
         is the caller's to read (``_error_body``)."""
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            # Only identity was asked for: a compressed body could inflate a thousandfold
+            # inside the HTTP stack before Limits sees it.
+            raise ProtocolError(f"answer to {what} is {encoding}-encoded; identity was asked for")
         status = response.status_code
         if 300 <= status < 400:
             raise RedirectRefused(status, response.headers.get("location"), method=what)
@@ -508,6 +516,10 @@ class HttpTransport(Transport):
             except DecodeError as exc:
                 await self._deliver(TransportFault(None, exc, fatal=False))
                 return
+
+
+def _no_cookies() -> http.cookiejar.CookieJar:
+    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
 
 def _for_request(message: JSONRPCRequest, incoming: Any) -> Any:

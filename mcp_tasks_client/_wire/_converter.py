@@ -430,9 +430,11 @@ def _parse_float(text: str) -> float:
 
 
 def loads(data: bytes | str) -> Any:
-    """Strict JSON: ``NaN`` and ``Infinity`` are refused; errors are DecodeErrors."""
+    """Strict JSON: UTF-8 only (``json.loads`` would guess UTF-16 or UTF-32 from bytes, X:3.3
+    says UTF-8); ``NaN`` and ``Infinity`` are refused; errors are DecodeErrors."""
     try:
-        return json.loads(data, parse_constant=_reject_constant, parse_float=_parse_float)
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # too deep: RecursionError
         raise DecodeError("$", f"not valid JSON: {exc}", _preview(data)) from None
 
