@@ -201,7 +201,7 @@ class Client:
         self._entered = False
         self._task_group: anyio.abc.TaskGroup | None = None
         self._serving = 0
-        self._close_listeners: list[Callable[[ClientClosed], None]] = []
+        self._end_listeners: list[Callable[[MCPTasksError], None]] = []
         self._orphan_handlers: list[Callable[[OrphanedTask], None]] = []
         self.warnings: collections.deque[MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
@@ -245,10 +245,7 @@ class Client:
         # in an ExceptionGroup. Only a failure of the client's own tasks surfaces from here.
         task_group = self._task_group
         assert task_group is not None
-        closed = ClientClosed()
-        self._break(closed, replace=True)
-        for listener in list(self._close_listeners):
-            listener(closed)
+        self._break(ClientClosed(), replace=True)
         task_group.cancel_scope.cancel()
         try:
             await task_group.__aexit__(None, None, None)
@@ -310,9 +307,11 @@ class Client:
         not block (start a task of your own to cancel or poll it)."""
         return _subscribe(self._orphan_handlers, handler)
 
-    def on_close(self, listener: Callable[[ClientClosed], None]) -> Callable[[], None]:
-        """Call ``listener`` when the client closes (a Poller ends its waits then)."""
-        return _subscribe(self._close_listeners, listener)
+    def on_connection_end(self, listener: Callable[[MCPTasksError], None]) -> Callable[[], None]:
+        """Call ``listener`` with the error that ended the connection: ClientClosed when the
+        caller closed it, or what broke it (ProcessExited, a fatal ProtocolError ...). A Poller
+        ends its waits then. Returns the unsubscriber."""
+        return _subscribe(self._end_listeners, listener)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler`` for every ``method`` notification; returns its unsubscriber."""
@@ -363,12 +362,19 @@ class Client:
                 sent = True
                 await waiter.done.wait()
         except TimeoutError:
-            keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "timeout")
-            if not keep:
-                self._give_up(message.id, notify=notify and method != "initialize")
-            raise RequestTimeout(method, limit) from None
-        except BaseException:
             if not waiter.done.is_set():
+                keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "timeout")
+                if not keep:
+                    self._give_up(message.id, notify=notify and method != "initialize")
+                raise RequestTimeout(method, limit) from None
+            # The answer arrived in the same instant as the deadline: it is the answer.
+        except BaseException:
+            if waiter.done.is_set():
+                # Cancelled in the same instant the answer arrived: the caller never sees it,
+                # so a task it created is reported like any other orphan.
+                if orphan_tool is not None:
+                    self._report_orphan(waiter, orphan_tool, "cancelled")
+            else:
                 keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "cancelled")
                 if not keep:
                     self._give_up(message.id, notify=False)
@@ -419,21 +425,27 @@ class Client:
     async def _watch_orphan(
         self, request_id: RequestId, waiter: _Waiter, tool: str, reason: str
     ) -> None:
+        unanswered = (
+            "the answer to the abandoned task call of %r (request %r) did not come %s: a task "
+            "may exist on the server that no one knows the id of"
+        )
         try:
             with anyio.move_on_after(self.timeouts.orphan_watch):
                 await waiter.done.wait()
+        except BaseException:
+            if not waiter.done.is_set():
+                log.warning(unanswered, tool, request_id, "before the client closed")
+            raise
         finally:
             self._waiters.pop(request_id, None)
         if not waiter.done.is_set():
             self._give_up(request_id, notify=False)
-            log.warning(
-                "the answer to the abandoned task call of %r (request %r) did not come within "
-                "%g s: a task may exist on the server that no one knows the id of",
-                tool,
-                request_id,
-                self.timeouts.orphan_watch,
-            )
+            within = f"within {self.timeouts.orphan_watch:g} s"
+            log.warning(unanswered, tool, request_id, within)
             return
+        self._report_orphan(waiter, tool, reason)
+
+    def _report_orphan(self, waiter: _Waiter, tool: str, reason: str) -> None:
         task_id = _created_task_id(waiter.result)
         if task_id is None or waiter.result is None:
             return  # an error, or no task: nothing runs on the server
@@ -473,7 +485,10 @@ class Client:
         raw = await self.request("tools/list", params, timeout=timeout)
         page = self._decode(raw, ListToolsResult)
         for tool in page.tools:  # the caller listed them: their metadata guards later calls
+            self._known_tools.pop(tool.name, None)
             self._known_tools[tool.name] = tool
+        while len(self._known_tools) > self.limits.max_known_tools:  # the oldest go first
+            del self._known_tools[next(iter(self._known_tools))]
         return page
 
     async def list_tools(self, *, timeout: float | None = None) -> AsyncIterator[Tool]:
@@ -645,6 +660,10 @@ class Client:
                 await opener()
         except TimeoutError:
             raise RequestTimeout("GET (listen stream)", limit) from None
+        except TransportClosed:
+            if isinstance(self._broken, ClientClosed):
+                raise self._broken from None
+            raise
 
     # -- codec -------------------------------------------------------------------------------
 
@@ -726,13 +745,16 @@ class Client:
             waiter.done.set()
 
     def _break(self, error: MCPTasksError, *, replace: bool = False) -> None:
-        if self._broken is None or replace:
-            self._broken = error
+        if self._broken is not None and not replace:
+            return
+        self._broken = error
         self._connection.fail_pending()
         for waiter in self._waiters.values():
             if not waiter.done.is_set():
                 waiter.error = error
                 waiter.done.set()
+        for listener in list(self._end_listeners):
+            listener(error)
 
     def _warn(self, warning: MCPTasksError) -> None:
         self.warnings.append(warning)

@@ -23,7 +23,9 @@ class Limits:
     """How much a server may make this client hold. Sizes in bytes."""
 
     max_message_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
-    """One JSON-RPC message: an HTTP JSON body, one SSE line or event, one stdio line."""
+    """One JSON-RPC message: an HTTP JSON body, one SSE line or event, one stdio line. Its
+    decoded form may take up to ~30 times this in Python objects (a body of tiny ``{}``
+    items is the worst case); lower it where that is too much."""
     max_error_body_bytes: int = attrs.field(default=64 * 1024, validator=_positive)
     """What is kept of an HTTP error body (or of a body that is not the protocol's)."""
     max_server_requests: int = attrs.field(default=32, validator=_positive)
@@ -32,6 +34,12 @@ class Limits:
     max_warnings: int = attrs.field(default=100, validator=_positive)
     """Warnings kept in ``Client.warnings`` / ``Poller.warnings`` (the oldest are dropped;
     pass ``on_warning=`` to see every one)."""
+    max_watch_backlog: int = attrs.field(default=256, validator=_positive)
+    """Unread items one ``Poller.watch()`` holds; snapshots are folded into the latest, and
+    past this many the oldest item is dropped."""
+    max_known_tools: int = attrs.field(default=10_000, validator=_positive)
+    """Tools remembered from the caller's ``list_tools`` for the pre-flight checks (the oldest
+    are forgotten first; a forgotten tool is simply not checked before sending)."""
     max_answered_inputs: int = attrs.field(default=10_000, validator=_positive)
     """Answered input requests an InputRouter remembers to refuse re-deliveries (the oldest
     are forgotten first; a task's records go when its handlers are forgotten)."""

@@ -16,8 +16,8 @@ failure, TaskNotFound, IllegalTransition under ``ViolationPolicy.RAISE``), or wi
 DeadlineExceeded at the caller's deadline; with ``PollPolicy.cancel_on_abandon`` the task is
 then cancelled with exactly one ``tasks/cancel`` (all of a wait's cancels sent at once, bounded
 together by ``PollPolicy.abandon_timeout``; a task another wait still holds is not cancelled).
-When the client closes, every wait ends at once with ClientClosed. Leaving the ``async with``
-cancels everything the poller started.
+When the connection ends (ClientClosed, or what broke it), every wait ends at once with that
+error. Leaving the ``async with`` cancels everything the poller started.
 
 A ``tasks/result`` is the outcome only once the task is known terminal: an error it returns
 earlier (a server that does not block, T:465) is kept aside, the call is opened again while the
@@ -43,7 +43,6 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from ._client import Client
 from ._errors import (
-    ClientClosed,
     DeadlineExceeded,
     DecodeError,
     IllegalTransition,
@@ -100,6 +99,45 @@ def expires_at(task: Task) -> dt.datetime | None:
         return None
 
 
+class _WatchQueue:
+    """What one ``watch()`` has not read yet, bounded: consecutive snapshots fold into the
+    latest (only the newest state matters to a watcher that fell behind), and past
+    ``backlog`` unread items the oldest is dropped (``skipped`` counts both)."""
+
+    def __init__(self, backlog: int) -> None:
+        self.backlog = backlog
+        self.skipped = 0
+        self._items: collections.deque[Task | InputEvent] = collections.deque()
+        self._ready = anyio.Event()
+        self._closed = False
+
+    def push(self, item: Task | InputEvent) -> None:
+        if self._closed:
+            return
+        if isinstance(item, Task) and self._items and isinstance(self._items[-1], Task):
+            self._items[-1] = item
+            self.skipped += 1
+        else:
+            if len(self._items) >= self.backlog:
+                self._items.popleft()
+                self.skipped += 1
+            self._items.append(item)
+        self._ready.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._ready.set()
+
+    async def get(self) -> Task | InputEvent:
+        """The oldest unread item; EndOfStream once closed and read to the end."""
+        while not self._items:
+            if self._closed:
+                raise anyio.EndOfStream
+            self._ready = anyio.Event()
+            await self._ready.wait()
+        return self._items.popleft()
+
+
 @attrs.define(eq=False)
 class _Tracked:
     task_id: str
@@ -110,7 +148,7 @@ class _Tracked:
     done: anyio.Event = attrs.field(factory=anyio.Event)
     outcome: Outcome | None = None
     error: MCPTasksError | None = None
-    watchers: list[MemoryObjectSendStream[Task | InputEvent]] = attrs.field(factory=list)
+    watchers: list[_WatchQueue] = attrs.field(factory=list)
     listeners: list[MemoryObjectSendStream[_Tracked]] = attrs.field(factory=list)
     # The blocking tasks/result opened on input_required (C-21), and what it returned.
     result_call: anyio.Event | None = None
@@ -170,7 +208,7 @@ class Poller:
         self._unsubscribe.append(
             self.client.on_notification("notifications/tasks/status", self._on_status)
         )
-        self._unsubscribe.append(self.client.on_close(self._on_client_closed))
+        self._unsubscribe.append(self.client.on_connection_end(self._on_connection_end))
         if self.inputs is not None:
             self._unsubscribe.append(self.inputs.subscribe(self._on_input))
             self.inputs.snapshot_source = self.snapshot
@@ -276,22 +314,25 @@ class Poller:
         and each InputEvent of its input requests (arrived, answered, unhandled...).
 
         Then ``await poller.wait(task)`` returns the outcome at once. A snapshot is new when
-        its status, status message or ``lastUpdatedAt`` changed.
+        its status, status message or ``lastUpdatedAt`` changed. A watcher that reads slower
+        than snapshots arrive gets the latest one (those in between are folded into it), and at
+        most ``Limits.max_watch_backlog`` unread items: memory does not grow with a server's
+        notification rate.
         """
         until = anyio.current_time() + _seconds(deadline)
         tracked = await self._hold(task, until)
-        send, receive = anyio.create_memory_object_stream[Task | InputEvent](math.inf)
-        send.send_nowait(tracked.machine.current)
+        queue = _WatchQueue(self.client.limits.max_watch_backlog)
+        queue.push(tracked.machine.current)
         if tracked.machine.is_terminal or tracked.done.is_set():
-            send.close()
+            queue.close()
         else:
-            tracked.watchers.append(send)
+            tracked.watchers.append(queue)
         try:
             while True:
                 snapshot: Task | InputEvent | None = None
                 try:
                     with anyio.CancelScope(deadline=until):
-                        snapshot = await receive.receive()
+                        snapshot = await queue.get()
                 except anyio.EndOfStream:
                     break
                 except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
@@ -309,10 +350,9 @@ class Poller:
             if tracked.error is not None:
                 raise tracked.error
         finally:
-            if send in tracked.watchers:
-                tracked.watchers.remove(send)
-            send.close()
-            receive.close()
+            if queue in tracked.watchers:
+                tracked.watchers.remove(queue)
+            queue.close()
             self._release(tracked)
 
     def snapshot(self, task_id: str) -> Task | None:
@@ -494,7 +534,7 @@ class Poller:
             previous.last_updated_at,
         ):
             for watcher in tracked.watchers:
-                watcher.send_nowait(snapshot)
+                watcher.push(snapshot)
         if snapshot.status.is_terminal:
             self._start_finish(tracked)
         elif snapshot.status is TaskStatus.INPUT_REQUIRED:
@@ -554,7 +594,7 @@ class Poller:
         if tracked is None or tracked.done.is_set():
             return
         for watcher in tracked.watchers:
-            watcher.send_nowait(event)
+            watcher.push(event)
         if (
             event.kind is InputEventKind.UNHANDLED
             and self.policy.on_unhandled_input is UnhandledInputPolicy.FAIL
@@ -646,10 +686,11 @@ class Poller:
         self._scheduler.untrack(tracked.task_id)
         self._end(tracked, outcome=Expired(task, expired_at))
 
-    def _on_client_closed(self, closed: ClientClosed) -> None:
-        """The client closed: every wait on this poller ends now, with ClientClosed."""
+    def _on_connection_end(self, error: MCPTasksError) -> None:
+        """The connection ended (ClientClosed, or what broke it): every wait ends now with that
+        error, not at its next poll (which may be minutes away)."""
         for tracked in list(self._tracked.values()):
-            self._end(tracked, error=closed)
+            self._end(tracked, error=error)
 
     def _end(
         self,

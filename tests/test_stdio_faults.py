@@ -305,3 +305,37 @@ async def test_a_child_that_stops_reading_stdin_breaks_sends_instead_of_blocking
     assert timeouts >= 1
     assert not isinstance(caught.value, ProcessExited)
     assert "stopped reading its stdin" in str(caught.value)
+
+
+async def test_a_dying_server_ends_poller_waits_at_once_with_process_exited() -> None:
+    """Issue 7 (found by an independent probe): a child that died left `poller.wait` running
+    until its deadline (or its next poll, minutes away). The connection's end now ends every
+    wait with what ended it."""
+    from mcp_tasks_client import Poller, PollPolicy, Task
+
+    code = (
+        "import json, sys, time\n"
+        "line = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': line['id'], 'result': {"
+        "'protocolVersion': '2025-11-25', 'capabilities': {'tasks': {}},"
+        "'serverInfo': {'name': 'dying', 'version': '0'}}}), flush=True)\n"
+        "sys.stdin.readline()\n"  # notifications/initialized
+        "time.sleep(0.5)\n"
+        "sys.exit(9)\n"
+    )
+    snapshot = {
+        "taskId": "t-1",
+        "status": "working",
+        "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z",
+        "ttl": None,
+        "pollInterval": 600_000,
+    }
+    client = Client(
+        StdioTransport(child(code)), generation=Generation.V2025_11_25, client_info=INFO
+    )
+    with anyio.fail_after(15):
+        async with client, Poller(client, PollPolicy(jitter=0.0)) as poller:
+            with pytest.raises(ProcessExited) as caught:
+                await poller.wait(client._decode(snapshot, Task), deadline=600)
+    assert caught.value.returncode == 9

@@ -88,6 +88,14 @@ class StreamResumption:
 
 
 @attrs.define
+class _Opening:
+    """How the opening of the GET stream went: ``done`` once started, or failed (``error``)."""
+
+    done: anyio.Event = attrs.field(factory=anyio.Event)
+    error: MCPTasksError | None = None
+
+
+@attrs.define
 class _StreamState:
     last_event_id: str | None = None
     retry_ms: int | None = None
@@ -228,7 +236,11 @@ class HttpTransport(Transport):
             raise TransportClosed("the HTTP transport is not open")
         if self.session_id is None and self.protocol_version is None:
             raise UsageError("open the GET stream after the handshake")
-        await self._task_group.start(self._run_listen_stream)
+        opening = _Opening()
+        self._task_group.start_soon(self._run_listen_stream, opening)
+        await opening.done.wait()  # set by the stream task, whatever happens to it
+        if opening.error is not None:
+            raise opening.error
 
     # -- one place for HTTP: requests, statuses, bodies, exceptions ---------------------------
 
@@ -472,9 +484,30 @@ class HttpTransport(Transport):
             except httpx.HTTPError:
                 continue
 
-    async def _run_listen_stream(
-        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
+    async def _run_listen_stream(self, opening: _Opening) -> None:
+        """The GET stream's task. It tells ``opening`` once the stream started or failed to;
+        closing the transport first (a server that never sends headers) fails the opening
+        with TransportClosed instead of holding the close up (``task_group.start`` would)."""
+        try:
+            await self._listen(opening)
+        except Exception as exc:  # never a foreign exception out of the transport's tasks
+            error = (
+                exc
+                if isinstance(exc, MCPTasksError)
+                else TransportError(f"GET stream: unexpected {type(exc).__name__}: {exc}")
+            )
+            if opening.done.is_set():
+                await self._deliver(TransportFault(None, error, fatal=False))
+            else:
+                opening.error = error
+        finally:
+            if not opening.done.is_set():
+                opening.error = opening.error or TransportClosed(
+                    "the transport closed before the GET stream started"
+                )
+                opening.done.set()
+
+    async def _listen(self, opening: _Opening) -> None:
         state = _StreamState()
         started = False
         attempts = 0
@@ -492,7 +525,7 @@ class HttpTransport(Transport):
                         raise HTTPStatusError(response.status_code, _text(body), method="GET")
                     if not started:
                         started = True
-                        task_status.started()
+                        opening.done.set()
                     await self._consume_sse(None, response, state)
                     if state.answered:  # on this stream only a fault sets it: it was reported
                         return
