@@ -11,6 +11,7 @@ from peers.harness import PEERS, Peer, peer_available, running_http_peer, stdio_
 
 from mcp_tasks_client import HttpTransport, StdioTransport, Transport
 
+# The 2025-11-25 tasks peers; fastmcp4 and mcp2 (2026-07-28) have their own fixtures.
 PEER_NAMES = ["mcp1", "ts1"]
 
 # These machines are shared and noisy: no per-example deadline, no "too slow" health check.
@@ -67,6 +68,20 @@ def mcp1_http_url() -> Iterator[str]:
 def ts1_http_url() -> Iterator[str]:
     """URL of one @modelcontextprotocol/sdk@1.32.2 HTTP server for the session."""
     with running_http_peer(require_peer("ts1")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def fastmcp4_http_url() -> Iterator[str]:
+    """URL of one fastmcp[tasks]==4.1.4 HTTP server (2026-07-28 tasks) for the session."""
+    with running_http_peer(require_peer("fastmcp4")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def mcp2_http_url() -> Iterator[str]:
+    """URL of one mcp==2.3.0 HTTP server (2026-07-28, no tasks) for the session."""
+    with running_http_peer(require_peer("mcp2")) as url:
         yield url
 
 

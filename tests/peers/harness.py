@@ -22,8 +22,10 @@ from typing import IO, Literal
 import attrs
 
 from .install import (
+    FASTMCP4_SCRIPT,
     HERE,
     MCP1_SCRIPT,
+    MCP2_SCRIPT,
     SPECS,
     default_root,
     peer_dir,
@@ -40,6 +42,7 @@ __all__ = [
     "peers_root",
     "running_http_peer",
     "stdio_command",
+    "stdio_env",
     "stop_process",
 ]
 
@@ -48,15 +51,21 @@ START_TIMEOUT = 20.0  # seconds until the HTTP port must accept connections
 STOP_TIMEOUT = 5.0  # seconds between SIGTERM and SIGKILL
 
 
+# fastmcp: no startup banner on stdout/stderr, no update check over the network.
+FASTMCP_ENV = (("FASTMCP_SHOW_SERVER_BANNER", "false"), ("FASTMCP_CHECK_FOR_UPDATES", "off"))
+
+
 @attrs.frozen
 class Peer:
-    """One third-party MCP server that serves 2025-11-25 tasks."""
+    """One third-party MCP server: 2025-11-25 tasks, 2026-07-28 tasks, or none (mcp2)."""
 
-    name: Literal["mcp1", "ts1"]
+    name: Literal["mcp1", "ts1", "fastmcp4", "mcp2"]
     version: str  # the pinned package version
-    package: str  # "mcp" (PyPI) or "@modelcontextprotocol/sdk" (npm)
+    package: str  # "mcp", "fastmcp" (PyPI) or "@modelcontextprotocol/sdk" (npm)
     kind: Literal["python", "node"]
     protocol_version: str = "2025-11-25"
+    script: str = MCP1_SCRIPT  # python peers: the server script in tests/peers/
+    env: tuple[tuple[str, str], ...] = ()  # extra environment for every start (HTTP, stdio)
 
     @property
     def requirement(self) -> str:
@@ -70,6 +79,25 @@ PEERS: dict[str, Peer] = {
         version=SPECS["ts1"].version,
         package=SPECS["ts1"].package,
         kind="node",
+    ),
+    # 2026-07-28 with the io.modelcontextprotocol/tasks extension (SEP-2663).
+    "fastmcp4": Peer(
+        name="fastmcp4",
+        version=SPECS["fastmcp4"].version,
+        package="fastmcp",
+        kind="python",
+        protocol_version="2026-07-28",
+        script=FASTMCP4_SCRIPT,
+        env=FASTMCP_ENV,
+    ),
+    # 2026-07-28 without tasks of either generation (the negative peer).
+    "mcp2": Peer(
+        name="mcp2",
+        version=SPECS["mcp2"].version,
+        package="mcp",
+        kind="python",
+        protocol_version="2026-07-28",
+        script=MCP2_SCRIPT,
     ),
 }
 
@@ -101,7 +129,7 @@ def _server_argv(peer: Peer, *mode: str) -> list[str]:
     if peer.kind == "python":
         py = venv_python(peer_dir(spec, root))
         # -W: the mcp 1.x experimental tasks API warns on import; keep stderr quiet.
-        script = HERE / MCP1_SCRIPT
+        script = HERE / peer.script
         return [str(py), "-W", "ignore::DeprecationWarning", str(script), *mode]
     node = shutil.which("node")
     if node is None:
@@ -112,8 +140,22 @@ def _server_argv(peer: Peer, *mode: str) -> list[str]:
 
 
 def stdio_command(peer: Peer) -> list[str]:
-    """The argv that starts ``peer`` as an MCP server on stdin/stdout."""
+    """The argv that starts ``peer`` as an MCP server on stdin/stdout.
+
+    Start it with ``env=stdio_env(peer)`` (fastmcp4 needs its environment variables).
+    """
     return _server_argv(peer, "stdio")
+
+
+def stdio_env(peer: Peer) -> dict[str, str] | None:
+    """The environment to start ``stdio_command(peer)`` with; None: inherit this one.
+
+    A full environment (``os.environ`` plus the peer's variables), so it suits both
+    ``subprocess.Popen(env=...)`` and ``StdioTransport(env=...)``.
+    """
+    if not peer.env:
+        return None
+    return {**os.environ, **dict(peer.env)}
 
 
 def _free_port() -> int:
@@ -152,7 +194,7 @@ def stop_process(proc: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -
 
 
 def _start(peer: Peer, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
+    env = {**os.environ, **dict(peer.env)}
     if peer.kind == "python":
         env["PYTHONWARNINGS"] = "ignore::DeprecationWarning"
         env["PYTHONUNBUFFERED"] = "1"
@@ -221,4 +263,5 @@ if __name__ == "__main__":  # manual check: python -m peers.harness (from tests/
             print(f"{_peer.name}: not installed (run python tests/peers/install.py)")
             continue
         with running_http_peer(_peer) as _url:
-            print(f"{_peer.name}: {_url}  stdio: {' '.join(stdio_command(_peer))}")
+            _env = "".join(f"{k}={v} " for k, v in _peer.env)
+            print(f"{_peer.name}: {_url}  stdio: {_env}{' '.join(stdio_command(_peer))}")

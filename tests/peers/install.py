@@ -11,7 +11,11 @@ The default root is ``$MCP_TASKS_PEERS_DIR`` if set, else ``<repo>/.peers``
   ``mcp==1.30.0`` (official Python SDK, lowlevel ``Server``, 2025-11-25 tasks);
 * ``<root>/npm-sdk1``: an npm folder with ``@modelcontextprotocol/sdk@1.32.2``
   (TypeScript SDK v1, 2025-11-25 tasks), plus a copy of ``ts1_tasks_server.mjs`` next
-  to its ``node_modules`` (node resolves ESM imports relative to the script file).
+  to its ``node_modules`` (node resolves ESM imports relative to the script file);
+* ``<root>/venv-fastmcp4``: a venv with ``fastmcp[tasks]==4.1.4`` (pulls mcp 2.3.0,
+  fastmcp-tasks, pydocket; 2026-07-28 protocol, ``io.modelcontextprotocol/tasks``);
+* ``<root>/venv-mcp2``: a venv with ``mcp==2.3.0`` (official Python SDK v2, 2026-07-28,
+  no tasks of either generation: the negative peer).
 
 A second run with matching stamps does nothing (well under a second). A stamp that
 differs from the pin triggers a clean reinstall. Standard library only: it must run
@@ -36,6 +40,8 @@ REPO_ROOT = HERE.parent.parent
 STAMP_NAME = ".peer-stamp"
 TS1_SCRIPT = "ts1_tasks_server.mjs"
 MCP1_SCRIPT = "mcp1_tasks_server.py"
+FASTMCP4_SCRIPT = "fastmcp_tasks_server.py"
+MCP2_SCRIPT = "mcp2_plain_server.py"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,17 +53,22 @@ class PeerSpec:
     package: str
     version: str
     dirname: str
+    extras: str = ""  # pip extras, e.g. "tasks" => fastmcp[tasks]==4.1.4
 
     @property
     def requirement(self) -> str:
         """The pinned requirement, as written into the stamp file."""
         sep = "==" if self.kind == "python" else "@"
-        return f"{self.package}{sep}{self.version}"
+        extras = f"[{self.extras}]" if self.extras else ""
+        return f"{self.package}{extras}{sep}{self.version}"
 
 
 SPECS: dict[str, PeerSpec] = {
     "mcp1": PeerSpec("mcp1", "python", "mcp", "1.30.0", "venv-mcp1"),
     "ts1": PeerSpec("ts1", "node", "@modelcontextprotocol/sdk", "1.32.2", "npm-sdk1"),
+    # Pinned exactly: an unpinned fastmcp[tasks] makes pip backtrack for minutes.
+    "fastmcp4": PeerSpec("fastmcp4", "python", "fastmcp", "4.1.4", "venv-fastmcp4", "tasks"),
+    "mcp2": PeerSpec("mcp2", "python", "mcp", "2.3.0", "venv-mcp2"),
 }
 
 
