@@ -47,6 +47,7 @@ async def cpu_per_get(transport: Transport, calls: int) -> tuple[float, float]:
     """(CPU µs, wall µs) per tasks/get, sequential, after a warm-up."""
     async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as client:
         created = await client.start(ToolCall("slow_echo", {"seconds": 600}).as_task())
+        assert isinstance(created, CreateTaskResult)
         task_id = created.task.task_id
         for _ in range(50):
             await client.get_task(task_id)
@@ -67,9 +68,9 @@ async def memory_per_task(url: str, count: int) -> tuple[float, float]:
 
         async def start_one() -> None:
             async with limiter:
-                created.append(
-                    await client.start(ToolCall("slow_echo", {"seconds": 900}).as_task())
-                )
+                started = await client.start(ToolCall("slow_echo", {"seconds": 900}).as_task())
+                assert isinstance(started, CreateTaskResult)
+                created.append(started)
 
         t0 = time.perf_counter()
         async with anyio.create_task_group() as tg:

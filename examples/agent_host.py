@@ -22,6 +22,7 @@ from mcp_tasks_client import (
     Completed,
     CreateMessageRequestParams,
     CreateMessageResult,
+    CreateTaskResult,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestParams,
@@ -35,6 +36,7 @@ from mcp_tasks_client import (
     Poller,
     PollPolicy,
     SamplingCapability,
+    TaskToolCall,
     TextContent,
     ToolCall,
 )
@@ -62,6 +64,14 @@ async def host_model(ctx: InputContext, params: CreateMessageRequestParams) -> C
     return CreateMessageResult("assistant", TextContent(prompt.upper()[:40]), "host-model-1")
 
 
+async def start_task(client: Client, call: TaskToolCall) -> CreateTaskResult:
+    """Start ``call``; this example needs a task (its input is asked for mid-flight)."""
+    started = await client.start(call)
+    if not isinstance(started, CreateTaskResult):
+        raise SystemExit(f"the server answered {call.name} inline; this example needs a task")
+    return started
+
+
 async def main(url: str) -> None:
     router = InputRouter(elicitation=ElicitationCapability(form={}), sampling=SamplingCapability())
     async with Client(
@@ -73,9 +83,14 @@ async def main(url: str) -> None:
         router.attach(client)
         alice = Conversation("alice", approves=True)
         bob = Conversation("bob", approves=False)
-        deploy = await client.start(ToolCall("confirm", {"text": "deploy to prod"}).as_task())
-        wipe = await client.start(ToolCall("confirm", {"text": "wipe the cache"}).as_task())
-        digest = await client.start(ToolCall("summarize", {"text": "release notes"}).as_task())
+        deploy, wipe, digest = [
+            await start_task(client, ToolCall(tool, {"text": text}).as_task())
+            for tool, text in [
+                ("confirm", "deploy to prod"),
+                ("confirm", "wipe the cache"),
+                ("summarize", "release notes"),
+            ]
+        ]
         router.on_elicitation(deploy.task.task_id, alice.confirm)
         router.on_elicitation(wipe.task.task_id, bob.confirm)
         router.on_sampling(digest.task.task_id, host_model)

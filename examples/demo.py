@@ -23,6 +23,7 @@ from mcp_tasks_client import (
     Client,
     Completed,
     ContentBlock,
+    CreateTaskResult,
     Expired,
     Failed,
     Generation,
@@ -76,6 +77,9 @@ async def main(url: str) -> None:
         # A task, explicitly: the call is augmented only because we said .as_task().
         call = ToolCall("need_task", {"text": "rendered scene 3", "seconds": 2})
         created = await client.start(call.as_task(ttl=dt.timedelta(minutes=5)))
+        if not isinstance(created, CreateTaskResult):  # 2026-07-28 servers may answer inline
+            print("answered inline:", _texts(created.content))
+            return
         print(f"task started: {created.task.task_id} ({created.task.status.value})")
         policy = PollPolicy(floor=0.2)  # everything else: the printed defaults
         print(f"polling with {policy}")

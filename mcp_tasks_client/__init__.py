@@ -3,7 +3,14 @@
 Import everything from here; submodules whose names start with ``_`` are private.
 """
 
-from ._client import Client, NotificationHandler, OrphanedTask, RequestHandler, Timeouts
+from ._client import (
+    CallInputs,
+    Client,
+    NotificationHandler,
+    OrphanedTask,
+    RequestHandler,
+    Timeouts,
+)
 from ._errors import (
     CapabilityNotNegotiated,
     ClientClosed,
@@ -11,15 +18,21 @@ from ._errors import (
     DeadlineExceeded,
     DecodeError,
     GetStreamUnavailable,
+    HeaderMismatch,
     HTTPStatusError,
     IllegalTransition,
     InputNotHandled,
+    InputRequired,
+    InputStuck,
     InvalidParams,
+    InvalidToolAnnotation,
     LimitExceeded,
     MCPTasksError,
     MethodNotFound,
+    MissingClientCapability,
     ProcessExited,
     ProtocolError,
+    ProtocolVersionRefused,
     RedirectRefused,
     RequestTimeout,
     RPCError,
@@ -36,11 +49,13 @@ from ._errors import (
     UnexpectedPlainResult,
     UnexpectedResponse,
     UnknownValue,
+    UnsupportedInGeneration,
     UnsupportedProtocolVersion,
     UsageError,
 )
 from ._generation import Generation
 from ._limits import Limits
+from ._protocol.dialects import Dialect, decode_header_value, encode_header_value
 from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
 from ._protocol.task_machine import Violation, ViolationPolicy
 from ._transports.base import Transport, TransportFault
@@ -62,6 +77,8 @@ from .inputs import (
 from .models import (
     MODEL_IMMEDIATE_RESPONSE_META,
     RELATED_TASK_META,
+    SERVER_INFO_META,
+    TASKS_EXTENSION,
     UNSET,
     AudioContent,
     BlobResourceContents,
@@ -72,6 +89,7 @@ from .models import (
     CreateMessageRequestParams,
     CreateMessageResult,
     CreateTaskResult,
+    DiscoverResult,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestFormParams,
@@ -83,6 +101,8 @@ from .models import (
     ImageContent,
     Implementation,
     InitializeResult,
+    InputRequest,
+    InputRequiredResult,
     JSONObject,
     JSONRPCError,
     JSONRPCMessage,
@@ -114,15 +134,19 @@ from .models import (
     Unset,
 )
 from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
+from .probe import ServerProbe, probe_server
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "MODEL_IMMEDIATE_RESPONSE_META",
     "RELATED_TASK_META",
+    "SERVER_INFO_META",
+    "TASKS_EXTENSION",
     "UNSET",
     "AudioContent",
     "BlobResourceContents",
+    "CallInputs",
     "CallToolResult",
     "Cancelled",
     "CapabilityNotNegotiated",
@@ -138,6 +162,8 @@ __all__ = [
     "CreatedTaskUnreadable",
     "DeadlineExceeded",
     "DecodeError",
+    "Dialect",
+    "DiscoverResult",
     "ElicitAction",
     "ElicitRequestFormParams",
     "ElicitRequestParams",
@@ -153,6 +179,7 @@ __all__ = [
     "GetStreamUnavailable",
     "HTTPStatusError",
     "HandlerErrorPolicy",
+    "HeaderMismatch",
     "HttpTransport",
     "IllegalTransition",
     "ImageContent",
@@ -162,8 +189,13 @@ __all__ = [
     "InputEvent",
     "InputEventKind",
     "InputNotHandled",
+    "InputRequest",
+    "InputRequired",
+    "InputRequiredResult",
     "InputRouter",
+    "InputStuck",
     "InvalidParams",
+    "InvalidToolAnnotation",
     "JSONObject",
     "JSONRPCError",
     "JSONRPCMessage",
@@ -180,6 +212,7 @@ __all__ = [
     "MemoryServerEnd",
     "MemoryTransport",
     "MethodNotFound",
+    "MissingClientCapability",
     "NotificationHandler",
     "OrphanedTask",
     "Outcome",
@@ -187,6 +220,7 @@ __all__ = [
     "Poller",
     "ProcessExited",
     "ProtocolError",
+    "ProtocolVersionRefused",
     "RPCError",
     "RedirectRefused",
     "RequestHandler",
@@ -201,6 +235,7 @@ __all__ = [
     "SamplingMessage",
     "ServerBusy",
     "ServerCapabilities",
+    "ServerProbe",
     "ServerTasksCapability",
     "SessionExpired",
     "StdioShutdown",
@@ -235,10 +270,14 @@ __all__ = [
     "UnknownContent",
     "UnknownValue",
     "Unset",
+    "UnsupportedInGeneration",
     "UnsupportedProtocolVersion",
     "UsageError",
     "Violation",
     "ViolationPolicy",
     "__version__",
+    "decode_header_value",
+    "encode_header_value",
     "memory_transport_pair",
+    "probe_server",
 ]

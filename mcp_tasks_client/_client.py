@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
@@ -40,9 +41,13 @@ from ._errors import (
     ClientClosed,
     CreatedTaskUnreadable,
     DecodeError,
+    InputRequired,
     InvalidParams,
+    InvalidToolAnnotation,
+    LimitExceeded,
     MCPTasksError,
     MethodNotFound,
+    MissingClientCapability,
     ProtocolError,
     RequestTimeout,
     TaskAugmentationNotAllowed,
@@ -52,10 +57,11 @@ from ._errors import (
     TransportClosed,
     TransportError,
     UnexpectedPlainResult,
+    UnsupportedInGeneration,
     UnsupportedProtocolVersion,
     UsageError,
 )
-from ._generation import Dialect, Generation, dialect_for
+from ._generation import Generation
 from ._limits import Limits
 from ._protocol.connection import (
     DuplicateRequest,
@@ -67,14 +73,19 @@ from ._protocol.connection import (
     RPCConnection,
     UncorrelatedError,
 )
+from ._protocol.dialects import Dialect, Stateless, dialect_for, header_annotations
 from ._transports.base import Transport, TransportFault
 from .builders import TaskToolCall, ToolCall
 from .models import (
+    TASKS_EXTENSION,
     CallToolResult,
     ClientCapabilities,
     CreateTaskResult,
+    DiscoverResult,
     Implementation,
     InitializeResult,
+    InputRequest,
+    InputRequiredResult,
     JSONObject,
     JSONRPCMessage,
     JSONRPCNotification,
@@ -89,7 +100,14 @@ from .models import (
     Tool,
 )
 
-__all__ = ["Client", "NotificationHandler", "OrphanedTask", "RequestHandler", "Timeouts"]
+__all__ = [
+    "CallInputs",
+    "Client",
+    "NotificationHandler",
+    "OrphanedTask",
+    "RequestHandler",
+    "Timeouts",
+]
 
 # How the SDK peers word a refused call inside an isError result (peers.md pitfalls): mcp 1.30
 # "This tool requires task-augmented invocation" / "does not support task-augmented
@@ -122,6 +140,12 @@ error). Returning None sends nothing: only for a duplicate delivery already answ
 
 NotificationHandler = Callable[[JSONRPCNotification], None]
 """Receives one notification; runs in the reader, so it must not block."""
+
+
+class CallInputs(Protocol):
+    """What answers a call's MRTR input requests (an InputRouter)."""
+
+    async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None: ...
 
 
 @attrs.frozen
@@ -190,12 +214,13 @@ class Client:
         self.timeouts = timeouts
         self.limits = limits
         self._on_warning = on_warning
-        self._dialect: Dialect = dialect_for(generation)
+        self._dialect: Dialect = dialect_for(generation, capabilities, client_info)
         self._connection = RPCConnection()
         self._waiters: dict[RequestId, _Waiter] = {}
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, list[NotificationHandler]] = {}
         self._initialize_result: InitializeResult | None = None
+        self._discover_result: DiscoverResult | None = None
         self._known_tools: dict[str, Tool] = {}
         self._broken: MCPTasksError | None = None
         self._entered = False
@@ -253,6 +278,11 @@ class Client:
             await self.transport.__aexit__(None, None, None)
 
     async def _handshake(self) -> None:
+        if self._dialect.stateless:
+            # E C7: no initialize, no session; every request says who the client is. Nothing
+            # is sent until the caller asks (server/discover too: Client.discover).
+            self.transport.stateless(self._dialect.headers)
+            return
         requested = self._dialect.generation.protocol_version
         params = {
             "protocolVersion": requested,
@@ -267,7 +297,7 @@ class Client:
                 raise UnsupportedProtocolVersion(requested, [str(v) for v in supported]) from exc
             raise
         result = self._decode(raw, InitializeResult)
-        if result.protocol_version not in self._dialect.supported_versions:  # C-08
+        if not self._dialect.supports(result.protocol_version):  # C-08
             raise UnsupportedProtocolVersion(requested, [result.protocol_version])
         self._initialize_result = result
         self.transport.negotiated(result.protocol_version)
@@ -277,21 +307,60 @@ class Client:
 
     @property
     def initialize_result(self) -> InitializeResult:
+        if self._dialect.stateless:
+            raise UnsupportedInGeneration(
+                "initialize", self.generation.value, "use discover() for the server's capabilities"
+            )
         if self._initialize_result is None:
             raise UsageError("the client is not connected; use `async with Client(...)`")
         return self._initialize_result
 
     @property
+    def discover_result(self) -> DiscoverResult | None:
+        """What the last :meth:`discover` returned (2026-07-28), or None before one."""
+        return self._discover_result
+
+    @property
     def protocol_version(self) -> str:
+        if self._dialect.stateless:
+            return self._dialect.protocol_version
         return self.initialize_result.protocol_version
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
+        """2025-11-25: what ``initialize`` returned. 2026-07-28: what :meth:`discover` returned
+        (UsageError before a discover: a stateless client learns nothing unasked, E C11)."""
+        if self._dialect.stateless:
+            if self._discover_result is None:
+                raise UsageError(
+                    "a 2026-07-28 client knows the server's capabilities only from "
+                    "`await client.discover()`"
+                )
+            return self._discover_result.capabilities
         return self.initialize_result.capabilities
 
     @property
     def server_info(self) -> Implementation:
         return self.initialize_result.server_info
+
+    async def discover(self, *, timeout: float | None = None) -> DiscoverResult:
+        """``server/discover`` (2026-07-28, E C9-C11): the server's versions and capabilities.
+
+        Sent only when called. UnsupportedProtocolVersion when the server does not list this
+        client's version; ProtocolVersionRefused (-32022) carries what it supports.
+        """
+        if not self._dialect.stateless:
+            raise UnsupportedInGeneration(
+                "server/discover", self.generation.value, "initialize told the capabilities"
+            )
+        raw = await self.request("server/discover", timeout=timeout)
+        result = self._decode(raw, DiscoverResult)
+        if not any(self._dialect.supports(v) for v in result.supported_versions):
+            raise UnsupportedProtocolVersion(
+                self._dialect.protocol_version, result.supported_versions
+            )
+        self._discover_result = result
+        return result
 
     # -- registration ------------------------------------------------------------------------
 
@@ -338,6 +407,7 @@ class Client:
         notify: bool,
         *,
         orphan_tool: str | None = None,
+        tasks: bool = False,
     ) -> JSONObject:
         """Send a request, wait for its answer within ``timeout``.
 
@@ -351,7 +421,9 @@ class Client:
         if self._task_group is None:
             raise UsageError("the client is not connected; use `async with Client(...)`")
         limit = self.timeouts.request if timeout is None else timeout
-        message = self._connection.request(method, params)
+        message = self._connection.request(
+            method, self._dialect.params(method, params, tasks=tasks)
+        )
         waiter = _Waiter(method)
         self._waiters[message.id] = waiter
         sent = False
@@ -377,7 +449,9 @@ class Client:
             else:
                 keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "cancelled")
                 if not keep:
-                    self._give_up(message.id, notify=False)
+                    # E C44: a listen the caller ends is cancelled by notification on stdio.
+                    ends_listen = sent and method == "subscriptions/listen"
+                    self._give_up(message.id, notify=ends_listen)
             raise
         finally:
             if not keep:
@@ -398,8 +472,8 @@ class Client:
     async def _abandon_in_background(self, request_id: RequestId, notify: bool) -> None:
         with anyio.move_on_after(self.timeouts.request):
             await self.transport.abandon(request_id)
-        if not notify or self._broken is not None:
-            return
+        if not notify or self._broken is not None or self.transport.cancels_by_closing:
+            return  # E C38: a stateless HTTP request is cancelled by closing its stream
         try:
             await self.notify(
                 "notifications/cancelled", {"requestId": request_id, "reason": "client timeout"}
@@ -446,7 +520,7 @@ class Client:
         self._report_orphan(waiter, tool, reason)
 
     def _report_orphan(self, waiter: _Waiter, tool: str, reason: str) -> None:
-        task_id = _created_task_id(waiter.result)
+        task_id = self._dialect.created_task_id(waiter.result)
         if task_id is None or waiter.result is None:
             return  # an error, or no task: nothing runs on the server
         orphan = OrphanedTask(task_id, tool, reason, waiter.result)
@@ -471,9 +545,10 @@ class Client:
         if self._broken is not None:
             raise self._broken
         limit = self.timeouts.request if timeout is None else timeout
+        message = self._connection.notify(method, params)
         try:
             with anyio.fail_after(limit):
-                await self.transport.send(self._connection.notify(method, params))
+                await self.transport.send(message)
         except TimeoutError:
             raise RequestTimeout(method, limit) from None
 
@@ -484,12 +559,36 @@ class Client:
         params = {"cursor": cursor} if cursor is not None else None
         raw = await self.request("tools/list", params, timeout=timeout)
         page = self._decode(raw, ListToolsResult)
+        if isinstance(self._dialect, Stateless):
+            page = self._checked_annotations(page, self._dialect)
         for tool in page.tools:  # the caller listed them: their metadata guards later calls
             self._known_tools.pop(tool.name, None)
             self._known_tools[tool.name] = tool
         while len(self._known_tools) > self.limits.max_known_tools:  # the oldest go first
             del self._known_tools[next(iter(self._known_tools))]
         return page
+
+    def _checked_annotations(self, page: ListToolsResult, dialect: Stateless) -> ListToolsResult:
+        """E C60: a tool with invalid ``x-mcp-header`` annotations is reported and left out;
+        the valid annotations of the others are what their calls' headers mirror."""
+        kept: list[Tool] = []
+        for tool in page.tools:
+            try:
+                annotations = header_annotations(tool.input_schema)
+            except ValueError as exc:
+                dialect.tool_headers.pop(tool.name, None)
+                log.warning("tool %r left out of tools/list: %s", tool.name, exc)
+                self._warn(InvalidToolAnnotation(tool.name, str(exc)))
+                continue
+            dialect.tool_headers.pop(tool.name, None)
+            if annotations:
+                dialect.tool_headers[tool.name] = annotations
+            while len(dialect.tool_headers) > self.limits.max_known_tools:
+                del dialect.tool_headers[next(iter(dialect.tool_headers))]
+            kept.append(tool)
+        if len(kept) == len(page.tools):
+            return page
+        return attrs.evolve(page, tools=tuple(kept))
 
     async def list_tools(self, *, timeout: float | None = None) -> AsyncIterator[Tool]:
         """Every tool, following ``nextCursor`` page by page (``timeout`` applies per page).
@@ -509,74 +608,180 @@ class Client:
         return self._known_tools.get(name)
 
     async def call_tool(
+        self,
+        call: ToolCall,
+        *,
+        tool: Tool | None = None,
+        timeout: float | None = None,
+        inputs: CallInputs | None = None,
+    ) -> CallToolResult:
+        """A plain ``tools/call``, never task-augmented; see :meth:`_call_tool_once`.
+
+        With ``inputs`` (an InputRouter, for this call only), a 2026-07-28 answer that needs
+        input first (MRTR, E C45-C48) is answered by its default handlers and the call retried
+        (a new request: same params, ``inputResponses``, ``requestState`` echoed), at most
+        ``Limits.max_input_rounds`` times; ``timeout`` applies to each round. An input no
+        handler answers raises InputRequired, as without ``inputs``.
+        """
+        rounds = 0
+        while True:
+            try:
+                return await self._call_tool_once(call, tool=tool, timeout=timeout)
+            except InputRequired as needed:
+                if inputs is None:
+                    raise
+                call = call.answering(needed.answer, await self._answers(needed, inputs, rounds))
+                rounds += 1
+
+    async def _answers(
+        self, needed: InputRequired, inputs: CallInputs, rounds: int
+    ) -> dict[str, JSONObject]:
+        """The answers to one MRTR round, or ``needed`` raised again when one is missing."""
+        if rounds >= self.limits.max_input_rounds:
+            raise LimitExceeded(
+                "max_input_rounds",
+                self.limits.max_input_rounds,
+                f"the MRTR rounds of {needed.name!r}",
+            ) from needed
+        answer: InputRequiredResult = needed.answer
+        responses: dict[str, JSONObject] = {}
+        for key, request in (answer.input_requests or {}).items():
+            response = await inputs.answer_call_input(key, request)
+            if response is None:
+                raise needed
+            responses[key] = response
+        return responses
+
+    async def _call_tool_once(
         self, call: ToolCall, *, tool: Tool | None = None, timeout: float | None = None
     ) -> CallToolResult:
-        """A plain ``tools/call``, never task-augmented.
+        """A plain ``tools/call``, never task-augmented (2026-07-28: the tasks extension is not
+        declared, so the server cannot make it a task, E S2).
 
         The tool's own errors are in ``is_error``; protocol errors raise RPCError. A tool whose
         metadata (``tool=``, or what the caller's ``list_tools`` saw) says ``taskSupport:
         "required"`` raises TaskAugmentationRequired before anything is sent (C-17); so does
-        the server's refusal of such a call (-32601, or an isError result saying so).
+        the server's refusal of such a call (-32601, or an isError result saying so; -32021
+        naming the tasks extension in 2026-07-28). A 2026-07-28 answer that needs input first
+        (MRTR) raises InputRequired: answer it and call ``call.answering(...)``.
         """
         meta = tool or self._known_tools.get(call.name)
-        if meta is not None and meta.task_support is TaskSupport.REQUIRED:
+        stateless = self._dialect.stateless  # 2026-07-28 tools carry no taskSupport (E 4)
+        if not stateless and meta is not None and meta.task_support is TaskSupport.REQUIRED:
             raise TaskAugmentationRequired(call.name)
         try:
-            raw = await self.request("tools/call", call.params(), timeout=timeout)
+            raw = await self.request(
+                "tools/call", self._call_params(call.params()), timeout=timeout
+            )
         except MethodNotFound as exc:
             if _mentions_task(exc.message):
                 raise TaskAugmentationRequired(call.name, server_said=exc.message) from exc
             raise
-        result = self._decode(raw, CallToolResult)
+        except MissingClientCapability as exc:
+            if TASKS_EXTENSION in exc.extensions:  # E S3: only runs as a task
+                raise TaskAugmentationRequired(call.name, server_said=exc.message) from exc
+            raise
+        if self._dialect.stateless:
+            answer = self._read(raw, self._dialect.read_start)
+            if isinstance(answer, InputRequiredResult):
+                raise InputRequired("tools/call", call.name, answer)
+            if isinstance(answer, CreateTaskResult):  # E C17/C19: not declared, so invalid
+                raise DecodeError(
+                    "$.result.resultType", "a task for a call that did not declare tasks", "task"
+                )
+            result = answer
+        else:
+            result = self._decode(raw, CallToolResult)
         said = _error_text(result)
         if said is not None and _REQUIRES_TASK.search(said):
             raise TaskAugmentationRequired(call.name, server_said=said)
         return result
 
     async def start(
-        self, call: TaskToolCall, *, tool: Tool | None = None, timeout: float | None = None
-    ) -> CreateTaskResult:
-        """Start a task-augmented ``tools/call``; returns the created task (T:463).
+        self,
+        call: TaskToolCall,
+        *,
+        tool: Tool | None = None,
+        timeout: float | None = None,
+        inputs: CallInputs | None = None,
+    ) -> CreateTaskResult | CallToolResult:
+        """Start a tool call as a task; see :meth:`_start_once`. ``inputs`` answers MRTR
+        rounds before the task exists, as for :meth:`call_tool` (E S21)."""
+        rounds = 0
+        while True:
+            try:
+                return await self._start_once(call, tool=tool, timeout=timeout)
+            except InputRequired as needed:
+                if inputs is None:
+                    raise
+                call = call.answering(needed.answer, await self._answers(needed, inputs, rounds))
+                rounds += 1
 
-        Checked before sending, from what the caller already has (never a hidden request):
-        the server declared ``tasks.requests.tools.call`` (C-16), and the tool's metadata does
-        not forbid tasks (C-17). The server's refusal raises the same typed errors.
+    async def _start_once(
+        self, call: TaskToolCall, *, tool: Tool | None = None, timeout: float | None = None
+    ) -> CreateTaskResult | CallToolResult:
+        """Start a tool call as a task; returns the created task (T:463, E C18).
+
+        2025-11-25: ``params.task``, and the answer is always a task (a plain answer raises
+        UnexpectedPlainResult, or the typed refusal). Checked before sending, from what the
+        caller already has (never a hidden request): the server declared
+        ``tasks.requests.tools.call`` (C-16), and the tool's metadata does not forbid tasks
+        (C-17).
+
+        2026-07-28: the tasks extension is declared on this request only, and the server
+        decides (E C20): a CreateTaskResult, or the call's own CallToolResult when it ran it
+        inline; InputRequired when it needs input first (MRTR). When the caller ran
+        ``discover()`` and the server has no tasks extension, CapabilityNotNegotiated.
+
+        A Poller waits on either answer alike (``poller.wait(await client.start(call))``).
         """
-        tasks = self.server_capabilities.tasks
-        if tasks is None or not tasks.tools_call:
-            raise CapabilityNotNegotiated("tasks.requests.tools.call", rule="C-16, T:113")
+        if self._dialect.stateless:
+            if self._discover_result is not None and not self.server_capabilities.tasks_extension:
+                raise CapabilityNotNegotiated(f"extensions[{TASKS_EXTENSION!r}]", rule="E C11")
+        else:
+            tasks = self.server_capabilities.tasks
+            if tasks is None or not tasks.tools_call:
+                raise CapabilityNotNegotiated("tasks.requests.tools.call", rule="C-16, T:113")
         meta = tool or self._known_tools.get(call.name)
-        if meta is not None and meta.task_support is TaskSupport.FORBIDDEN:
+        stateless = self._dialect.stateless  # 2026-07-28 tools carry no taskSupport (E 4)
+        if not stateless and meta is not None and meta.task_support is TaskSupport.FORBIDDEN:
             raise TaskAugmentationNotAllowed(call.name)
+        params = self._dialect.task_call_params(self._call_params(call.call.params()), call.ttl_ms)
         try:
             # C-26: a task-augmented request is never cancelled with notifications/cancelled,
             # not even when it times out before its CreateTaskResult arrives (A-15). Its late
             # answer is still read, and the task it created reported (OrphanedTask).
             raw = await self._request(
-                "tools/call", call.params(), timeout, notify=False, orphan_tool=call.name
+                "tools/call", params, timeout, notify=False, orphan_tool=call.name, tasks=True
             )
         except MethodNotFound as exc:
             raise TaskAugmentationNotAllowed(call.name, server_said=exc.message) from exc
-        if "task" in raw:
-            try:
-                return self._decode(raw, CreateTaskResult)
-            except DecodeError as exc:
-                task_id = _created_task_id(raw)
-                if task_id is None:
-                    raise
-                log.warning("task %r was created, but its answer is malformed: %s", task_id, exc)
-                raise CreatedTaskUnreadable(
-                    exc.path, exc.problem, exc.value, task_id=task_id, raw=raw
-                ) from None
+        try:
+            answer = self._dialect.read_start(raw)
+        except DecodeError as exc:
+            task_id = self._dialect.created_task_id(raw)
+            if task_id is None:
+                raise exc.under("$.result") from None
+            log.warning("task %r was created, but its answer is malformed: %s", task_id, exc)
+            error = exc.under("$.result")
+            raise CreatedTaskUnreadable(
+                error.path, error.problem, error.value, task_id=task_id, raw=raw
+            ) from None
+        if isinstance(answer, CreateTaskResult):
+            return answer
+        if isinstance(answer, InputRequiredResult):
+            raise InputRequired("tools/call", call.name, answer)
+        if self._dialect.stateless:
+            return answer  # E C18: the server chose to answer inline
         # A plain answer to a task call: the server ran it inline, or refused in an isError.
-        result = self._decode(raw, CallToolResult)
-        said = _error_text(result)
+        said = _error_text(answer)
         if said is not None and _DOES_NOT_SUPPORT_TASK.search(said):
             raise TaskAugmentationNotAllowed(call.name, server_said=said)
-        raise UnexpectedPlainResult(call.name, result)
+        raise UnexpectedPlainResult(call.name, answer)
 
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
-        """``tasks/get``: the task's current snapshot (T:454-459).
+        """``tasks/get``: the task's current snapshot (T:454-459; E: with its inline result,
+        error or input requests).
 
         -32602 is TaskNotFound here: the task id is the only parameter (unknown, expired, or
         another session's task).
@@ -586,7 +791,7 @@ class Client:
             raw = await self.request("tasks/get", {"taskId": task_id}, timeout=timeout)
         except InvalidParams as exc:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
-        task = self._decode(raw, Task)
+        task = self._read(raw, self._dialect.read_task)
         if task.task_id != task_id:  # V-26: a snapshot of another task is no answer
             raise DecodeError(
                 "$.result.taskId", f"asked for task {task_id!r}, got another (V-26)", task.task_id
@@ -599,34 +804,84 @@ class Client:
         Give it a deadline of its own (A-12): a task may legitimately run for its whole ttl.
         A JSON-RPC error the tool call ended in is raised as RPCError (V-12); so a -32602 here
         is InvalidParams, not TaskNotFound: it may be the tool's own invalid-params error as
-        well as an unknown task (``get_task`` tells the two apart).
+        well as an unknown task (``get_task`` tells the two apart). 2025-11-25 only: in
+        2026-07-28 the result is inline in the terminal snapshot (UnsupportedInGeneration).
         """
         raw = await self.task_result_raw(task_id, timeout=timeout)
         return self._decode(raw, CallToolResult)
 
     async def task_result_raw(self, task_id: str, *, timeout: float | None = None) -> JSONObject:
         """``tasks/result`` as the raw result object (a failed task's may hold only ``_meta``)."""
+        if self._dialect.inline_results:
+            raise UnsupportedInGeneration(
+                "tasks/result", self.generation.value, "the result is inline in get_task()"
+            )
         return await self.request("tasks/result", {"taskId": task_id}, timeout=timeout)
 
-    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task:
-        """``tasks/cancel``: the task, now ``cancelled`` (T:494-497, C-26).
-
-        A terminal (or unknown) task raises TaskNotCancellable (-32602). Needs the server's
-        ``tasks.cancel`` capability (C-28).
+    async def update_task(
+        self, task_id: str, responses: Mapping[str, Any], *, timeout: float | None = None
+    ) -> None:
+        """``tasks/update`` (2026-07-28, E C28-C33): answers to some or all of the task's
+        outstanding ``inputRequests``, by key (ElicitResult, CreateMessageResult,
+        ListRootsResult, or their JSON). The ack is eventually consistent: the next snapshot
+        may still show an answered key (an InputRouter does not show it twice).
         """
-        tasks = self.server_capabilities.tasks
-        if tasks is None or not tasks.cancel:
-            raise CapabilityNotNegotiated("tasks.cancel", rule="C-28")
+        if not self._dialect.stateless:
+            raise UnsupportedInGeneration(
+                "tasks/update", self.generation.value, "input is answered by an InputRouter"
+            )
+        params = {
+            "taskId": task_id,
+            "inputResponses": {k: self._encode(v) for k, v in responses.items()},
+        }
+        try:
+            raw = await self.request("tasks/update", params, timeout=timeout)
+        except InvalidParams as exc:
+            raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
+        self._read(raw, self._dialect.read_ack)
+
+    async def listen_tasks(self, task_ids: Sequence[str], *, timeout: float = math.inf) -> None:
+        """``subscriptions/listen`` for ``task_ids`` (2026-07-28, E C39-C44): the request stays
+        open while the server pushes ``notifications/subscriptions/acknowledged`` (the ids it
+        agreed to) and ``notifications/tasks`` (full snapshots) to the ``on_notification``
+        handlers; it returns when the server closes it. Cancel the caller's scope to end it
+        (HTTP: the stream is closed; stdio: ``notifications/cancelled``, E C44). A Poller with
+        ``PollPolicy(listen=True)`` keeps one open for the tasks it waits on.
+        """
+        if not self._dialect.stateless:
+            raise UnsupportedInGeneration(
+                "subscriptions/listen", self.generation.value, "status comes unasked (C-22)"
+            )
+        params = {"notifications": {"taskIds": list(task_ids)}}
+        raw = await self._request("subscriptions/listen", params, timeout, notify=True, tasks=True)
+        self._read(raw, self._dialect.read_ack)
+
+    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:
+        """``tasks/cancel``. 2025-11-25: the task, now ``cancelled`` (T:494-497, C-26); needs
+        the server's ``tasks.cancel`` capability (C-28). 2026-07-28: None, an empty and
+        eventually consistent ack (E C36): the task may still end otherwise.
+
+        -32602 raises TaskNotCancellable: a terminal (2025-11-25) or unknown task.
+        """
+        if not self._dialect.stateless:
+            tasks = self.server_capabilities.tasks
+            if tasks is None or not tasks.cancel:
+                raise CapabilityNotNegotiated("tasks.cancel", rule="C-28")
         try:
             raw = await self.request("tasks/cancel", {"taskId": task_id}, timeout=timeout)
         except InvalidParams as exc:
             raise TaskNotCancellable(exc.code, exc.message, exc.data, method=exc.method) from exc
-        return self._decode(raw, Task)
+        return self._read(raw, self._dialect.read_cancel)
 
     async def list_tasks_page(
         self, cursor: str | None = None, *, timeout: float | None = None
     ) -> ListTasksResult:
-        """One page of ``tasks/list`` (T:487-490); needs ``tasks.list`` (C-28)."""
+        """One page of ``tasks/list`` (T:487-490); needs ``tasks.list`` (C-28). 2025-11-25
+        only: 2026-07-28 has no task listing (E S17, UnsupportedInGeneration)."""
+        if not self._dialect.lists_tasks:
+            raise UnsupportedInGeneration(
+                "tasks/list", self.generation.value, "keep the ids of the tasks you start"
+            )
         tasks = self.server_capabilities.tasks
         if tasks is None or not tasks.list:
             raise CapabilityNotNegotiated("tasks.list", rule="C-28")
@@ -651,6 +906,10 @@ class Client:
         RequestTimeout if the server has not started the stream within ``timeout`` (default
         ``Timeouts.request``); the attempt is then abandoned.
         """
+        if self._dialect.stateless:
+            raise UnsupportedInGeneration(
+                "the standalone GET stream", self.generation.value, "E C56: there is none"
+            )
         opener = getattr(self.transport, "open_listen_stream", None)
         if opener is None:
             raise UsageError(f"{type(self.transport).__name__} has no listen stream")
@@ -666,6 +925,41 @@ class Client:
             raise
 
     # -- codec -------------------------------------------------------------------------------
+
+    @property
+    def dialect(self) -> Dialect:
+        """The generation's sans-I/O dialect: what a request carries, what an answer means."""
+        return self._dialect
+
+    def decode(self, raw: Any, cls: type[T]) -> T:
+        """``raw`` (parsed JSON) as ``cls``, read the way this client's generation writes it
+        (a DecodeError names the path)."""
+        return self._dialect.converter.decode(raw, cls)
+
+    def encode(self, value: Any) -> Any:
+        """``value`` (any model) as this generation's wire JSON."""
+        return self._dialect.converter.encode(value)
+
+    def read_status_notification(self, notification: JSONRPCNotification) -> Task:
+        """The task a status notification carries (``notifications/tasks/status`` in
+        2025-11-25, ``notifications/tasks`` in 2026-07-28); DecodeError under ``$.params``."""
+        try:
+            return self._dialect.read_task(notification.params or {})
+        except DecodeError as exc:
+            raise exc.under("$.params") from None
+
+    def _read(self, raw: JSONObject, reader: Callable[[JSONObject], T]) -> T:
+        try:
+            return reader(raw)
+        except DecodeError as exc:
+            raise exc.under("$.result") from None
+
+    def _call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A call's params with its MRTR answers as wire JSON."""
+        responses = params.get("inputResponses")
+        if isinstance(responses, dict):
+            params["inputResponses"] = {k: self._encode(v) for k, v in responses.items()}
+        return params
 
     def _decode(self, raw: Any, cls: type[T]) -> T:
         try:
@@ -858,11 +1152,3 @@ def _subscribe(handlers: list[T], handler: T) -> Callable[[], None]:
             handlers.remove(handler)
 
     return unsubscribe
-
-
-def _created_task_id(raw: JSONObject | None) -> str | None:
-    """The id of the task a task call's answer names, read as leniently as possible: a task
-    the server created must never be lost to a malformed answer."""
-    task = raw.get("task") if raw is not None else None
-    task_id = task.get("taskId") if isinstance(task, dict) else None
-    return task_id if isinstance(task_id, str) else None

@@ -23,14 +23,20 @@ __all__ = [
     "DecodeError",
     "GetStreamUnavailable",
     "HTTPStatusError",
+    "HeaderMismatch",
     "IllegalTransition",
     "InputNotHandled",
+    "InputRequired",
+    "InputStuck",
     "InvalidParams",
+    "InvalidToolAnnotation",
     "LimitExceeded",
     "MCPTasksError",
     "MethodNotFound",
+    "MissingClientCapability",
     "ProcessExited",
     "ProtocolError",
+    "ProtocolVersionRefused",
     "RPCError",
     "RedirectRefused",
     "RequestTimeout",
@@ -47,6 +53,7 @@ __all__ = [
     "UnexpectedPlainResult",
     "UnexpectedResponse",
     "UnknownValue",
+    "UnsupportedInGeneration",
     "UnsupportedProtocolVersion",
     "UsageError",
 ]
@@ -61,6 +68,17 @@ class MCPTasksError(Exception):
 
 class UsageError(MCPTasksError):
     """The caller asked for something the library cannot do as asked (wrong state, bad argument)."""
+
+
+class UnsupportedInGeneration(UsageError):
+    """The operation has no meaning in the client's protocol generation (``tasks/list`` and
+    ``tasks/result`` in 2026-07-28, ``tasks/update`` in 2025-11-25 ...)."""
+
+    def __init__(self, operation: str, generation: str, instead: str | None = None) -> None:
+        self.operation = operation
+        self.generation = generation
+        hint = f"; {instead}" if instead else ""
+        super().__init__(f"{operation} does not exist in protocol generation {generation}{hint}")
 
 
 class CapabilityNotNegotiated(UsageError):
@@ -178,6 +196,17 @@ class IllegalTransition(ProtocolError):
         super().__init__(f"task {task_id!r} went from terminal {previous!r} to {observed!r}")
 
 
+class InvalidToolAnnotation(ProtocolError):
+    """A 2026-07-28 tool's ``x-mcp-header`` annotations are invalid (E C60): the tool is left
+    out of ``list_tools`` and no ``Mcp-Param-*`` header is derived from it. Reported as a
+    warning (``Client.warnings``, ``on_warning``) and a WARNING log record."""
+
+    def __init__(self, tool: str, reason: str) -> None:
+        self.tool = tool
+        self.reason = reason
+        super().__init__(f"tool {tool!r} left out: {reason}")
+
+
 class UnexpectedPlainResult(ProtocolError):
     """A task-augmented call was answered with a plain result although the server declared
     ``tasks.requests.tools.call``; the result is kept in ``result``."""
@@ -243,7 +272,53 @@ class TaskNotCancellable(InvalidParams):
     """-32602 to ``tasks/cancel``: the task is already terminal, or unknown (T:494, V-14)."""
 
 
-_RPC_ERROR_CLASSES: dict[int, type[RPCError]] = {-32601: MethodNotFound, -32602: InvalidParams}
+class HeaderMismatch(RPCError):
+    """-32020 (2026-07-28): an HTTP header disagreed with the body, or a required one was
+    missing or malformed (E C51)."""
+
+
+class MissingClientCapability(RPCError):
+    """-32021 (2026-07-28): the request lacked a client capability the server needs; the
+    ones it named are in :attr:`required` (E C52)."""
+
+    @property
+    def required(self) -> Mapping[str, Any]:
+        """``data.requiredCapabilities`` as sent (``{"extensions": {...}}``), or ``{}``."""
+        data = self.data if isinstance(self.data, dict) else {}
+        required = data.get("requiredCapabilities")
+        return required if isinstance(required, dict) else {}
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """The extension identifiers the server named as required."""
+        extensions = self.required.get("extensions")
+        return tuple(extensions) if isinstance(extensions, dict) else ()
+
+
+class ProtocolVersionRefused(RPCError):
+    """-32022 (2026-07-28): the server does not speak the requested protocol version; the
+    ones it does are in :attr:`supported` (E C53). The client does not retry on its own."""
+
+    @property
+    def supported(self) -> tuple[str, ...]:
+        data = self.data if isinstance(self.data, dict) else {}
+        listed = data.get("supported")
+        return tuple(v for v in listed if isinstance(v, str)) if isinstance(listed, list) else ()
+
+    @property
+    def requested(self) -> str | None:
+        data = self.data if isinstance(self.data, dict) else {}
+        requested = data.get("requested")
+        return requested if isinstance(requested, str) else None
+
+
+_RPC_ERROR_CLASSES: dict[int, type[RPCError]] = {
+    -32601: MethodNotFound,
+    -32602: InvalidParams,
+    -32020: HeaderMismatch,
+    -32021: MissingClientCapability,
+    -32022: ProtocolVersionRefused,
+}
 
 
 # --- moving bytes ------------------------------------------------------------------------------
@@ -397,6 +472,37 @@ class InputNotHandled(MCPTasksError):
         super().__init__(
             f"task {task_id!r} asked for {method} (request {request_id!r}) and no handler "
             "was registered: register one with InputRouter, or a default"
+        )
+
+
+class InputRequired(MCPTasksError):
+    """A 2026-07-28 request was answered ``input_required`` (MRTR, E C45-C48) and no handler
+    was given for it: the decision is the caller's. ``answer`` holds the input requests and the
+    request state; build the retry with ``ToolCall.answering(answer, responses)``."""
+
+    def __init__(self, method: str, name: str | None, answer: Any) -> None:
+        self.method = method
+        self.name = name
+        self.answer = answer
+        keys = sorted((getattr(answer, "input_requests", None) or {}).keys())
+        super().__init__(
+            f"{method} {name or ''} needs input first (keys {keys!r}): answer them and retry "
+            "(ToolCall.answering), or pass handlers for the call"
+        )
+
+
+class InputStuck(MCPTasksError):
+    """A 2026-07-28 task kept showing ``input_required`` for ``polls`` snapshots in a row
+    after every question it asked was answered (``PollPolicy.stuck_input_polls``). ``keys``
+    are the ones it still shows. The task is not cancelled: that is the caller's decision."""
+
+    def __init__(self, task_id: str, keys: Sequence[str], polls: int) -> None:
+        self.task_id = task_id
+        self.keys = tuple(keys)
+        self.polls = polls
+        super().__init__(
+            f"task {task_id!r} still asks for {list(self.keys)!r} after {polls} snapshots "
+            "with every question answered"
         )
 
 

@@ -1,21 +1,14 @@
-"""The seam between protocol generations.
+"""The protocol generations a caller chooses between (explicitly: never guessed).
 
-Everything generation-specific that the client facade needs (the protocol version string, the
-converter for wire shapes, the handshake) is reached through a :class:`Dialect`. The client is
-written against this seam only, so the 2026-07-28 extension slots in as a second dialect
-without touching caller code.
+What each one means on the wire is the business of its dialect
+(``mcp_tasks_client._protocol.dialects``), which the Client drives.
 """
 
 from __future__ import annotations
 
 import enum
 
-import attrs
-
-from ._wire import v2025_11_25
-from ._wire._converter import WireConverter
-
-__all__ = ["Dialect", "Generation", "dialect_for"]
+__all__ = ["Generation"]
 
 
 class Generation(enum.Enum):
@@ -23,27 +16,14 @@ class Generation(enum.Enum):
 
     V2025_11_25 = "2025-11-25"
     """The 2025-11-25 specification with its experimental tasks (stateful, ``initialize``)."""
+    V2026_07_28 = "2026-07-28"
+    """The stateless 2026-07-28 core with the ``io.modelcontextprotocol/tasks`` extension."""
 
     @property
     def protocol_version(self) -> str:
         return self.value
 
-
-@attrs.frozen
-class Dialect:
-    generation: Generation
-    converter: WireConverter
-    supported_versions: frozenset[str]
-
-
-_DIALECTS = {
-    Generation.V2025_11_25: Dialect(
-        Generation.V2025_11_25,
-        v2025_11_25.converter,
-        frozenset({v2025_11_25.PROTOCOL_VERSION}),
-    )
-}
-
-
-def dialect_for(generation: Generation) -> Dialect:
-    return _DIALECTS[generation]
+    @property
+    def stateless(self) -> bool:
+        """No ``initialize`` and no session: every request says who the client is."""
+        return self is Generation.V2026_07_28

@@ -40,6 +40,8 @@ class Limits:
     max_known_tools: int = attrs.field(default=10_000, validator=_positive)
     """Tools remembered from the caller's ``list_tools`` for the pre-flight checks (the oldest
     are forgotten first; a forgotten tool is simply not checked before sending)."""
+    max_input_rounds: int = attrs.field(default=16, validator=_positive)
+    """MRTR rounds one call answered with ``inputs=`` may take (a server asking forever)."""
     max_answered_inputs: int = attrs.field(default=10_000, validator=_positive)
     """Answered input requests an InputRouter remembers to refuse re-deliveries (the oldest
     are forgotten first; a task's records go when its handlers are forgotten)."""

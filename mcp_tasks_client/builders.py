@@ -9,11 +9,12 @@ caller did not build with ``as_task`` (T:113-117).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from .models import JSONObject
+from .models import InputRequiredResult, JSONObject
 
 __all__ = ["TaskToolCall", "ToolCall"]
 
@@ -25,6 +26,24 @@ class ToolCall:
     name: str
     arguments: JSONObject = attrs.field(factory=dict)
     meta: JSONObject | None = None
+    input_responses: Mapping[str, Any] | None = None
+    """MRTR (2026-07-28): answers by input key (ElicitResult, CreateMessageResult, ... or
+    their JSON), sent as ``inputResponses``. Made by :meth:`answering`."""
+    request_state: str | None = None
+    """MRTR: the server's ``requestState``, echoed byte for byte (E C46)."""
+
+    def answering(self, answer: InputRequiredResult, responses: Mapping[str, Any]) -> ToolCall:
+        """The retry of this call after ``answer`` (E C45-C47): the same name, arguments and
+        meta, ``responses`` as ``inputResponses`` (keys the server asked for), and the
+        server's ``requestState`` exactly as it came (none when none came). The Client sends
+        it with a new request id."""
+        asked = set((answer.input_requests or {}).keys())
+        unknown = sorted(set(responses) - asked)
+        if unknown:
+            raise ValueError(f"responses for keys the server did not ask for: {unknown!r}")
+        return attrs.evolve(
+            self, input_responses=dict(responses), request_state=answer.request_state
+        )
 
     def as_task(self, ttl: dt.timedelta | None = None) -> TaskToolCall:
         """This call, task-augmented; ``ttl`` is how long the server should keep the task
@@ -35,6 +54,10 @@ class ToolCall:
         params: dict[str, Any] = {"name": self.name, "arguments": dict(self.arguments)}
         if self.meta is not None:
             params["_meta"] = dict(self.meta)
+        if self.input_responses is not None:
+            params["inputResponses"] = dict(self.input_responses)
+        if self.request_state is not None:
+            params["requestState"] = self.request_state
         return params
 
 
@@ -54,10 +77,19 @@ class TaskToolCall:
     def name(self) -> str:
         return self.call.name
 
+    @property
+    def ttl_ms(self) -> int | None:
+        """The requested ttl in whole milliseconds (A-18: integers), or None."""
+        if self.ttl is None:
+            return None
+        return max(1, round(self.ttl.total_seconds() * 1000))
+
+    def answering(self, answer: InputRequiredResult, responses: Mapping[str, Any]) -> TaskToolCall:
+        """The retry of this task call after an MRTR ``answer`` (see ToolCall.answering)."""
+        return attrs.evolve(self, call=self.call.answering(answer, responses))
+
     def params(self) -> dict[str, Any]:
+        """The 2025-11-25 params: the call's, with ``task`` (the Client asks its dialect)."""
         params = self.call.params()
-        task: dict[str, Any] = {}
-        if self.ttl is not None:
-            task["ttl"] = max(1, round(self.ttl.total_seconds() * 1000))  # A-18: send integers
-        params["task"] = task
+        params["task"] = {} if self.ttl_ms is None else {"ttl": self.ttl_ms}
         return params

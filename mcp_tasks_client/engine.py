@@ -47,6 +47,7 @@ from ._errors import (
     DecodeError,
     IllegalTransition,
     InputNotHandled,
+    InputStuck,
     MCPTasksError,
     RequestTimeout,
     RPCError,
@@ -55,23 +56,27 @@ from ._errors import (
     UnknownValue,
     UsageError,
 )
+from ._protocol.outcome import inline_outcome, legacy_outcome
 from ._protocol.scheduler import PollPolicy, PollScheduler, UnhandledInputPolicy
 from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
 from .inputs import InputEvent, InputEventKind, InputRouter
 from .models import (
     CallToolResult,
     CreateTaskResult,
+    InputRequest,
     JSONObject,
     JSONRPCNotification,
     Task,
     TaskStatus,
 )
-from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
+from .outcomes import Completed, Expired, Outcome
 
 __all__ = ["Poller", "TaskRef"]
 
 TaskRef: TypeAlias = CreateTaskResult | Task | str
-"""What the caller may hand a wait: the created task, a snapshot, or a bare task id (resume)."""
+"""What the caller may hand a wait: the created task, a snapshot, or a bare task id (resume).
+``wait`` also takes the CallToolResult a 2026-07-28 ``start`` returns when the server answered
+inline (its outcome is Completed at once, with no task)."""
 
 Ended: TypeAlias = "tuple[str, Outcome | MCPTasksError]"
 
@@ -150,6 +155,9 @@ class _Tracked:
     error: MCPTasksError | None = None
     watchers: list[_WatchQueue] = attrs.field(factory=list)
     listeners: list[MemoryObjectSendStream[_Tracked]] = attrs.field(factory=list)
+    # 2026-07-28 input: handlers running, and snapshots in a row asking nothing new.
+    inputs_running: int = 0
+    stuck_polls: int = 0
     # The blocking tasks/result opened on input_required (C-21), and what it returned.
     result_call: anyio.Event | None = None
     result_scope: anyio.CancelScope | None = None
@@ -187,6 +195,11 @@ class Poller:
         self._closed = False
         self._wake = anyio.Event()
         self._limiter = anyio.CapacityLimiter(policy.max_in_flight)
+        # PollPolicy.listen: the ids the open listen asked for, those the server acknowledged.
+        self._listening: frozenset[str] = frozenset()
+        self._acknowledged: frozenset[str] = frozenset()
+        self._listen_changed = anyio.Event()
+        self.listens_opened = 0
         self._unsubscribe: list[Callable[[], None]] = []
         self.warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
             maxlen=client.limits.max_warnings
@@ -206,9 +219,18 @@ class Poller:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._unsubscribe.append(
-            self.client.on_notification("notifications/tasks/status", self._on_status)
+            self.client.on_notification(self.client.dialect.status_notification, self._on_status)
         )
         self._unsubscribe.append(self.client.on_connection_end(self._on_connection_end))
+        if self.policy.listen:
+            if not self.client.dialect.stateless:
+                raise UsageError("PollPolicy(listen=True) is for 2026-07-28 (subscriptions/listen)")
+            self._unsubscribe.append(
+                self.client.on_notification(
+                    "notifications/subscriptions/acknowledged", self._on_acknowledged
+                )
+            )
+            self._task_group.start_soon(self._keep_listening)
         if self.inputs is not None:
             self._unsubscribe.append(self.inputs.subscribe(self._on_input))
             self.inputs.snapshot_source = self.snapshot
@@ -233,8 +255,20 @@ class Poller:
 
     # -- the caller's waits --------------------------------------------------------------
 
-    async def wait(self, task: TaskRef, *, deadline: float | dt.timedelta | None = None) -> Outcome:
-        """The task's outcome; raises the error that ended it, or DeadlineExceeded."""
+    async def wait(
+        self,
+        task: TaskRef | CallToolResult,
+        *,
+        deadline: float | dt.timedelta | None = None,
+    ) -> Outcome:
+        """The task's outcome; raises the error that ended it, or DeadlineExceeded.
+
+        A CallToolResult (a 2026-07-28 server answered the task call inline) is Completed at
+        once, with ``task`` None: ``poller.wait(await client.start(call))`` reads the same in
+        both generations.
+        """
+        if isinstance(task, CallToolResult):
+            return Completed(None, task)
         async for _, ended in self.as_completed([task], deadline=deadline):
             if isinstance(ended, MCPTasksError):
                 raise ended
@@ -384,7 +418,7 @@ class Poller:
                 self._start_finish(tracked)
             else:
                 if first.status is TaskStatus.INPUT_REQUIRED:
-                    self._open_result(tracked)
+                    self._needs_input(tracked, first)
                 self._scheduler.track(
                     first.task_id,
                     anyio.current_time(),
@@ -392,6 +426,7 @@ class Poller:
                     not_after=tracked.expires_at,
                 )
                 self._wake.set()
+                self._listen_set_changed()
         tracked.refs += 1
         return tracked
 
@@ -403,6 +438,7 @@ class Poller:
             self._tracked.pop(tracked.task_id, None)
             if tracked.result_scope is not None:  # nor hold its tasks/result open unasked
                 tracked.result_scope.cancel()
+            self._listen_set_changed()
         elif tracked.refs <= 0 and tracked.done.is_set():
             self._tracked.pop(tracked.task_id, None)
 
@@ -493,18 +529,22 @@ class Poller:
             self._expire(tracked)
             return
         current = tracked.machine.current
+        interval = _server_interval(current)
+        if task_id in self._acknowledged:  # pushed to us: a slow safety poll only (A-25)
+            base = interval if interval is not None else self.policy.initial
+            interval = base * self.policy.listen_safety_factor
         self._scheduler.answered(
             task_id,
             anyio.current_time(),
-            _server_interval(current),
+            interval,
             not_after=tracked.expires_at,
         )
         self._wake.set()
 
     def _on_status(self, notification: JSONRPCNotification) -> None:
-        """notifications/tasks/status: news sooner than the next poll (C-22: never instead)."""
+        """A status notification: news sooner than the next poll (C-22: never instead)."""
         try:
-            snapshot = self.client._decode_params(notification.params or {}, Task)
+            snapshot = self.client.read_status_notification(notification)
         except DecodeError as exc:
             self.warnings.append(exc)
             return
@@ -538,9 +578,110 @@ class Poller:
         if snapshot.status.is_terminal:
             self._start_finish(tracked)
         elif snapshot.status is TaskStatus.INPUT_REQUIRED:
-            self._open_result(tracked)
+            self._needs_input(tracked, snapshot)
+        else:
+            tracked.stuck_polls = 0
+
+    # -- push (2026-07-28 subscriptions/listen) ------------------------------------------
+
+    def _wanted(self) -> frozenset[str]:
+        return frozenset(
+            task_id
+            for task_id, tracked in self._tracked.items()
+            if not tracked.finishing and not tracked.done.is_set()
+        )
+
+    def _listen_set_changed(self) -> None:
+        if self.policy.listen and self._wanted() != self._listening:
+            self._listen_changed.set()
+
+    async def _keep_listening(self) -> None:
+        """One listen at a time for the tasks waited on, reopened when that set changes; a
+        listen that ends or fails falls back to polling (a warning), until the set changes."""
+        scope: anyio.CancelScope | None = None
+        async with anyio.create_task_group() as group:
+            while True:
+                await self._listen_changed.wait()
+                self._listen_changed = anyio.Event()
+                await anyio.sleep(self.policy.floor)  # a burst of new waits: one reopen
+                wanted = self._wanted()
+                if wanted == self._listening:
+                    continue
+                if scope is not None:
+                    scope.cancel()
+                self._listening, self._acknowledged = wanted, frozenset()
+                if wanted:
+                    scope = anyio.CancelScope()
+                    group.start_soon(self._listen_once, wanted, scope)
+
+    async def _listen_once(self, task_ids: frozenset[str], scope: anyio.CancelScope) -> None:
+        with scope:
+            self.listens_opened += 1
+            try:
+                await self.client.listen_tasks(sorted(task_ids))
+            except MCPTasksError as exc:
+                self.warnings.append(exc)
+            if self._listening == task_ids:  # ended by the server: poll as usual again
+                self._acknowledged = frozenset()
+                self._listening = frozenset()
+                self._listen_set_changed()
+
+    def _on_acknowledged(self, notification: JSONRPCNotification) -> None:
+        """E C40: the ids the server agreed to push; the others keep their usual polling."""
+        params = notification.params or {}
+        filters = params.get("notifications")
+        ids = filters.get("taskIds") if isinstance(filters, dict) else None
+        if not isinstance(ids, list):
+            self.warnings.append(
+                DecodeError("$.params.notifications.taskIds", "expected an array of ids", ids)
+            )
+            return
+        self._acknowledged = frozenset(i for i in ids if isinstance(i, str)) & self._listening
 
     # -- input ---------------------------------------------------------------------------
+
+    def _needs_input(self, tracked: _Tracked, snapshot: Task) -> None:
+        """2025-11-25: hold a tasks/result open (the requests come on it). 2026-07-28: answer
+        the snapshot's inputRequests not taken before."""
+        if self.client.dialect.inline_results:
+            self._serve_inputs(tracked, snapshot)
+        else:
+            self._open_result(tracked)
+
+    def _serve_inputs(self, tracked: _Tracked, snapshot: Task) -> None:
+        requests = snapshot.input_requests or {}
+        if self.inputs is None:
+            if requests and self.policy.on_unhandled_input is UnhandledInputPolicy.FAIL:
+                key, request = next(iter(requests.items()))
+                self._end(tracked, error=InputNotHandled(tracked.task_id, request.method, key))
+            return
+        assert self._task_group is not None
+        taken = self.inputs.take_inputs(tracked.task_id, requests)
+        for key, request in taken:
+            tracked.inputs_running += 1
+            self._task_group.start_soon(
+                self._guarded,
+                tracked,
+                functools.partial(self._answer_input, tracked, key, request),
+            )
+        tracked.stuck_polls = 0 if taken or tracked.inputs_running else tracked.stuck_polls + 1
+        limit = self.policy.stuck_input_polls
+        if limit is not None and tracked.stuck_polls >= limit:
+            self._end(tracked, error=InputStuck(tracked.task_id, list(requests), limit))
+
+    async def _answer_input(self, tracked: _Tracked, key: str, request: InputRequest) -> None:
+        """One input request: its handler, then ``tasks/update`` with its answer alone
+        (partial answers are allowed, E A-10). The next poll shows what the server made of it."""
+        assert self.inputs is not None
+        try:
+            response = await self.inputs.answer_input(tracked.task_id, key, request)
+            if response is None or tracked.done.is_set():
+                return
+            await self.client.update_task(
+                tracked.task_id, {key: response}, timeout=self.policy.request_timeout
+            )
+        finally:
+            tracked.inputs_running -= 1
 
     def _open_result(self, tracked: _Tracked) -> None:
         """C-21: on input_required, one blocking tasks/result; the server sends its input
@@ -608,6 +749,7 @@ class Poller:
             return
         tracked.finishing = True
         self._scheduler.untrack(tracked.task_id)
+        self._listen_set_changed()
         for watcher in tracked.watchers:
             watcher.close()  # the terminal snapshot was the last one
         tracked.watchers.clear()
@@ -632,32 +774,25 @@ class Poller:
 
     async def _finish(self, tracked: _Tracked) -> None:
         task = tracked.machine.current
-        if task.status is TaskStatus.CANCELLED:
-            self._end(tracked, outcome=Cancelled(task))
-            return
-        try:
-            raw = await self._terminal_result(tracked)
-        except RPCError as exc:
-            if task.status is TaskStatus.FAILED:
-                self._end(tracked, outcome=Failed(task, error=exc))
-            else:
-                self._end(tracked, error=exc)
-            return
-        except MCPTasksError as exc:
-            self._end(tracked, error=exc)
-            return
-        try:
-            result = self.client._decode(raw, CallToolResult)
-        except DecodeError as exc:
-            if task.status is TaskStatus.FAILED:  # mcp 1.30: only _meta, no content (A-14)
-                self._end(tracked, outcome=Failed(task, raw=raw))
-            else:
-                self._end(tracked, error=exc)
-            return
-        if task.status is TaskStatus.FAILED:
-            self._end(tracked, outcome=Failed(task, result=result, raw=raw))
+
+        def decode(raw: JSONObject) -> CallToolResult:
+            return self.client.decode(raw, CallToolResult)
+
+        if self.client.dialect.inline_results:
+            ended = inline_outcome(task, decode)
+        elif task.status is TaskStatus.CANCELLED:
+            ended = legacy_outcome(task, None, None, decode)
         else:
-            self._end(tracked, outcome=Completed(task, result))
+            try:
+                raw = await self._terminal_result(tracked)
+            except RPCError as exc:
+                ended = legacy_outcome(task, None, exc, decode)
+            else:
+                ended = legacy_outcome(task, raw, None, decode)
+        if isinstance(ended, MCPTasksError):
+            self._end(tracked, error=ended)
+        else:
+            self._end(tracked, outcome=ended)
 
     async def _terminal_result(self, tracked: _Tracked) -> JSONObject:
         """The terminal task's result: the held tasks/result's, or a new call."""
@@ -705,6 +840,7 @@ class Poller:
         tracked.finishing = True
         self._scheduler.untrack(tracked.task_id)
         tracked.done.set()
+        self._listen_set_changed()
         for watcher in tracked.watchers:
             watcher.close()
         tracked.watchers.clear()

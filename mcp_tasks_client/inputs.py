@@ -1,11 +1,15 @@
 """Input a task asks for mid-flight, routed by related-task id (T:431-450, C-21, C-25).
 
-When a 2025-11-25 task needs the user or a model, it goes ``input_required`` and the server
+When a task needs the user or a model, it goes ``input_required``. In 2025-11-25 the server
 sends ``elicitation/create`` / ``sampling/createMessage`` (or ``roots/list``) requests tagged
 with ``_meta["io.modelcontextprotocol/related-task"] = {"taskId": ...}``, on the stream of the
 ``tasks/result`` the client opened or on any other stream. An :class:`InputRouter` sends each
 request to the handler registered for *its* task, so an agent host with ten tasks in flight
-routes every question to the conversation that started it.
+routes every question to the conversation that started it. In 2026-07-28 the requests come
+inside the task's snapshot instead (``inputRequests``, by key, E C28): the Poller hands each key
+it has not seen to :meth:`InputRouter.answer_input`, which calls the same handler, and sends
+the answer with ``tasks/update``. A key is taken once: shown to a handler once and answered
+once, however often eventually consistent snapshots repeat it (E C30-C33).
 
 Nothing is answered on the caller's behalf: a request whose task has no handler (and for which
 no default was registered) is answered with a JSON-RPC error saying so, and an
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import attrs
@@ -37,6 +41,7 @@ from .models import (
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
+    InputRequest,
     JSONObject,
     JSONRPCRequest,
     ListRootsResult,
@@ -71,8 +76,14 @@ class InputContext:
     task_id: str | None
     """The related task (None for a request with no related-task meta, sent to a default)."""
     request_id: RequestId
+    """The JSON-RPC id (2025-11-25), or the ``inputRequests`` key (2026-07-28)."""
     method: str
     _snapshot: Callable[[str], Task | None] = attrs.field(alias="snapshot", repr=False)
+
+    @property
+    def key(self) -> str:
+        """The request's key: its ``inputRequests`` key (2026-07-28) or JSON-RPC id."""
+        return str(self.request_id)
 
     def latest(self) -> Task | None:
         """The task's latest snapshot seen by the Poller (no request is sent)."""
@@ -254,7 +265,7 @@ class InputRouter:
             return None  # taken already: the first delivery is (or was) answered, once
         self._emit(InputEvent(InputEventKind.ARRIVED, task_id, request.id, request.method))
         try:
-            result = await self._dispatch(client, task_id, request)
+            result = await self._dispatch(task_id, request.id, request.method, params)
         except RPCError as exc:
             kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
                 exc.code, InputEventKind.HANDLER_FAILED
@@ -277,7 +288,7 @@ class InputRouter:
                 )
             )
             raise error from exc
-        body: dict[str, Any] = dict(client._encode(result))
+        body: dict[str, Any] = dict(client.encode(result))
         if task_id is not None:  # C-25: responses related to a task carry related-task
             meta = dict(body.get("_meta") or {})
             meta[RELATED_TASK_META] = {"taskId": task_id}
@@ -286,16 +297,84 @@ class InputRouter:
         self._emit(InputEvent(InputEventKind.ANSWERED, task_id, request.id, request.method))
         return body
 
+    # -- 2026-07-28: inputRequests in a snapshot ------------------------------------------
+
+    def take_inputs(
+        self, task_id: str, requests: Mapping[str, InputRequest]
+    ) -> list[tuple[str, InputRequest]]:
+        """The keys of ``requests`` not taken before, now taken (E C30-C31): a snapshot that
+        repeats a key (eventually consistent, C33) yields nothing for it."""
+        return [
+            (key, request)
+            for key, request in requests.items()
+            if self.book.arrived(task_id, key, request.method)
+        ]
+
+    async def answer_input(
+        self, task_id: str, key: str, request: InputRequest
+    ) -> JSONObject | None:
+        """Run the handler registered for ``task_id`` on one taken input request; its answer
+        as wire JSON for ``tasks/update``, or None when there is none to send (no handler:
+        UNHANDLED; a handler that failed: HANDLER_FAILED; a bad request: REJECTED; each
+        emitted as an InputEvent). An input request cannot be answered with an error in
+        2026-07-28, so nothing is sent for those: the task stays ``input_required`` until the
+        caller decides (cancel it, or answer through ``client.update_task``)."""
+        return await self._answer_keyed(task_id, key, request)
+
+    async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None:
+        """MRTR (E C45): one input request of a call that has no task yet, answered by this
+        router's default handler for its kind (``default_elicitation`` ...): pass the router to
+        ``call_tool(..., inputs=router)`` for exactly that call. None when unanswered."""
+        return await self._answer_keyed(None, key, request)
+
+    async def _answer_keyed(
+        self, task_id: str | None, key: str, request: InputRequest
+    ) -> JSONObject | None:
+        client = self._client
+        if client is None:
+            raise UsageError("attach the InputRouter to its client first (router.attach)")
+        self._emit(InputEvent(InputEventKind.ARRIVED, task_id, key, request.method))
+        kind = InputEventKind.ANSWERED
+        error: MCPTasksError | None = None
+        result: ElicitResult | CreateMessageResult | ListRootsResult | None = None
+        try:
+            self._check_declared(request.method)
+            result = await self._dispatch(task_id, key, request.method, request.params or {})
+        except RPCError as exc:
+            kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
+                exc.code, InputEventKind.HANDLER_FAILED
+            )
+            error = exc
+        except Exception as exc:
+            log.exception("input handler for %s of task %s raised", request.method, task_id)
+            kind = InputEventKind.HANDLER_FAILED
+            error = RPCError(-32603, f"client input handler failed: {type(exc).__name__}: {exc}")
+            cancel = self.on_handler_error is HandlerErrorPolicy.ANSWER_ERROR_AND_CANCEL
+            if cancel and task_id is not None:
+                try:
+                    await client.cancel_task(task_id)
+                except MCPTasksError as cancel_error:
+                    log.warning("tasks/cancel after a failed handler: %s", cancel_error)
+        if task_id is not None:
+            self.book.answered(task_id, key)
+        self._emit(InputEvent(kind, task_id, key, request.method, error))
+        if result is None:
+            return None
+        body: JSONObject = client.encode(result)
+        return body
+
+    # -- both generations ------------------------------------------------------------------
+
     async def _dispatch(
-        self, client: Client, task_id: str | None, request: JSONRPCRequest
+        self, task_id: str | None, request_id: RequestId, method: str, params: JSONObject
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
-        method = request.method
-        context = InputContext(task_id, request.id, method, snapshot=self.snapshot_source)
-        params = request.params or {}
+        client = self._client
+        assert client is not None
+        context = InputContext(task_id, request_id, method, snapshot=self.snapshot_source)
         try:
             if method == ELICIT:
                 elicit_handler = _pick(self._elicitation, task_id, method)
-                elicit: ElicitRequestParams = client._decode_params(
+                elicit: ElicitRequestParams = client.decode(
                     params,
                     ElicitRequestFormParams | ElicitRequestURLParams,  # type: ignore[arg-type]
                 )
@@ -303,11 +382,20 @@ class InputRouter:
                 return await elicit_handler(context, elicit)
             if method == SAMPLE:
                 sample_handler = _pick(self._sampling, task_id, method)
-                sample = client._decode_params(params, CreateMessageRequestParams)
+                sample = client.decode(params, CreateMessageRequestParams)
                 return await sample_handler(context, sample)
             return await _pick(self._roots, task_id, method)(context)
         except DecodeError as exc:
-            raise RPCError(-32602, f"malformed {method} params: {exc}") from exc
+            error = exc.under("$.params")
+            raise RPCError(-32602, f"malformed {method} params: {error}") from exc
+
+    def _check_declared(self, method: str) -> None:
+        """E A-4: an input request for a kind this client did not declare is invalid."""
+        declared = {ELICIT: self.elicitation, SAMPLE: self.sampling, ROOTS: self.roots}
+        if method not in declared:
+            raise RPCError(-32602, f"unknown input request method {method!r}")
+        if declared[method] is None:
+            raise RPCError(-32602, f"{method} was not declared by this client")
 
     def _check_mode(self, params: ElicitRequestParams) -> None:
         """C-50: a mode the client did not declare is answered with -32602."""

@@ -15,17 +15,20 @@ __all__ = ["Cancelled", "Completed", "Expired", "Failed", "Outcome"]
 
 @attrs.frozen
 class Completed:
-    """``completed``: the tool's result from ``tasks/result`` (its ``is_error`` may be set)."""
+    """``completed``: the tool's result (``tasks/result`` in 2025-11-25, inline in 2026-07-28;
+    its ``is_error`` may be set, E S7). ``task`` is None when no task was made: a 2026-07-28
+    server answered the task call inline (``Client.start`` returned the CallToolResult)."""
 
-    task: Task
+    task: Task | None
     result: CallToolResult
 
 
 @attrs.frozen
 class Failed:
-    """``failed``: the task's ``statusMessage`` is on ``task``; ``tasks/result`` gave either a
-    JSON-RPC ``error``, an ``isError`` ``result``, or (mcp 1.30 does this) only ``raw`` with
-    neither (A-14)."""
+    """``failed``: the task's ``statusMessage`` is on ``task``. 2025-11-25: ``tasks/result``
+    gave a JSON-RPC ``error``, an ``isError`` ``result``, or (mcp 1.30 does this) only ``raw``
+    with neither (A-14). 2026-07-28: the inlined JSON-RPC ``error`` (E C27: a tool's own
+    ``isError`` result is Completed there)."""
 
     task: Task
     error: RPCError | None = None

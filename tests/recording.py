@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import TracebackType
 
 from mcp_tasks_client import Transport
-from mcp_tasks_client._transports.base import Incoming
+from mcp_tasks_client._transports.base import HeadersFor, Incoming
 from mcp_tasks_client.models import JSONRPCMessage, RequestId
 
 
@@ -42,6 +42,13 @@ class RecordingTransport(Transport):
 
     def negotiated(self, protocol_version: str) -> None:
         self.inner.negotiated(protocol_version)
+
+    def stateless(self, headers_for: HeadersFor) -> None:
+        self.inner.stateless(headers_for)
+
+    @property
+    def cancels_by_closing(self) -> bool:
+        return self.inner.cancels_by_closing
 
     async def abandon(self, request_id: RequestId) -> None:
         await self.inner.abandon(request_id)

@@ -46,6 +46,7 @@ from mcp_tasks_client.models import (
     CreateMessageRequestParams,
     CreateMessageResult,
     CreateTaskResult,
+    DiscoverResult,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestFormParams,
@@ -56,6 +57,8 @@ from mcp_tasks_client.models import (
     ImageContent,
     Implementation,
     InitializeResult,
+    InputRequest,
+    InputRequiredResult,
     JSONObject,
     JSONRPCError,
     JSONRPCMessage,
@@ -89,6 +92,7 @@ from mcp_tasks_client.models import (
 from mcp_tasks_client.models.content import CONTENT_TYPES
 
 __all__ = [
+    "GEN2_TASK_KEYS",
     "JSON_KINDS",
     "MODEL_STRATEGIES",
     "WIRE_MODELS",
@@ -101,6 +105,8 @@ __all__ = [
     "create_message_request_params",
     "create_message_results",
     "create_task_results",
+    "detailed_tasks",
+    "discover_results",
     "elicit_request_form_params",
     "elicit_request_url_params",
     "elicit_results",
@@ -111,6 +117,8 @@ __all__ = [
     "image_contents",
     "implementations",
     "initialize_results",
+    "input_requests",
+    "input_required_results",
     "json_kind",
     "json_objects",
     "json_scalars",
@@ -417,6 +425,7 @@ def client_capabilities() -> st.SearchStrategy[ClientCapabilities]:
         elicitation=_optional(elicitation_capabilities()),
         tasks=_optional(client_tasks_capabilities()),
         experimental=_optional(json_objects()),
+        extensions=_optional(json_objects()),
         extra=extras(ClientCapabilities),
     )
 
@@ -450,6 +459,7 @@ def server_capabilities() -> st.SearchStrategy[ServerCapabilities]:
         prompts=_optional(json_objects()),
         resources=_optional(json_objects()),
         experimental=_optional(json_objects()),
+        extensions=_optional(json_objects()),
         extra=extras(ServerCapabilities),
     )
 
@@ -676,6 +686,64 @@ def tasks() -> st.SearchStrategy[Task]:
     )
 
 
+GEN2_TASK_KEYS = frozenset({"ttlMs", "pollIntervalMs", "resultType"})
+"""Keys a 2026-07-28 task (or its CreateTaskResult) reads besides its fields' names."""
+
+
+@_shared
+def input_requests() -> st.SearchStrategy[InputRequest]:
+    """One ``inputRequests`` entry: ``{method, params}`` (E C50); params kept raw."""
+    methods = st.sampled_from(["elicitation/create", "sampling/createMessage", "roots/list"])
+    return st.builds(
+        InputRequest,
+        method=methods | _texts(),
+        params=_optional(json_objects()),
+        extra=extras(InputRequest),
+    )
+
+
+@_shared
+def detailed_tasks() -> st.SearchStrategy[Task]:
+    """A 2026-07-28 task as ``tasks/get`` shows it: a Task that may inline ``result``,
+    ``error`` and ``inputRequests`` (E 3.2); its extras avoid the 2026 keys."""
+    gen2_extras = extras(Task).map(
+        lambda extra: {k: v for k, v in extra.items() if k not in GEN2_TASK_KEYS}
+    )
+    return st.builds(
+        attrs.evolve,
+        tasks(),
+        result=_optional(json_objects()),
+        error=_optional(error_objects()),
+        input_requests=_optional(st.dictionaries(_keys(), input_requests(), max_size=3)),
+        extra=gen2_extras,
+    )
+
+
+@_shared
+def input_required_results() -> st.SearchStrategy[InputRequiredResult]:
+    return st.builds(
+        InputRequiredResult,
+        input_requests=_optional(st.dictionaries(_keys(), input_requests(), max_size=3)),
+        request_state=_optional(st.text(max_size=40)),
+        meta=metas(),
+        extra=extras(InputRequiredResult),
+    )
+
+
+@_shared
+def discover_results() -> st.SearchStrategy[DiscoverResult]:
+    return st.builds(
+        DiscoverResult,
+        supported_versions=_tuples(st.just("2026-07-28") | _texts()),
+        capabilities=server_capabilities(),
+        ttl_ms=_optional(_non_negative_ints()),
+        cache_scope=_optional(st.sampled_from(["public", "private"])),
+        instructions=_optional(_texts()),
+        meta=metas(),
+        extra=extras(DiscoverResult),
+    )
+
+
 @_shared
 def create_task_results() -> st.SearchStrategy[CreateTaskResult]:
     """``{"task": Task}``; ``_meta`` sometimes has the model-immediate-response (T:175)."""
@@ -864,6 +932,7 @@ MODEL_STRATEGIES: Mapping[type, Callable[[], st.SearchStrategy[Any]]] = {
     ServerTasksCapability: server_tasks_capabilities,
     ServerCapabilities: server_capabilities,
     InitializeResult: initialize_results,
+    DiscoverResult: discover_results,
     TextContent: text_contents,
     ImageContent: image_contents,
     AudioContent: audio_contents,
@@ -880,6 +949,8 @@ MODEL_STRATEGIES: Mapping[type, Callable[[], st.SearchStrategy[Any]]] = {
     Task: tasks,
     CreateTaskResult: create_task_results,
     ListTasksResult: list_tasks_results,
+    InputRequest: input_requests,
+    InputRequiredResult: input_required_results,
     ElicitRequestFormParams: elicit_request_form_params,
     ElicitRequestURLParams: elicit_request_url_params,
     ElicitResult: elicit_results,

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from started import task_created
 
 from mcp_tasks_client import (
     CapabilityNotNegotiated,
@@ -138,8 +139,8 @@ async def test_as_task_sends_exactly_the_ttl_asked_for() -> None:
     """C-18: ttl in whole milliseconds; no ttl means an empty task object."""
 
     async def body(client: Client) -> None:
-        await client.start(ToolCall("a").as_task(ttl=dt.timedelta(seconds=90)))
-        await client.start(ToolCall("b").as_task())
+        task_created(await client.start(ToolCall("a").as_task(ttl=dt.timedelta(seconds=90))))
+        task_created(await client.start(ToolCall("b").as_task()))
 
     recorder = await with_recorder(body)
     calls = [m["params"] for m in recorder.messages if m.get("method") == "tools/call"]
@@ -152,7 +153,7 @@ async def test_start_without_the_servers_capability_sends_nothing() -> None:
 
     async def body(client: Client) -> None:
         with pytest.raises(CapabilityNotNegotiated) as caught:
-            await client.start(ToolCall("a").as_task())
+            task_created(await client.start(ToolCall("a").as_task()))
         assert caught.value.capability == "tasks.requests.tools.call"
 
     recorder = await with_recorder(body, capabilities={"tools": {}})
@@ -165,7 +166,7 @@ async def test_start_of_a_forbidden_tool_sends_nothing(support: TaskSupport | No
 
     async def body(client: Client) -> None:
         with pytest.raises(TaskAugmentationNotAllowed):
-            await client.start(ToolCall("f").as_task(), tool=tool("f", support))
+            task_created(await client.start(ToolCall("f").as_task(), tool=tool("f", support)))
 
     recorder = await with_recorder(body)
     assert "tools/call" not in recorder.methods()
@@ -208,7 +209,7 @@ async def test_connecting_sends_only_the_handshake() -> None:
 
 async def test_a_poller_nobody_waits_on_polls_nothing() -> None:
     async def body(client: Client) -> None:
-        await client.start(ToolCall("a").as_task())
+        task_created(await client.start(ToolCall("a").as_task()))
         async with Poller(client, PollPolicy(floor=0.01, initial=0.01)):
             await anyio.sleep(0.3)
 
@@ -220,7 +221,7 @@ async def test_leaving_a_wait_early_stops_polling_and_cancels_nothing() -> None:
     """Breaking out of as_completed is not abandoning: no tasks/cancel, and polling stops."""
 
     async def body(client: Client) -> None:
-        created = await client.start(ToolCall("a").as_task())
+        created = task_created(await client.start(ToolCall("a").as_task()))
         async with Poller(client, PollPolicy(floor=0.01, jitter=0.0, cancel_on_abandon=True)) as p:
             with pytest.raises(DeadlineExceeded):
                 async for _ in p.as_completed([created], deadline=0.25):
@@ -237,7 +238,7 @@ async def test_leaving_a_wait_early_stops_polling_and_cancels_nothing() -> None:
 
 async def test_deadline_without_cancel_on_abandon_sends_no_cancel() -> None:
     async def body(client: Client) -> None:
-        created = await client.start(ToolCall("a").as_task())
+        created = task_created(await client.start(ToolCall("a").as_task()))
         async with Poller(client, PollPolicy(floor=0.01, jitter=0.0)) as poller:
             with pytest.raises(DeadlineExceeded) as caught:
                 await poller.wait(created, deadline=0.2)
@@ -251,7 +252,7 @@ async def test_cancelling_the_caller_cancels_the_task_only_when_asked() -> None:
     """Abandoning by cancellation (the caller's scope) follows the same policy: one cancel."""
 
     async def body(client: Client) -> None:
-        created = await client.start(ToolCall("a").as_task())
+        created = task_created(await client.start(ToolCall("a").as_task()))
         async with Poller(client, PollPolicy(floor=0.01, cancel_on_abandon=True)) as poller:
             with anyio.move_on_after(0.2):
                 await poller.wait(created)
@@ -267,7 +268,7 @@ async def test_giving_up_on_an_input_required_task_closes_its_tasks_result() -> 
     """The held tasks/result (C-21) lives only while someone waits on the task."""
 
     async def body(client: Client) -> None:
-        created = await client.start(ToolCall("a").as_task())
+        created = task_created(await client.start(ToolCall("a").as_task()))
         async with Poller(client, PollPolicy(floor=0.01, jitter=0.0)) as poller:
             with pytest.raises(DeadlineExceeded):
                 await poller.wait(created, deadline=0.3)
@@ -290,7 +291,7 @@ async def test_a_closed_poller_refuses_new_waits() -> None:
     """Nothing hangs: a wait on a poller whose driver is gone is a UsageError at once."""
 
     async def body(client: Client) -> None:
-        created = await client.start(ToolCall("a").as_task())
+        created = task_created(await client.start(ToolCall("a").as_task()))
         async with Poller(client) as poller:
             pass
         with pytest.raises(UsageError):
@@ -329,7 +330,7 @@ async def test_a_task_call_that_times_out_is_not_cancelled_with_a_notification()
         with anyio.fail_after(10):
             async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as c:
                 with pytest.raises(RequestTimeout):
-                    await c.start(ToolCall("a").as_task(), timeout=0.1)
+                    task_created(await c.start(ToolCall("a").as_task(), timeout=0.1))
                 with pytest.raises(RequestTimeout):
                     await c.call_tool(ToolCall("b"), timeout=0.1)
                 await anyio.sleep(0.1)

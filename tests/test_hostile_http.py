@@ -21,6 +21,7 @@ import anyio
 import httpx
 import pytest
 from hostile.http_server import INIT_RESULT, Conn, Handler, HostileHTTPServer, Received, sse_event
+from started import task_created
 
 from mcp_tasks_client import (
     Client,
@@ -521,7 +522,7 @@ async def test_a_task_created_after_start_timed_out_is_reported_not_lost() -> No
             async with connected(server) as client:
                 client.on_orphaned_task(orphans.append)
                 with pytest.raises(RequestTimeout):
-                    await client.start(ToolCall("slow").as_task(), timeout=0.2)
+                    task_created(await client.start(ToolCall("slow").as_task(), timeout=0.2))
                 while not orphans:
                     await anyio.sleep(0.02)
     assert orphans[0].task_id == "late-1"
@@ -536,7 +537,7 @@ async def test_a_task_created_after_start_was_cancelled_is_reported_not_lost() -
             async with connected(server) as client:
                 client.on_orphaned_task(orphans.append)
                 with anyio.move_on_after(0.2):
-                    await client.start(ToolCall("slow").as_task(), timeout=30)
+                    task_created(await client.start(ToolCall("slow").as_task(), timeout=30))
                 while not orphans:
                     await anyio.sleep(0.02)
     assert (orphans[0].task_id, orphans[0].reason) == ("late-1", "cancelled")
@@ -548,7 +549,7 @@ async def test_a_malformed_create_answer_still_yields_its_task_id() -> None:
         with anyio.fail_after(10):
             async with connected(server) as client:
                 with pytest.raises(CreatedTaskUnreadable) as caught:
-                    await client.start(ToolCall("x").as_task())
+                    task_created(await client.start(ToolCall("x").as_task()))
     assert caught.value.task_id == "bad-1"
     assert caught.value.path == "$.result.task.ttl"
 
@@ -1004,7 +1005,7 @@ async def test_no_task_id_is_lost_however_a_start_is_cancelled() -> None:
                 client.on_orphaned_task(orphans.append)
                 for n in range(400):
                     with anyio.move_on_after(0.0001 * (n % 40)):
-                        started = await client.start(ToolCall("x").as_task())
+                        started = task_created(await client.start(ToolCall("x").as_task()))
                         returned.append(started.task.task_id)
                 with anyio.move_on_after(5):  # orphans are reported as their answers arrive
                     while len(returned) + len(orphans) < len(created):

@@ -13,6 +13,7 @@ import anyio
 import httpx
 import pytest
 from recording import RecordingTransport
+from started import task_created
 
 from mcp_tasks_client import (
     RELATED_TASK_META,
@@ -90,8 +91,8 @@ async def test_two_tasks_needing_input_get_their_own_handlers_answer(
     client = routed_client(recorder, router)
     async with client:
         router.attach(client)
-        keep = await client.start(ToolCall("confirm", {"text": "keep A"}).as_task())
-        drop = await client.start(ToolCall("confirm", {"text": "drop B"}).as_task())
+        keep = task_created(await client.start(ToolCall("confirm", {"text": "keep A"}).as_task()))
+        drop = task_created(await client.start(ToolCall("confirm", {"text": "drop B"}).as_task()))
         asked: dict[str, list[str]] = {"keep": [], "drop": []}
 
         async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
@@ -135,7 +136,9 @@ async def test_input_without_a_handler_fails_the_wait_and_the_server_gets_an_err
     events: list[InputEvent] = []
     async with client:
         router.attach(client)
-        created = await client.start(ToolCall("confirm", {"text": "nobody"}).as_task())
+        created = task_created(
+            await client.start(ToolCall("confirm", {"text": "nobody"}).as_task())
+        )
         async with Poller(client, FAST, inputs=router) as poller:
             with pytest.raises(InputNotHandled) as caught:
                 async for item in poller.watch(created, deadline=20):
@@ -158,8 +161,10 @@ async def test_sampling_and_elicitation_of_two_tasks_at_once(transport: Transpor
     client = routed_client(transport, router)
     async with client:
         router.attach(client)
-        asks = await client.start(ToolCall("confirm", {"text": "ship it"}).as_task())
-        samples = await client.start(ToolCall("summarize", {"text": "a long text"}).as_task())
+        asks = task_created(await client.start(ToolCall("confirm", {"text": "ship it"}).as_task()))
+        samples = task_created(
+            await client.start(ToolCall("summarize", {"text": "a long text"}).as_task())
+        )
         prompts: list[str] = []
 
         async def model(
@@ -235,7 +240,9 @@ async def test_dropped_tasks_result_stream_mid_input_still_completes_with_one_an
     client = routed_client(recorder, router)
     async with client:
         router.attach(client)
-        created = await client.start(ToolCall("confirm", {"text": "survive"}).as_task())
+        created = task_created(
+            await client.start(ToolCall("confirm", {"text": "survive"}).as_task())
+        )
 
         async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
             return ElicitResult(ElicitAction.ACCEPT, {"ok": True})

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from started import task_created
 
 from mcp_tasks_client import (
     Client,
@@ -69,7 +70,7 @@ async def run(statuses: list[str], policy: PollPolicy) -> tuple[Any, list[Any]]:
         tg.start_soon(serve, server, statuses)
         info = Implementation("t", "0")
         async with Client(transport, generation=Generation.V2025_11_25, client_info=info) as c:
-            created = await c.start(ToolCall("x").as_task())
+            created = task_created(await c.start(ToolCall("x").as_task()))
             async with Poller(c, policy) as poller:
                 with anyio.fail_after(10):
                     try:

@@ -27,6 +27,7 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from started import task_created
 
 from mcp_tasks_client import (
     Cancelled,
@@ -275,7 +276,10 @@ def run_sim(
             tg.start_soon(server.run)
             info = Implementation("poller-sim", "0")
             async with Client(transport, generation=Generation.V2025_11_25, client_info=info) as c:
-                created = [await c.start(ToolCall(f"t{i}").as_task()) for i in range(len(specs))]
+                created = [
+                    task_created(await c.start(ToolCall(f"t{i}").as_task()))
+                    for i in range(len(specs))
+                ]
                 if server_extra is not None:
                     tg.start_soon(server_extra, server)
                 async with Poller(
@@ -394,6 +398,7 @@ def check_outcome(server: SimServer, task_id: str, ended: object, policy: PollPo
     assert terminal.status is not None
     assert type(ended) is OUTCOME_OF[terminal.status], (task_id, ended)
     assert isinstance(ended, (Completed, Failed, Cancelled))
+    assert ended.task is not None
     assert ended.task.task_id == task_id
     assert ended.task.status.value == terminal.status
     results = server.results(task_id)

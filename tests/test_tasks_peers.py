@@ -7,6 +7,7 @@ import datetime as dt
 
 import anyio
 import pytest
+from started import task_created
 
 from mcp_tasks_client import (
     RELATED_TASK_META,
@@ -52,13 +53,14 @@ async def test_optional_and_required_tools_complete_as_tasks(
     """V-04..V-08, V-10: CreateTaskResult {task}, polled to completed, result with related-task."""
     async with connect(transport) as client:
         call = ToolCall(tool, {"text": "hi", "seconds": 0.3}).as_task(ttl=dt.timedelta(minutes=1))
-        created = await client.start(call)
+        created = task_created(await client.start(call))
         assert created.task.status is TaskStatus.WORKING  # V-05 (A-07: a fast task may differ)
         assert created.task.ttl == 60000
         async with Poller(client, FAST) as poller:
             with anyio.fail_after(20):
                 outcome = await poller.wait(created)
     assert isinstance(outcome, Completed)
+    assert outcome.task is not None
     assert outcome.task.status is TaskStatus.COMPLETED
     assert text_of(outcome.result) == "echo (task): hi"
     assert outcome.result.meta is not None
@@ -68,7 +70,7 @@ async def test_optional_and_required_tools_complete_as_tasks(
 async def test_failing_task_keeps_the_servers_detail(transport: Transport) -> None:
     """V-13, A-14: failed; the statusMessage and whatever tasks/result returned are kept."""
     async with connect(transport) as client:
-        created = await client.start(ToolCall("fail").as_task())
+        created = task_created(await client.start(ToolCall("fail").as_task()))
         async with Poller(client, FAST) as poller:
             with anyio.fail_after(20):
                 outcome = await poller.wait(created)
@@ -83,8 +85,9 @@ async def test_failing_task_keeps_the_servers_detail(transport: Transport) -> No
 async def test_cancel_mid_flight(transport: Transport) -> None:
     """C-26, V-15, V-09: tasks/cancel returns the cancelled task; it stays cancelled."""
     async with connect(transport) as client:
-        created = await client.start(ToolCall("slow_echo", {"seconds": 10}).as_task())
+        created = task_created(await client.start(ToolCall("slow_echo", {"seconds": 10}).as_task()))
         cancelled = await client.cancel_task(created.task.task_id)
+        assert cancelled is not None
         assert cancelled.status is TaskStatus.CANCELLED
         async with Poller(client, FAST) as poller:
             with anyio.fail_after(10):
@@ -96,7 +99,7 @@ async def test_cancel_mid_flight(transport: Transport) -> None:
 async def test_cancel_of_a_terminal_task_is_task_not_cancellable(transport: Transport) -> None:
     """T:494, V-14: -32602 for a terminal task, as a typed error."""
     async with connect(transport) as client:
-        created = await client.start(ToolCall("need_task", {"seconds": 0}).as_task())
+        created = task_created(await client.start(ToolCall("need_task", {"seconds": 0}).as_task()))
         async with Poller(client, FAST) as poller:
             with anyio.fail_after(10):
                 await poller.wait(created)
@@ -127,7 +130,8 @@ async def test_tasks_list_follows_pages(transport: Transport) -> None:
     """
     async with connect(transport) as client:
         created = [
-            await client.start(ToolCall("need_task", {"seconds": 0}).as_task()) for _ in range(12)
+            task_created(await client.start(ToolCall("need_task", {"seconds": 0}).as_task()))
+            for _ in range(12)
         ]
         pages, cursor = 0, None
         listed: set[str] = set()
@@ -153,7 +157,9 @@ async def test_status_notification_wakes_the_waiter_before_its_next_poll(
     async with connect(transport) as client:
         if isinstance(transport, HttpTransport):
             await client.open_listen_stream()
-        created = await client.start(ToolCall("need_task", {"seconds": 0.3}).as_task())
+        created = task_created(
+            await client.start(ToolCall("need_task", {"seconds": 0.3}).as_task())
+        )
         async with Poller(client, PollPolicy(floor=5.0, jitter=0.0)) as poller:
             with anyio.fail_after(4):
                 outcome = await poller.wait(created)
@@ -164,8 +170,8 @@ async def test_status_notification_wakes_the_waiter_before_its_next_poll(
 async def test_deadline_abandon_cancels_only_when_asked(transport: Transport) -> None:
     """A wait past its deadline raises DeadlineExceeded; tasks/cancel only with the policy."""
     async with connect(transport) as client:
-        kept = await client.start(ToolCall("slow_echo", {"seconds": 10}).as_task())
-        dropped = await client.start(ToolCall("slow_echo", {"seconds": 10}).as_task())
+        kept = task_created(await client.start(ToolCall("slow_echo", {"seconds": 10}).as_task()))
+        dropped = task_created(await client.start(ToolCall("slow_echo", {"seconds": 10}).as_task()))
         async with Poller(client, FAST) as poller:
             with pytest.raises(DeadlineExceeded) as caught:
                 await poller.wait(kept, deadline=0.3)
@@ -184,7 +190,9 @@ async def test_many_tasks_end_in_order(transport: Transport) -> None:
     """as_completed yields in the order tasks end; wait_any the first; wait_all every one."""
     async with connect(transport) as client:
         slow, fast, mid = [
-            await client.start(ToolCall("need_task", {"text": name, "seconds": s}).as_task())
+            task_created(
+                await client.start(ToolCall("need_task", {"text": name, "seconds": s}).as_task())
+            )
             for name, s in (("slow", 2.0), ("fast", 0.1), ("mid", 1.0))
         ]
         async with Poller(client, FAST) as poller:

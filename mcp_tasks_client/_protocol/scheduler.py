@@ -87,6 +87,18 @@ class PollPolicy:
     the server deleted is TaskNotFound. The local clock may disagree with the server's."""
     on_violation: ViolationPolicy = ViolationPolicy.RAISE
     """What a server that breaks the status machine does to a wait (raise, or warn and go on)."""
+    listen: bool = False
+    """2026-07-28: keep one ``subscriptions/listen`` open for the tasks being waited on,
+    reopened when that set changes; ``notifications/tasks`` then end waits as soon as the
+    server pushes (E C39-C42). Off: polling only."""
+    listen_safety_factor: float = attrs.field(default=10.0, validator=_non_negative)
+    """With ``listen``: a task the server acknowledged on the listen is still polled, this many
+    times more slowly (a stream can die silently, E A-25); the others at the usual pace."""
+    stuck_input_polls: int | None = None
+    """2026-07-28: end a wait with InputStuck after this many snapshots in a row that show
+    ``input_required`` with no key not taken before and no handler still running (every
+    question answered, yet the task still waits). None: never (acks are eventually
+    consistent, E C33; a server may be slow to move on). Nothing is cancelled by it."""
 
     def __attrs_post_init__(self) -> None:
         if self.backoff < 1.0:

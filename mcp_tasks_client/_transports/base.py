@@ -12,6 +12,7 @@ when it ruins the whole connection (the child process exited).
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Mapping
 from types import TracebackType
 
 import attrs
@@ -20,7 +21,10 @@ from .._errors import MCPTasksError
 from .._limits import Limits
 from ..models import JSONRPCMessage, RequestId
 
-__all__ = ["Incoming", "Transport", "TransportFault"]
+__all__ = ["HeadersFor", "Incoming", "Transport", "TransportFault"]
+
+HeadersFor = Callable[[JSONRPCMessage], Mapping[str, str]]
+"""What a message's HTTP headers must say besides the transport's own (the dialect's)."""
 
 
 @attrs.frozen
@@ -67,6 +71,16 @@ class Transport(abc.ABC):
 
     def negotiated(self, protocol_version: str) -> None:  # noqa: B027 - optional hook
         """Called once the handshake agreed on ``protocol_version`` (HTTP sends it as a header)."""
+
+    def stateless(self, headers_for: HeadersFor) -> None:  # noqa: B027 - optional hook
+        """Called instead of :meth:`negotiated` for a stateless generation (2026-07-28): no
+        session; every message carries the headers ``headers_for`` gives it (HTTP)."""
+
+    @property
+    def cancels_by_closing(self) -> bool:
+        """Whether abandoning a request is its cancellation (a stateless HTTP request's
+        stream closed, E C38), so no ``notifications/cancelled`` is sent for it."""
+        return False
 
     async def abandon(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook
         """The caller gave up on ``request_id``: stop reading anything that only serves it."""

@@ -64,7 +64,7 @@ from .._limits import Limits
 from .._wire.jsonrpc import parse_message, serialize_message
 from ..models import JSONRPCError, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
 from ._sse import SSEDecoder
-from .base import Incoming, Transport, TransportFault
+from .base import HeadersFor, Incoming, Transport, TransportFault
 
 __all__ = ["HttpTransport", "StreamResumption"]
 
@@ -162,6 +162,7 @@ class HttpTransport(Transport):
             _INCOMING_BUFFER
         )
         self._closed = False
+        self._headers_for: HeadersFor | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -201,6 +202,13 @@ class HttpTransport(Transport):
     def negotiated(self, protocol_version: str) -> None:
         self.protocol_version = protocol_version
 
+    def stateless(self, headers_for: HeadersFor) -> None:
+        self._headers_for = headers_for
+
+    @property
+    def cancels_by_closing(self) -> bool:
+        return self._headers_for is not None
+
     # -- sending -----------------------------------------------------------------------------
 
     async def send(self, message: JSONRPCMessage) -> None:
@@ -234,6 +242,8 @@ class HttpTransport(Transport):
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
+        if self._headers_for is not None:
+            raise UsageError("2026-07-28 has no GET stream (E C56); use subscriptions/listen")
         if self.session_id is None and self.protocol_version is None:
             raise UsageError("open the GET stream after the handshake")
         opening = _Opening()
@@ -341,8 +351,7 @@ class HttpTransport(Transport):
     async def _post_accepted(self, message: JSONRPCMessage) -> None:
         """POST a notification or a response: the server answers 202 (X:95)."""
         what = getattr(message, "method", None) or "a response"
-        headers = self._headers(f"{_JSON}, {_SSE}")
-        headers["Content-Type"] = _JSON
+        headers = self._message_headers(message)
         try:
             async with self._stream("POST", headers, serialize_message(message)) as response:
                 await self._check_status(response, what)
@@ -366,9 +375,15 @@ class HttpTransport(Transport):
                 await self._fault(message.id, error)
         self._scopes.pop(message.id, None)
 
-    async def _post_request(self, message: JSONRPCRequest) -> None:
+    def _message_headers(self, message: JSONRPCMessage) -> dict[str, str]:
         headers = self._headers(f"{_JSON}, {_SSE}")  # X:92 MUST
         headers["Content-Type"] = _JSON
+        if self._headers_for is not None:
+            headers.update(self._headers_for(message))
+        return headers
+
+    async def _post_request(self, message: JSONRPCRequest) -> None:
+        headers = self._message_headers(message)
         body = serialize_message(message)
         async with self._stream("POST", headers, body) as response:
             if message.method == "initialize":
@@ -468,6 +483,8 @@ class HttpTransport(Transport):
     async def _resume(self, message: JSONRPCRequest, state: _StreamState) -> None:
         policy = self.resumption
         attempts = 0
+        if self._headers_for is not None:
+            policy = None  # E C61: 2026-07-28 has no resumption; the caller re-issues
         while not state.answered:
             if policy is None or state.last_event_id is None or attempts >= policy.max_attempts:
                 raise StreamInterrupted(state.last_event_id, method=message.method)

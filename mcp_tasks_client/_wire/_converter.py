@@ -186,7 +186,7 @@ class WireConverter(cattrs.Converter):
         self.register_unstructure_hook(dt.datetime, format_timestamp)
         self.register_structure_hook_func(lambda t: t is Any, lambda v, _: v)
         self.register_structure_hook_func(lambda t: t is _NONE_TYPE, _structure_null)
-        self.register_structure_hook_func(_is_mapping, _structure_mapping)
+        self.register_structure_hook_factory(_is_mapping, self._mapping_hook)
         self.register_structure_hook_func(
             lambda t: isinstance(t, type) and issubclass(t, enum.Enum), _structure_enum
         )
@@ -227,6 +227,26 @@ class WireConverter(cattrs.Converter):
                 except DecodeError as exc:
                     raise exc.under(f"$[{index}]") from None
             return tuple(out)
+
+        return structure
+
+    def _mapping_hook(self, tp: Any) -> Hook:
+        """A JSON object; with a value type (``Mapping[str, InputRequest]``) each value is
+        decoded as that type, its path naming the key."""
+        args = typing.get_args(tp)
+        value_type = args[1] if len(args) == 2 else Any
+        if value_type is Any:
+            return _structure_mapping
+
+        def structure(value: Any, _: Any) -> Mapping[str, Any]:
+            body = _structure_mapping(value, tp)
+            out: dict[str, Any] = {}
+            for key, item in body.items():
+                try:
+                    out[key] = self.structure(item, value_type)
+                except DecodeError as exc:
+                    raise exc.under(f"$.{key}") from None
+            return out
 
         return structure
 

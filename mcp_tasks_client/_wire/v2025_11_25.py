@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from .._errors import DecodeError
 from ..models import (
     BlobResourceContents,
@@ -18,6 +20,7 @@ from ..models import (
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ServerTasksCapability,
+    Task,
     TextResourceContents,
     UnknownContent,
 )
@@ -26,7 +29,7 @@ from ._converter import Family, WireConverter, _kind_of
 
 PROTOCOL_VERSION = "2025-11-25"
 
-__all__ = ["PROTOCOL_VERSION", "converter"]
+__all__ = ["PROTOCOL_VERSION", "converter", "install_common"]
 
 
 def _flag(value: Any, key: str) -> bool:
@@ -145,8 +148,9 @@ def _pick_elicit(value: Mapping[str, Any]) -> type:
     raise DecodeError("$.mode", f"unknown elicitation mode {mode!r}", mode)
 
 
-def _build() -> WireConverter:
-    conv = WireConverter()
+def install_common(conv: WireConverter) -> None:
+    """The shapes both generations write alike: capability flags, content blocks (by
+    ``type``), elicitation params (by ``mode``), resource contents."""
     _tasks_capability_hooks(
         conv,
         ServerTasksCapability,
@@ -178,6 +182,34 @@ def _build() -> WireConverter:
             lambda v: BlobResourceContents if "blob" in v else TextResourceContents,
         )
     )
+
+
+_LATER_TASK_KEYS = ("result", "error", "inputRequests")
+"""Keys a 2026-07-28 task inlines; under 2025-11-25 they are not fields but ``extra``."""
+
+
+def _task_hooks(conv: WireConverter) -> None:
+    generic = conv._attrs_structure_hook(Task)
+
+    def structure(value: Any, _: Any) -> Task:
+        body = _object_or_fail(value)
+        later = {k: body[k] for k in _LATER_TASK_KEYS if k in body}
+        task: Task = generic({k: v for k, v in body.items() if k not in later}, Task)
+        return attrs.evolve(task, extra={**task.extra, **later}) if later else task
+
+    conv.register_structure_hook(Task, structure)
+
+
+def _object_or_fail(value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise DecodeError("$", f"expected an object, got {_kind_of(value)}", value)
+    return value
+
+
+def _build() -> WireConverter:
+    conv = WireConverter()
+    install_common(conv)
+    _task_hooks(conv)
     return conv
 
 

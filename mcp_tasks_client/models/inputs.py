@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from typing import TypeAlias
 
 import attrs
 
 from ._base import JSONObject, extra_field, meta_field
 from .content import ContentBlock
-from .tasks import TaskMetadata
+from .tasks import InputRequest, TaskMetadata
 
 __all__ = [
     "CreateMessageRequestParams",
@@ -19,6 +20,7 @@ __all__ = [
     "ElicitRequestParams",
     "ElicitRequestURLParams",
     "ElicitResult",
+    "InputRequiredResult",
     "ListRootsResult",
     "Root",
     "SamplingMessage",
@@ -121,5 +123,18 @@ class ListRootsResult:
     """The client's answer to ``roots/list``."""
 
     roots: tuple[Root, ...]
+    meta: JSONObject | None = meta_field()
+    extra: JSONObject = extra_field()
+
+
+@attrs.frozen
+class InputRequiredResult:
+    """A 2026-07-28 MRTR answer (``resultType: "input_required"``, E C45-C48): the request
+    needs these inputs first. Retry it with the answers (``ToolCall.answering``): a new
+    request that repeats the params, adds ``inputResponses`` and echoes ``request_state``
+    byte for byte (or leaves it out when none came)."""
+
+    input_requests: Mapping[str, InputRequest] | None = None
+    request_state: str | None = None
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()

@@ -7,8 +7,11 @@ import attrs
 from ._base import JSONObject, extra_field, meta_field, wire
 
 __all__ = [
+    "SERVER_INFO_META",
+    "TASKS_EXTENSION",
     "ClientCapabilities",
     "ClientTasksCapability",
+    "DiscoverResult",
     "ElicitationCapability",
     "Implementation",
     "InitializeResult",
@@ -18,6 +21,12 @@ __all__ = [
     "ServerTasksCapability",
     "ToolsCapability",
 ]
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""The 2026-07-28 tasks extension's identifier, a key of ``capabilities.extensions`` (E C3)."""
+
+SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+"""``_meta`` key of a 2026-07-28 result naming the server (self-reported, E C8)."""
 
 
 @attrs.frozen
@@ -80,7 +89,11 @@ class ClientCapabilities:
     sampling: SamplingCapability | None = None
     elicitation: ElicitationCapability | None = None
     tasks: ClientTasksCapability | None = None
+    """2025-11-25 only (the client as a task receiver); never sent in 2026-07-28 (E A-24)."""
     experimental: JSONObject | None = None
+    extensions: JSONObject | None = None
+    """Extensions by identifier (2026-07-28). The tasks extension is not declared here: the
+    client adds it to exactly the requests that need it (a task call, ``tasks/*``)."""
     extra: JSONObject = extra_field()
 
 
@@ -113,7 +126,14 @@ class ServerCapabilities:
     prompts: JSONObject | None = None
     resources: JSONObject | None = None
     experimental: JSONObject | None = None
+    extensions: JSONObject | None = None
+    """Extensions by identifier (2026-07-28 ``server/discover``; E C11)."""
     extra: JSONObject = extra_field()
+
+    @property
+    def tasks_extension(self) -> bool:
+        """The server advertised the 2026-07-28 tasks extension (E C11, S1)."""
+        return isinstance(self.extensions, dict) and TASKS_EXTENSION in self.extensions
 
 
 @attrs.frozen
@@ -126,3 +146,24 @@ class InitializeResult:
     instructions: str | None = None
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()
+
+
+@attrs.frozen
+class DiscoverResult:
+    """The answer to ``server/discover`` (2026-07-28, E 3.10): the versions and capabilities
+    of a stateless server. ``ttl_ms`` and ``cache_scope`` say how long and for whom it may be
+    cached (E C12); they are read leniently (None when absent)."""
+
+    supported_versions: tuple[str, ...]
+    capabilities: ServerCapabilities
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
+    instructions: str | None = None
+    meta: JSONObject | None = meta_field()
+    extra: JSONObject = extra_field()
+
+    @property
+    def server_info(self) -> JSONObject | None:
+        """``_meta["io.modelcontextprotocol/serverInfo"]`` as sent (self-reported, E C8)."""
+        info = (self.meta or {}).get(SERVER_INFO_META)
+        return info if isinstance(info, dict) else None

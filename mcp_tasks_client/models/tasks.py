@@ -1,19 +1,28 @@
-"""Tasks of the 2025-11-25 generation (T, SCH ``Task``)."""
+"""Tasks, as both protocol generations show them (T, SCH ``Task``; 2026: E ``DetailedTask``).
+
+One :class:`Task` serves both generations: the 2026-07-28 wire names ``ttlMs`` and
+``pollIntervalMs`` are read into ``ttl`` and ``poll_interval`` (both milliseconds), and the
+fields only 2026-07-28 has (``result``, ``error``, ``input_requests``: what a ``tasks/get``
+inlines) stay ``None`` under 2025-11-25, whose codec keeps such keys in ``extra``.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from ._base import MAX_DURATION_MS, UNSET, JSONObject, Unset, extra_field, meta_field, ranged
+from .jsonrpc import ErrorObject
 
 __all__ = [
     "MODEL_IMMEDIATE_RESPONSE_META",
     "RELATED_TASK_META",
     "CreateTaskResult",
+    "InputRequest",
     "ListTasksResult",
     "Task",
     "TaskMetadata",
@@ -57,6 +66,17 @@ class TaskMetadata:
 
 
 @attrs.frozen
+class InputRequest:
+    """One entry of a 2026-07-28 task's ``inputRequests`` (or an MRTR ``InputRequiredResult``):
+    a server->client request written as ``{method, params}``, without ``jsonrpc`` or ``id``
+    (E C50). ``params`` is kept as received; the InputRouter decodes it by ``method``."""
+
+    method: str
+    params: JSONObject | None = None
+    extra: JSONObject = extra_field()
+
+
+@attrs.frozen
 class Task:
     """A task as ``tasks/get``, ``tasks/cancel``, ``tasks/list`` and status notifications show it.
 
@@ -76,13 +96,21 @@ class Task:
     )
     status_message: str | None = None
     poll_interval: float | None = ranged(0, MAX_DURATION_MS, default=None)
+    result: JSONObject | None = None
+    """2026-07-28: a ``completed`` task's result, inlined (what the call returned), as received."""
+    error: ErrorObject | None = None
+    """2026-07-28: a ``failed`` task's JSON-RPC error, inlined."""
+    input_requests: Mapping[str, InputRequest] | None = None
+    """2026-07-28: an ``input_required`` task's outstanding requests by key, every one still
+    open (E C28, C30)."""
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()
 
 
 @attrs.frozen
 class CreateTaskResult:
-    """The answer to an accepted task-augmented request: ``{"task": Task}`` (T:463, V-04)."""
+    """The answer to an accepted task-augmented request: ``{"task": Task}`` in 2025-11-25
+    (T:463, V-04), the flat ``{"resultType": "task", ...Task}`` in 2026-07-28 (E 3.3)."""
 
     task: Task
     meta: JSONObject | None = meta_field()

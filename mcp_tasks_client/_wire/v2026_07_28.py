@@ -1,0 +1,118 @@
+"""The 2026-07-28 wire format with the ``io.modelcontextprotocol/tasks`` extension (E).
+
+What differs from 2025-11-25 at the level of shapes (the rest is shared, ``install_common``):
+
+- a task's durations are ``ttlMs`` and ``pollIntervalMs`` (E 3.1); the models keep the
+  generation-neutral names ``ttl`` and ``poll_interval`` (milliseconds in both). A legacy
+  ``ttl`` / ``pollInterval`` key is not read as the field: it stays in ``extra`` (S4);
+- a task inlines ``result`` (completed), ``error`` (failed) and ``inputRequests``
+  (input_required), E 3.2;
+- ``CreateTaskResult`` is flat: ``{"resultType": "task", ...Task}`` (E 3.3), read into the same
+  :class:`~mcp_tasks_client.CreateTaskResult` (``.task``) as 2025-11-25's nested form;
+- ``clientCapabilities`` never carries the legacy ``tasks`` key (E A-24).
+
+Decode errors name the wire keys (``$.ttlMs``), never the model's names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from .._errors import DecodeError
+from ..models import ClientCapabilities, CreateTaskResult, Task
+from ._converter import WireConverter, _kind_of
+from .v2025_11_25 import install_common
+
+PROTOCOL_VERSION = "2026-07-28"
+
+__all__ = ["PROTOCOL_VERSION", "converter"]
+
+_WIRE_OF = {"ttl": "ttlMs", "pollInterval": "pollIntervalMs"}
+"""The model's JSON key (as the generic hooks write it) -> the 2026-07-28 key."""
+_MODEL_OF = {wire: model for model, wire in _WIRE_OF.items()}
+
+
+def _object(value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise DecodeError("$", f"expected an object, got {_kind_of(value)}", value)
+    return value
+
+
+def _wire_path(exc: DecodeError) -> DecodeError:
+    """``exc`` with a renamed key at the head of its path written as on the wire."""
+    for model, wire in _WIRE_OF.items():
+        head = f"$.{model}"
+        if exc.path == head or exc.path.startswith((head + ".", head + "[")):
+            return type(exc)(f"$.{wire}" + exc.path[len(head) :], exc.problem, exc.value)
+    return exc
+
+
+def _task_hooks(conv: WireConverter) -> None:
+    generic_structure = conv._attrs_structure_hook(Task)
+    generic_unstructure = conv._attrs_unstructure_hook(Task)
+
+    def structure(value: Any, _: Any) -> Task:
+        body = _object(value)
+        legacy = {k: body[k] for k in _WIRE_OF if k in body}
+        renamed = {_MODEL_OF.get(k, k): v for k, v in body.items() if k not in legacy}
+        try:
+            task: Task = generic_structure(renamed, Task)
+        except DecodeError as exc:
+            raise _wire_path(exc) from None
+        return attrs.evolve(task, extra={**task.extra, **legacy}) if legacy else task
+
+    def unstructure(task: Task) -> dict[str, Any]:
+        fields = generic_unstructure(attrs.evolve(task, extra={}))
+        out: dict[str, Any] = dict(task.extra)  # legacy keys included: nothing is dropped
+        out.update({_WIRE_OF.get(k, k): v for k, v in fields.items()})
+        return out
+
+    conv.register_structure_hook(Task, structure)
+    conv.register_unstructure_hook(Task, unstructure)
+
+
+def _create_task_hooks(conv: WireConverter) -> None:
+    def structure(value: Any, _: Any) -> CreateTaskResult:
+        body = _object(value)
+        meta = body.get("_meta")
+        if meta is not None and not isinstance(meta, dict):
+            raise DecodeError("$._meta", f"expected an object, got {_kind_of(meta)}", meta)
+        fields = {k: v for k, v in body.items() if k not in ("_meta", "resultType")}
+        task = conv.structure(fields, Task)
+        return CreateTaskResult(task, meta=meta)
+
+    def unstructure(created: CreateTaskResult) -> dict[str, Any]:
+        out: dict[str, Any] = {"resultType": "task", **conv.unstructure(created.task)}
+        out.update(created.extra)
+        if created.meta is not None:
+            out["_meta"] = dict(created.meta)
+        return out
+
+    conv.register_structure_hook(CreateTaskResult, structure)
+    conv.register_unstructure_hook(CreateTaskResult, unstructure)
+
+
+def _client_capabilities_hooks(conv: WireConverter) -> None:
+    generic = conv._attrs_unstructure_hook(ClientCapabilities)
+
+    def unstructure(capabilities: ClientCapabilities) -> dict[str, Any]:
+        out: dict[str, Any] = generic(capabilities)
+        out.pop("tasks", None)  # the 2025-11-25 receiver capability has no 2026 meaning
+        return out
+
+    conv.register_unstructure_hook(ClientCapabilities, unstructure)
+
+
+def _build() -> WireConverter:
+    conv = WireConverter()
+    install_common(conv)
+    _task_hooks(conv)
+    _create_task_hooks(conv)
+    _client_capabilities_hooks(conv)
+    return conv
+
+
+converter = _build()

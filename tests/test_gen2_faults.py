@@ -1,0 +1,295 @@
+"""The 2026-07-28 dialect against a scripted, fault-injecting HTTP server on 127.0.0.1: what a
+real server may do that the polite peer does not (eventually consistent acks that go on and on,
+made-up resultTypes, missing inline results, ids the answer names only in a malformed body).
+Rule ids: E ... (the extension digest)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from hostile.http_server import Conn, HostileHTTPServer, Received
+from started import task_created
+
+from mcp_tasks_client import (
+    Client,
+    Completed,
+    CreatedTaskUnreadable,
+    DeadlineExceeded,
+    DecodeError,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Generation,
+    HttpTransport,
+    Implementation,
+    InputContext,
+    InputRouter,
+    InputStuck,
+    OrphanedTask,
+    Poller,
+    PollPolicy,
+    ProtocolVersionRefused,
+    RequestTimeout,
+    Timeouts,
+    ToolCall,
+    UnsupportedInGeneration,
+    decode_header_value,
+)
+
+pytestmark = pytest.mark.anyio
+
+INFO = Implementation("mcp-tasks-client-tests", "0")
+NOW = "2026-08-01T00:00:00Z"
+FAST = PollPolicy(floor=0.01, initial=0.01, jitter=0.0)
+
+
+def task(task_id: str, status: str = "working", **extra: Any) -> dict[str, Any]:
+    return {
+        "taskId": task_id,
+        "status": status,
+        "createdAt": NOW,
+        "lastUpdatedAt": NOW,
+        "ttlMs": 60000,
+        "pollIntervalMs": 10,
+        **extra,
+    }
+
+
+ASK = {"method": "elicitation/create", "params": {"message": "ok?", "requestedSchema": {}}}
+DONE = {"content": [{"type": "text", "text": "done"}], "resultType": "complete"}
+
+
+@asynccontextmanager
+async def connected(
+    server: HostileHTTPServer, router: InputRouter | None = None, **kw: Any
+) -> AsyncIterator[Client]:
+    capabilities = router.capabilities() if router is not None else None
+    extra: dict[str, Any] = {"capabilities": capabilities} if capabilities is not None else {}
+    async with Client(
+        HttpTransport(server.url),
+        generation=Generation.V2026_07_28,
+        client_info=INFO,
+        **extra,
+        **kw,
+    ) as client:
+        if router is not None:
+            router.attach(client)
+        yield client
+
+
+def router_answering(calls: list[str]) -> InputRouter:
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def yes(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        calls.append(ctx.key)
+        return ElicitResult(ElicitAction.ACCEPT, {})
+
+    router.default_elicitation(yes)
+    return router
+
+
+async def test_an_answered_key_shown_again_and_again_is_answered_once() -> None:
+    """E C30-C33, A-9: the ack is eventually consistent; the key stays in five more
+    snapshots after its answer; the handler runs once and one tasks/update goes out."""
+    state = {"updates": 0, "polls_after": 0}
+
+    async def serve(request: Received, conn: Conn) -> None:
+        method = request.rpc_method
+        if method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task("t-1", "input_required")})
+        elif method == "tasks/update":
+            state["updates"] += 1
+            await conn.result(request, {"resultType": "complete"})
+        elif method == "tasks/get":
+            if state["updates"] and state["polls_after"] >= 5:
+                await conn.result(request, {**task("t-1", "completed"), "result": DONE})
+                return
+            if state["updates"]:
+                state["polls_after"] += 1
+            body = {**task("t-1", "input_required"), "inputRequests": {"k1": ASK}}
+            await conn.result(request, {"resultType": "complete", **body})
+
+    calls: list[str] = []
+    router = router_answering(calls)
+    async with HostileHTTPServer(serve) as server, connected(server, router) as client:
+        created = task_created(await client.start(ToolCall("x").as_task()))
+        async with Poller(client, FAST, inputs=router) as poller:
+            with anyio.fail_after(20):
+                outcome = await poller.wait(created)
+    assert isinstance(outcome, Completed)
+    assert calls == ["k1"]
+    assert state["updates"] == 1
+
+
+def _never_moving_on(updates: list[int]) -> Any:
+    async def serve(request: Received, conn: Conn) -> None:
+        method = request.rpc_method
+        if method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task("t-1", "input_required")})
+        elif method == "tasks/update":
+            updates.append(1)
+            await conn.result(request, {"resultType": "complete"})
+        else:
+            body = {**task("t-1", "input_required"), "inputRequests": {"k1": ASK}}
+            await conn.result(request, {"resultType": "complete", **body})
+
+    return serve
+
+
+async def test_a_task_that_never_moves_on_after_its_answers_is_input_stuck() -> None:
+    """PollPolicy.stuck_input_polls: every question answered, the task still asks: the wait
+    ends with InputStuck naming the keys, and nothing is cancelled."""
+    updates: list[int] = []
+    policy = PollPolicy(floor=0.01, initial=0.01, jitter=0.0, stuck_input_polls=4)
+    router = router_answering([])
+    async with HostileHTTPServer(_never_moving_on(updates)) as server:
+        async with connected(server, router) as client:
+            created = task_created(await client.start(ToolCall("x").as_task()))
+            async with Poller(client, policy, inputs=router) as poller:
+                with anyio.fail_after(20), pytest.raises(InputStuck) as caught:
+                    await poller.wait(created)
+        methods = server.rpc_methods()
+    assert caught.value.keys == ("k1",)
+    assert caught.value.polls == 4
+    assert updates == [1]
+    assert "tasks/cancel" not in methods
+
+
+async def test_without_the_detector_a_stuck_task_waits_for_the_deadline() -> None:
+    updates: list[int] = []
+    calls: list[str] = []
+    router = router_answering(calls)
+    async with (
+        HostileHTTPServer(_never_moving_on(updates)) as server,
+        connected(server, router) as client,
+    ):
+        created = task_created(await client.start(ToolCall("x").as_task()))
+        async with Poller(client, FAST, inputs=router) as poller:
+            with pytest.raises(DeadlineExceeded):
+                await poller.wait(created, deadline=0.5)
+    assert calls == ["k1"]
+
+
+@pytest.mark.parametrize("kind", ["nonsense", ""])
+async def test_an_unknown_result_type_is_a_decode_error(kind: str) -> None:
+    """E C17: a resultType the client does not know is invalid, never guessed."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        await conn.result(request, {**DONE, "resultType": kind})
+
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        with pytest.raises(DecodeError) as caught:
+            await client.start(ToolCall("x").as_task())
+    assert caught.value.path == "$.result.resultType"
+
+
+async def test_a_task_for_a_call_that_did_not_ask_is_invalid() -> None:
+    """E C17, C19: resultType task on a request that did not declare the extension."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        await conn.result(request, {"resultType": "task", **task("t-1")})
+
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        with pytest.raises(DecodeError) as caught:
+            await client.call_tool(ToolCall("x"))
+    assert caught.value.path == "$.result.resultType"
+
+
+async def test_a_completed_task_without_its_result_is_a_decode_error() -> None:
+    """E S6: completed MUST carry result; a wait ends with the typed error, not a guess."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        if request.rpc_method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task("t-1")})
+        else:
+            await conn.result(request, {"resultType": "complete", **task("t-1", "completed")})
+
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        created = task_created(await client.start(ToolCall("x").as_task()))
+        async with Poller(client, FAST) as poller:
+            with anyio.fail_after(10), pytest.raises(DecodeError) as caught:
+                await poller.wait(created)
+    assert caught.value.path == "$.result.result"
+
+
+async def test_a_malformed_create_answer_still_yields_its_task_id() -> None:
+    """Issue 7's no-lost-id promise in 2026-07-28's flat shape."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        await conn.result(request, {"resultType": "task", **task("t-9", ttlMs="soon")})
+
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        with pytest.raises(CreatedTaskUnreadable) as caught:
+            await client.start(ToolCall("x").as_task())
+    assert caught.value.task_id == "t-9"
+    assert caught.value.path == "$.result.ttlMs"
+
+
+async def test_a_timed_out_start_reports_the_task_it_created_and_sends_no_cancel() -> None:
+    """E C38: over HTTP the stream's close is the cancel; no notifications/cancelled, and
+    the late flat CreateTaskResult is still read and reported."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        await anyio.sleep(0.5)
+        await conn.result(request, {"resultType": "task", **task("late-1")})
+
+    orphans: list[OrphanedTask] = []
+    timeouts = Timeouts(orphan_watch=10)
+    async with HostileHTTPServer(serve) as server:
+        async with connected(server, timeouts=timeouts) as client:
+            client.on_orphaned_task(orphans.append)
+            with pytest.raises(RequestTimeout):
+                await client.start(ToolCall("x").as_task(), timeout=0.1)
+            with anyio.fail_after(10):
+                while not orphans:
+                    await anyio.sleep(0.02)
+            plain_timeout = pytest.raises(RequestTimeout)
+            with plain_timeout:
+                await client.call_tool(ToolCall("slow"), timeout=0.1)
+            await anyio.sleep(0.3)
+        methods = server.rpc_methods()
+    assert [o.task_id for o in orphans] == ["late-1"]
+    assert "notifications/cancelled" not in methods
+
+
+async def test_an_unsupported_version_is_typed_with_what_the_server_speaks() -> None:
+    """E C53, C10: -32022 names the supported versions; the client does not retry."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        data = {"supported": ["2027-01-01"], "requested": "2026-07-28"}
+        body = {"code": -32022, "message": "Unsupported protocol version", "data": data}
+        await conn.json({"jsonrpc": "2.0", "id": request.rpc_id, "error": body}, status=400)
+
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        with pytest.raises(ProtocolVersionRefused) as caught:
+            await client.discover()
+        methods = server.rpc_methods()
+    assert caught.value.supported == ("2027-01-01",)
+    assert methods == ["server/discover"]
+
+
+async def test_a_task_id_that_is_not_plain_ascii_is_sentinel_encoded_in_mcp_name() -> None:
+    """E C58-C59: Mcp-Name carries the taskId; a non-ASCII id goes base64-sentinel encoded."""
+    seen: list[str] = []
+
+    async def serve(request: Received, conn: Conn) -> None:
+        seen.append(request.headers.get("mcp-name", ""))
+        await conn.result(request, {"resultType": "complete", **task("tâche 1")})
+
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        await client.get_task("tâche 1")
+    assert seen[0].startswith("=?base64?")
+    assert decode_header_value(seen[0]) == "tâche 1"
+
+
+async def test_there_is_no_get_stream_in_2026() -> None:
+    async with HostileHTTPServer() as server, connected(server) as client:
+        with pytest.raises(UnsupportedInGeneration):
+            await client.open_listen_stream()
+        methods = server.rpc_methods()
+    assert methods == []
