@@ -184,6 +184,8 @@ class Poller:
         rng: random.Random | None = None,
         wall_clock: Callable[[], dt.datetime] | None = None,
     ) -> None:
+        if policy.listen and not client.dialect.stateless:
+            raise UsageError("PollPolicy(listen=True) is for 2026-07-28 (subscriptions/listen)")
         self.client = client
         self.policy = policy
         self.inputs = inputs
@@ -223,8 +225,6 @@ class Poller:
         )
         self._unsubscribe.append(self.client.on_connection_end(self._on_connection_end))
         if self.policy.listen:
-            if not self.client.dialect.stateless:
-                raise UsageError("PollPolicy(listen=True) is for 2026-07-28 (subscriptions/listen)")
             self._unsubscribe.append(
                 self.client.on_notification(
                     "notifications/subscriptions/acknowledged", self._on_acknowledged

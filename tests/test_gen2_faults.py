@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hostile.http_server import Conn, HostileHTTPServer, Received
+from hostile.http_server import Conn, HostileHTTPServer, Received, sse_event
 from started import task_created
 
 from mcp_tasks_client import (
@@ -38,6 +38,7 @@ from mcp_tasks_client import (
     Timeouts,
     ToolCall,
     UnsupportedInGeneration,
+    UsageError,
     decode_header_value,
 )
 
@@ -293,3 +294,127 @@ async def test_there_is_no_get_stream_in_2026() -> None:
             await client.open_listen_stream()
         methods = server.rpc_methods()
     assert methods == []
+
+
+# -- push: subscriptions/listen (E C39-C44, A-15, A-25) -----------------------------------------
+
+SLOW = 600_000  # pollIntervalMs: a poll would not come within the test
+
+
+def _notification(method: str, params: dict[str, Any]) -> bytes:
+    return sse_event({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def _listen_server(listens: list[list[str]], acknowledge: bool) -> Any:
+    """Tasks that poll slowly; a listen acknowledges its ids (or none) and, a moment later,
+    pushes each one completed."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        method = request.rpc_method
+        if method == "tools/call":
+            name = request.params["name"]
+            await conn.result(request, {"resultType": "task", **task(name, pollIntervalMs=SLOW)})
+        elif method == "tasks/get":
+            task_id = request.params["taskId"]
+            await conn.result(
+                request, {"resultType": "complete", **task(task_id, pollIntervalMs=SLOW)}
+            )
+        elif method == "subscriptions/listen":
+            ids = request.params["notifications"]["taskIds"]
+            listens.append(ids)
+            meta = {"io.modelcontextprotocol/subscriptionId": request.rpc_id}
+            await conn.start_sse()
+            acked = ids if acknowledge else []
+            ack = {"_meta": meta, "notifications": {"taskIds": acked}}
+            await conn.write(_notification("notifications/subscriptions/acknowledged", ack))
+            await anyio.sleep(0.2)
+            for task_id in ids:
+                done = {**task(task_id, "completed", pollIntervalMs=SLOW), "result": DONE}
+                await conn.write(_notification("notifications/tasks", {"_meta": meta, **done}))
+            await anyio.sleep_forever()
+
+    return serve
+
+
+async def test_a_pushed_snapshot_ends_the_wait_long_before_the_next_poll() -> None:
+    listens: list[list[str]] = []
+    policy = PollPolicy(jitter=0.0, listen=True)
+    async with (
+        HostileHTTPServer(_listen_server(listens, acknowledge=True)) as server,
+        connected(server) as client,
+    ):
+        created = task_created(await client.start(ToolCall("t-1").as_task()))
+        async with Poller(client, policy) as poller:
+            with anyio.fail_after(10):
+                outcome = await poller.wait(created)
+        gets = [m for m in server.rpc_methods() if m == "tasks/get"]
+    assert isinstance(outcome, Completed)
+    assert listens == [["t-1"]]
+    assert len(gets) <= 1  # the first poll at most: the outcome came pushed
+
+
+async def test_the_listen_is_reopened_when_the_set_of_tasks_changes() -> None:
+    """A-15: one listen per poller, reopened with the current set (no update method)."""
+    listens: list[list[str]] = []
+    policy = PollPolicy(jitter=0.0, listen=True)
+    async with (
+        HostileHTTPServer(_listen_server(listens, acknowledge=True)) as server,
+        connected(server) as client,
+    ):
+        first = task_created(await client.start(ToolCall("a").as_task()))
+        second = task_created(await client.start(ToolCall("b").as_task()))
+        async with Poller(client, policy) as poller:
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(poller.wait, first)
+                    await anyio.sleep(0.5)  # "a" alone is listened to, and ends
+                    group.start_soon(poller.wait, second)
+    assert listens[0] == ["a"]
+    assert ["b"] in listens
+
+
+async def test_ids_the_server_did_not_acknowledge_keep_their_polling() -> None:
+    """E C40: the listen is open but the server acknowledged none of the ids and pushes
+    nothing: the task is polled at its own pace and the poll ends the wait."""
+    listens: list[list[str]] = []
+    polls = {"n": 0}
+
+    async def serve(request: Received, conn: Conn) -> None:
+        method = request.rpc_method
+        if method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task("t-2")})
+        elif method == "tasks/get":
+            polls["n"] += 1
+            status = "completed" if polls["n"] >= 3 else "working"
+            extra = {"result": DONE} if status == "completed" else {}
+            await conn.result(request, {"resultType": "complete", **task("t-2", status), **extra})
+        elif method == "subscriptions/listen":
+            listens.append(request.params["notifications"]["taskIds"])
+            await conn.start_sse()
+            ack: dict[str, Any] = {"notifications": {"taskIds": []}}
+            await conn.write(_notification("notifications/subscriptions/acknowledged", ack))
+            await anyio.sleep_forever()
+
+    policy = PollPolicy(floor=0.01, jitter=0.0, listen=True)
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        created = task_created(await client.start(ToolCall("t-2").as_task()))
+        async with Poller(client, policy) as poller:
+            with anyio.fail_after(10):
+                outcome = await poller.wait(created)
+    assert isinstance(outcome, Completed)
+    assert polls["n"] == 3
+    assert listens == [["t-2"]]
+
+
+async def test_listening_is_refused_for_2025_11_25() -> None:
+    async with (
+        HostileHTTPServer() as server,
+        Client(
+            HttpTransport(server.url), generation=Generation.V2025_11_25, client_info=INFO
+        ) as client,
+    ):
+        with pytest.raises(UsageError):
+            async with Poller(client, PollPolicy(listen=True)):
+                pass
+        with pytest.raises(UnsupportedInGeneration):
+            await client.listen_tasks(["t"])
