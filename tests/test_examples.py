@@ -11,11 +11,11 @@ from conftest import require_peer
 REPO = Path(__file__).resolve().parent.parent
 
 
-def run_example(name: str) -> str:
-    """Run ``examples/<name>`` (it starts the bundled mcp 1.30 peer); its stdout."""
-    require_peer("mcp1")
+def run_example(name: str, *args: str, peer: str = "mcp1") -> str:
+    """Run ``examples/<name>`` (it starts the bundled peer of its generation); its stdout."""
+    require_peer(peer)
     run = subprocess.run(
-        [sys.executable, str(REPO / "examples" / name)],
+        [sys.executable, str(REPO / "examples" / name), *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -28,7 +28,7 @@ def run_example(name: str) -> str:
 def test_demo_starts_a_task_on_a_real_server_and_prints_its_outcome() -> None:
     out = run_example("demo.py")
     assert "protocol 2025-11-25" in out
-    assert "need_task    taskSupport=required" in out
+    assert "  need_task" in out
     assert "plain call: plain_echo -> ['echo: hello from the demo']" in out
     assert "task started:" in out
     assert "outcome: completed -> ['echo (task): rendered scene 3']" in out
@@ -42,3 +42,22 @@ def test_agent_host_routes_each_tasks_question_to_its_own_conversation() -> None
     assert "deploy: completed -> confirmed=True action=accept" in out
     assert "wipe: completed -> confirmed=False action=decline" in out
     assert "digest: completed -> model host-model-1 said: RELEASE NOTES" in out
+
+
+def test_the_demo_speaks_2026_07_28_with_the_same_code() -> None:
+    out = run_example("demo.py", "--generation", "2026-07-28", peer="fastmcp4")
+    assert "discovered fastmcp-tasks-peer, versions ['2026-07-28']" in out
+    assert "server tasks extension: True" in out
+    assert "plain call: greet -> ['Hello, demo!']" in out
+    assert "task started:" in out
+    assert "outcome: completed -> ['computed scene 3 in 2.0s']" in out
+
+
+def test_the_agent_host_routes_2026_07_28_questions_by_task_id() -> None:
+    out = run_example("agent_host.py", "--generation", "2026-07-28", peer="fastmcp4")
+    assert "[alice] asked: Delete prod.db? -> yes" in out
+    assert "[bob] asked: Delete cache? -> no" in out
+    assert "[carol] asked: Your name? -> carol" in out
+    assert "deploy: completed -> deleted prod.db" in out
+    assert "wipe: completed -> kept cache (decline)" in out
+    assert "greet: completed -> Hello, carol!" in out
