@@ -25,6 +25,7 @@ the transport.
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import math
 import re
@@ -75,13 +76,14 @@ from ._protocol.connection import (
 )
 from ._protocol.dialects import Dialect, Stateless, dialect_for, header_annotations
 from ._transports.base import Transport, TransportFault
-from .builders import TaskToolCall, ToolCall
+from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .models import (
     TASKS_EXTENSION,
     CallToolResult,
     ClientCapabilities,
     CreateTaskResult,
     DiscoverResult,
+    GetPromptResult,
     Implementation,
     InitializeResult,
     InputRequest,
@@ -90,9 +92,14 @@ from .models import (
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
+    ListPromptsResult,
+    ListResourcesResult,
     ListTasksResult,
     ListToolsResult,
+    Prompt,
+    ReadResourceResult,
     RequestId,
+    Resource,
     ServerCapabilities,
     Task,
     TaskSupport,
@@ -140,6 +147,15 @@ error). Returning None sends nothing: only for a duplicate delivery already answ
 
 NotificationHandler = Callable[[JSONRPCNotification], None]
 """Receives one notification; runs in the reader, so it must not block."""
+
+
+class _Answerable(Protocol):
+    """A request MRTR can answer and repeat (ToolCall, TaskToolCall, GetPrompt, ...)."""
+
+    def answering(self: A, answer: InputRequiredResult, responses: Mapping[str, Any]) -> A: ...
+
+
+A = TypeVar("A", bound=_Answerable)
 
 
 class CallInputs(Protocol):
@@ -623,14 +639,23 @@ class Client:
         ``Limits.max_input_rounds`` times; ``timeout`` applies to each round. An input no
         handler answers raises InputRequired, as without ``inputs``.
         """
+        return await self._mrtr(
+            call, functools.partial(self._call_tool_once, tool=tool, timeout=timeout), inputs
+        )
+
+    async def _mrtr(
+        self, request: A, once: Callable[[A], Awaitable[T]], inputs: CallInputs | None
+    ) -> T:
+        """``once(request)``; with ``inputs``, each MRTR round answered and retried."""
         rounds = 0
         while True:
             try:
-                return await self._call_tool_once(call, tool=tool, timeout=timeout)
+                return await once(request)
             except InputRequired as needed:
                 if inputs is None:
                     raise
-                call = call.answering(needed.answer, await self._answers(needed, inputs, rounds))
+                answers = await self._answers(needed, inputs, rounds)
+                request = request.answering(needed.answer, answers)
                 rounds += 1
 
     async def _answers(
@@ -651,6 +676,84 @@ class Client:
                 raise needed
             responses[key] = response
         return responses
+
+    def _plain_answer(self, raw: JSONObject, cls: type[T], method: str, name: str) -> T:
+        answer = self._read(raw, functools.partial(self._dialect.read_answer, cls=cls))
+        if isinstance(answer, InputRequiredResult):
+            raise InputRequired(method, name, answer)
+        return answer
+
+    # -- resources and prompts (both generations; MRTR in 2026-07-28) ---------------------
+
+    async def list_resources_page(
+        self, cursor: str | None = None, *, timeout: float | None = None
+    ) -> ListResourcesResult:
+        """One page of ``resources/list``; the cursor is opaque."""
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self.request("resources/list", params, timeout=timeout)
+        return self._decode(raw, ListResourcesResult)
+
+    async def list_resources(self, *, timeout: float | None = None) -> AsyncIterator[Resource]:
+        """Every resource, page by page (a cursor given twice is a ProtocolError)."""
+        cursors = _Cursors("resources/list")
+        while True:
+            page = await self.list_resources_page(cursors.current, timeout=timeout)
+            for resource in page.resources:
+                yield resource
+            if not cursors.follow(page.next_cursor):
+                return
+
+    async def read_resource(
+        self,
+        read: ReadResource | str,
+        *,
+        timeout: float | None = None,
+        inputs: CallInputs | None = None,
+    ) -> ReadResourceResult:
+        """``resources/read``. In 2026-07-28 it may need input first: InputRequired, or with
+        ``inputs`` answered and retried as for :meth:`call_tool`."""
+        request = ReadResource(read) if isinstance(read, str) else read
+
+        async def once(request: ReadResource) -> ReadResourceResult:
+            params = self._call_params(request.params())
+            raw = await self.request("resources/read", params, timeout=timeout)
+            return self._plain_answer(raw, ReadResourceResult, "resources/read", request.uri)
+
+        return await self._mrtr(request, once, inputs)
+
+    async def list_prompts_page(
+        self, cursor: str | None = None, *, timeout: float | None = None
+    ) -> ListPromptsResult:
+        """One page of ``prompts/list``; the cursor is opaque."""
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self.request("prompts/list", params, timeout=timeout)
+        return self._decode(raw, ListPromptsResult)
+
+    async def list_prompts(self, *, timeout: float | None = None) -> AsyncIterator[Prompt]:
+        """Every prompt, page by page (a cursor given twice is a ProtocolError)."""
+        cursors = _Cursors("prompts/list")
+        while True:
+            page = await self.list_prompts_page(cursors.current, timeout=timeout)
+            for prompt in page.prompts:
+                yield prompt
+            if not cursors.follow(page.next_cursor):
+                return
+
+    async def get_prompt(
+        self,
+        get: GetPrompt,
+        *,
+        timeout: float | None = None,
+        inputs: CallInputs | None = None,
+    ) -> GetPromptResult:
+        """``prompts/get``; MRTR as for :meth:`read_resource`."""
+
+        async def once(request: GetPrompt) -> GetPromptResult:
+            params = self._call_params(request.params())
+            raw = await self.request("prompts/get", params, timeout=timeout)
+            return self._plain_answer(raw, GetPromptResult, "prompts/get", request.name)
+
+        return await self._mrtr(get, once, inputs)
 
     async def _call_tool_once(
         self, call: ToolCall, *, tool: Tool | None = None, timeout: float | None = None
@@ -681,17 +784,7 @@ class Client:
             if TASKS_EXTENSION in exc.extensions:  # E S3: only runs as a task
                 raise TaskAugmentationRequired(call.name, server_said=exc.message) from exc
             raise
-        if self._dialect.stateless:
-            answer = self._read(raw, self._dialect.read_start)
-            if isinstance(answer, InputRequiredResult):
-                raise InputRequired("tools/call", call.name, answer)
-            if isinstance(answer, CreateTaskResult):  # E C17/C19: not declared, so invalid
-                raise DecodeError(
-                    "$.result.resultType", "a task for a call that did not declare tasks", "task"
-                )
-            result = answer
-        else:
-            result = self._decode(raw, CallToolResult)
+        result = self._plain_answer(raw, CallToolResult, "tools/call", call.name)
         said = _error_text(result)
         if said is not None and _REQUIRES_TASK.search(said):
             raise TaskAugmentationRequired(call.name, server_said=said)
@@ -707,15 +800,8 @@ class Client:
     ) -> CreateTaskResult | CallToolResult:
         """Start a tool call as a task; see :meth:`_start_once`. ``inputs`` answers MRTR
         rounds before the task exists, as for :meth:`call_tool` (E S21)."""
-        rounds = 0
-        while True:
-            try:
-                return await self._start_once(call, tool=tool, timeout=timeout)
-            except InputRequired as needed:
-                if inputs is None:
-                    raise
-                call = call.answering(needed.answer, await self._answers(needed, inputs, rounds))
-                rounds += 1
+        once = functools.partial(self._start_once, tool=tool, timeout=timeout)
+        return await self._mrtr(call, once, inputs)
 
     async def _start_once(
         self, call: TaskToolCall, *, tool: Tool | None = None, timeout: float | None = None

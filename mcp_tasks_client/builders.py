@@ -10,13 +10,44 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
 from .models import InputRequiredResult, JSONObject
 
-__all__ = ["TaskToolCall", "ToolCall"]
+__all__ = ["GetPrompt", "ReadResource", "TaskToolCall", "ToolCall"]
+
+_Answerable = TypeVar("_Answerable", "ToolCall", "GetPrompt", "ReadResource")
+
+
+def _answering(
+    request: _Answerable, answer: InputRequiredResult, responses: Mapping[str, Any]
+) -> _Answerable:
+    """``request`` again with MRTR answers (E C45-C47): only keys the server asked for, and
+    its ``requestState`` exactly as it came (none when none came)."""
+    asked = set((answer.input_requests or {}).keys())
+    unknown = sorted(set(responses) - asked)
+    if unknown:
+        raise ValueError(f"responses for keys the server did not ask for: {unknown!r}")
+    return attrs.evolve(
+        request, input_responses=dict(responses), request_state=answer.request_state
+    )
+
+
+def _with_answers(
+    params: dict[str, Any],
+    meta: JSONObject | None,
+    input_responses: Mapping[str, Any] | None,
+    request_state: str | None,
+) -> dict[str, Any]:
+    if meta is not None:
+        params["_meta"] = dict(meta)
+    if input_responses is not None:
+        params["inputResponses"] = dict(input_responses)
+    if request_state is not None:
+        params["requestState"] = request_state
+    return params
 
 
 @attrs.frozen
@@ -37,13 +68,7 @@ class ToolCall:
         meta, ``responses`` as ``inputResponses`` (keys the server asked for), and the
         server's ``requestState`` exactly as it came (none when none came). The Client sends
         it with a new request id."""
-        asked = set((answer.input_requests or {}).keys())
-        unknown = sorted(set(responses) - asked)
-        if unknown:
-            raise ValueError(f"responses for keys the server did not ask for: {unknown!r}")
-        return attrs.evolve(
-            self, input_responses=dict(responses), request_state=answer.request_state
-        )
+        return _answering(self, answer, responses)
 
     def as_task(self, ttl: dt.timedelta | None = None) -> TaskToolCall:
         """This call, task-augmented; ``ttl`` is how long the server should keep the task
@@ -52,13 +77,7 @@ class ToolCall:
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"name": self.name, "arguments": dict(self.arguments)}
-        if self.meta is not None:
-            params["_meta"] = dict(self.meta)
-        if self.input_responses is not None:
-            params["inputResponses"] = dict(self.input_responses)
-        if self.request_state is not None:
-            params["requestState"] = self.request_state
-        return params
+        return _with_answers(params, self.meta, self.input_responses, self.request_state)
 
 
 def _positive_ttl(instance: object, attribute: object, value: dt.timedelta | None) -> None:
@@ -93,3 +112,44 @@ class TaskToolCall:
         params = self.call.params()
         params["task"] = {} if self.ttl_ms is None else {"ttl": self.ttl_ms}
         return params
+
+
+@attrs.frozen
+class GetPrompt:
+    """A ``prompts/get``; like a ToolCall, answerable after an MRTR round (2026-07-28)."""
+
+    name: str
+    arguments: Mapping[str, str] = attrs.field(factory=dict)
+    meta: JSONObject | None = None
+    input_responses: Mapping[str, Any] | None = None
+    request_state: str | None = None
+
+    def answering(self, answer: InputRequiredResult, responses: Mapping[str, Any]) -> GetPrompt:
+        return _answering(self, answer, responses)
+
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": self.name}
+        if self.arguments:
+            params["arguments"] = dict(self.arguments)
+        return _with_answers(params, self.meta, self.input_responses, self.request_state)
+
+
+@attrs.frozen
+class ReadResource:
+    """A ``resources/read``; like a ToolCall, answerable after an MRTR round (2026-07-28)."""
+
+    uri: str
+    meta: JSONObject | None = None
+    input_responses: Mapping[str, Any] | None = None
+    request_state: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.uri
+
+    def answering(self, answer: InputRequiredResult, responses: Mapping[str, Any]) -> ReadResource:
+        return _answering(self, answer, responses)
+
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"uri": self.uri}
+        return _with_answers(params, self.meta, self.input_responses, self.request_state)

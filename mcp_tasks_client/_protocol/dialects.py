@@ -30,7 +30,7 @@ import abc
 import base64
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from .._errors import DecodeError, UsageError
 from .._generation import Generation
@@ -64,6 +64,8 @@ __all__ = [
     "header_annotations",
     "param_headers",
 ]
+
+T = TypeVar("T")
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -124,6 +126,12 @@ class Dialect(abc.ABC):
     def read_task(self, raw: JSONObject) -> Task:
         """A ``tasks/get`` answer or a status notification's params."""
         return self.converter.decode(raw, Task)
+
+    def read_answer(self, raw: JSONObject, cls: type[T]) -> T | InputRequiredResult:
+        """The answer to a request that cannot make a task (a plain ``tools/call``,
+        ``prompts/get``, ``resources/read`` ...): ``cls``, or (2026-07-28) a request for input
+        first. 2025-11-25 has only ``cls``."""
+        return self.converter.decode(raw, cls)
 
     def read_ack(self, raw: JSONObject) -> None:
         """An answer that carries nothing (2026-07-28 ``tasks/update``, ``tasks/cancel``, a
@@ -238,13 +246,23 @@ class Stateless(Dialect):
         if kind == "complete":
             return self.converter.decode(raw, CallToolResult)
         if kind == "input_required":
-            answer = self.converter.decode(raw, InputRequiredResult)
-            if answer.input_requests is None and answer.request_state is None:
-                raise DecodeError(
-                    "$", "input_required needs inputRequests or requestState (E 3.11)", None
-                )
-            return answer
+            return self._input_required(raw)
         raise DecodeError("$.resultType", f"unknown resultType {kind!r} (E C17)", kind)
+
+    def read_answer(self, raw: JSONObject, cls: type[T]) -> T | InputRequiredResult:
+        kind = raw.get("resultType", "complete")  # E C16
+        if kind == "complete":
+            return self.converter.decode(raw, cls)
+        if kind == "input_required":
+            return self._input_required(raw)
+        # E C17, C19: "task" on a request that declared no tasks is invalid, so is the unknown
+        raise DecodeError("$.resultType", f"resultType {kind!r} is not an answer here", kind)
+
+    def _input_required(self, raw: JSONObject) -> InputRequiredResult:
+        answer = self.converter.decode(raw, InputRequiredResult)
+        if answer.input_requests is None and answer.request_state is None:
+            raise DecodeError("$", "input_required needs inputRequests or requestState (E 3.11)")
+        return answer
 
     def read_task(self, raw: JSONObject) -> Task:
         kind = raw.get("resultType", "complete")

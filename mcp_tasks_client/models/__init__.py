@@ -5,6 +5,16 @@ protocol generation.
 """
 
 from ._base import MAX_DURATION_MS, UNSET, JSONObject, JSONValue, Unset
+from .catalog import (
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceResult,
+    Resource,
+)
 from .content import (
     AudioContent,
     BlobResourceContents,
@@ -90,6 +100,7 @@ __all__ = [
     "ElicitationCapability",
     "EmbeddedResource",
     "ErrorObject",
+    "GetPromptResult",
     "ImageContent",
     "Implementation",
     "InitializeResult",
@@ -102,10 +113,17 @@ __all__ = [
     "JSONRPCRequest",
     "JSONRPCResponse",
     "JSONValue",
+    "ListPromptsResult",
+    "ListResourcesResult",
     "ListRootsResult",
     "ListTasksResult",
     "ListToolsResult",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ReadResourceResult",
     "RequestId",
+    "Resource",
     "ResourceLink",
     "Root",
     "RootsCapability",

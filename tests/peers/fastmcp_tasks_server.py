@@ -20,6 +20,9 @@ Tools:
   badly_annotated     no task config: an x-mcp-header on a number (invalid: a client leaves
                       the tool out of tools/list)
 
+Resources: note://greeting (plain text), note://secret (asks a `pin` first, MRTR).
+Prompts: summary(topic) (plain), ask_topic (asks a `topic` first, MRTR).
+
 Usage:
   python fastmcp_tasks_server.py http [PORT]   # http://127.0.0.1:PORT/mcp
   python fastmcp_tasks_server.py stdio
@@ -153,6 +156,36 @@ async def ask_with_state(ctx: Context) -> str | InputRequiredResult:
         return InputRequiredResult(input_requests=ask, request_state="opaque-1")
     content = answers["name"].content or {}
     return f"Hi {content.get('name')} state={ctx.request_state}"
+
+
+@mcp.resource("note://greeting")
+def greeting() -> str:
+    """A plain text resource."""
+    return "hello from a resource"
+
+
+@mcp.resource("note://secret")
+async def secret(ctx: Context) -> str | InputRequiredResult:
+    """Asks a pin first (MRTR on resources/read)."""
+    answers = ctx.input_responses or {}
+    if "pin" not in answers:
+        return InputRequiredResult(input_requests=_ask("pin", "PIN?", "pin"))
+    return f"secret for pin {(answers['pin'].content or {}).get('pin')}"
+
+
+@mcp.prompt
+def summary(topic: str) -> str:
+    """A plain prompt."""
+    return f"Summarize {topic} in one line."
+
+
+@mcp.prompt
+async def ask_topic(ctx: Context) -> str | InputRequiredResult:
+    """Asks its topic first (MRTR on prompts/get)."""
+    answers = ctx.input_responses or {}
+    if "topic" not in answers:
+        return InputRequiredResult(input_requests=_ask("topic", "Topic?", "topic"))
+    return f"Write about {(answers['topic'].content or {}).get('topic')}."
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ Tools:
   fail        execution.taskSupport="required": task ends status=failed
   plain_echo  no `execution` (taskSupport absent = forbidden): returns "echo: <text>"
 
+Resources: note://greeting (plain text). Prompts: summary(topic).
+
 Usage:
   python mcp1_tasks_server.py stdio
   python mcp1_tasks_server.py http PORT      # http://127.0.0.1:PORT/mcp
@@ -185,6 +187,32 @@ def _run_http(port: int) -> None:
         log_level="warning",
         timeout_graceful_shutdown=1,
     )
+
+
+@server.list_resources()
+async def list_resources() -> list[types.Resource]:
+    return [types.Resource(uri="note://greeting", name="greeting", mimeType="text/plain")]
+
+
+@server.read_resource()
+async def read_resource(uri: Any) -> str:
+    if str(uri) != "note://greeting":
+        raise ValueError(f"no resource {uri}")
+    return "hello from a resource"
+
+
+@server.list_prompts()
+async def list_prompts() -> list[types.Prompt]:
+    topic = types.PromptArgument(name="topic", required=True)
+    return [types.Prompt(name="summary", description="A plain prompt.", arguments=[topic])]
+
+
+@server.get_prompt()
+async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+    topic = (arguments or {}).get("topic", "")
+    text = types.TextContent(type="text", text=f"Summarize {topic} in one line.")
+    message = types.PromptMessage(role="user", content=text)
+    return types.GetPromptResult(description="A plain prompt.", messages=[message])
 
 
 def main() -> None:
