@@ -76,9 +76,10 @@ from .models import (
     Implementation,
     InitializeResult,
     JSONObject,
-    JSONRPCMessage,
+    JSONRPCError,
     JSONRPCNotification,
     JSONRPCRequest,
+    JSONRPCResponse,
     ListTasksResult,
     ListToolsResult,
     RequestId,
@@ -787,7 +788,9 @@ class Client:
         self._serving += 1
         self._task_group.start_soon(self._answer, request)
 
-    async def _send_reply(self, reply: JSONRPCMessage) -> None:
+    async def _send_reply(self, reply: JSONRPCResponse | JSONRPCError) -> None:
+        """Send an answer to the server, bounded; a failure is a warning, never raised (it runs
+        in the client's own tasks: a foreign exception would escape ``async with Client``)."""
         try:
             with anyio.fail_after(self.timeouts.request):
                 await self.transport.send(reply)
@@ -795,6 +798,14 @@ class Client:
             self._warn(RequestTimeout("an answer to the server", self.timeouts.request))
         except MCPTasksError as exc:
             self._warn(exc)
+        except Exception as exc:  # a result the wire cannot carry (a lone surrogate ...)
+            log.exception("the answer to server request %r could not be sent", reply.id)
+            error = TransportError(
+                f"the answer to server request {reply.id!r} could not be sent: "
+                f"{type(exc).__name__}: {exc}"
+            )
+            error.__cause__ = exc
+            self._warn(error)
 
     async def _answer(self, request: JSONRPCRequest) -> None:
         try:

@@ -373,6 +373,37 @@ async def test_a_request_delivered_twice_while_unanswered_is_answered_once() -> 
     ]
 
 
+async def test_an_answer_that_cannot_be_sent_is_a_warning_not_a_crash() -> None:
+    """A handler result the wire cannot carry (a lone surrogate, which no UTF-8 holds) raised
+    UnicodeEncodeError from the answer's send, inside the client's task group. Any failure to
+    send an answer is now a warning; the client goes on."""
+    seen: list[Any] = []
+
+    async def script(server: MemoryServerEnd) -> None:
+        await handshake(server)
+        await server.send({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
+        await server.send({"jsonrpc": "2.0", "id": "p1", "method": "ping"})
+        seen.append(await server.receive())
+        request = await server.receive()
+        await server.send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}})
+        await anyio.sleep_forever()
+
+    async def roots(request: JSONRPCRequest) -> Any:
+        return {"roots": [{"uri": "file:///\ud800"}]}
+
+    async def body(client: Client) -> None:
+        client.on_request("roots/list", roots)
+        with anyio.fail_after(5):
+            while not seen:
+                await anyio.sleep(0.01)
+        assert (await client.call_tool(ToolCall("t"))).content == ()
+        warned = [w for w in client.warnings if "UnicodeEncodeError" in str(w)]
+        assert len(warned) == 1, list(client.warnings)
+
+    await run_with(script, body)
+    assert seen == [{"jsonrpc": "2.0", "id": "p1", "result": {}}]
+
+
 # --- the caller's mistakes ------------------------------------------------------------------
 
 

@@ -1065,3 +1065,36 @@ async def test_known_tools_are_bounded() -> None:
                 known = [name for name in names if client.known_tool(name) is not None]
     assert len(names) == 20
     assert known == names[-7:]
+
+
+# --- strings that are not Unicode text --------------------------------------------------------
+
+
+async def test_a_request_id_with_a_lone_surrogate_is_a_decode_error_not_a_crash() -> None:
+    """JSON allows ``"\\ud800"``, which no UTF-8 can carry: a ping with that id was answered,
+    and writing the answer raised UnicodeEncodeError inside the client's task group (an
+    ExceptionGroup out of ``async with Client``). The message is now refused at parse time as
+    a DecodeError naming the path; the call whose stream carried it fails with it, and the
+    client stays usable."""
+    calls = 0
+
+    async def ping_then_answer(request: Received, conn: Conn) -> None:
+        nonlocal calls
+        calls += 1
+        await conn.start_sse()
+        if calls == 1:
+            await conn.write(b'data: {"jsonrpc":"2.0","id":"\\ud800","method":"ping"}\n\n')
+        answer = {"jsonrpc": "2.0", "id": request.rpc_id, "result": text_result("ok")}
+        await conn.write(sse_event(answer))
+
+    async with HostileHTTPServer(ping_then_answer) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                with pytest.raises(DecodeError) as caught:
+                    await client.call_tool(ToolCall("x"))
+                again = await client.call_tool(ToolCall("x"))
+    assert caught.value.path == "$.id"
+    assert "surrogate" in caught.value.problem
+    str(caught.value).encode()  # the error itself is writable text
+    assert again.content[0].text == "ok"  # type: ignore[union-attr]
+    assert [r for r in server.received if r.http_method == "POST" and r.rpc_method is None] == []

@@ -339,3 +339,22 @@ async def test_a_dying_server_ends_poller_waits_at_once_with_process_exited() ->
             with pytest.raises(ProcessExited) as caught:
                 await poller.wait(client._decode(snapshot, Task), deadline=600)
     assert caught.value.returncode == 9
+
+
+async def test_a_request_id_with_a_lone_surrogate_is_a_typed_error() -> None:
+    """A child printing a ping whose id is ``"\\ud800"`` (valid JSON, no UTF-8 can carry it):
+    its answer raised UnicodeEncodeError in the client's task group. The line is now refused
+    as a DecodeError naming the path (fatal over stdio, like any line that is not JSON-RPC)."""
+    code = (
+        "answer_initialize()\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': '\\ud800', 'method': 'ping'}), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    transport = StdioTransport(hostile(code), shutdown=QUICK)
+    with anyio.fail_after(15):
+        async with client(transport) as c:
+            with pytest.raises(DecodeError) as caught:
+                await c.call_tool(ToolCall("anything"), timeout=10)
+    assert caught.value.path == "$.id"
+    assert "surrogate" in caught.value.problem
+    assert transport.returncode is not None
