@@ -962,6 +962,35 @@ async def test_a_listen_stream_that_never_starts_is_bounded() -> None:
                     await client.open_listen_stream(timeout=0.5)
 
 
+async def test_a_listen_stream_that_timed_out_is_abandoned_not_opened_later() -> None:
+    """After ``open_listen_stream`` raised RequestTimeout, the GET went on in the background: a
+    server answering it a second later delivered its notifications to a caller who was told
+    there was no stream. The attempt is now cancelled with the opener: the connection closes."""
+    dropped = anyio.Event()
+
+    async def late(request: Received, conn: Conn) -> None:
+        with anyio.move_on_after(1.0):
+            await conn.client_closed()
+            dropped.set()
+            return
+        await conn.start_sse()
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "late"}}
+        await conn.write(sse_event(note))
+        await anyio.sleep_forever()
+
+    notes: list[Any] = []
+    async with HostileHTTPServer(on_get=late) as server:
+        with anyio.fail_after(20):
+            async with connected(server) as client:
+                client.on_notification("notifications/message", notes.append)
+                with pytest.raises(RequestTimeout):
+                    await client.open_listen_stream(timeout=0.3)
+                await anyio.sleep(2.0)  # the server answers its GET after 1 s
+                assert notes == []
+                assert dropped.is_set()  # the client closed the GET attempt
+                assert list(client.warnings) == []
+
+
 async def test_closing_the_client_ends_a_listen_stream_that_never_started() -> None:
     """A GET stream whose headers never come held `Client.__aexit__` up (the transport waited
     for the start); now the opener gets ClientClosed and the close returns."""
