@@ -311,7 +311,8 @@ class Client:
     def on_connection_end(self, listener: Callable[[MCPTasksError], None]) -> Callable[[], None]:
         """Call ``listener`` with the error that ended the connection: ClientClosed when the
         caller closed it, or what broke it (ProcessExited, a fatal ProtocolError ...). A Poller
-        ends its waits then. Returns the unsubscriber."""
+        ends its waits then. One that raises is logged and stops nothing. Returns the
+        unsubscriber."""
         return _subscribe(self._end_listeners, listener)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
@@ -755,7 +756,10 @@ class Client:
                 waiter.error = error
                 waiter.done.set()
         for listener in list(self._end_listeners):
-            listener(error)
+            try:
+                listener(error)
+            except Exception:  # a listener bug must not skip the close (or the other listeners)
+                log.exception("on_connection_end listener raised")
 
     def _warn(self, warning: MCPTasksError) -> None:
         self.warnings.append(warning)

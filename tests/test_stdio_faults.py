@@ -358,3 +358,27 @@ async def test_a_request_id_with_a_lone_surrogate_is_a_typed_error() -> None:
     assert caught.value.path == "$.id"
     assert "surrogate" in caught.value.problem
     assert transport.returncode is not None
+
+
+async def test_a_raising_end_listener_does_not_stop_the_close(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``on_connection_end`` listeners ran unguarded inside the close: one that raised skipped
+    the rest of it (the task group's cancel, the transport's close), so the child was never
+    stopped. It is now logged; every other listener still runs, and the child is reaped."""
+    code = "answer_initialize()\nfor _ in sys.stdin: pass\n"
+    transport = StdioTransport(hostile(code), shutdown=QUICK)
+    seen: list[object] = []
+
+    def boom(error: object) -> None:
+        raise RuntimeError("a listener bug")
+
+    with anyio.fail_after(15):
+        async with client(transport) as c:
+            c.on_connection_end(boom)
+            c.on_connection_end(seen.append)
+    assert transport.returncode is not None
+    assert len(seen) == 1
+    assert any(r.exc_info and isinstance(r.exc_info[1], RuntimeError) for r in caplog.records), (
+        caplog.records
+    )
