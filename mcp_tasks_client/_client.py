@@ -45,6 +45,7 @@ from ._errors import (
     MethodNotFound,
     ProtocolError,
     RequestTimeout,
+    RPCError,
     TaskAugmentationNotAllowed,
     TaskAugmentationRequired,
     TaskNotCancellable,
@@ -114,6 +115,11 @@ def _error_text(result: CallToolResult) -> str | None:
 
 
 log = logging.getLogger("mcp_tasks_client")
+
+_UNANSWERED = (
+    "the answer to the abandoned task call of %r (request %r) did not come %s: a task may "
+    "exist on the server that no one knows the id of"
+)
 
 T = TypeVar("T")
 
@@ -427,25 +433,38 @@ class Client:
     async def _watch_orphan(
         self, request_id: RequestId, waiter: _Waiter, tool: str, reason: str
     ) -> None:
-        unanswered = (
-            "the answer to the abandoned task call of %r (request %r) did not come %s: a task "
-            "may exist on the server that no one knows the id of"
-        )
         try:
             with anyio.move_on_after(self.timeouts.orphan_watch):
                 await waiter.done.wait()
-        except BaseException:
-            if not waiter.done.is_set():
-                log.warning(unanswered, tool, request_id, "before the client closed")
+        except BaseException:  # cancelled: the client is closing
+            self._end_orphan_watch(request_id, waiter, tool, reason)
             raise
         finally:
             self._waiters.pop(request_id, None)
         if not waiter.done.is_set():
             self._give_up(request_id, notify=False)
             within = f"within {self.timeouts.orphan_watch:g} s"
-            log.warning(unanswered, tool, request_id, within)
+            log.warning(_UNANSWERED, tool, request_id, within)
             return
-        self._report_orphan(waiter, tool, reason)
+        self._end_orphan_watch(request_id, waiter, tool, reason)
+
+    def _end_orphan_watch(
+        self, request_id: RequestId, waiter: _Waiter, tool: str, reason: str
+    ) -> None:
+        """Report the task the watched answer created, or warn that no answer came: the close
+        (or the connection's end) marks the waiter done with ClientClosed or what broke it,
+        and a request's own fault ends it too. An error answer from the server created no
+        task: nothing to say."""
+        if waiter.result is not None:
+            self._report_orphan(waiter, tool, reason)
+        elif isinstance(waiter.error, RPCError):
+            return
+        elif isinstance(waiter.error, ClientClosed) or waiter.error is None:
+            log.warning(_UNANSWERED, tool, request_id, "before the client closed")
+        else:
+            log.warning(
+                _UNANSWERED, tool, request_id, f"before its request failed ({waiter.error})"
+            )
 
     def _report_orphan(self, waiter: _Waiter, tool: str, reason: str) -> None:
         task_id = _created_task_id(waiter.result)

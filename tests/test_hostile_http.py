@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import subprocess
 import tracemalloc
 from collections.abc import AsyncIterator
@@ -540,6 +541,66 @@ async def test_a_task_created_after_start_was_cancelled_is_reported_not_lost() -
                 while not orphans:
                     await anyio.sleep(0.02)
     assert (orphans[0].task_id, orphans[0].reason) == ("late-1", "cancelled")
+
+
+def orphan_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "mcp_tasks_client" and r.levelno == logging.WARNING
+    ]
+
+
+def call_id(server: HostileHTTPServer) -> Any:
+    return next(r.rpc_id for r in server.received if r.rpc_method == "tools/call")
+
+
+async def test_a_late_created_task_is_logged_as_a_warning_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp_tasks_client")
+    async with HostileHTTPServer(late_create(0.6)) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                with pytest.raises(RequestTimeout):
+                    await client.start(ToolCall("slow").as_task(), timeout=0.2)
+                while not orphan_warnings(caplog):
+                    await anyio.sleep(0.02)
+    [warning] = orphan_warnings(caplog)
+    assert "'late-1'" in warning
+    assert "'slow'" in warning
+    assert "(timeout)" in warning
+
+
+async def test_an_orphan_watch_that_expires_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """No answer within ``Timeouts.orphan_watch``: a task may exist that no one knows the id
+    of, and the log says so, naming the tool and the request."""
+    caplog.set_level(logging.WARNING, logger="mcp_tasks_client")
+    async with HostileHTTPServer(stall) as server:
+        with anyio.fail_after(10):
+            async with connected(server, timeouts=Timeouts(orphan_watch=0.2)) as client:
+                with pytest.raises(RequestTimeout):
+                    await client.start(ToolCall("slow").as_task(), timeout=0.2)
+                while not orphan_warnings(caplog):
+                    await anyio.sleep(0.02)
+    [warning] = orphan_warnings(caplog)
+    assert f"'slow' (request {call_id(server)!r}) did not come within 0.2 s" in warning
+
+
+async def test_closing_the_client_during_an_orphan_watch_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The close ended the watch silently: it marks every waiter done (ClientClosed) before it
+    cancels anything, so the watch saw "done" and reported nothing. Now it warns."""
+    caplog.set_level(logging.WARNING, logger="mcp_tasks_client")
+    async with HostileHTTPServer(stall) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                with pytest.raises(RequestTimeout):
+                    await client.start(ToolCall("slow").as_task(), timeout=0.2)
+                assert orphan_warnings(caplog) == []  # the watch runs (60 s by default)
+    [warning] = orphan_warnings(caplog)
+    assert f"'slow' (request {call_id(server)!r}) did not come before the client closed" in warning
 
 
 async def test_a_malformed_create_answer_still_yields_its_task_id() -> None:
