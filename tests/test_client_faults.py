@@ -21,18 +21,22 @@ from mcp_tasks_client import (
     Implementation,
     InvalidParams,
     MemoryServerEnd,
+    MemoryTransport,
     MethodNotFound,
+    OrphanedTask,
     RequestTimeout,
     RPCError,
     TextContent,
     ToolCall,
+    Transport,
     TransportClosed,
     UnexpectedResponse,
     UnsupportedProtocolVersion,
     UsageError,
     memory_transport_pair,
 )
-from mcp_tasks_client.models import JSONRPCRequest
+from mcp_tasks_client._transports.base import Incoming
+from mcp_tasks_client.models import JSONRPCMessage, JSONRPCRequest, JSONRPCResponse
 
 pytestmark = pytest.mark.anyio
 
@@ -402,6 +406,72 @@ async def test_an_answer_that_cannot_be_sent_is_a_warning_not_a_crash() -> None:
 
     await run_with(script, body)
     assert seen == [{"jsonrpc": "2.0", "id": "p1", "result": {}}]
+
+
+class CancelsAsTheAnswerArrives(Transport):
+    """The in-memory client end, which cancels ``scope`` as it hands the client a response:
+    the caller's cancellation and the answer land in one scheduling step, no checkpoint
+    between them (the race a sweep of timings hits only by luck)."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self.inner = inner
+        self.scope: anyio.CancelScope | None = None
+
+    async def __aenter__(self) -> CancelsAsTheAnswerArrives:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.inner.__aexit__(*exc)
+
+    async def send(self, message: JSONRPCMessage) -> None:
+        await self.inner.send(message)
+
+    async def receive(self) -> Incoming:
+        item = await self.inner.receive()
+        if isinstance(item, JSONRPCResponse) and self.scope is not None:
+            self.scope.cancel()  # then, without a checkpoint, the reader sets the answer
+        return item
+
+
+async def test_a_start_cancelled_in_the_step_its_answer_arrives_reports_the_task() -> None:
+    """No lost task id, deterministically: the caller's scope is cancelled and the answer
+    delivered in the same step. The caller never sees the CreateTaskResult, so the task it
+    created must be reported as an OrphanedTask (reason "cancelled")."""
+    memory, server = memory_transport_pair()
+    transport = CancelsAsTheAnswerArrives(memory)
+    created = {
+        "taskId": "t-raced",
+        "status": "working",
+        "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z",
+        "ttl": 60000,
+    }
+
+    async def script(server: MemoryServerEnd) -> None:
+        await handshake(server)
+        request = await server.receive()
+        assert request["method"] == "tools/call"
+        await server.send({"jsonrpc": "2.0", "id": request["id"], "result": {"task": created}})
+        await anyio.sleep_forever()
+
+    orphans: list[OrphanedTask] = []
+    returned: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(script, server)
+        with anyio.fail_after(10):
+            async with Client(
+                transport, generation=Generation.V2025_11_25, client_info=INFO
+            ) as client:
+                client.on_orphaned_task(orphans.append)
+                with anyio.CancelScope() as scope:
+                    transport.scope = scope
+                    started = await client.start(ToolCall("x").as_task())
+                    returned.append(started.task.task_id)  # pragma: no cover - cancelled
+        tg.cancel_scope.cancel()
+    assert scope.cancelled_caught
+    assert returned == []
+    assert [(o.task_id, o.tool, o.reason) for o in orphans] == [("t-raced", "x", "cancelled")]
 
 
 # --- the caller's mistakes ------------------------------------------------------------------
