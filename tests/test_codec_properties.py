@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import (
@@ -61,8 +62,12 @@ from mcp_tasks_client.models import (
     UnknownContent,
 )
 
-ROUND_TRIP = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-ROBUSTNESS = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ROUND_TRIP = settings(
+    max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+ROBUSTNESS = settings(
+    max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def model_id(cls: type) -> str:
@@ -181,7 +186,7 @@ def test_loads_dumps_round_trip(value: Any) -> None:
 # --- robustness ------------------------------------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cls=st.sampled_from(WIRE_MODELS), value=json_values() | json_objects())
 def test_decode_arbitrary_json(cls: type, value: Any) -> None:
     result = assert_decodes_or_names_path(lambda v: converter.decode(v, cls), value)
@@ -238,7 +243,7 @@ _ESCAPED = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.binary(max_size=40) | st.text(max_size=20).map(str.encode) | _JSONISH | _ESCAPED)
 def test_loads_arbitrary_input(data: bytes | str) -> None:
     """Any bytes: a JSON value, or a DecodeError (never ValueError, UnicodeDecodeError); and
@@ -333,7 +338,7 @@ def test_a17_bad_timestamp_names_the_field(text: str) -> None:
     assert err.path == "$.task.lastUpdatedAt"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     moment=timestamps(
         tz=st.integers(-86399, 86399).map(lambda s: dt.timezone(dt.timedelta(seconds=s)))
@@ -346,7 +351,7 @@ def test_a17_any_aware_datetime_is_written_as_rfc3339(moment: dt.datetime) -> No
     assert parse_timestamp(text) == moment
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(task=tasks())
 def test_a17_encoded_tasks_carry_rfc3339_timestamps(task: Task) -> None:
     encoded = converter.encode(task)
