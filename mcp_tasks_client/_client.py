@@ -41,6 +41,7 @@ from ._errors import (
     CreatedTaskUnreadable,
     DecodeError,
     InvalidParams,
+    LimitExceeded,
     MCPTasksError,
     MethodNotFound,
     ProtocolError,
@@ -74,6 +75,7 @@ from .models import (
     CallToolResult,
     ClientCapabilities,
     CreateTaskResult,
+    ErrorObject,
     Implementation,
     InitializeResult,
     JSONObject,
@@ -726,6 +728,9 @@ class Client:
                 if item.request_id is None and item.fatal:
                     return
                 continue
+            if isinstance(item, JSONRPCRequest) and self._id_too_long(item.id):
+                await self._refuse_id(item)
+                continue
             try:
                 event = self._connection.receive(item)
             except ProtocolError as exc:
@@ -810,6 +815,28 @@ class Client:
         assert self._task_group is not None
         self._serving += 1
         self._task_group.start_soon(self._answer, request)
+
+    def _id_too_long(self, request_id: RequestId) -> bool:
+        return isinstance(request_id, str) and len(request_id) > self.limits.max_request_id_chars
+
+    async def _refuse_id(self, request: JSONRPCRequest) -> None:
+        """A server->client request whose string id is past ``Limits.max_request_id_chars``:
+        answered -32600 Invalid Request with ``id: null`` (JSON-RPC 2.0, 5: an id that could
+        not be taken is answered as null), from the reader; the id is never stored."""
+        limit = self.limits.max_request_id_chars
+        self._warn(
+            LimitExceeded(
+                "max_request_id_chars", limit, f"the id of a {request.method[:100]} request"
+            )
+        )
+        reply = JSONRPCError(
+            None,
+            ErrorObject(
+                -32600,
+                f"request id longer than {limit} characters (Limits.max_request_id_chars={limit})",
+            ),
+        )
+        await self._send_reply(reply)
 
     async def _send_reply(self, reply: JSONRPCResponse | JSONRPCError) -> None:
         """Send an answer to the server, bounded; a failure is a warning, never raised (it runs

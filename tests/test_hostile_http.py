@@ -404,6 +404,52 @@ async def test_a_flood_of_server_requests_runs_at_most_the_limit_of_handlers() -
     assert len(router.book) <= 5
 
 
+async def test_a_server_request_with_an_over_long_id_is_refused_as_an_invalid_request() -> None:
+    """The input book and the unanswered set are bounded by count only: a server could make
+    each of their entries megabytes with a long string id. An id past
+    ``Limits.max_request_id_chars`` is refused with -32600 Invalid Request, ``id: null`` (JSON-RPC
+    2.0, 5: the id could not be taken), a warning says so, and no handler sees it."""
+    long_id, longest_ok = "x" * 1025, "y" * 1024
+    answers: list[Any] = []
+
+    async def ask(request: Received, conn: Conn) -> None:
+        await conn.start_sse()
+        for request_id in (long_id, longest_ok):
+            ask = {"jsonrpc": "2.0", "id": request_id, "method": "roots/list", "params": {}}
+            await conn.write(sse_event(ask))
+        while len(answers) < 2:
+            await anyio.sleep(0.01)
+        answer = {"jsonrpc": "2.0", "id": request.rpc_id, "result": text_result("ok")}
+        await conn.write(sse_event(answer))
+
+    async def record(request: Received, conn: Conn) -> None:
+        answers.append(request.json)
+        await conn.head(202, {"Content-Length": "0"})
+
+    handled: list[Any] = []
+
+    async def roots(request: Any) -> dict[str, Any]:
+        handled.append(request.id)
+        return {"roots": []}
+
+    async with HostileHTTPServer(ask, on_response=record) as server:
+        with anyio.fail_after(10):
+            async with connected(server) as client:
+                client.on_request("roots/list", roots)
+                result = await client.call_tool(ToolCall("x"))
+                warnings = list(client.warnings)
+    assert result.content[0].text == "ok"  # type: ignore[union-attr]
+    assert handled == [longest_ok]
+    refused = next(a for a in answers if "error" in a)
+    assert refused["id"] is None
+    assert refused["error"]["code"] == -32600
+    assert "max_request_id_chars=1024" in refused["error"]["message"]
+    assert [a["id"] for a in answers if "result" in a] == [longest_ok]
+    [warning] = warnings
+    assert isinstance(warning, LimitExceeded)
+    assert (warning.limit, warning.maximum) == ("max_request_id_chars", 1024)
+
+
 # --- 6. abandon: concurrent, bounded, and only what no other wait holds ----------------------
 
 
