@@ -865,6 +865,36 @@ async def test_warnings_are_bounded_and_every_one_reaches_on_warning() -> None:
     assert [str(w) for w in kept] == [str(w) for w in seen[-10:]]
 
 
+async def test_poller_warnings_are_bounded_under_a_flood_of_bad_status_notifications() -> None:
+    """Each status notification the Poller cannot decode is a warning: 300 of them keep
+    ``Limits.max_warnings``, the latest ones."""
+    flood = 300
+
+    async def noisy(request: Received, conn: Conn) -> None:
+        await conn.start_sse()
+        for n in range(flood):
+            params = {"taskId": n, "status": "working"}  # a number where the id goes
+            note = {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": params}
+            await conn.write(sse_event(note))
+        await anyio.sleep_forever()
+
+    seen: list[Any] = []
+    async with HostileHTTPServer(on_get=noisy) as server:
+        with anyio.fail_after(10):
+            limits = Limits(max_warnings=10)
+            async with connected(server, limits=limits) as client, Poller(client) as poller:
+                # After the Poller's own handler: once this one saw them all, so did the Poller.
+                client.on_notification("notifications/tasks/status", seen.append)
+                await client.open_listen_stream()
+                while len(seen) < flood:
+                    await anyio.sleep(0.02)
+                kept = list(poller.warnings)
+    assert len(kept) == 10
+    decode_errors = [w for w in kept if isinstance(w, DecodeError)]
+    assert {w.path for w in decode_errors} == {"$.params.taskId"}
+    assert [w.value for w in decode_errors] == list(range(flood - 10, flood))  # the latest
+
+
 async def test_a_saturated_poller_says_so() -> None:
     """Weaker spot: max_in_flight saturation was invisible; polls_delayed counts it."""
 
