@@ -15,7 +15,8 @@ error, and so does every later one: nothing hangs, nothing reconnects on its own
 Every send is bounded: a request's by its deadline, a notification's by ``Timeouts.request``
 (or its own ``timeout=``), an answer to the server by ``Timeouts.request``. At most
 ``Limits.max_server_requests`` server->client requests are handled at once; one beyond that
-is answered at once with a JSON-RPC error, so a flood costs no memory.
+is answered at once with a JSON-RPC error, so a flood costs no memory; so is one whose string
+id is longer than ``Limits.max_request_id_chars`` (-32600, ``"id": null``).
 
 Leaving the ``async with`` cancels everything the client started, ends every pending request
 (and every Poller wait on this client) with :class:`~mcp_tasks_client.ClientClosed`, and closes
