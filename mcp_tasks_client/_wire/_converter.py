@@ -35,7 +35,7 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard, TypeVar
 
 import attrs
@@ -453,22 +453,33 @@ def loads(data: bytes | str) -> Any:
 
 
 def _refuse_lone_surrogates(value: Any) -> None:
-    """A DecodeError at the first string or key holding a lone surrogate (no recursion: the
-    value may be nested as deep as the parser went)."""
-    stack: list[tuple[str, Any]] = [("$", value)]
+    """A DecodeError at the first string or key holding a lone surrogate. Depth first, one
+    iterator per open container: no recursion (the value may be nested as deep as the parser
+    went) and no path built ahead for every item of a long array."""
+    stack: list[Iterator[tuple[str, Any]]] = [iter([("$", value)])]
     while stack:
-        path, item = stack.pop()
-        if isinstance(item, str):
-            if _has_surrogate(item):
-                raise DecodeError(path, "a lone surrogate: not Unicode text", _preview(item))
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                if _has_surrogate(key):
-                    problem = f"the key {_preview(key)!r} holds a lone surrogate"
-                    raise DecodeError(path, problem, _preview(key))
-                stack.append((f"{path}.{key}", child))
-        elif isinstance(item, list):
-            stack.extend((f"{path}[{index}]", child) for index, child in enumerate(item))
+        for path, item in stack[-1]:
+            if isinstance(item, str):
+                if _has_surrogate(item):
+                    raise DecodeError(path, "a lone surrogate: not Unicode text", _preview(item))
+            elif isinstance(item, (dict, list)):
+                stack.append(_children(path, item))
+                break
+        else:
+            stack.pop()
+
+
+def _children(path: str, item: dict[str, Any] | list[Any]) -> Iterator[tuple[str, Any]]:
+    if isinstance(item, list):
+        for index, child in enumerate(item):
+            yield f"{path}[{index}]", child
+        return
+    for key, child in item.items():
+        if _has_surrogate(key):
+            raise DecodeError(
+                path, f"the key {_preview(key)!r} holds a lone surrogate", _preview(key)
+            )
+        yield f"{path}.{key}", child
 
 
 def _has_surrogate(text: str) -> bool:
