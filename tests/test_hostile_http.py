@@ -1165,14 +1165,17 @@ async def test_no_task_id_is_lost_however_a_start_is_cancelled() -> None:
     orphans: list[OrphanedTask] = []
     returned: list[str] = []
     async with HostileHTTPServer(create) as server:
-        with anyio.fail_after(60):
+        with anyio.fail_after(120):
             async with connected(server) as client:
                 client.on_orphaned_task(orphans.append)
                 for n in range(400):
                     with anyio.move_on_after(0.0001 * (n % 40)):
                         started = await client.start(ToolCall("x").as_task())
                         returned.append(started.task.task_id)
-                with anyio.move_on_after(5):  # orphans are reported as their answers arrive
+                # Orphans are reported as their answers arrive; on a loaded machine the last
+                # of up to 400 queued POSTs can take more than a few seconds (a bound, not a
+                # timing).
+                with anyio.move_on_after(40):
                     while len(returned) + len(orphans) < len(created):
                         await anyio.sleep(0.01)
     assert sorted(returned + [o.task_id for o in orphans]) == sorted(created)
