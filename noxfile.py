@@ -23,7 +23,11 @@ SUPPORTED = ["3.10", "3.11", "3.12", "3.13"]
 TEST_DEPS = ["pytest>=8", "pytest-timeout>=2.3", "hypothesis>=6.100"]
 LINT_DEPS = ["ruff==0.17.6"]
 TYPE_DEPS = ["mypy==2.4.1"]
-FUZZ_TESTS = ["tests/test_sse_properties.py", "tests/test_codec_numbers.py"]
+FUZZ_TESTS = [
+    "tests/test_sse_properties.py",
+    "tests/test_codec_numbers.py",
+    "tests/test_codec_properties.py",
+]
 
 
 def _install_peers(session: nox.Session) -> None:

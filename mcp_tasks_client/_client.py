@@ -15,7 +15,8 @@ error, and so does every later one: nothing hangs, nothing reconnects on its own
 Every send is bounded: a request's by its deadline, a notification's by ``Timeouts.request``
 (or its own ``timeout=``), an answer to the server by ``Timeouts.request``. At most
 ``Limits.max_server_requests`` server->client requests are handled at once; one beyond that
-is answered at once with a JSON-RPC error, so a flood costs no memory.
+is answered at once with a JSON-RPC error, so a flood costs no memory; so is one whose string
+id is longer than ``Limits.max_request_id_chars`` (-32600, ``"id": null``).
 
 Leaving the ``async with`` cancels everything the client started, ends every pending request
 (and every Poller wait on this client) with :class:`~mcp_tasks_client.ClientClosed`, and closes
@@ -51,6 +52,7 @@ from ._errors import (
     MissingClientCapability,
     ProtocolError,
     RequestTimeout,
+    RPCError,
     TaskAugmentationNotAllowed,
     TaskAugmentationRequired,
     TaskNotCancellable,
@@ -83,15 +85,17 @@ from .models import (
     ClientCapabilities,
     CreateTaskResult,
     DiscoverResult,
+    ErrorObject,
     GetPromptResult,
     Implementation,
     InitializeResult,
     InputRequest,
     InputRequiredResult,
     JSONObject,
-    JSONRPCMessage,
+    JSONRPCError,
     JSONRPCNotification,
     JSONRPCRequest,
+    JSONRPCResponse,
     ListPromptsResult,
     ListResourcesResult,
     ListTasksResult,
@@ -138,6 +142,11 @@ def _error_text(result: CallToolResult) -> str | None:
 
 
 log = logging.getLogger("mcp_tasks_client")
+
+_UNANSWERED = (
+    "the answer to the abandoned task call of %r (request %r) did not come %s: a task may "
+    "exist on the server that no one knows the id of"
+)
 
 T = TypeVar("T")
 
@@ -395,7 +404,8 @@ class Client:
     def on_connection_end(self, listener: Callable[[MCPTasksError], None]) -> Callable[[], None]:
         """Call ``listener`` with the error that ended the connection: ClientClosed when the
         caller closed it, or what broke it (ProcessExited, a fatal ProtocolError ...). A Poller
-        ends its waits then. Returns the unsubscriber."""
+        ends its waits then. One that raises is logged and stops nothing. Returns the
+        unsubscriber."""
         return _subscribe(self._end_listeners, listener)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
@@ -515,25 +525,38 @@ class Client:
     async def _watch_orphan(
         self, request_id: RequestId, waiter: _Waiter, tool: str, reason: str
     ) -> None:
-        unanswered = (
-            "the answer to the abandoned task call of %r (request %r) did not come %s: a task "
-            "may exist on the server that no one knows the id of"
-        )
         try:
             with anyio.move_on_after(self.timeouts.orphan_watch):
                 await waiter.done.wait()
-        except BaseException:
-            if not waiter.done.is_set():
-                log.warning(unanswered, tool, request_id, "before the client closed")
+        except BaseException:  # cancelled: the client is closing
+            self._end_orphan_watch(request_id, waiter, tool, reason)
             raise
         finally:
             self._waiters.pop(request_id, None)
         if not waiter.done.is_set():
             self._give_up(request_id, notify=False)
             within = f"within {self.timeouts.orphan_watch:g} s"
-            log.warning(unanswered, tool, request_id, within)
+            log.warning(_UNANSWERED, tool, request_id, within)
             return
-        self._report_orphan(waiter, tool, reason)
+        self._end_orphan_watch(request_id, waiter, tool, reason)
+
+    def _end_orphan_watch(
+        self, request_id: RequestId, waiter: _Waiter, tool: str, reason: str
+    ) -> None:
+        """Report the task the watched answer created, or warn that no answer came: the close
+        (or the connection's end) marks the waiter done with ClientClosed or what broke it,
+        and a request's own fault ends it too. An error answer from the server created no
+        task: nothing to say."""
+        if waiter.result is not None:
+            self._report_orphan(waiter, tool, reason)
+        elif isinstance(waiter.error, RPCError):
+            return
+        elif isinstance(waiter.error, ClientClosed) or waiter.error is None:
+            log.warning(_UNANSWERED, tool, request_id, "before the client closed")
+        else:
+            log.warning(
+                _UNANSWERED, tool, request_id, f"before its request failed ({waiter.error})"
+            )
 
     def _report_orphan(self, waiter: _Waiter, tool: str, reason: str) -> None:
         task_id = self._dialect.created_task_id(waiter.result)
@@ -1085,6 +1108,9 @@ class Client:
                 if item.request_id is None and item.fatal:
                     return
                 continue
+            if isinstance(item, JSONRPCRequest) and self._id_too_long(item.id):
+                await self._refuse_id(item)
+                continue
             try:
                 event = self._connection.receive(item)
             except ProtocolError as exc:
@@ -1134,7 +1160,10 @@ class Client:
                 waiter.error = error
                 waiter.done.set()
         for listener in list(self._end_listeners):
-            listener(error)
+            try:
+                listener(error)
+            except Exception:  # a listener bug must not skip the close (or the other listeners)
+                log.exception("on_connection_end listener raised")
 
     def _warn(self, warning: MCPTasksError) -> None:
         self.warnings.append(warning)
@@ -1167,7 +1196,31 @@ class Client:
         self._serving += 1
         self._task_group.start_soon(self._answer, request)
 
-    async def _send_reply(self, reply: JSONRPCMessage) -> None:
+    def _id_too_long(self, request_id: RequestId) -> bool:
+        return isinstance(request_id, str) and len(request_id) > self.limits.max_request_id_chars
+
+    async def _refuse_id(self, request: JSONRPCRequest) -> None:
+        """A server->client request whose string id is past ``Limits.max_request_id_chars``:
+        answered -32600 Invalid Request with ``id: null`` (JSON-RPC 2.0, 5: an id that could
+        not be taken is answered as null), from the reader; the id is never stored."""
+        limit = self.limits.max_request_id_chars
+        self._warn(
+            LimitExceeded(
+                "max_request_id_chars", limit, f"the id of a {request.method[:100]} request"
+            )
+        )
+        reply = JSONRPCError(
+            None,
+            ErrorObject(
+                -32600,
+                f"request id longer than {limit} characters (Limits.max_request_id_chars={limit})",
+            ),
+        )
+        await self._send_reply(reply)
+
+    async def _send_reply(self, reply: JSONRPCResponse | JSONRPCError) -> None:
+        """Send an answer to the server, bounded; a failure is a warning, never raised (it runs
+        in the client's own tasks: a foreign exception would escape ``async with Client``)."""
         try:
             with anyio.fail_after(self.timeouts.request):
                 await self.transport.send(reply)
@@ -1175,6 +1228,14 @@ class Client:
             self._warn(RequestTimeout("an answer to the server", self.timeouts.request))
         except MCPTasksError as exc:
             self._warn(exc)
+        except Exception as exc:  # a result the wire cannot carry (a lone surrogate ...)
+            log.exception("the answer to server request %r could not be sent", reply.id)
+            error = TransportError(
+                f"the answer to server request {reply.id!r} could not be sent: "
+                f"{type(exc).__name__}: {exc}"
+            )
+            error.__cause__ = exc
+            self._warn(error)
 
     async def _answer(self, request: JSONRPCRequest) -> None:
         try:

@@ -20,7 +20,7 @@ def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> 
 
 @attrs.frozen
 class Limits:
-    """How much a server may make this client hold. Sizes in bytes."""
+    """How much a server may make this client hold. Sizes in bytes (ids in characters)."""
 
     max_message_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
     """One JSON-RPC message: an HTTP JSON body, one SSE line or event, one stdio line. Its
@@ -45,3 +45,8 @@ class Limits:
     max_answered_inputs: int = attrs.field(default=10_000, validator=_positive)
     """Answered input requests an InputRouter remembers to refuse re-deliveries (the oldest
     are forgotten first; a task's records go when its handlers are forgotten)."""
+    max_request_id_chars: int = attrs.field(default=1024, validator=_positive)
+    """Characters in the string id of a server->client request (every id is remembered while
+    the request is unanswered, and an InputRouter keeps answered ones). A longer one is
+    answered at once with JSON-RPC -32600 Invalid Request and ``"id": null`` (JSON-RPC 2.0,
+    section 5: the id could not be taken), with a ``LimitExceeded`` warning; no handler runs."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
+from started import task_created
 
 from mcp_tasks_client import (
     Client,
@@ -21,18 +22,22 @@ from mcp_tasks_client import (
     Implementation,
     InvalidParams,
     MemoryServerEnd,
+    MemoryTransport,
     MethodNotFound,
+    OrphanedTask,
     RequestTimeout,
     RPCError,
     TextContent,
     ToolCall,
+    Transport,
     TransportClosed,
     UnexpectedResponse,
     UnsupportedProtocolVersion,
     UsageError,
     memory_transport_pair,
 )
-from mcp_tasks_client.models import JSONRPCRequest
+from mcp_tasks_client._transports.base import Incoming
+from mcp_tasks_client.models import JSONRPCMessage, JSONRPCRequest, JSONRPCResponse
 
 pytestmark = pytest.mark.anyio
 
@@ -371,6 +376,103 @@ async def test_a_request_delivered_twice_while_unanswered_is_answered_once() -> 
         {"jsonrpc": "2.0", "id": 7, "result": {"done": True}},
         {"jsonrpc": "2.0", "id": "p", "result": {}},
     ]
+
+
+async def test_an_answer_that_cannot_be_sent_is_a_warning_not_a_crash() -> None:
+    """A handler result the wire cannot carry (a lone surrogate, which no UTF-8 holds) raised
+    UnicodeEncodeError from the answer's send, inside the client's task group. Any failure to
+    send an answer is now a warning; the client goes on."""
+    seen: list[Any] = []
+
+    async def script(server: MemoryServerEnd) -> None:
+        await handshake(server)
+        await server.send({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
+        await server.send({"jsonrpc": "2.0", "id": "p1", "method": "ping"})
+        seen.append(await server.receive())
+        request = await server.receive()
+        await server.send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}})
+        await anyio.sleep_forever()
+
+    async def roots(request: JSONRPCRequest) -> Any:
+        return {"roots": [{"uri": "file:///\ud800"}]}
+
+    async def body(client: Client) -> None:
+        client.on_request("roots/list", roots)
+        with anyio.fail_after(5):
+            while not seen:
+                await anyio.sleep(0.01)
+        assert (await client.call_tool(ToolCall("t"))).content == ()
+        warned = [w for w in client.warnings if "UnicodeEncodeError" in str(w)]
+        assert len(warned) == 1, list(client.warnings)
+
+    await run_with(script, body)
+    assert seen == [{"jsonrpc": "2.0", "id": "p1", "result": {}}]
+
+
+class CancelsAsTheAnswerArrives(Transport):
+    """The in-memory client end, which cancels ``scope`` as it hands the client a response:
+    the caller's cancellation and the answer land in one scheduling step, no checkpoint
+    between them (the race a sweep of timings hits only by luck)."""
+
+    def __init__(self, inner: MemoryTransport) -> None:
+        self.inner = inner
+        self.scope: anyio.CancelScope | None = None
+
+    async def __aenter__(self) -> CancelsAsTheAnswerArrives:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.inner.__aexit__(*exc)
+
+    async def send(self, message: JSONRPCMessage) -> None:
+        await self.inner.send(message)
+
+    async def receive(self) -> Incoming:
+        item = await self.inner.receive()
+        if isinstance(item, JSONRPCResponse) and self.scope is not None:
+            self.scope.cancel()  # then, without a checkpoint, the reader sets the answer
+        return item
+
+
+async def test_a_start_cancelled_in_the_step_its_answer_arrives_reports_the_task() -> None:
+    """No lost task id, deterministically: the caller's scope is cancelled and the answer
+    delivered in the same step. The caller never sees the CreateTaskResult, so the task it
+    created must be reported as an OrphanedTask (reason "cancelled")."""
+    memory, server = memory_transport_pair()
+    transport = CancelsAsTheAnswerArrives(memory)
+    created = {
+        "taskId": "t-raced",
+        "status": "working",
+        "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z",
+        "ttl": 60000,
+    }
+
+    async def script(server: MemoryServerEnd) -> None:
+        await handshake(server)
+        request = await server.receive()
+        assert request["method"] == "tools/call"
+        await server.send({"jsonrpc": "2.0", "id": request["id"], "result": {"task": created}})
+        await anyio.sleep_forever()
+
+    orphans: list[OrphanedTask] = []
+    returned: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(script, server)
+        with anyio.fail_after(10):
+            async with Client(
+                transport, generation=Generation.V2025_11_25, client_info=INFO
+            ) as client:
+                client.on_orphaned_task(orphans.append)
+                with anyio.CancelScope() as scope:
+                    transport.scope = scope
+                    started = task_created(await client.start(ToolCall("x").as_task()))
+                    returned.append(started.task.task_id)  # pragma: no cover - cancelled
+        tg.cancel_scope.cancel()
+    assert scope.cancelled_caught
+    assert returned == []
+    assert [(o.task_id, o.tool, o.reason) for o in orphans] == [("t-raced", "x", "cancelled")]
 
 
 # --- the caller's mistakes ------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import (
@@ -54,7 +55,9 @@ from mcp_tasks_client.models import (
     TaskMetadata,
 )
 
-NUMBERS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NUMBERS = settings(
+    max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def model_id(cls: type) -> str:
@@ -238,7 +241,7 @@ def test_issue7_wild_task_durations_decode_or_name_their_path(
 # --- property: any timestamp-shaped string -----------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(created=timestamp_like_strings(), updated=timestamp_like_strings())
 def test_issue7_timestamp_like_strings_decode_or_are_a_decode_error(
     created: str, updated: str
@@ -260,7 +263,7 @@ def test_issue7_timestamp_like_strings_decode_or_are_a_decode_error(
     assert err.path in ("$.createdAt", "$.lastUpdatedAt"), err.path
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=timestamp_like_strings())
 def test_issue7_parse_timestamp_raises_only_value_error(text: str) -> None:
     """The codec turns ValueError into a DecodeError: nothing else may escape the parser."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import (
@@ -61,8 +62,12 @@ from mcp_tasks_client.models import (
     UnknownContent,
 )
 
-ROUND_TRIP = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-ROBUSTNESS = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ROUND_TRIP = settings(
+    max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+ROBUSTNESS = settings(
+    max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def model_id(cls: type) -> str:
@@ -181,7 +186,7 @@ def test_loads_dumps_round_trip(value: Any) -> None:
 # --- robustness ------------------------------------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cls=st.sampled_from(WIRE_MODELS), value=json_values() | json_objects())
 def test_decode_arbitrary_json(cls: type, value: Any) -> None:
     result = assert_decodes_or_names_path(lambda v: converter.decode(v, cls), value)
@@ -229,15 +234,47 @@ def test_decode_message_mutated(data: st.DataObject) -> None:
 
 
 _JSONISH = st.text(alphabet='[]{}":,-+.0123456789eEtrufalsnNIiy\\ \n\t', max_size=30)
+# JSON strings with \u escapes, surrogates among them: a valid pair, a lone high or low half.
+_ESCAPES = st.sampled_from(["\\ud800", "\\udfff", "\\udbff\\udc00", "\\ud83d\\ude00", "\\u00e9"])
+_ESCAPED = st.builds(
+    str.format,
+    st.sampled_from(['["{}"]', '{{"{}": 1}}', '{{"id": "{}"}}']),
+    st.lists(_ESCAPES | st.text(alphabet="ab:[]", max_size=3), max_size=4).map("".join),
+)
 
 
-@settings(max_examples=150, deadline=None)
-@given(data=st.binary(max_size=40) | st.text(max_size=20).map(str.encode) | _JSONISH)
+@settings(max_examples=examples(150), deadline=None)
+@given(data=st.binary(max_size=40) | st.text(max_size=20).map(str.encode) | _JSONISH | _ESCAPED)
 def test_loads_arbitrary_input(data: bytes | str) -> None:
-    """Any bytes: a JSON value, or a DecodeError (never ValueError, UnicodeDecodeError)."""
+    """Any bytes: a JSON value, or a DecodeError (never ValueError, UnicodeDecodeError); and
+    what is accepted can be written back (a lone surrogate never is)."""
     result = assert_decodes_or_names_path(loads, data)
     if not isinstance(result, DecodeError):
         dumps(result)  # whatever ``loads`` accepts can be written back (no NaN, no Infinity)
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        (b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}', "$.id"),
+        (b'{"a":[1,{"b":"x\\udc00y"}]}', "$.a[1].b"),
+        (b'{"k\\udbff":1}', "$"),
+        (b'["\\ude00\\ud83d"]', "$[0]"),  # the halves of a pair, in the wrong order
+        ('"\ud800"', "$"),  # a str handed in may already hold one
+    ],
+)
+def test_loads_refuses_a_lone_surrogate_naming_its_path(data: bytes | str, path: str) -> None:
+    """A lone surrogate is valid JSON but not Unicode text: nothing holding one could be
+    written back (not even the id of an answer), so the message is refused."""
+    with pytest.raises(DecodeError) as info:
+        loads(data)
+    assert (info.value.path, "surrogate" in info.value.problem) == (path, True)
+    str(info.value).encode()  # the error itself can be printed and logged
+    str(info.value.value).encode()
+
+
+def test_loads_accepts_an_escaped_surrogate_pair() -> None:
+    assert loads(b'{"text":"\\ud83d\\ude00 \\\\ud800"}') == {"text": "\U0001f600 \\ud800"}
 
 
 @pytest.mark.parametrize(
@@ -301,7 +338,7 @@ def test_a17_bad_timestamp_names_the_field(text: str) -> None:
     assert err.path == "$.task.lastUpdatedAt"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     moment=timestamps(
         tz=st.integers(-86399, 86399).map(lambda s: dt.timezone(dt.timedelta(seconds=s)))
@@ -314,7 +351,7 @@ def test_a17_any_aware_datetime_is_written_as_rfc3339(moment: dt.datetime) -> No
     assert parse_timestamp(text) == moment
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(task=tasks())
 def test_a17_encoded_tasks_carry_rfc3339_timestamps(task: Task) -> None:
     encoded = converter.encode(task)

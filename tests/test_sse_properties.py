@@ -250,6 +250,8 @@ def _run_call_over(body: bytes) -> object:
                     b'data: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":1}]}}\n\n',
                     b'data: {"jsonrpc":"2.0","id":99,"result":{}}\n\n',
                     b'data: {"jsonrpc":"2.0","method":"ping","id":"p"}\n\n',
+                    b'data: {"jsonrpc":"2.0","method":"ping","id":"\\ud800"}\n\n',
+                    b'data: {"jsonrpc":"2.0","id":2,"result":{"content":[],"x\\udc00":1}}\n\n',
                     b"data: " + b"a" * 3000 + b"\n\n",
                     b"\r\n\r\n",
                 ]

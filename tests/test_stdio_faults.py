@@ -339,3 +339,46 @@ async def test_a_dying_server_ends_poller_waits_at_once_with_process_exited() ->
             with pytest.raises(ProcessExited) as caught:
                 await poller.wait(client._decode(snapshot, Task), deadline=600)
     assert caught.value.returncode == 9
+
+
+async def test_a_request_id_with_a_lone_surrogate_is_a_typed_error() -> None:
+    """A child printing a ping whose id is ``"\\ud800"`` (valid JSON, no UTF-8 can carry it):
+    its answer raised UnicodeEncodeError in the client's task group. The line is now refused
+    as a DecodeError naming the path (fatal over stdio, like any line that is not JSON-RPC)."""
+    code = (
+        "answer_initialize()\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': '\\ud800', 'method': 'ping'}), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    transport = StdioTransport(hostile(code), shutdown=QUICK)
+    with anyio.fail_after(15):
+        async with client(transport) as c:
+            with pytest.raises(DecodeError) as caught:
+                await c.call_tool(ToolCall("anything"), timeout=10)
+    assert caught.value.path == "$.id"
+    assert "surrogate" in caught.value.problem
+    assert transport.returncode is not None
+
+
+async def test_a_raising_end_listener_does_not_stop_the_close(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``on_connection_end`` listeners ran unguarded inside the close: one that raised skipped
+    the rest of it (the task group's cancel, the transport's close), so the child was never
+    stopped. It is now logged; every other listener still runs, and the child is reaped."""
+    code = "answer_initialize()\nfor _ in sys.stdin: pass\n"
+    transport = StdioTransport(hostile(code), shutdown=QUICK)
+    seen: list[object] = []
+
+    def boom(error: object) -> None:
+        raise RuntimeError("a listener bug")
+
+    with anyio.fail_after(15):
+        async with client(transport) as c:
+            c.on_connection_end(boom)
+            c.on_connection_end(seen.append)
+    assert transport.returncode is not None
+    assert len(seen) == 1
+    assert any(r.exc_info and isinstance(r.exc_info[1], RuntimeError) for r in caplog.records), (
+        caplog.records
+    )

@@ -17,7 +17,9 @@ The rules kept here:
 - the book is bounded: pending requests by how many the client handles at once
   (``Limits.max_server_requests``), answered ones by ``capacity`` (the oldest answered record
   is forgotten first; a re-delivery of a forgotten one would be handled again, which is why
-  the capacity is large), and a task's records go with :meth:`InputBook.forget`.
+  the capacity is large), and a task's records go with :meth:`InputBook.forget`; each id's
+  size is bounded before it gets here (the client refuses a string id longer than
+  ``Limits.max_request_id_chars``).
 """
 
 from __future__ import annotations

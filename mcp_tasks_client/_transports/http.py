@@ -89,10 +89,12 @@ class StreamResumption:
 
 @attrs.define
 class _Opening:
-    """How the opening of the GET stream went: ``done`` once started, or failed (``error``)."""
+    """How the opening of the GET stream went: ``done`` once started, or failed (``error``).
+    ``scope`` is the stream task's: cancelled when the opener stops waiting for the start."""
 
     done: anyio.Event = attrs.field(factory=anyio.Event)
     error: MCPTasksError | None = None
+    scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
 
 
 @attrs.define
@@ -238,7 +240,8 @@ class HttpTransport(Transport):
         """Open the standalone GET stream (X:133); raises GetStreamUnavailable on HTTP 405.
 
         Server requests and notifications that arrive there come out of :meth:`receive` like any
-        other. The stream lives until the transport closes.
+        other. The stream lives until the transport closes. A caller that stops waiting (its
+        deadline, a cancellation) abandons the attempt: no stream opens behind its back.
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
@@ -248,7 +251,11 @@ class HttpTransport(Transport):
             raise UsageError("open the GET stream after the handshake")
         opening = _Opening()
         self._task_group.start_soon(self._run_listen_stream, opening)
-        await opening.done.wait()  # set by the stream task, whatever happens to it
+        try:
+            await opening.done.wait()  # set by the stream task, whatever happens to it
+        except BaseException:
+            opening.scope.cancel()  # even a stream that started in this very instant
+            raise
         if opening.error is not None:
             raise opening.error
 
@@ -504,25 +511,27 @@ class HttpTransport(Transport):
     async def _run_listen_stream(self, opening: _Opening) -> None:
         """The GET stream's task. It tells ``opening`` once the stream started or failed to;
         closing the transport first (a server that never sends headers) fails the opening
-        with TransportClosed instead of holding the close up (``task_group.start`` would)."""
-        try:
-            await self._listen(opening)
-        except Exception as exc:  # never a foreign exception out of the transport's tasks
-            error = (
-                exc
-                if isinstance(exc, MCPTasksError)
-                else TransportError(f"GET stream: unexpected {type(exc).__name__}: {exc}")
-            )
-            if opening.done.is_set():
-                await self._deliver(TransportFault(None, error, fatal=False))
-            else:
-                opening.error = error
-        finally:
-            if not opening.done.is_set():
-                opening.error = opening.error or TransportClosed(
-                    "the transport closed before the GET stream started"
+        with TransportClosed instead of holding the close up (``task_group.start`` would).
+        The task runs in ``opening.scope``: an opener that stops waiting cancels it."""
+        with opening.scope:
+            try:
+                await self._listen(opening)
+            except Exception as exc:  # never a foreign exception out of the transport's tasks
+                error = (
+                    exc
+                    if isinstance(exc, MCPTasksError)
+                    else TransportError(f"GET stream: unexpected {type(exc).__name__}: {exc}")
                 )
-                opening.done.set()
+                if opening.done.is_set():
+                    await self._deliver(TransportFault(None, error, fatal=False))
+                else:
+                    opening.error = error
+            finally:
+                if not opening.done.is_set():
+                    opening.error = opening.error or TransportClosed(
+                        "the transport closed before the GET stream started"
+                    )
+                    opening.done.set()
 
     async def _listen(self, opening: _Opening) -> None:
         state = _StreamState()

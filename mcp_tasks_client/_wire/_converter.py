@@ -35,7 +35,7 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard, TypeVar
 
 import attrs
@@ -449,14 +449,61 @@ def _parse_float(text: str) -> float:
     return value
 
 
+# Where a lone surrogate may come from: a ``\uD800``-``\uDFFF`` escape (the JSON text), or a
+# surrogate code point already in a ``str`` handed in (bytes decoded as UTF-8 hold none).
+_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def loads(data: bytes | str) -> Any:
     """Strict JSON: UTF-8 only (``json.loads`` would guess UTF-16 or UTF-32 from bytes, X:3.3
-    says UTF-8); ``NaN`` and ``Infinity`` are refused; errors are DecodeErrors."""
+    says UTF-8); ``NaN`` and ``Infinity`` are refused; errors are DecodeErrors.
+
+    A string (or key) holding a lone surrogate (``"\\ud800"``: valid JSON, but no UTF-8 can
+    carry it, so the value could never be written back, not even as an answer's id) refuses
+    the whole message with a DecodeError naming its path (``$.id``)."""
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # too deep: RecursionError
         raise DecodeError("$", f"not valid JSON: {exc}", _preview(data)) from None
+    if _MAY_HOLD_SURROGATE.search(text):  # rare: a valid pair escaped, or a lone surrogate
+        _refuse_lone_surrogates(value)
+    return value
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """A DecodeError at the first string or key holding a lone surrogate. Depth first, one
+    iterator per open container: no recursion (the value may be nested as deep as the parser
+    went) and no path built ahead for every item of a long array."""
+    stack: list[Iterator[tuple[str, Any]]] = [iter([("$", value)])]
+    while stack:
+        for path, item in stack[-1]:
+            if isinstance(item, str):
+                if _has_surrogate(item):
+                    raise DecodeError(path, "a lone surrogate: not Unicode text", _preview(item))
+            elif isinstance(item, (dict, list)):
+                stack.append(_children(path, item))
+                break
+        else:
+            stack.pop()
+
+
+def _children(path: str, item: dict[str, Any] | list[Any]) -> Iterator[tuple[str, Any]]:
+    if isinstance(item, list):
+        for index, child in enumerate(item):
+            yield f"{path}[{index}]", child
+        return
+    for key, child in item.items():
+        if _has_surrogate(key):
+            raise DecodeError(
+                path, f"the key {_preview(key)!r} holds a lone surrogate", _preview(key)
+            )
+        yield f"{path}.{key}", child
+
+
+def _has_surrogate(text: str) -> bool:
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def dumps(value: Any) -> bytes:
@@ -465,5 +512,8 @@ def dumps(value: Any) -> bytes:
 
 
 def _preview(data: bytes | str) -> str:
+    """The start of ``data`` for an error, as text that can be printed or logged: bad UTF-8
+    replaced, a surrogate spelled ``\\udXXX``."""
     text = data if isinstance(data, str) else data.decode("utf-8", "replace")
-    return text if len(text) <= 200 else text[:200] + "..."
+    shown = text[:200].encode("utf-8", "backslashreplace").decode("utf-8")
+    return shown if len(text) <= 200 else shown + "..."

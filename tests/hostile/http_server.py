@@ -120,6 +120,14 @@ class Conn:
     async def start_sse(self) -> None:
         await self.head(200, {"Content-Type": "text/event-stream"})
 
+    async def client_closed(self) -> None:
+        """Return once the client closed its end (after its request it sends nothing more)."""
+        try:
+            while True:
+                await self._stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            return
+
     async def endless(self, chunk: bytes, *, limit: int = 256 * 1024 * 1024) -> None:
         """Write ``chunk`` again and again (the client's limit should stop it first)."""
         sent = 0
