@@ -62,7 +62,7 @@ from ._transports.base import Transport, TransportFault
 from ._transports.http import HttpTransport, StreamResumption
 from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 from ._transports.stdio import StdioShutdown, StdioTransport
-from .builders import TaskToolCall, ToolCall
+from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .engine import Poller, TaskRef
 from .inputs import (
     ElicitationHandler,
@@ -184,6 +184,7 @@ __all__ = [
     "Expired",
     "Failed",
     "Generation",
+    "GetPrompt",
     "GetPromptResult",
     "GetStreamUnavailable",
     "HTTPStatusError",
@@ -236,6 +237,7 @@ __all__ = [
     "ProtocolError",
     "ProtocolVersionRefused",
     "RPCError",
+    "ReadResource",
     "ReadResourceResult",
     "RedirectRefused",
     "RequestHandler",

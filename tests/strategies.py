@@ -54,6 +54,7 @@ from mcp_tasks_client.models import (
     ElicitResult,
     EmbeddedResource,
     ErrorObject,
+    GetPromptResult,
     ImageContent,
     Implementation,
     InitializeResult,
@@ -66,10 +67,17 @@ from mcp_tasks_client.models import (
     JSONRPCRequest,
     JSONRPCResponse,
     JSONValue,
+    ListPromptsResult,
+    ListResourcesResult,
     ListRootsResult,
     ListTasksResult,
     ListToolsResult,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceResult,
     RequestId,
+    Resource,
     ResourceLink,
     Root,
     RootsCapability,
@@ -114,6 +122,7 @@ __all__ = [
     "embedded_resources",
     "error_objects",
     "extras",
+    "get_prompt_results",
     "image_contents",
     "implementations",
     "initialize_results",
@@ -129,15 +138,22 @@ __all__ = [
     "jsonrpc_notifications",
     "jsonrpc_requests",
     "jsonrpc_responses",
+    "list_prompts_results",
+    "list_resources_results",
     "list_roots_results",
     "list_tasks_results",
     "list_tools_results",
     "metas",
     "mutated",
     "number_paths",
+    "prompt_arguments",
+    "prompt_messages",
+    "prompts",
+    "read_resource_results",
     "replaced",
     "request_ids",
     "resource_links",
+    "resources",
     "roots",
     "roots_capabilities",
     "sampling_capabilities",
@@ -597,6 +613,102 @@ def content_blocks() -> st.SearchStrategy[ContentBlock]:
     )
 
 
+# --- resources and prompts -----------------------------------------------------------------
+
+
+@_shared
+def resources() -> st.SearchStrategy[Resource]:
+    return st.builds(
+        Resource,
+        uri=_texts(),
+        name=_texts(),
+        title=_optional(_texts()),
+        description=_optional(_texts()),
+        mime_type=_optional(_texts()),
+        size=_optional(_non_negative_ints()),
+        annotations=_optional(json_objects()),
+        meta=metas(),
+        extra=extras(Resource),
+    )
+
+
+@_shared
+def list_resources_results() -> st.SearchStrategy[ListResourcesResult]:
+    return st.builds(
+        ListResourcesResult,
+        resources=_tuples(resources(), max_size=2),
+        next_cursor=_optional(_texts()),
+        meta=metas(),
+        extra=extras(ListResourcesResult),
+    )
+
+
+@_shared
+def read_resource_results() -> st.SearchStrategy[ReadResourceResult]:
+    contents = st.one_of(text_resource_contents(), blob_resource_contents())
+    return st.builds(
+        ReadResourceResult,
+        contents=_tuples(contents, max_size=2),
+        meta=metas(),
+        extra=extras(ReadResourceResult),
+    )
+
+
+@_shared
+def prompt_arguments() -> st.SearchStrategy[PromptArgument]:
+    return st.builds(
+        PromptArgument,
+        name=_texts(),
+        title=_optional(_texts()),
+        description=_optional(_texts()),
+        required=_optional(st.booleans()),
+        extra=extras(PromptArgument),
+    )
+
+
+@_shared
+def prompts() -> st.SearchStrategy[Prompt]:
+    return st.builds(
+        Prompt,
+        name=_texts(),
+        title=_optional(_texts()),
+        description=_optional(_texts()),
+        arguments=_optional(_tuples(prompt_arguments(), max_size=2)),
+        meta=metas(),
+        extra=extras(Prompt),
+    )
+
+
+@_shared
+def list_prompts_results() -> st.SearchStrategy[ListPromptsResult]:
+    return st.builds(
+        ListPromptsResult,
+        prompts=_tuples(prompts(), max_size=2),
+        next_cursor=_optional(_texts()),
+        meta=metas(),
+        extra=extras(ListPromptsResult),
+    )
+
+
+@_shared
+def prompt_messages() -> st.SearchStrategy[PromptMessage]:
+    roles = st.sampled_from(["user", "assistant"]) | _texts()
+    return st.builds(
+        PromptMessage, role=roles, content=content_blocks(), extra=extras(PromptMessage)
+    )
+
+
+@_shared
+def get_prompt_results() -> st.SearchStrategy[GetPromptResult]:
+    return st.builds(
+        GetPromptResult,
+        messages=_tuples(prompt_messages(), max_size=2),
+        description=_optional(_texts()),
+        meta=metas(),
+        extra=extras(GetPromptResult),
+    )
+
+
 # --- tools ---------------------------------------------------------------------------------
 
 
@@ -941,6 +1053,14 @@ MODEL_STRATEGIES: Mapping[type, Callable[[], st.SearchStrategy[Any]]] = {
     BlobResourceContents: blob_resource_contents,
     EmbeddedResource: embedded_resources,
     UnknownContent: unknown_contents,
+    Resource: resources,
+    ListResourcesResult: list_resources_results,
+    ReadResourceResult: read_resource_results,
+    PromptArgument: prompt_arguments,
+    Prompt: prompts,
+    ListPromptsResult: list_prompts_results,
+    PromptMessage: prompt_messages,
+    GetPromptResult: get_prompt_results,
     ToolExecution: tool_executions,
     Tool: tools,
     ListToolsResult: list_tools_results,
