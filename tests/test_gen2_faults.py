@@ -418,3 +418,32 @@ async def test_listening_is_refused_for_2025_11_25() -> None:
                 pass
         with pytest.raises(UnsupportedInGeneration):
             await client.listen_tasks(["t"])
+
+
+async def test_schemas_are_kept_as_received_and_never_dereferenced() -> None:
+    """E C60 and the issue's rule: a tool's schema is data. Its $ref points at a second
+    server on 127.0.0.1, which hears nothing while the tool is listed and called."""
+    async with HostileHTTPServer() as elsewhere:
+        schema = {
+            "type": "object",
+            "properties": {
+                "a": {"$ref": f"{elsewhere.url}/schema.json", "x-vendor": [1, {"deep": None}]},
+                "region": {"type": "string", "x-mcp-header": "Region"},
+            },
+            "$defs": {"loop": {"$ref": "#/$defs/loop"}},
+        }
+        tool = {"name": "t", "inputSchema": schema}
+
+        async def serve(request: Received, conn: Conn) -> None:
+            if request.rpc_method == "tools/list":
+                await conn.result(request, {"tools": [tool], "resultType": "complete"})
+            else:
+                await conn.result(request, DONE)
+
+        async with HostileHTTPServer(serve) as server, connected(server) as client:
+            (listed,) = [t async for t in client.list_tools()]
+            await client.call_tool(ToolCall("t", {"region": "eu"}))
+            headers = server.received[-1].headers
+    assert listed.input_schema == schema
+    assert headers["mcp-param-region"] == "eu"
+    assert elsewhere.received == []

@@ -48,6 +48,8 @@ from mcp_tasks_client._protocol.dialects import (
     Legacy,
     Stateless,
     dialect_for,
+    header_annotations,
+    param_headers,
     routing_headers,
 )
 from mcp_tasks_client._wire.v2026_07_28 import converter
@@ -336,3 +338,110 @@ class EventuallyConsistentInputs(RuleBasedStateMachine):
 
 
 TestEventuallyConsistentInputs = EventuallyConsistentInputs.TestCase
+
+
+# -- x-mcp-header annotations (E C60) -----------------------------------------------------------
+
+_TOKENS = st.from_regex(r"[A-Za-z][A-Za-z0-9\-]{0,11}", fullmatch=True)
+_HEADER_TYPES = st.sampled_from(["string", "integer", "boolean"])
+
+
+@st.composite
+def annotated_schemas(draw: st.DrawFn) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
+    """A valid input schema with annotations on (possibly nested) properties, and them."""
+    tokens = draw(st.lists(_TOKENS, unique_by=str.lower, max_size=4))
+    expected: dict[tuple[str, ...], str] = {}
+    properties: dict[str, Any] = {}
+    for index, token in enumerate(tokens):
+        leaf = {"type": draw(_HEADER_TYPES), "x-mcp-header": token}
+        if draw(st.booleans()):
+            properties[f"outer{index}"] = {"type": "object", "properties": {"inner": leaf}}
+            expected[(f"outer{index}", "inner")] = token
+        else:
+            properties[f"arg{index}"] = leaf
+            expected[(f"arg{index}",)] = token
+    return {"type": "object", "properties": properties}, expected
+
+
+@given(annotated_schemas())
+def test_valid_annotations_are_found_at_their_paths(
+    case: tuple[dict[str, Any], dict[tuple[str, ...], str]],
+) -> None:
+    schema, expected = case
+    assert header_annotations(schema) == expected
+
+
+@given(annotated_schemas(), st.data())
+def test_mcp_param_headers_mirror_the_arguments(
+    case: tuple[dict[str, Any], dict[tuple[str, ...], str]], data: st.DataObject
+) -> None:
+    """Each annotated argument present goes into its header, encoded; absent ones do not."""
+    _schema, annotations = case
+    arguments: dict[str, Any] = {}
+    present: dict[str, Any] = {}
+    for path, token in annotations.items():
+        value = data.draw(st.none() | st.text() | st.integers() | st.booleans())
+        node = arguments
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+        if value is not None:
+            present[f"Mcp-Param-{token}"] = value
+    headers = param_headers(annotations, arguments)
+    assert set(headers) == set(present)
+    for name, value in present.items():
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        assert decode_header_value(headers[name]) == text
+
+
+@given(
+    st.sampled_from(["number", "object", "array", None]),
+    _TOKENS,
+)
+def test_an_annotation_on_a_non_primitive_is_invalid(kind: str | None, token: str) -> None:
+    leaf: dict[str, Any] = {"x-mcp-header": token}
+    if kind is not None:
+        leaf["type"] = kind
+    with pytest.raises(ValueError, match="type"):
+        header_annotations({"type": "object", "properties": {"a": leaf}})
+
+
+@given(_TOKENS)
+def test_a_header_name_twice_is_invalid_whatever_its_case(token: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "x-mcp-header": token},
+            "b": {"type": "string", "x-mcp-header": token.swapcase()},
+        },
+    }
+    with pytest.raises(ValueError, match="repeats"):
+        header_annotations(schema)
+
+
+@given(st.sampled_from(["", "has space", "ü", "a:b", "x/y"]) | st.integers())
+def test_an_annotation_that_is_no_token_is_invalid(token: Any) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": token}}}
+    with pytest.raises(ValueError, match="token"):
+        header_annotations(schema)
+
+
+@given(st.sampled_from(["items", "anyOf", "additionalProperties", "$defs"]))
+def test_an_annotation_off_the_properties_chain_is_invalid(keyword: str) -> None:
+    leaf = {"type": "string", "x-mcp-header": "X"}
+    inner: Any = {"anyOf": [leaf]}.get(keyword) if keyword == "anyOf" else leaf
+    if keyword == "$defs":
+        inner = {"d": leaf}
+    schema = {"type": "object", "properties": {"a": {"type": "array", keyword: inner}}}
+    with pytest.raises(ValueError, match="chain"):
+        header_annotations(schema)
+
+
+def test_a_ref_is_never_followed() -> None:
+    """Schemas are read as received: a $ref is data, not a place to go (nor to fetch)."""
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "http://198.51.100.1/schema.json"}},
+        "$defs": {"x": {"type": "string"}},
+    }
+    assert header_annotations(schema) == {}
