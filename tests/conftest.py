@@ -7,7 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
-from peers.harness import PEERS, Peer, peer_available, running_http_peer, stdio_command
+from peers.harness import (
+    PEERS,
+    Peer,
+    peer_available,
+    running_http_peer,
+    stdio_command,
+    stdio_env,
+)
 
 from mcp_tasks_client import HttpTransport, StdioTransport, Transport
 
@@ -111,3 +118,13 @@ def transport(request: pytest.FixtureRequest) -> Transport:
         url: str = request.getfixturevalue(f"{name}_http_url")
         return HttpTransport(url)
     return StdioTransport(stdio_command(peer))
+
+
+@pytest.fixture(params=["http", "stdio"])
+def gen2(request: pytest.FixtureRequest) -> Transport:
+    """A fresh transport to the fastmcp 4.1.4 peer (2026-07-28 tasks), HTTP or stdio."""
+    peer = require_peer("fastmcp4")
+    if request.param == "http":
+        url: str = request.getfixturevalue("fastmcp4_http_url")
+        return HttpTransport(url)
+    return StdioTransport(stdio_command(peer), env=stdio_env(peer))

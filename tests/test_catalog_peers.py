@@ -96,15 +96,6 @@ async def test_an_unknown_resource_is_a_typed_error(peer: tuple[Generation, Tran
     assert "note://nothing-here" in caught.value.message
 
 
-@pytest.fixture(params=["http", "stdio"])
-def gen2(request: pytest.FixtureRequest) -> Transport:
-    found = require_peer("fastmcp4")
-    if request.param == "http":
-        url: str = request.getfixturevalue("fastmcp4_http_url")
-        return HttpTransport(url)
-    return StdioTransport(stdio_command(found), env=stdio_env(found))
-
-
 async def test_mrtr_on_resources_and_prompts(gen2: Transport) -> None:
     """E C45-C47: by hand (InputRequired, answering) and through inputs= for the call."""
     router = InputRouter(elicitation=ElicitationCapability(form={}))

@@ -14,7 +14,6 @@ import anyio
 import httpx
 import pytest
 from conftest import require_peer
-from peers.harness import stdio_command, stdio_env
 from recording import RecordingTransport
 from started import task_created
 
@@ -40,7 +39,6 @@ from mcp_tasks_client import (
     MissingClientCapability,
     Poller,
     PollPolicy,
-    StdioTransport,
     TaskAugmentationRequired,
     TaskNotFound,
     TaskStatus,
@@ -62,16 +60,6 @@ EXT_META = "io.modelcontextprotocol/clientCapabilities"
 def text_of(result: object) -> str:
     content = getattr(result, "content", ())
     return " ".join(block.text for block in content if isinstance(block, TextContent))
-
-
-@pytest.fixture(params=["http", "stdio"])
-def gen2(request: pytest.FixtureRequest) -> Transport:
-    """A fresh transport to the fastmcp 4.1.4 peer (2026-07-28 tasks), HTTP or stdio."""
-    peer = require_peer("fastmcp4")
-    if request.param == "http":
-        url: str = request.getfixturevalue("fastmcp4_http_url")
-        return HttpTransport(url)
-    return StdioTransport(stdio_command(peer), env=stdio_env(peer))
 
 
 def connect(transport: Transport, router: InputRouter | None = None) -> Client:
