@@ -494,6 +494,7 @@ class Poller:
             self.polls_delayed += 1
         async with self._limiter:
             expired = tracked.expires_at is not None and anyio.current_time() >= tracked.expires_at
+            mark = tracked.machine.mark()
             try:
                 snapshot = await self._get(task_id)
             except TaskNotFound as exc:
@@ -516,10 +517,11 @@ class Poller:
                 return
         if self._tracked.get(task_id) is not tracked or tracked.done.is_set():
             return  # released or ended while the poll was in flight
-        if tracked.finishing:
+        if tracked.machine.is_stale(mark) or tracked.finishing:
             # A terminal status arrived (a notification) while this poll was in flight: its
-            # older answer is stale, not a change after terminal (A-08: a poller that stops at
-            # terminal cannot tell the two apart; the conformance probe polls past terminal).
+            # older answer is stale, not a change after terminal (A-08, the machine's rule; a
+            # poller that stops at terminal cannot tell the two apart; the conformance probe
+            # polls past terminal). ``finishing``: the task's end is already under way.
             return
         if snapshot is not None:
             self._observe(tracked, snapshot)

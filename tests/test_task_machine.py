@@ -170,3 +170,23 @@ def test_snapshot_of_another_task_is_a_caller_bug() -> None:
     with pytest.raises(ValueError, match="task-2"):
         machine.observe(snapshot(TaskStatus.COMPLETED, task_id="task-2"))
     assert machine.status is TaskStatus.WORKING
+
+
+def test_a_poll_overtaken_by_a_terminal_snapshot_is_stale_and_a_later_one_is_not() -> None:
+    """A-08, the stale rule: a poll sent before a terminal snapshot was accepted answers
+    stale; one sent after it does not (so a probe polling past terminal still sees changes)."""
+    base = {
+        "task_id": "t",
+        "created_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+        "last_updated_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+    }
+    machine = TaskMachine(Task(status=TaskStatus.WORKING, **base))
+    before = machine.mark()
+    assert not machine.is_stale(before)
+    machine.observe(Task(status=TaskStatus.INPUT_REQUIRED, **base))
+    assert not machine.is_stale(before)  # not terminal yet
+    machine.observe(Task(status=TaskStatus.COMPLETED, **base))
+    assert machine.is_stale(before)
+    after = machine.mark()
+    assert not machine.is_stale(after)
+    assert not machine.observe(Task(status=TaskStatus.WORKING, **base)).accepted

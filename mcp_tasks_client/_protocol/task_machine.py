@@ -66,6 +66,18 @@ class TaskMachine:
 
     def __init__(self, first: Task) -> None:
         self.current = first
+        self._accepted = 0
+        self._terminal_at: int | None = 0 if first.status.is_terminal else None
+
+    def mark(self) -> int:
+        """A mark to take when a poll is sent; see :meth:`is_stale`."""
+        return self._accepted
+
+    def is_stale(self, mark: int) -> bool:
+        """The stale rule (A-08): the answer to a poll sent at ``mark`` is stale when a
+        terminal snapshot was accepted after it went out (a status notification overtook
+        it). A stale answer is dropped, not checked: it is no change after terminal."""
+        return self._terminal_at is not None and self._terminal_at > mark
 
     @property
     def status(self) -> TaskStatus:
@@ -94,4 +106,7 @@ class TaskMachine:
                 Violation(previous.task_id, "V-26", "lastUpdatedAt went backwards", soft=True)
             )
         self.current = snapshot
+        self._accepted += 1
+        if snapshot.status.is_terminal and self._terminal_at is None:
+            self._terminal_at = self._accepted
         return Observation(True, tuple(soft))
