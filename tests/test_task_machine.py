@@ -175,18 +175,18 @@ def test_snapshot_of_another_task_is_a_caller_bug() -> None:
 def test_a_poll_overtaken_by_a_terminal_snapshot_is_stale_and_a_later_one_is_not() -> None:
     """A-08, the stale rule: a poll sent before a terminal snapshot was accepted answers
     stale; one sent after it does not (so a probe polling past terminal still sees changes)."""
-    base = {
-        "task_id": "t",
-        "created_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
-        "last_updated_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
-    }
-    machine = TaskMachine(Task(status=TaskStatus.WORKING, **base))
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+    def snapshot(status: TaskStatus) -> Task:
+        return Task(task_id="t", status=status, created_at=when, last_updated_at=when)
+
+    machine = TaskMachine(snapshot(TaskStatus.WORKING))
     before = machine.mark()
     assert not machine.is_stale(before)
-    machine.observe(Task(status=TaskStatus.INPUT_REQUIRED, **base))
+    machine.observe(snapshot(TaskStatus.INPUT_REQUIRED))
     assert not machine.is_stale(before)  # not terminal yet
-    machine.observe(Task(status=TaskStatus.COMPLETED, **base))
+    machine.observe(snapshot(TaskStatus.COMPLETED))
     assert machine.is_stale(before)
     after = machine.mark()
     assert not machine.is_stale(after)
-    assert not machine.observe(Task(status=TaskStatus.WORKING, **base)).accepted
+    assert not machine.observe(snapshot(TaskStatus.WORKING)).accepted
