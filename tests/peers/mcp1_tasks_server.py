@@ -11,6 +11,32 @@ Tools:
   fail        execution.taskSupport="required": task ends status=failed
   plain_echo  no `execution` (taskSupport absent = forbidden): returns "echo: <text>"
 
+Server->client tasks (the CLIENT runs the task, this server polls it). Plain tools (no
+`execution`); each sends its requests on the tools/call's own stream (over HTTP: the
+POST's SSE response, via related_request_id) and answers one text block. Identical
+texts in ts1_tasks_server.mjs. Polling honours the client's pollInterval (else 100 ms),
+gives up after 30 s ("timeout status=<last>"). An error answer to the elicitation or
+sampling request itself gives "create-error=<code> <message>"; a plain (non-task)
+answer gives "client executed synchronously".
+  ask_as_task       elicitation/create {mode:form, message:"Confirm: <text>?", ok schema,
+                    task:{ttl:60000}}; tasks/get until terminal; tasks/result. Returns
+                    "status=<s> result=<sorted compact JSON, no _meta>" or
+                    "status=<s> error=<code> <message>"; "get-error=<code> <message>"
+                    if a tasks/get answers an error
+  sample_as_task    the same with sampling/createMessage {messages:[user text], maxTokens:50,
+                    task:{ttl:60000}}
+  list_then_cancel  the ask_as_task elicitation, then tasks/list (all pages), tasks/cancel X,
+                    tasks/get X, tasks/cancel X: "listed=<true|false> cancel=<status>
+                    after=<status> again=<code|ok>"
+  ask_short_ttl     {ttl}: elicitation "Confirm: short?" with task:{ttl}, sleeps ttl+1.5 s
+                    without polling, tasks/get: "gone=<true iff -32602> code=<code|none>"
+  immediate_ask     execution.taskSupport="required": right after the task is created the
+                    task sends elicitation/create "Immediate: ok?" (no `task`) DIRECTLY
+                    to the client (not via the tasks/result queue; over HTTP it goes to
+                    the standalone GET stream), with _meta related-task = this task;
+                    task input_required meanwhile; result "immediate confirmed=<true|
+                    false> action=<action>" or "immediate error=<code>"
+
 Resources: note://greeting (plain text). Prompts: summary(topic).
 
 Usage:
@@ -20,6 +46,7 @@ Usage:
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -31,6 +58,10 @@ from mcp.server.experimental.task_context import (  # type: ignore[import-not-fo
     ServerTaskContext,
 )
 from mcp.server.lowlevel import Server  # type: ignore[import-not-found, unused-ignore]
+from mcp.shared.exceptions import McpError  # type: ignore[import-not-found, unused-ignore]
+from mcp.shared.message import (  # type: ignore[import-not-found, unused-ignore]
+    ServerMessageMetadata,
+)
 
 server = Server("mcp1-tasks-peer")
 # In-memory TaskStore + message queue; registers tasks/get|result|list|cancel.
@@ -42,9 +73,23 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
-def _tool(name: str, mode: Literal["optional", "required"] | None, desc: str) -> Any:
+def _tool(
+    name: str,
+    mode: Literal["optional", "required"] | None,
+    desc: str,
+    schema: dict[str, Any] | None = None,
+) -> Any:
     execution = None if mode is None else types.ToolExecution(taskSupport=mode)
-    return types.Tool(name=name, description=desc, inputSchema=_SCHEMA, execution=execution)
+    return types.Tool(
+        name=name, description=desc, inputSchema=schema or _SCHEMA, execution=execution
+    )
+
+
+_TTL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ttl": {"type": "integer"}},
+    "required": ["ttl"],
+}
 
 
 TOOLS: dict[str, Any] = {
@@ -60,6 +105,11 @@ TOOLS: dict[str, Any] = {
         _tool("fail", "required", "Task that fails"),
         _tool("summarize", "required", "Ask the client's model to summarize, inside a task"),
         _tool("plain_echo", None, "Echo text immediately (no task support)"),
+        _tool("ask_as_task", None, "Task-augmented elicitation run by the client, polled"),
+        _tool("sample_as_task", None, "Task-augmented sampling run by the client, polled"),
+        _tool("list_then_cancel", None, "Client task: tasks/list, cancel, get, cancel again"),
+        _tool("ask_short_ttl", None, "Client task with a short ttl, read after it", _TTL_SCHEMA),
+        _tool("immediate_ask", "required", "Task that elicits directly, right at its start"),
     ]
 }
 
@@ -125,6 +175,205 @@ def _make_work(name: str, text: str, secs: float) -> Callable[[Any], Awaitable[A
     return fail_work
 
 
+# --- Server->client tasks: the client runs the task, this server polls it. -------------
+
+_OK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+}
+_RELATED_TASK = "io.modelcontextprotocol/related-task"
+_TERMINAL = ("completed", "failed", "cancelled")
+_POLL_DEFAULT_MS = 100
+_POLL_LIMIT_S = 30.0
+_SYNC = "client executed synchronously"
+
+
+def _json(value: Any) -> str:
+    # Same bytes as the ts1 peer's sortedJson(): sorted keys, no spaces, raw UTF-8.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _err(e: Any) -> str:
+    return f"{e.error.code} {e.error.message}"
+
+
+class _ClientTasks:
+    """Server->client requests on the calling request's stream (HTTP: its POST's SSE)."""
+
+    def __init__(self, ctx: Any) -> None:
+        self._session = ctx.session
+        self._meta = ServerMessageMetadata(related_request_id=ctx.request_id)
+
+    async def send(self, request: Any, result_type: Any) -> Any:
+        return await self._session.send_request(
+            types.ServerRequest(request), result_type, metadata=self._meta
+        )
+
+    async def create(self, request: Any) -> Any:
+        """The task-augmented request: a CreateTaskResult's Task, or None if answered inline."""
+        raw = (await self.send(request, types.Result)).model_dump(by_alias=True)
+        if not isinstance(raw.get("task"), dict):
+            return None
+        return types.CreateTaskResult.model_validate(raw).task
+
+    async def get(self, task_id: str) -> Any:
+        params = types.GetTaskRequestParams(taskId=task_id)
+        return await self.send(types.GetTaskRequest(params=params), types.GetTaskResult)
+
+    async def cancel(self, task_id: str) -> Any:
+        params = types.CancelTaskRequestParams(taskId=task_id)
+        return await self.send(types.CancelTaskRequest(params=params), types.CancelTaskResult)
+
+    async def list_all(self) -> list[Any]:
+        tasks: list[Any] = []
+        cursor: str | None = None
+        for _ in range(100):  # a client that loops its cursors must not hang the tool
+            params = types.PaginatedRequestParams(cursor=cursor)
+            page = await self.send(types.ListTasksRequest(params=params), types.ListTasksResult)
+            tasks.extend(page.tasks)
+            cursor = page.nextCursor
+            if not cursor:
+                break
+        return tasks
+
+    async def run(self, request: Any) -> str:
+        """Create, poll tasks/get until terminal, then tasks/result: the tool's text."""
+        try:
+            task = await self.create(request)
+        except McpError as e:
+            return f"create-error={_err(e)}"
+        if task is None:
+            return _SYNC
+        interval = task.pollInterval
+        deadline = anyio.current_time() + _POLL_LIMIT_S
+        while True:
+            try:
+                got = await self.get(task.taskId)
+            except McpError as e:
+                return f"get-error={_err(e)}"
+            if got.status in _TERMINAL:
+                break
+            if anyio.current_time() >= deadline:
+                return f"timeout status={got.status}"
+            if got.pollInterval is not None:
+                interval = got.pollInterval
+            await anyio.sleep((_POLL_DEFAULT_MS if interval is None else interval) / 1000)
+        params = types.GetTaskPayloadRequestParams(taskId=task.taskId)
+        try:
+            res = await self.send(
+                types.GetTaskPayloadRequest(params=params), types.GetTaskPayloadResult
+            )
+        except McpError as e:
+            return f"status={got.status} error={_err(e)}"
+        body = res.model_dump(by_alias=True)
+        body.pop("_meta", None)
+        return f"status={got.status} result={_json(body)}"
+
+
+def _elicit(message: str, ttl: int | None, related_task: str | None = None) -> Any:
+    params: dict[str, Any] = {"mode": "form", "message": message, "requestedSchema": _OK_SCHEMA}
+    if ttl is not None:
+        params["task"] = {"ttl": ttl}
+    if related_task is not None:
+        params["_meta"] = {_RELATED_TASK: {"taskId": related_task}}
+    return types.ElicitRequest(params=types.ElicitRequestFormParams.model_validate(params))
+
+
+def _sample(text: str, ttl: int) -> Any:
+    params = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        "maxTokens": 50,
+        "task": {"ttl": ttl},
+    }
+    return types.CreateMessageRequest(
+        params=types.CreateMessageRequestParams.model_validate(params)
+    )
+
+
+async def _list_then_cancel(peer: _ClientTasks, text: str) -> str:
+    try:
+        task = await peer.create(_elicit(f"Confirm: {text}?", 60000))
+    except McpError as e:
+        return f"create-error={_err(e)}"
+    if task is None:
+        return _SYNC
+    tid = task.taskId
+    try:
+        listed = any(t.taskId == tid for t in await peer.list_all())
+    except McpError as e:
+        return f"list-error={_err(e)}"
+    try:
+        cancel = (await peer.cancel(tid)).status
+    except McpError as e:
+        return f"listed={str(listed).lower()} cancel-error={_err(e)}"
+    try:
+        after = (await peer.get(tid)).status
+    except McpError as e:
+        return f"listed={str(listed).lower()} cancel={cancel} get-error={_err(e)}"
+    try:
+        await peer.cancel(tid)
+        again = "ok"
+    except McpError as e:
+        again = str(e.error.code)
+    return f"listed={str(listed).lower()} cancel={cancel} after={after} again={again}"
+
+
+async def _ask_short_ttl(peer: _ClientTasks, ttl: int) -> str:
+    try:
+        task = await peer.create(_elicit("Confirm: short?", ttl))
+    except McpError as e:
+        return f"create-error={_err(e)}"
+    if task is None:
+        return _SYNC
+    await anyio.sleep((ttl + 1500) / 1000)  # no polling meanwhile
+    try:
+        await peer.get(task.taskId)
+    except McpError as e:
+        return f"gone={str(e.error.code == -32602).lower()} code={e.error.code}"
+    return "gone=false code=none"
+
+
+def _immediate_work(session: Any) -> Callable[[Any], Awaitable[Any]]:
+    async def immediate_work(task: ServerTaskContext) -> Any:
+        support = server.experimental.task_support
+        assert support is not None
+        await support.store.update_task(task.task_id, status="input_required")
+        # Straight onto the session (not task.elicit(), which queues it for the client's
+        # tasks/result): no related_request_id, the tools/call has already been answered,
+        # so over HTTP this goes to the standalone GET stream.
+        request = types.ServerRequest(_elicit("Immediate: ok?", None, task.task_id))
+        try:
+            res = await session.send_request(request, types.ElicitResult)
+        except McpError as e:
+            out = f"immediate error={e.error.code}"
+        else:
+            ok = res.action == "accept" and (res.content or {}).get("ok") is True
+            out = f"immediate confirmed={str(ok).lower()} action={res.action}"
+        try:
+            await support.store.update_task(task.task_id, status="working")
+        except Exception:  # already terminal (e.g. cancelled by the client)
+            pass
+        return _text(out)
+
+    return immediate_work
+
+
+async def _client_task_tool(ctx: Any, name: str, arguments: dict[str, Any]) -> Any:
+    peer = _ClientTasks(ctx)
+    text = str(arguments.get("text", "hello"))
+    if name == "ask_as_task":
+        return _text(await peer.run(_elicit(f"Confirm: {text}?", 60000)))
+    if name == "sample_as_task":
+        return _text(await peer.run(_sample(text, 60000)))
+    if name == "list_then_cancel":
+        return _text(await _list_then_cancel(peer, text))
+    return _text(await _ask_short_ttl(peer, int(arguments["ttl"])))
+
+
+_CLIENT_TASK_TOOLS = ("ask_as_task", "sample_as_task", "list_then_cancel", "ask_short_ttl")
+
+
 async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
     ctx = server.request_context
     tool = TOOLS[name]
@@ -134,6 +383,10 @@ async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
 
     if name == "plain_echo":
         return _text(f"echo: {text}")
+    if name in _CLIENT_TASK_TOOLS:
+        return await _client_task_tool(ctx, name, arguments)
+    if name == "immediate_ask":
+        return await ctx.experimental.run_task(_immediate_work(ctx.session))
 
     if not ctx.experimental.is_task:  # only reachable for slow_echo (optional)
         await anyio.sleep(secs)

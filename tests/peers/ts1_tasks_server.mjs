@@ -8,19 +8,187 @@
 //   confirm (required; elicits inside the task => input_required), fail (required; status failed),
 //   summarize (required; sampling/createMessage inside the task => input_required),
 //   plain_echo (no execution => task forbidden; returns "echo: <text>" immediately)
+// Server->client tasks (the CLIENT runs the task, this server polls it; texts identical to
+// mcp1_tasks_server.py, see its docstring): plain tools ask_as_task, sample_as_task,
+// list_then_cancel, ask_short_ttl {ttl} send their requests on the tools/call's own stream
+// (extra.sendRequest: over HTTP the POST's SSE response); polling honours the client's
+// pollInterval (else 100 ms), gives up after 30 s ("timeout status=<last>");
+// "client executed synchronously" on a plain answer, "create-error=<code> <message>" on
+// an error answer to the elicitation/sampling itself.
+//   ask_as_task: elicitation/create {mode:form, message "Confirm: <text>?", ok schema,
+//     task:{ttl:60000}}, tasks/get until terminal, tasks/result =>
+//     "status=<s> result=<sorted compact JSON, no _meta>" | "status=<s> error=<code> <msg>";
+//     "get-error=<code> <msg>" if a tasks/get answers an error
+//   sample_as_task: the same with sampling/createMessage {messages:[user text], maxTokens:50}
+//   list_then_cancel: that elicitation, tasks/list (all pages), tasks/cancel X, tasks/get X,
+//     tasks/cancel X => "listed=<true|false> cancel=<status> after=<status> again=<code|ok>"
+//   ask_short_ttl {ttl}: "Confirm: short?" with task:{ttl}, sleep ttl+1.5 s without polling,
+//     tasks/get => "gone=<true iff -32602> code=<code|none>"
+//   immediate_ask (taskSupport required): right after the task is created it sends
+//     elicitation/create "Immediate: ok?" (no task) DIRECTLY (not queued for tasks/result;
+//     over HTTP on the standalone GET stream) with _meta related-task = this task, task
+//     input_required meanwhile => "immediate confirmed=<true|false> action=<a>" |
+//     "immediate error=<code>"
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CancelTaskResultSchema,
+  CreateMessageResultSchema,
+  CreateTaskResultSchema,
+  ElicitResultSchema,
+  GetTaskPayloadResultSchema,
+  GetTaskResultSchema,
+  ListTasksResultSchema,
+  McpError,
+  RELATED_TASK_META_KEY,
+  ResultSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { InMemoryTaskStore, InMemoryTaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks';
 
 const taskStore = new InMemoryTaskStore(); // shared by all sessions (scoped by sessionId inside)
 const taskMessageQueue = new InMemoryTaskMessageQueue();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const text = (t, isError = false) => ({ content: [{ type: 'text', text: t }], isError });
+
+// --- Server->client tasks: the client runs the task, this server polls it. ---
+const OK_SCHEMA = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const SYNC = 'client executed synchronously';
+const POLL_DEFAULT_MS = 100;
+const POLL_LIMIT_MS = 30000;
+// "<code> <message>" of a JSON-RPC error answer; anything else is rethrown by the callers.
+const isRpcError = (e) => e instanceof McpError;
+const rpcErr = (e) => `${e.code} ${String(e.message).replace(/^MCP error -?\d+: /, '')}`;
+// Same bytes as Python json.dumps(v, sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+// (keys sorted by hand: a JS object would list integer-like keys first).
+const sortedJson = (v) => {
+  if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${sortedJson(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+};
+const elicitParams = (message, ttl, relatedTaskId) => ({
+  mode: 'form',
+  message,
+  requestedSchema: OK_SCHEMA,
+  ...(ttl !== undefined && { task: { ttl } }),
+  ...(relatedTaskId !== undefined && { _meta: { [RELATED_TASK_META_KEY]: { taskId: relatedTaskId } } }),
+});
+
+// Requests to the calling client on the tools/call's own stream (HTTP: its POST's SSE).
+function clientTasks(extra) {
+  const send = (method, params, schema) => extra.sendRequest({ method, params }, schema);
+  return {
+    // The task-augmented request: the CreateTaskResult's Task, or null if answered inline.
+    async create(method, params) {
+      const res = await send(method, params, ResultSchema);
+      return res.task && typeof res.task === 'object' ? CreateTaskResultSchema.parse(res).task : null;
+    },
+    get: (taskId) => send('tasks/get', { taskId }, GetTaskResultSchema),
+    cancel: (taskId) => send('tasks/cancel', { taskId }, CancelTaskResultSchema),
+    async listAll() {
+      const tasks = [];
+      let cursor;
+      for (let i = 0; i < 100; i++) {
+        const page = await send('tasks/list', cursor ? { cursor } : {}, ListTasksResultSchema);
+        tasks.push(...page.tasks);
+        cursor = page.nextCursor;
+        if (!cursor) break;
+      }
+      return tasks;
+    },
+    // Create, poll tasks/get until terminal, then tasks/result: the tool's text.
+    async run(method, params) {
+      let task;
+      try {
+        task = await this.create(method, params);
+      } catch (e) {
+        if (!isRpcError(e)) throw e;
+        return `create-error=${rpcErr(e)}`;
+      }
+      if (!task) return SYNC;
+      let interval = task.pollInterval;
+      const deadline = Date.now() + POLL_LIMIT_MS;
+      let got;
+      for (;;) {
+        try {
+          got = await this.get(task.taskId);
+        } catch (e) {
+          if (!isRpcError(e)) throw e;
+          return `get-error=${rpcErr(e)}`;
+        }
+        if (TERMINAL.has(got.status)) break;
+        if (Date.now() >= deadline) return `timeout status=${got.status}`;
+        if (got.pollInterval !== undefined) interval = got.pollInterval;
+        await sleep(interval ?? POLL_DEFAULT_MS);
+      }
+      let res;
+      try {
+        res = await send('tasks/result', { taskId: task.taskId }, GetTaskPayloadResultSchema);
+      } catch (e) {
+        if (!isRpcError(e)) throw e;
+        return `status=${got.status} error=${rpcErr(e)}`;
+      }
+      const { _meta, ...body } = res;
+      return `status=${got.status} result=${sortedJson(body)}`;
+    },
+  };
+}
+
+async function listThenCancel(peer, t) {
+  const step = async (f, prefix) => {
+    try {
+      return { v: await f() };
+    } catch (e) {
+      if (!isRpcError(e)) throw e;
+      return { err: `${prefix}${rpcErr(e)}` };
+    }
+  };
+  const created = await step(() => peer.create('elicitation/create', elicitParams(`Confirm: ${t}?`, 60000)), 'create-error=');
+  if (created.err) return created.err;
+  if (!created.v) return SYNC;
+  const id = created.v.taskId;
+  const list = await step(() => peer.listAll(), 'list-error=');
+  if (list.err) return list.err;
+  const listed = list.v.some((x) => x.taskId === id);
+  const cancel = await step(() => peer.cancel(id), 'cancel-error=');
+  if (cancel.err) return `listed=${listed} ${cancel.err}`;
+  const after = await step(() => peer.get(id), 'get-error=');
+  if (after.err) return `listed=${listed} cancel=${cancel.v.status} ${after.err}`;
+  let again = 'ok';
+  try {
+    await peer.cancel(id);
+  } catch (e) {
+    if (!isRpcError(e)) throw e;
+    again = String(e.code);
+  }
+  return `listed=${listed} cancel=${cancel.v.status} after=${after.v.status} again=${again}`;
+}
+
+async function askShortTtl(peer, ttl) {
+  let task;
+  try {
+    task = await peer.create('elicitation/create', elicitParams('Confirm: short?', ttl));
+  } catch (e) {
+    if (!isRpcError(e)) throw e;
+    return `create-error=${rpcErr(e)}`;
+  }
+  if (!task) return SYNC;
+  await sleep(ttl + 1500); // no polling meanwhile
+  try {
+    await peer.get(task.taskId);
+  } catch (e) {
+    if (!isRpcError(e)) throw e;
+    return `gone=${e.code === -32602} code=${e.code}`;
+  }
+  return 'gone=false code=none';
+}
 
 function buildServer() {
   const server = new McpServer(
@@ -109,6 +277,50 @@ function buildServer() {
     async (a) => text(`echo: ${a.text ?? 'hello'}`),
   );
   delete plain.execution;
+
+  // Server->client tasks (see the header). Plain tools as plain_echo: no `execution`.
+  const plainTool = (name, desc, schema, fn) => {
+    const tool = server.registerTool(name, { description: desc, inputSchema: schema }, async (a, extra) =>
+      text(await fn(a, clientTasks(extra))),
+    );
+    delete tool.execution;
+  };
+  const sampleParams = (t) => ({
+    messages: [{ role: 'user', content: { type: 'text', text: t } }],
+    maxTokens: 50,
+    task: { ttl: 60000 },
+  });
+  plainTool('ask_as_task', 'Task-augmented elicitation run by the client, polled', args, (a, peer) =>
+    peer.run('elicitation/create', elicitParams(`Confirm: ${a.text ?? 'hello'}?`, 60000)),
+  );
+  plainTool('sample_as_task', 'Task-augmented sampling run by the client, polled', args, (a, peer) =>
+    peer.run('sampling/createMessage', sampleParams(a.text ?? 'hello')),
+  );
+  plainTool('list_then_cancel', 'Client task: tasks/list, cancel, get, cancel again', args, (a, peer) =>
+    listThenCancel(peer, a.text ?? 'hello'),
+  );
+  plainTool('ask_short_ttl', 'Client task with a short ttl, read after it', { ttl: z.number().int() }, (a, peer) =>
+    askShortTtl(peer, a.ttl),
+  );
+  taskTool('immediate_ask', 'required', 'Task that elicits directly, right at its start', async (_a, taskId, extra) => {
+    await extra.taskStore.updateTaskStatus(taskId, 'input_required');
+    // Straight onto the transport (no relatedTask option => not queued for tasks/result;
+    // no relatedRequestId: the tools/call is already answered, so over HTTP this goes to
+    // the standalone GET stream). The related-task _meta is set by hand.
+    let out;
+    try {
+      const res = await server.server.request(
+        { method: 'elicitation/create', params: elicitParams('Immediate: ok?', undefined, taskId) },
+        ElicitResultSchema,
+      );
+      out = `immediate confirmed=${res.action === 'accept' && res.content?.ok === true} action=${res.action}`;
+    } catch (e) {
+      if (!isRpcError(e)) throw e;
+      out = `immediate error=${e.code}`;
+    }
+    await extra.taskStore.updateTaskStatus(taskId, 'working').catch(() => {});
+    return text(out);
+  });
   return server;
 }
 
