@@ -143,6 +143,7 @@ from .models import (
 )
 from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
 from .probe import ServerProbe, probe_server
+from .receiver import ReceivedTask, TaskReceiver
 
 __version__ = "0.1.0.dev0"
 
@@ -239,6 +240,7 @@ __all__ = [
     "RPCError",
     "ReadResource",
     "ReadResourceResult",
+    "ReceivedTask",
     "RedirectRefused",
     "RequestHandler",
     "RequestId",
@@ -267,6 +269,7 @@ __all__ = [
     "TaskMetadata",
     "TaskNotCancellable",
     "TaskNotFound",
+    "TaskReceiver",
     "TaskRef",
     "TaskStatus",
     "TaskSupport",

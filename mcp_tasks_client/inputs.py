@@ -49,7 +49,9 @@ from .models import (
     RootsCapability,
     SamplingCapability,
     Task,
+    TaskMetadata,
 )
+from .receiver import ReceivedTask, TaskReceiver
 
 __all__ = [
     "ElicitationHandler",
@@ -79,6 +81,9 @@ class InputContext:
     """The JSON-RPC id (2025-11-25), or the ``inputRequests`` key (2026-07-28)."""
     method: str
     _snapshot: Callable[[str], Task | None] = attrs.field(alias="snapshot", repr=False)
+    receiving: ReceivedTask | None = attrs.field(default=None, kw_only=True)
+    """The task this handler runs as, when the server asked for the request as a task and a
+    TaskReceiver runs it (2025-11-25); None otherwise."""
 
     @property
     def key(self) -> str:
@@ -154,11 +159,15 @@ class InputRouter:
         sampling: SamplingCapability | None = None,
         roots: RootsCapability | None = None,
         on_handler_error: HandlerErrorPolicy = HandlerErrorPolicy.ANSWER_ERROR,
+        receiver: TaskReceiver | None = None,
     ) -> None:
         self.elicitation = elicitation
         self.sampling = sampling
         self.roots = roots
         self.on_handler_error = on_handler_error
+        self.receiver = receiver
+        """With a TaskReceiver, the server's task-augmented elicitation and sampling requests
+        run as tasks (2025-11-25, C-31): their handlers are the tasks' bodies."""
         self.book = InputBook()
         self._elicitation: dict[str | None, ElicitationHandler] = {}
         self._sampling: dict[str | None, SamplingHandler] = {}
@@ -173,12 +182,19 @@ class InputRouter:
         self,
         base: ClientCapabilities = ClientCapabilities(),  # noqa: B008 - frozen value
     ) -> ClientCapabilities:
-        """``base`` plus exactly the kinds this router serves (C-49, C-52)."""
+        """``base`` plus exactly the kinds this router serves (C-49, C-52); with a receiver,
+        the task capabilities for those kinds (C-31)."""
+        tasks = base.tasks
+        if self.receiver is not None:
+            tasks = self.receiver.capabilities(
+                elicitation=self.elicitation is not None, sampling=self.sampling is not None
+            )
         return attrs.evolve(
             base,
             elicitation=self.elicitation or base.elicitation,
             sampling=self.sampling or base.sampling,
             roots=self.roots or base.roots,
+            tasks=tasks,
         )
 
     def on_elicitation(self, task_id: str, handler: ElicitationHandler) -> InputRouter:
@@ -227,9 +243,19 @@ class InputRouter:
         """Serve this client's server->client requests of every kind the router enables."""
         if self._client is not None:
             raise UsageError("an InputRouter serves one client")
+        declared = client.capabilities
+        receives = declared.tasks is not None and (
+            declared.tasks.elicitation_create or declared.tasks.sampling_create_message
+        )
+        if receives and self.receiver is None:
+            raise UsageError(
+                "the client declares task-augmented elicitation or sampling but nothing would "
+                "run them as tasks: pass InputRouter(..., receiver=TaskReceiver())"
+            )
         self._client = client
         self.book.capacity = client.limits.max_answered_inputs
-        declared = client.capabilities
+        if self.receiver is not None:
+            self.receiver.serve(client)
         for method, capability, mine in (
             (ELICIT, declared.elicitation, self.elicitation),
             (SAMPLE, declared.sampling, self.sampling),
@@ -265,6 +291,16 @@ class InputRouter:
             return None  # taken already: the first delivery is (or was) answered, once
         self._emit(InputEvent(InputEventKind.ARRIVED, task_id, request.id, request.method))
         try:
+            as_task = self._as_task(client, request)
+        except RPCError as exc:
+            self.book.answered(task_id, request.id)
+            self._emit(
+                InputEvent(InputEventKind.REJECTED, task_id, request.id, request.method, exc)
+            )
+            raise
+        if as_task is not None:
+            return await self._accept_as_task(client, task_id, request, as_task)
+        try:
             result = await self._dispatch(task_id, request.id, request.method, params)
         except RPCError as exc:
             kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
@@ -296,6 +332,48 @@ class InputRouter:
         self.book.answered(task_id, request.id)
         self._emit(InputEvent(InputEventKind.ANSWERED, task_id, request.id, request.method))
         return body
+
+    # -- 2025-11-25: the server's request as a task of this client ---------------------------
+
+    def _as_task(self, client: Client, request: JSONRPCRequest) -> TaskMetadata | None:
+        """The request's ``task`` when it is to run as a task: a receiver is there and the
+        client declared tasks for this kind; else None (C-32: ``task`` ignored)."""
+        raw = (request.params or {}).get("task")
+        declared = client.capabilities.tasks
+        if raw is None or self.receiver is None or declared is None:
+            return None
+        kinds = {ELICIT: declared.elicitation_create, SAMPLE: declared.sampling_create_message}
+        if not kinds.get(request.method, False):
+            return None
+        try:
+            return client.decode(raw, TaskMetadata)
+        except DecodeError as exc:
+            raise RPCError(-32602, f"malformed task param: {exc.under('$.params.task')}") from exc
+
+    async def _accept_as_task(
+        self,
+        client: Client,
+        task_id: str | None,
+        request: JSONRPCRequest,
+        metadata: TaskMetadata,
+    ) -> JSONObject:
+        """Answer the CreateTaskResult now; the handler runs as the task's body."""
+        assert self.receiver is not None
+        params = {k: v for k, v in (request.params or {}).items() if k != "task"}
+
+        async def body(receiving: ReceivedTask) -> JSONObject:
+            result = await self._dispatch(
+                task_id, request.id, request.method, params, receiving=receiving
+            )
+            encoded: JSONObject = client.encode(result)
+            return encoded
+
+        try:
+            created = await self.receiver.accept(client, request, metadata, body)
+        finally:
+            self.book.answered(task_id, request.id)
+        self._emit(InputEvent(InputEventKind.ANSWERED, task_id, request.id, request.method))
+        return created
 
     # -- 2026-07-28: inputRequests in a snapshot ------------------------------------------
 
@@ -366,11 +444,19 @@ class InputRouter:
     # -- both generations ------------------------------------------------------------------
 
     async def _dispatch(
-        self, task_id: str | None, request_id: RequestId, method: str, params: JSONObject
+        self,
+        task_id: str | None,
+        request_id: RequestId,
+        method: str,
+        params: JSONObject,
+        *,
+        receiving: ReceivedTask | None = None,
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
         client = self._client
         assert client is not None
-        context = InputContext(task_id, request_id, method, snapshot=self.snapshot_source)
+        context = InputContext(
+            task_id, request_id, method, snapshot=self.snapshot_source, receiving=receiving
+        )
         try:
             if method == ELICIT:
                 elicit_handler = _pick(self._elicitation, task_id, method)
