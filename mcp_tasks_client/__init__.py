@@ -65,6 +65,7 @@ from ._transports.stdio import StdioShutdown, StdioTransport
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .engine import Poller, TaskRef
 from .inputs import (
+    UNTAGGED,
     ElicitationHandler,
     HandlerErrorPolicy,
     InputContext,
@@ -73,6 +74,7 @@ from .inputs import (
     InputRouter,
     RootsHandler,
     SamplingHandler,
+    Untagged,
 )
 from .models import (
     MODEL_IMMEDIATE_RESPONSE_META,
@@ -153,6 +155,7 @@ __all__ = [
     "SERVER_INFO_META",
     "TASKS_EXTENSION",
     "UNSET",
+    "UNTAGGED",
     "AudioContent",
     "BlobResourceContents",
     "CallInputs",
@@ -293,6 +296,7 @@ __all__ = [
     "Unset",
     "UnsupportedInGeneration",
     "UnsupportedProtocolVersion",
+    "Untagged",
     "UsageError",
     "Violation",
     "ViolationPolicy",

@@ -212,6 +212,8 @@ class _Waiter:
     done: anyio.Event = attrs.field(factory=anyio.Event)
     result: JSONObject | None = None
     error: MCPTasksError | None = None
+    on_result: Callable[[JSONObject], None] | None = None
+    """Called by the reader with the result before it reads the next message."""
 
 
 class Client:
@@ -434,6 +436,7 @@ class Client:
         *,
         orphan_tool: str | None = None,
         tasks: bool = False,
+        on_result: Callable[[JSONObject], None] | None = None,
     ) -> JSONObject:
         """Send a request, wait for its answer within ``timeout``.
 
@@ -450,7 +453,7 @@ class Client:
         message = self._connection.request(
             method, self._dialect.params(method, params, tasks=tasks)
         )
-        waiter = _Waiter(method)
+        waiter = _Waiter(method, on_result=on_result)
         self._waiters[message.id] = waiter
         sent = False
         keep = False
@@ -700,6 +703,19 @@ class Client:
             responses[key] = response
         return responses
 
+    def _created_hook(
+        self, on_created: Callable[[str], None] | None
+    ) -> Callable[[JSONObject], None] | None:
+        if on_created is None:
+            return None
+
+        def hook(raw: JSONObject) -> None:
+            task_id = self._dialect.created_task_id(raw)
+            if task_id is not None:
+                on_created(task_id)
+
+        return hook
+
     def _plain_answer(self, raw: JSONObject, cls: type[T], method: str, name: str) -> T:
         answer = self._read(raw, functools.partial(self._dialect.read_answer, cls=cls))
         if isinstance(answer, InputRequiredResult):
@@ -820,14 +836,28 @@ class Client:
         tool: Tool | None = None,
         timeout: float | None = None,
         inputs: CallInputs | None = None,
+        on_created: Callable[[str], None] | None = None,
     ) -> CreateTaskResult | CallToolResult:
         """Start a tool call as a task; see :meth:`_start_once`. ``inputs`` answers MRTR
-        rounds before the task exists, as for :meth:`call_tool` (E S21)."""
-        once = functools.partial(self._start_once, tool=tool, timeout=timeout)
+        rounds before the task exists, as for :meth:`call_tool` (E S21).
+
+        ``on_created(task_id)`` is called by the reader the moment the answer naming the
+        created task arrives, before any later message is dispatched: bind the task's input
+        handlers there (``InputRouter.binding``) and a server that asks at once (over stdio,
+        on the GET stream) finds them. It must not block; what it raises is logged.
+        """
+        once = functools.partial(
+            self._start_once, tool=tool, timeout=timeout, on_created=on_created
+        )
         return await self._mrtr(call, once, inputs)
 
     async def _start_once(
-        self, call: TaskToolCall, *, tool: Tool | None = None, timeout: float | None = None
+        self,
+        call: TaskToolCall,
+        *,
+        tool: Tool | None = None,
+        timeout: float | None = None,
+        on_created: Callable[[str], None] | None = None,
     ) -> CreateTaskResult | CallToolResult:
         """Start a tool call as a task; returns the created task (T:463, E C18).
 
@@ -861,7 +891,13 @@ class Client:
             # not even when it times out before its CreateTaskResult arrives (A-15). Its late
             # answer is still read, and the task it created reported (OrphanedTask).
             raw = await self._request(
-                "tools/call", params, timeout, notify=False, orphan_tool=call.name, tasks=True
+                "tools/call",
+                params,
+                timeout,
+                notify=False,
+                orphan_tool=call.name,
+                tasks=True,
+                on_result=self._created_hook(on_created),
             )
         except MethodNotFound as exc:
             raise TaskAugmentationNotAllowed(call.name, server_said=exc.message) from exc
@@ -1121,6 +1157,8 @@ class Client:
                 if waiter is not None:
                     if isinstance(event, ResultReceived):
                         waiter.result = event.result
+                        if waiter.on_result is not None:
+                            self._call_on_result(waiter.on_result, event.result)
                     else:
                         waiter.error = event.error
                     waiter.done.set()
@@ -1136,6 +1174,13 @@ class Client:
                 )
             elif isinstance(event, LateResponse):
                 log.debug("ignored late answer to %s (id %r)", event.method, event.request_id)
+
+    @staticmethod
+    def _call_on_result(hook: Callable[[JSONObject], None], result: JSONObject) -> None:
+        try:
+            hook(result)
+        except Exception:  # the caller's hook: logged, it stops nothing
+            log.exception("an on_created hook raised")
 
     def _on_fault(self, fault: TransportFault) -> None:
         if fault.request_id is None:

@@ -234,6 +234,7 @@ class Poller:
         if self.inputs is not None:
             self._unsubscribe.append(self.inputs.subscribe(self._on_input))
             self.inputs.snapshot_source = self.snapshot
+            self.inputs.candidates_source = self._candidates
         self._task_group.start_soon(self._drive)
         return self
 
@@ -388,6 +389,15 @@ class Poller:
                 tracked.watchers.remove(queue)
             queue.close()
             self._release(tracked)
+
+    def _candidates(self) -> list[Task]:
+        """The tracked tasks a request naming no task may belong to."""
+        live = (TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED)
+        return [
+            t.machine.current
+            for t in self._tracked.values()
+            if not t.done.is_set() and t.machine.current.status in live
+        ]
 
     def snapshot(self, task_id: str) -> Task | None:
         """The latest accepted snapshot of a tracked task (no request)."""

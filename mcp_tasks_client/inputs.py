@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import anyio
 import attrs
 
 from ._client import Client
@@ -54,6 +55,7 @@ from .models import (
 from .receiver import ReceivedTask, TaskReceiver
 
 __all__ = [
+    "UNTAGGED",
     "ElicitationHandler",
     "HandlerErrorPolicy",
     "InputContext",
@@ -62,6 +64,7 @@ __all__ = [
     "InputRouter",
     "RootsHandler",
     "SamplingHandler",
+    "Untagged",
 ]
 
 log = logging.getLogger("mcp_tasks_client")
@@ -81,6 +84,9 @@ class InputContext:
     """The JSON-RPC id (2025-11-25), or the ``inputRequests`` key (2026-07-28)."""
     method: str
     _snapshot: Callable[[str], Task | None] = attrs.field(alias="snapshot", repr=False)
+    candidates: tuple[Task, ...] = attrs.field(default=(), kw_only=True)
+    """For a request naming no task: the tasks it may belong to (the Poller's, ``working``
+    or ``input_required``), for the handler to decide; empty otherwise."""
     receiving: ReceivedTask | None = attrs.field(default=None, kw_only=True)
     """The task this handler runs as, when the server asked for the request as a task and a
     TaskReceiver runs it (2025-11-25); None otherwise."""
@@ -135,14 +141,29 @@ class InputEvent:
     error: MCPTasksError | None = None
 
 
-def _pick(table: dict[str | None, H], task_id: str | None, method: str) -> H:
-    handler = table.get(task_id) if task_id is not None else None
-    if handler is None:
-        handler = table.get(None)
-    if handler is None:
-        which = f"task {task_id}" if task_id else "requests without a related task"
-        raise RPCError(-32601, f"no handler registered for {method} of {which}")
-    return handler
+class Untagged(enum.Enum):
+    """The key of handlers for requests that carry no related-task meta (``UNTAGGED``)."""
+
+    UNTAGGED = "untagged"
+
+
+UNTAGGED = Untagged.UNTAGGED
+"""``router.on_elicitation(UNTAGGED, handler)``: for elicitations that name no task (a
+server that forgets the related-task meta); the handler sees the candidate tasks in
+``ctx.candidates`` and decides, the library never guesses."""
+
+Key = str | None | Untagged
+
+
+def _pick(table: dict[Key, H], task_id: str | None, method: str) -> H | None:
+    if task_id is None:
+        return table.get(UNTAGGED) or table.get(None)
+    return table.get(task_id) or table.get(None)
+
+
+def _unhandled(task_id: str | None, method: str) -> RPCError:
+    which = f"task {task_id}" if task_id else "requests without a related task"
+    return RPCError(-32601, f"no handler registered for {method} of {which}")
 
 
 def _no_snapshot(task_id: str) -> Task | None:
@@ -160,6 +181,7 @@ class InputRouter:
         roots: RootsCapability | None = None,
         on_handler_error: HandlerErrorPolicy = HandlerErrorPolicy.ANSWER_ERROR,
         receiver: TaskReceiver | None = None,
+        unknown_task_grace: float | None = None,
     ) -> None:
         self.elicitation = elicitation
         self.sampling = sampling
@@ -168,13 +190,18 @@ class InputRouter:
         self.receiver = receiver
         """With a TaskReceiver, the server's task-augmented elicitation and sampling requests
         run as tasks (2025-11-25, C-31): their handlers are the tasks' bodies."""
+        self.unknown_task_grace = unknown_task_grace
+        """Seconds a request naming a task no handler (and no default) serves yet is held
+        for one to be registered, instead of -32601 at once (None: not held)."""
         self.book = InputBook()
-        self._elicitation: dict[str | None, ElicitationHandler] = {}
-        self._sampling: dict[str | None, SamplingHandler] = {}
-        self._roots: dict[str | None, RootsHandler] = {}
+        self._elicitation: dict[Key, ElicitationHandler] = {}
+        self._sampling: dict[Key, SamplingHandler] = {}
+        self._roots: dict[Key, RootsHandler] = {}
+        self._registered: dict[str, anyio.Event] = {}
         self._listeners: list[Callable[[InputEvent], None]] = []
         self._client: Client | None = None
         self.snapshot_source: Callable[[str], Task | None] = _no_snapshot
+        self.candidates_source: Callable[[], Sequence[Task]] = tuple
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -197,20 +224,23 @@ class InputRouter:
             tasks=tasks,
         )
 
-    def on_elicitation(self, task_id: str, handler: ElicitationHandler) -> InputRouter:
+    def on_elicitation(self, task_id: str | Untagged, handler: ElicitationHandler) -> InputRouter:
         """Answer ``task_id``'s elicitations with ``handler``."""
         self._require(ELICIT, self.elicitation)
         self._elicitation[task_id] = handler
+        self._bound(task_id)
         return self
 
-    def on_sampling(self, task_id: str, handler: SamplingHandler) -> InputRouter:
+    def on_sampling(self, task_id: str | Untagged, handler: SamplingHandler) -> InputRouter:
         self._require(SAMPLE, self.sampling)
         self._sampling[task_id] = handler
+        self._bound(task_id)
         return self
 
-    def on_roots(self, task_id: str, handler: RootsHandler) -> InputRouter:
+    def on_roots(self, task_id: str | Untagged, handler: RootsHandler) -> InputRouter:
         self._require(ROOTS, self.roots)
         self._roots[task_id] = handler
+        self._bound(task_id)
         return self
 
     def default_elicitation(self, handler: ElicitationHandler) -> InputRouter:
@@ -228,6 +258,33 @@ class InputRouter:
         self._require(ROOTS, self.roots)
         self._roots[None] = handler
         return self
+
+    def binding(
+        self,
+        *,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
+    ) -> Callable[[str], None]:
+        """Handlers for a task that does not exist yet: pass the result to
+        ``client.start(call, on_created=...)`` and they are bound to the task's id the moment
+        its create answer is read, before any later message is dispatched."""
+
+        def bind(task_id: str) -> None:
+            if elicitation is not None:
+                self.on_elicitation(task_id, elicitation)
+            if sampling is not None:
+                self.on_sampling(task_id, sampling)
+            if roots is not None:
+                self.on_roots(task_id, roots)
+
+        return bind
+
+    def _bound(self, task_id: str | Untagged) -> None:
+        if isinstance(task_id, str):
+            waiting = self._registered.pop(task_id, None)
+            if waiting is not None:
+                waiting.set()
 
     def forget(self, task_id: str) -> None:
         """Drop every handler and every record of ``task_id`` (call it when the task ended)."""
@@ -454,12 +511,18 @@ class InputRouter:
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
         client = self._client
         assert client is not None
+        candidates = tuple(self.candidates_source()) if task_id is None else ()
         context = InputContext(
-            task_id, request_id, method, snapshot=self.snapshot_source, receiving=receiving
+            task_id,
+            request_id,
+            method,
+            snapshot=self.snapshot_source,
+            receiving=receiving,
+            candidates=candidates,
         )
         try:
             if method == ELICIT:
-                elicit_handler = _pick(self._elicitation, task_id, method)
+                elicit_handler = await self._handler(self._elicitation, task_id, method)
                 elicit: ElicitRequestParams = client.decode(
                     params,
                     ElicitRequestFormParams | ElicitRequestURLParams,  # type: ignore[arg-type]
@@ -467,13 +530,29 @@ class InputRouter:
                 self._check_mode(elicit)
                 return await elicit_handler(context, elicit)
             if method == SAMPLE:
-                sample_handler = _pick(self._sampling, task_id, method)
+                sample_handler = await self._handler(self._sampling, task_id, method)
                 sample = client.decode(params, CreateMessageRequestParams)
                 return await sample_handler(context, sample)
-            return await _pick(self._roots, task_id, method)(context)
+            return await (await self._handler(self._roots, task_id, method))(context)
         except DecodeError as exc:
             error = exc.under("$.params")
             raise RPCError(-32602, f"malformed {method} params: {error}") from exc
+
+    async def _handler(self, table: dict[Key, H], task_id: str | None, method: str) -> H:
+        """The handler for ``task_id``; with ``unknown_task_grace``, one registered within
+        the grace period counts too (a server that asks before the caller had the id)."""
+        handler = _pick(table, task_id, method)
+        if handler is None and task_id is not None and self.unknown_task_grace is not None:
+            registered = self._registered.setdefault(task_id, anyio.Event())
+            with anyio.move_on_after(self.unknown_task_grace):
+                while (handler := _pick(table, task_id, method)) is None:
+                    await registered.wait()
+                    registered = self._registered.setdefault(task_id, anyio.Event())
+            if handler is None:  # nobody came: hold nothing for this id
+                self._registered.pop(task_id, None)
+        if handler is None:
+            raise _unhandled(task_id, method)
+        return handler
 
     def _check_declared(self, method: str) -> None:
         """E A-4: an input request for a kind this client did not declare is invalid."""
