@@ -56,6 +56,7 @@ from ._errors import (
 from ._generation import Generation
 from ._limits import Limits
 from ._protocol.dialects import Dialect, decode_header_value, encode_header_value
+from ._protocol.receiver import ReceiverBook, ReceiverStore
 from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
 from ._protocol.task_machine import Violation, ViolationPolicy
 from ._transports.base import Transport, TransportFault
@@ -146,6 +147,7 @@ from .models import (
 from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
 from .probe import ServerProbe, probe_server
 from .receiver import ReceivedTask, TaskReceiver
+from .wire import decode, encode
 
 __version__ = "0.1.0.dev0"
 
@@ -244,6 +246,8 @@ __all__ = [
     "ReadResource",
     "ReadResourceResult",
     "ReceivedTask",
+    "ReceiverBook",
+    "ReceiverStore",
     "RedirectRefused",
     "RequestHandler",
     "RequestId",
@@ -301,7 +305,9 @@ __all__ = [
     "Violation",
     "ViolationPolicy",
     "__version__",
+    "decode",
     "decode_header_value",
+    "encode",
     "encode_header_value",
     "memory_transport_pair",
     "probe_server",

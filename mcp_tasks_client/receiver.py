@@ -41,7 +41,13 @@ import attrs
 
 from ._client import Client
 from ._errors import MCPTasksError, RPCError, UsageError
-from ._protocol.receiver import NotCancellable, ReceiverBook, ReceiverFull, UnknownTask
+from ._protocol.receiver import (
+    NotCancellable,
+    ReceiverBook,
+    ReceiverFull,
+    ReceiverStore,
+    UnknownTask,
+)
 from .models import (
     RELATED_TASK_META,
     ClientTasksCapability,
@@ -112,17 +118,24 @@ class TaskReceiver:
         max_tasks: int = 1000,
         page_size: int = 50,
         wall_clock: Callable[[], dt.datetime] | None = None,
+        store: ReceiverStore | None = None,
     ) -> None:
         if max_tasks < 1 or page_size < 1:
             raise UsageError("max_tasks and page_size must be at least 1")
         self.notify_status = notify_status
         self.page_size = page_size
-        self.book = ReceiverBook(
-            default_ttl_ms=_ms(default_ttl),
-            max_ttl_ms=_ms(max_ttl),
-            poll_interval_ms=_ms(poll_interval),
-            capacity=max_tasks,
+        self.book: ReceiverStore = (
+            store  # not ``or``: an empty store has length 0
+            if store is not None
+            else ReceiverBook(
+                default_ttl_ms=_ms(default_ttl),
+                max_ttl_ms=_ms(max_ttl),
+                poll_interval_ms=_ms(poll_interval),
+                capacity=max_tasks,
+            )
         )
+        """The tasks; ``store=`` replaces the in-memory default (which the ttl, interval and
+        ``max_tasks`` options configure)."""
         self._wall = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
         self._running: dict[str, _Running] = {}
         self._group: anyio.abc.TaskGroup | None = None

@@ -445,3 +445,17 @@ def test_a_ref_is_never_followed() -> None:
         "$defs": {"x": {"type": "string"}},
     }
     assert header_annotations(schema) == {}
+
+
+# -- the public codec -------------------------------------------------------------------------
+
+
+@given(detailed_tasks())
+def test_the_public_codec_is_the_generations_codec(task: Task) -> None:
+    """Issue 9: a caller building results by hand turns any model into its wire JSON."""
+    from mcp_tasks_client import decode, encode
+
+    assert encode(task, Generation.V2026_07_28) == converter.encode(task)
+    assert decode(encode(task, Generation.V2026_07_28), Task, Generation.V2026_07_28) == task
+    legacy = attrs.evolve(task, result=None, error=None, input_requests=None)
+    assert decode(encode(legacy, Generation.V2025_11_25), Task, Generation.V2025_11_25) == legacy

@@ -489,7 +489,7 @@ async def test_abandon_sends_every_cancel_at_once_within_one_bound() -> None:
 def task_snapshot(client: Client, task_id: str) -> Any:
     from mcp_tasks_client import Task
 
-    return client._decode(task(task_id), Task)
+    return client.decode(task(task_id), Task)
 
 
 async def test_abandon_leaves_a_task_another_wait_still_holds() -> None:

@@ -7,6 +7,7 @@ list_then_cancel, ask_short_ttl)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Hashable
 
 import anyio
 import pytest
@@ -28,6 +29,7 @@ from mcp_tasks_client import (
     InputRouter,
     JSONRPCNotification,
     SamplingCapability,
+    Task,
     TaskReceiver,
     TextContent,
     ToolCall,
@@ -237,3 +239,42 @@ def test_a_receiver_declares_tasks_only_for_the_kinds_served() -> None:
     assert declared.list
     assert declared.cancel
     assert InputRouter(elicitation=ElicitationCapability(form={})).capabilities().tasks is None
+
+
+async def test_a_store_of_the_callers_own_is_used(transport: Transport) -> None:
+    """The store is pluggable: a caller's store (here the in-memory one, wrapped to count)
+    holds the received task."""
+    from mcp_tasks_client import ReceiverBook
+
+    created: list[str] = []
+
+    class Counting(ReceiverBook):
+        def create(
+            self,
+            owner: Hashable,
+            method: str,
+            requested_ttl_ms: int | None,
+            *,
+            now: float,
+            wall: dt.datetime,
+        ) -> Task:
+            task = super().create(owner, method, requested_ttl_ms, now=now, wall=wall)
+            created.append(task.task_id)
+            return task
+
+    store = Counting(default_ttl_ms=60_000, max_ttl_ms=None, poll_interval_ms=50, capacity=10)
+    router = InputRouter(
+        elicitation=ElicitationCapability(form={}), receiver=TaskReceiver(store=store)
+    )
+    router.default_elicitation(lambda ctx, params: _accept())
+    assert router.receiver is not None
+    async with client_for(transport, router) as client, router.receiver:
+        router.attach(client)
+        with anyio.fail_after(30):
+            result = await client.call_tool(ToolCall("ask_as_task", {"text": "go"}))
+    assert text_of(result).startswith("status=completed")
+    assert len(created) == 1
+
+
+async def _accept() -> ElicitResult:
+    return ElicitResult(ElicitAction.ACCEPT, {"ok": True})

@@ -337,7 +337,7 @@ async def test_a_dying_server_ends_poller_waits_at_once_with_process_exited() ->
     with anyio.fail_after(15):
         async with client, Poller(client, PollPolicy(jitter=0.0)) as poller:
             with pytest.raises(ProcessExited) as caught:
-                await poller.wait(client._decode(snapshot, Task), deadline=600)
+                await poller.wait(client.decode(snapshot, Task), deadline=600)
     assert caught.value.returncode == 9
 
 

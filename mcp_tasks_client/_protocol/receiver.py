@@ -21,13 +21,65 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from collections.abc import Callable, Hashable
+from typing import Protocol
 
 import attrs
 
 from ..models import ErrorObject, JSONObject, Task, TaskStatus
 from .task_machine import TRANSITIONS
 
-__all__ = ["NotCancellable", "ReceiverBook", "ReceiverFull", "UnknownTask"]
+__all__ = ["NotCancellable", "ReceiverBook", "ReceiverFull", "ReceiverStore", "UnknownTask"]
+
+
+class ReceiverStore(Protocol):
+    """Where a TaskReceiver keeps its tasks; :class:`ReceiverBook` (in memory) is the default.
+
+    A store of the caller's (shared by processes, persisted) keeps the same rules: the
+    receiver's behaviour is only as correct as its store. ``now`` is monotonic seconds,
+    ``wall`` the timestamp to write.
+    """
+
+    def __len__(self) -> int: ...
+
+    def create(
+        self,
+        owner: Hashable,
+        method: str,
+        requested_ttl_ms: int | None,
+        *,
+        now: float,
+        wall: dt.datetime,
+    ) -> Task: ...
+
+    def get(self, owner: Hashable, task_id: str, *, now: float) -> Task: ...
+
+    def move(
+        self, task_id: str, status: TaskStatus, message: str | None, wall: dt.datetime
+    ) -> Task | None: ...
+
+    def finish(
+        self,
+        task_id: str,
+        *,
+        wall: dt.datetime,
+        result: JSONObject | None = None,
+        error: ErrorObject | None = None,
+        message: str | None = None,
+    ) -> Task | None: ...
+
+    def cancel(self, owner: Hashable, task_id: str, *, now: float, wall: dt.datetime) -> Task: ...
+
+    def outcome(
+        self, owner: Hashable, task_id: str, *, now: float
+    ) -> tuple[Task, JSONObject | None, ErrorObject | None] | None: ...
+
+    def page(
+        self, owner: Hashable, cursor: str | None, size: int, *, now: float
+    ) -> tuple[list[Task], str | None]: ...
+
+    def next_expiry(self) -> float | None: ...
+
+    def sweep(self, now: float) -> list[str]: ...
 
 
 class UnknownTask(KeyError):
