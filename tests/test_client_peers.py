@@ -36,6 +36,12 @@ EXPECTED_SUPPORT = {
     "fail": TaskSupport.REQUIRED,
     "summarize": TaskSupport.REQUIRED,
     "plain_echo": TaskSupport.FORBIDDEN,
+    # the tools that send the client task-augmented requests (tests/test_receiver_peers.py)
+    "ask_as_task": TaskSupport.FORBIDDEN,
+    "sample_as_task": TaskSupport.FORBIDDEN,
+    "list_then_cancel": TaskSupport.FORBIDDEN,
+    "ask_short_ttl": TaskSupport.FORBIDDEN,
+    "immediate_ask": TaskSupport.REQUIRED,
 }
 
 

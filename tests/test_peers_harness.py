@@ -77,6 +77,11 @@ def test_http_initialize_and_plain_call(peer_http: tuple[Peer, str]) -> None:
             "fail": "required",
             "summarize": "required",
             "plain_echo": None,
+            "ask_as_task": None,
+            "sample_as_task": None,
+            "list_then_cancel": None,
+            "ask_short_ttl": None,
+            "immediate_ask": "required",
         }
 
         call = {
