@@ -26,11 +26,12 @@ PEER_NAMES = ["mcp1", "ts1"]
 settings.register_profile(
     "shared-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-# `nox -s fuzz`: the codec and SSE properties, long (MCP_TASKS_HYPOTHESIS_PROFILE=fuzz).
+# `nox -s fuzz`: the codec and SSE properties, long (MCP_TASKS_HYPOTHESIS_PROFILE=fuzz);
+# MCP_TASKS_FUZZ_EXAMPLES sets how long (20,000 examples per property by default: hours).
 settings.register_profile(
     "fuzz",
     parent=settings.get_profile("shared-machine"),
-    max_examples=20_000,
+    max_examples=int(os.environ.get("MCP_TASKS_FUZZ_EXAMPLES", "20000")),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("MCP_TASKS_HYPOTHESIS_PROFILE", "shared-machine"))
