@@ -192,7 +192,8 @@ class Poller:
         self._scheduler = PollScheduler(policy, rng)
         self._wall_clock = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
         self._tracked: dict[str, _Tracked] = {}
-        self._cancel_sent: set[str] = set()
+        # Ids a tasks/cancel was sent for (one per task), the newest max_answered_inputs of them.
+        self._cancel_sent: dict[str, None] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False
         self._wake = anyio.Event()
@@ -875,7 +876,9 @@ class Poller:
             and tracked.refs <= held.count(tracked)  # another wait still holds it: keep it
         ]
         for tracked in chosen:
-            self._cancel_sent.add(tracked.task_id)
+            self._cancel_sent[tracked.task_id] = None
+            while len(self._cancel_sent) > self.client.limits.max_answered_inputs:
+                del self._cancel_sent[next(iter(self._cancel_sent))]
         self.cancels_sent += len(chosen)
 
         async def cancel(task_id: str) -> None:
