@@ -126,9 +126,12 @@ async def test_a_handler_that_raises_is_a_failed_task(transport: Transport) -> N
     )
 
 
-async def test_the_server_lists_and_cancels_a_running_task(transport: Transport) -> None:
-    """C-40, C-41: listed while running; cancel stops the body and says cancelled; a second
-    cancel of the now terminal task is -32602."""
+async def _with_a_handler_that_never_answers(
+    transport: Transport, call: ToolCall
+) -> tuple[str, int]:
+    """Run ``call`` while every elicitation's handler waits forever; the tool's text once the
+    handler was stopped (by the server's cancel, or by the task's expiry), and how many tasks
+    the receiver still holds."""
     router = receiving_router()
     stopped = anyio.Event()
 
@@ -144,32 +147,29 @@ async def test_the_server_lists_and_cancels_a_running_task(transport: Transport)
     async with client_for(transport, router) as client, router.receiver:
         router.attach(client)
         with anyio.fail_after(30):
-            result = await client.call_tool(ToolCall("list_then_cancel", {"text": "x"}))
+            result = await client.call_tool(call)
             await stopped.wait()
-    assert text_of(result) == "listed=true cancel=cancelled after=cancelled again=-32602"
+        held = len(router.receiver.book)
+    return text_of(result), held
+
+
+async def test_the_server_lists_and_cancels_a_running_task(transport: Transport) -> None:
+    """C-40, C-41: listed while running; cancel stops the body and says cancelled; a second
+    cancel of the now terminal task is -32602."""
+    said, held = await _with_a_handler_that_never_answers(
+        transport, ToolCall("list_then_cancel", {"text": "x"})
+    )
+    assert said == "listed=true cancel=cancelled after=cancelled again=-32602"
+    assert held == 1  # cancelled, kept until its ttl
 
 
 async def test_a_task_past_its_ttl_is_gone(transport: Transport) -> None:
     """C-37, T:459: the receiver drops a task after its ttl (its body stopped): -32602."""
-    router = receiving_router()
-    stopped = anyio.Event()
-
-    async def forever(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
-        try:
-            await anyio.sleep_forever()
-        finally:
-            stopped.set()
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    router.default_elicitation(forever)
-    assert router.receiver is not None
-    async with client_for(transport, router) as client, router.receiver:
-        router.attach(client)
-        with anyio.fail_after(30):
-            result = await client.call_tool(ToolCall("ask_short_ttl", {"ttl": 300}))
-            await stopped.wait()
-    assert text_of(result) == "gone=true code=-32602"
-    assert len(router.receiver.book) == 0
+    said, held = await _with_a_handler_that_never_answers(
+        transport, ToolCall("ask_short_ttl", {"ttl": 300})
+    )
+    assert said == "gone=true code=-32602"
+    assert held == 0
 
 
 async def test_without_a_receiver_the_request_is_answered_as_it_is(transport: Transport) -> None:
