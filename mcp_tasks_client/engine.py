@@ -198,6 +198,8 @@ class Poller:
         self._closed = False
         self._wake = anyio.Event()
         self._limiter = anyio.CapacityLimiter(policy.max_in_flight)
+        # 2026 input handlers at once: as many as server->client requests in 2025-11-25.
+        self._input_limiter = anyio.CapacityLimiter(client.limits.max_server_requests)
         # PollPolicy.listen: the ids the open listen asked for, those the server acknowledged.
         self._listening: frozenset[str] = frozenset()
         self._acknowledged: frozenset[str] = frozenset()
@@ -425,7 +427,10 @@ class Poller:
         if tracked is None:
             tracked = _Tracked(first.task_id, TaskMachine(first), self._expiry(first))
             self._tracked[first.task_id] = tracked
-            if first.status.is_terminal:
+            # A 2026 CreateTaskResult is a base Task, never carrying the outcome: a terminal
+            # seed is polled for it at once (E A-2), not finished from.
+            seed = self.client.dialect.inline_results and isinstance(ref, CreateTaskResult)
+            if first.status.is_terminal and not seed:
                 self._start_finish(tracked)
             else:
                 if first.status is TaskStatus.INPUT_REQUIRED:
@@ -634,10 +639,11 @@ class Poller:
                 await self.client.listen_tasks(sorted(task_ids))
             except MCPTasksError as exc:
                 self.warnings.append(exc)
-            if self._listening == task_ids:  # ended by the server: poll as usual again
+            if self._listening == task_ids:
+                # Ended or refused by the server: poll as usual again. ``_listening`` keeps
+                # this set, so the listen is reopened only when the set of waited tasks
+                # changes, never in a loop against a server that will not listen.
                 self._acknowledged = frozenset()
-                self._listening = frozenset()
-                self._listen_set_changed()
 
     def _on_acknowledged(self, notification: JSONRPCNotification) -> None:
         """E C40: the ids the server agreed to push; the others keep their usual polling."""
@@ -687,7 +693,8 @@ class Poller:
         (partial answers are allowed, E A-10). The next poll shows what the server made of it."""
         assert self.inputs is not None
         try:
-            response = await self.inputs.answer_input(tracked.task_id, key, request)
+            async with self._input_limiter:
+                response = await self.inputs.answer_input(tracked.task_id, key, request)
             if response is None or tracked.done.is_set():
                 return
             await self.client.update_task(

@@ -198,6 +198,7 @@ class InputRouter:
         self._sampling: dict[Key, SamplingHandler] = {}
         self._roots: dict[Key, RootsHandler] = {}
         self._registered: dict[str, anyio.Event] = {}
+        self._waiting: dict[str, int] = {}
         self._listeners: list[Callable[[InputEvent], None]] = []
         self._client: Client | None = None
         self.snapshot_source: Callable[[str], Task | None] = _no_snapshot
@@ -460,10 +461,10 @@ class InputRouter:
         """MRTR (E C45): one input request of a call that has no task yet, answered by this
         router's default handler for its kind (``default_elicitation`` ...): pass the router to
         ``call_tool(..., inputs=router)`` for exactly that call. None when unanswered."""
-        return await self._answer_keyed(None, key, request)
+        return await self._answer_keyed(None, key, request, mrtr=True)
 
     async def _answer_keyed(
-        self, task_id: str | None, key: str, request: InputRequest
+        self, task_id: str | None, key: str, request: InputRequest, *, mrtr: bool = False
     ) -> JSONObject | None:
         client = self._client
         if client is None:
@@ -474,7 +475,9 @@ class InputRouter:
         result: ElicitResult | CreateMessageResult | ListRootsResult | None = None
         try:
             self._check_declared(request.method)
-            result = await self._dispatch(task_id, key, request.method, request.params or {})
+            result = await self._dispatch(
+                task_id, key, request.method, request.params or {}, mrtr=mrtr
+            )
         except RPCError as exc:
             kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
                 exc.code, InputEventKind.HANDLER_FAILED
@@ -508,10 +511,13 @@ class InputRouter:
         params: JSONObject,
         *,
         receiving: ReceivedTask | None = None,
+        mrtr: bool = False,
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
         client = self._client
         assert client is not None
-        candidates = tuple(self.candidates_source()) if task_id is None else ()
+        # An MRTR question belongs to its call, no task: the default handler, no candidates.
+        untagged = task_id is None and not mrtr
+        candidates = tuple(self.candidates_source()) if untagged else ()
         context = InputContext(
             task_id,
             request_id,
@@ -522,7 +528,7 @@ class InputRouter:
         )
         try:
             if method == ELICIT:
-                elicit_handler = await self._handler(self._elicitation, task_id, method)
+                elicit_handler = await self._handler(self._elicitation, task_id, method, mrtr)
                 elicit: ElicitRequestParams = client.decode(
                     params,
                     ElicitRequestFormParams | ElicitRequestURLParams,  # type: ignore[arg-type]
@@ -530,26 +536,31 @@ class InputRouter:
                 self._check_mode(elicit)
                 return await elicit_handler(context, elicit)
             if method == SAMPLE:
-                sample_handler = await self._handler(self._sampling, task_id, method)
+                sample_handler = await self._handler(self._sampling, task_id, method, mrtr)
                 sample = client.decode(params, CreateMessageRequestParams)
                 return await sample_handler(context, sample)
-            return await (await self._handler(self._roots, task_id, method))(context)
+            return await (await self._handler(self._roots, task_id, method, mrtr))(context)
         except DecodeError as exc:
             error = exc.under("$.params")
             raise RPCError(-32602, f"malformed {method} params: {error}") from exc
 
-    async def _handler(self, table: dict[Key, H], task_id: str | None, method: str) -> H:
+    async def _handler(
+        self, table: dict[Key, H], task_id: str | None, method: str, mrtr: bool = False
+    ) -> H:
         """The handler for ``task_id``; with ``unknown_task_grace``, one registered within
         the grace period counts too (a server that asks before the caller had the id)."""
-        handler = _pick(table, task_id, method)
+        handler = table.get(None) if mrtr else _pick(table, task_id, method)
         if handler is None and task_id is not None and self.unknown_task_grace is not None:
-            registered = self._registered.setdefault(task_id, anyio.Event())
-            with anyio.move_on_after(self.unknown_task_grace):
-                while (handler := _pick(table, task_id, method)) is None:
-                    await registered.wait()
-                    registered = self._registered.setdefault(task_id, anyio.Event())
-            if handler is None:  # nobody came: hold nothing for this id
-                self._registered.pop(task_id, None)
+            self._waiting[task_id] = self._waiting.get(task_id, 0) + 1
+            try:
+                with anyio.move_on_after(self.unknown_task_grace):
+                    while (handler := _pick(table, task_id, method)) is None:
+                        await self._registered.setdefault(task_id, anyio.Event()).wait()
+            finally:
+                self._waiting[task_id] -= 1
+                if not self._waiting[task_id]:  # the last one waiting: hold nothing for it
+                    del self._waiting[task_id]
+                    self._registered.pop(task_id, None)
         if handler is None:
             raise _unhandled(task_id, method)
         return handler

@@ -154,7 +154,7 @@ class TaskReceiver:
 
     async def __aenter__(self) -> TaskReceiver:
         if self._group is not None:
-            raise UsageError("a TaskReceiver can be entered only once")
+            raise UsageError("this TaskReceiver is running already")
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._group.start_soon(self._expire_loop)
@@ -168,9 +168,12 @@ class TaskReceiver:
     ) -> None:
         assert self._group is not None
         self._group.cancel_scope.cancel()
-        await self._group.__aexit__(None, None, None)
-        for running in self._running.values():
-            running.done.set()
+        try:
+            await self._group.__aexit__(None, None, None)
+        finally:
+            self._group = None  # an accept() after this is refused, typed
+            for running in self._running.values():
+                running.done.set()
 
     def serve(self, client: Client) -> None:
         """Answer ``client``'s ``tasks/get``, ``tasks/result``, ``tasks/list`` and
@@ -199,6 +202,8 @@ class TaskReceiver:
             )
         except ReceiverFull as exc:
             raise RPCError(-32603, f"the client holds too many tasks: {exc}") from None
+        finally:
+            self._reap()
         running = _Running(client=client)
         self._running[task.task_id] = running
         self._expiry_changed.set()
@@ -225,6 +230,8 @@ class TaskReceiver:
             if task is not None:
                 await self._notify(client, task)
         running.done.set()
+        if self._running.get(task_id) is running:  # its outcome is in the book now
+            del self._running[task_id]
 
     async def _move(self, task_id: str, status: TaskStatus, message: str | None) -> None:
         task = self.book.move(task_id, status, message, self._wall())
@@ -252,11 +259,16 @@ class TaskReceiver:
             delay = math.inf if due is None else max(0.0, due - anyio.current_time())
             with anyio.move_on_after(delay):
                 await self._expiry_changed.wait()
-            for task_id in self.book.sweep(anyio.current_time()):
-                running = self._running.pop(task_id, None)
-                if running is not None:
-                    running.scope.cancel()
-                    running.done.set()
+            self.book.sweep(anyio.current_time())
+            self._reap()
+
+    def _reap(self) -> None:
+        """Stop the bodies of the tasks any sweep dropped (their ttl ran out)."""
+        for task_id in self.book.reap():
+            running = self._running.pop(task_id, None)
+            if running is not None:
+                running.scope.cancel()
+                running.done.set()
 
     # -- the server's task requests ----------------------------------------------------------
 
@@ -271,6 +283,8 @@ class TaskReceiver:
             return self.book.get(client, task_id, now=anyio.current_time())
         except UnknownTask:
             raise RPCError(-32602, f"task not found: {task_id}") from None
+        finally:
+            self._reap()
 
     async def _get(self, client: Client, request: JSONRPCRequest) -> JSONObject:
         task: JSONObject = client.encode(self._lookup(client, self._task_id(request)))
@@ -287,6 +301,8 @@ class TaskReceiver:
             found = self.book.outcome(client, task_id, now=anyio.current_time())
         except UnknownTask:
             raise RPCError(-32602, f"task not found (expired): {task_id}") from None
+        finally:
+            self._reap()
         if found is None:  # the receiver closed under it
             raise RPCError(-32603, f"task {task_id} did not finish")
         task, result, error = found
@@ -308,6 +324,8 @@ class TaskReceiver:
             )
         except ValueError as exc:
             raise RPCError(-32602, str(exc)) from None
+        finally:
+            self._reap()
         body: dict[str, Any] = {"tasks": [client.encode(task) for task in tasks]}
         if next_cursor is not None:
             body["nextCursor"] = next_cursor
@@ -322,7 +340,9 @@ class TaskReceiver:
             raise RPCError(-32602, f"task not found: {task_id}") from None
         except NotCancellable as exc:
             raise RPCError(-32602, f"cannot cancel: {exc}") from None
-        running = self._running.get(task_id)
+        finally:
+            self._reap()
+        running = self._running.pop(task_id, None)
         if running is not None:
             running.scope.cancel()
             running.done.set()

@@ -30,6 +30,7 @@ from mcp_tasks_client import (
     InputContext,
     InputRouter,
     InputStuck,
+    InvalidToolAnnotation,
     OrphanedTask,
     Poller,
     PollPolicy,
@@ -447,3 +448,86 @@ async def test_schemas_are_kept_as_received_and_never_dereferenced() -> None:
     assert listed.input_schema == schema
     assert headers["mcp-param-region"] == "eu"
     assert elsewhere.received == []
+
+
+async def test_a_listen_the_server_refuses_is_not_reopened_in_a_loop() -> None:
+    """A server answering subscriptions/listen with -32601: one listen, then polling; a new
+    listen only when the set of waited tasks changes."""
+    listens: list[list[str]] = []
+    polls = {"n": 0}
+
+    async def serve(request: Received, conn: Conn) -> None:
+        method = request.rpc_method
+        if method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task(request.params["name"])})
+        elif method == "subscriptions/listen":
+            listens.append(request.params["notifications"]["taskIds"])
+            await conn.error(request, -32601, "no listen here")
+        elif method == "tasks/get":
+            polls["n"] += 1
+            task_id = request.params["taskId"]
+            done = polls["n"] >= 20 and task_id == "late"
+            body = task(task_id, "completed") if done else task(task_id)
+            extra = {"result": DONE} if done else {}
+            await conn.result(request, {"resultType": "complete", **body, **extra})
+
+    policy = PollPolicy(floor=0.05, jitter=0.0, listen=True)
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        first = task_created(await client.start(ToolCall("early").as_task()))
+        second = task_created(await client.start(ToolCall("late").as_task()))
+        async with Poller(client, policy) as poller:
+            with anyio.move_on_after(1.0):
+                await poller.wait(first)  # never ends: listened to once, then polled
+            assert listens == [["early"]]
+            with anyio.fail_after(10):
+                outcome = await poller.wait(second)
+    assert isinstance(outcome, Completed)
+    assert listens[1] == ["late"]
+    assert len(listens) <= 3  # one per change of the set, not one per floor
+
+
+async def test_a_terminal_seed_is_polled_for_its_outcome() -> None:
+    """E A-2: a CreateTaskResult may already say completed, but it carries no result (a base
+    Task): the client asks tasks/get for it instead of failing the wait."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        if request.rpc_method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task("t-done", "completed")})
+        else:
+            body = {**task("t-done", "completed"), "result": DONE}
+            await conn.result(request, {"resultType": "complete", **body})
+
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        created = task_created(await client.start(ToolCall("x").as_task()))
+        async with Poller(client, FAST) as poller:
+            with anyio.fail_after(10):
+                outcome = await poller.wait(created)
+        methods = server.rpc_methods()
+    assert isinstance(outcome, Completed)
+    assert "tasks/get" in methods
+
+
+async def test_a_list_typed_property_with_an_annotation_is_reported_not_raised() -> None:
+    """A nullable ``type: ["string", "null"]`` under an x-mcp-header is invalid (not one of
+    string/integer/boolean): the tool is left out and reported, the rest listed."""
+    schema = {
+        "type": "object",
+        "properties": {"r": {"type": ["string", "null"], "x-mcp-header": "R"}},
+    }
+    tools = [{"name": "odd", "inputSchema": schema}, {"name": "fine", "inputSchema": {}}]
+
+    async def serve(request: Received, conn: Conn) -> None:
+        await conn.result(request, {"tools": tools})
+
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        names = [t.name async for t in client.list_tools()]
+        reported = [w.tool for w in client.warnings if isinstance(w, InvalidToolAnnotation)]
+    assert names == ["fine"]
+    assert reported == ["odd"]
+
+
+def test_a_create_task_result_says_task_whatever_its_snapshot_said() -> None:
+    from mcp_tasks_client import CreateTaskResult, Task, decode, encode
+
+    snapshot = decode({"resultType": "complete", **task("t-1")}, Task, Generation.V2026_07_28)
+    assert encode(CreateTaskResult(snapshot), Generation.V2026_07_28)["resultType"] == "task"

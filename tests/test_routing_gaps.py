@@ -243,3 +243,40 @@ async def test_a_question_naming_no_task_goes_to_the_untagged_handler_with_candi
     assert seen == [(None, ["t-a", "t-b"])]
     assert answers[0]["result"]["action"] == "accept"
     assert "_meta" not in answers[0]["result"]  # no task is claimed for it
+
+
+async def test_every_question_held_for_a_task_is_answered_once_its_handler_comes() -> None:
+    """Two questions for the same unknown task, the first held longer than the second: a
+    handler registered after the first's grace ended still serves the second."""
+    transport, server = memory_transport_pair()
+    router = InputRouter(elicitation=ElicitationCapability(form={}), unknown_task_grace=1.0)
+    answers: dict[str, dict[str, Any]] = {}
+
+    async def serve() -> None:
+        await _handshake(server)
+        await server.send(_ask("q1", "t-late"))
+        await anyio.sleep(0.5)
+        await server.send(_ask("q2", "t-late"))
+        for _ in range(2):
+            answer = await server.receive()
+            answers[answer["id"]] = answer
+
+    client = Client(
+        transport,
+        generation=Generation.V2025_11_25,
+        client_info=INFO,
+        capabilities=router.capabilities(),
+    )
+    router.attach(client)
+    async with anyio.create_task_group() as group:
+        group.start_soon(serve)
+        with anyio.fail_after(10):
+            async with client:
+                await anyio.sleep(1.2)  # q1's grace is over, q2's is not
+                router.on_elicitation("t-late", yes)
+                while len(answers) < 2:
+                    await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+    assert answers["q1"]["error"]["code"] == -32601
+    assert answers["q2"]["result"]["action"] == "accept"
+    assert router._registered == {}

@@ -398,7 +398,8 @@ def header_annotations(schema: Any) -> dict[ParamPath, str]:
         token = node[X_MCP_HEADER]
         if not isinstance(token, str) or _TOKEN.fullmatch(token) is None:
             raise ValueError(f"property {where!r}: {X_MCP_HEADER} is not an HTTP token")
-        if node.get("type") not in _HEADER_TYPES:
+        kind = node.get("type")
+        if not isinstance(kind, str) or kind not in _HEADER_TYPES:
             raise ValueError(
                 f"property {where!r}: {X_MCP_HEADER} needs type string, integer or boolean"
             )

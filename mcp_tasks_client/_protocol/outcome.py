@@ -62,8 +62,8 @@ def inline_outcome(task: Task, decode: DecodeResult) -> Outcome | MCPTasksError:
         )
     if task.result is None:
         return DecodeError("$.result.result", "a completed task without its result (E S6)")
-    kind = task.result.get("resultType")
-    if kind in _INVALID_INLINE_TYPES:
+    kind = task.result.get("resultType", "complete")
+    if not isinstance(kind, str) or kind in _INVALID_INLINE_TYPES:
         return DecodeError(
             "$.result.result.resultType", f"an inlined result has resultType {kind!r}", kind
         )

@@ -81,6 +81,8 @@ class ReceiverStore(Protocol):
 
     def sweep(self, now: float) -> list[str]: ...
 
+    def reap(self) -> list[str]: ...
+
 
 class UnknownTask(KeyError):
     """No such task for this owner (never created, expired, or another connection's)."""
@@ -128,6 +130,7 @@ class ReceiverBook:
         self._new_id = new_id
         self._entries: dict[str, _Entry] = {}
         self._seq = 0
+        self._unreaped: list[str] = []
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -242,7 +245,8 @@ class ReceiverBook:
         return min(times) if times else None
 
     def sweep(self, now: float) -> list[str]:
-        """Drop the tasks past their ttl; their ids."""
+        """Drop the tasks past their ttl; their ids (also kept for :meth:`reap`: every
+        operation sweeps, and whoever runs the tasks' bodies must learn of each drop)."""
         gone = [
             task_id
             for task_id, entry in self._entries.items()
@@ -250,6 +254,12 @@ class ReceiverBook:
         ]
         for task_id in gone:
             del self._entries[task_id]
+        self._unreaped += gone
+        return gone
+
+    def reap(self) -> list[str]:
+        """The ids dropped by any sweep since the last reap."""
+        gone, self._unreaped = self._unreaped, []
         return gone
 
     # -- internals ---------------------------------------------------------------------------

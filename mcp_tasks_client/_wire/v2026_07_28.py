@@ -85,8 +85,8 @@ def _create_task_hooks(conv: WireConverter) -> None:
         return CreateTaskResult(task, meta=meta)
 
     def unstructure(created: CreateTaskResult) -> dict[str, Any]:
-        out: dict[str, Any] = {"resultType": "task", **conv.unstructure(created.task)}
-        out.update(created.extra)
+        out: dict[str, Any] = {**conv.unstructure(created.task), **created.extra}
+        out["resultType"] = "task"  # whatever a snapshot's extra said (tasks/get: complete)
         if created.meta is not None:
             out["_meta"] = dict(created.meta)
         return out
