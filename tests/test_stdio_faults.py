@@ -250,8 +250,13 @@ async def test_nothing_more_is_read_after_a_line_that_is_not_json(tmp_path: Path
         async with client(transport) as c:
             with pytest.raises(DecodeError):
                 await c.call_tool(ToolCall("anything"), timeout=10)
-            await anyio.sleep(0.3)  # the child writes until its pipe is full, then blocks
-            written, read = progress.read_text(), transport.bytes_read
+            # The child writes until its pipe is full, then blocks: wait until its count
+            # stands still (on a loaded machine that takes a while), bounded by fail_after.
+            written = ""
+            while written != (now := progress.read_text()):
+                written = now
+                await anyio.sleep(0.3)
+            read = transport.bytes_read
             await anyio.sleep(0.3)
             assert progress.read_text() == written  # nobody drains the pipe any more
             assert transport.bytes_read == read
