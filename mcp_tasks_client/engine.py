@@ -48,6 +48,7 @@ from ._errors import (
     IllegalTransition,
     InputNotHandled,
     InputStuck,
+    InvalidParams,
     MCPTasksError,
     RequestTimeout,
     RPCError,
@@ -158,6 +159,13 @@ class _Tracked:
     # 2026-07-28 input: handlers running, and snapshots in a row asking nothing new.
     inputs_running: int = 0
     stuck_polls: int = 0
+    input_scopes: set[anyio.CancelScope] = attrs.field(factory=set)
+    """One per running 2026 input handler of this task: cancelled when its tracking ends."""
+
+    def stop_inputs(self) -> None:
+        for scope in self.input_scopes:
+            scope.cancel()
+
     # The blocking tasks/result opened on input_required (C-21), and what it returned.
     result_call: anyio.Event | None = None
     result_scope: anyio.CancelScope | None = None
@@ -454,6 +462,7 @@ class Poller:
             self._tracked.pop(tracked.task_id, None)
             if tracked.result_scope is not None:  # nor hold its tasks/result open unasked
                 tracked.result_scope.cancel()
+            tracked.stop_inputs()  # nor keep asking its questions
             self._listen_set_changed()
         elif tracked.refs <= 0 and tracked.done.is_set():
             self._tracked.pop(tracked.task_id, None)
@@ -692,16 +701,24 @@ class Poller:
         """One input request: its handler, then ``tasks/update`` with its answer alone
         (partial answers are allowed, E A-10). The next poll shows what the server made of it."""
         assert self.inputs is not None
+        scope = anyio.CancelScope()
+        tracked.input_scopes.add(scope)
         try:
-            async with self._input_limiter:
-                response = await self.inputs.answer_input(tracked.task_id, key, request)
-            if response is None or tracked.done.is_set():
-                return
-            await self.client.update_task(
-                tracked.task_id, {key: response}, timeout=self.policy.request_timeout
-            )
+            with scope:  # the wait ended: the question is moot, stop asking
+                async with self._input_limiter:
+                    response = await self.inputs.answer_input(tracked.task_id, key, request)
+                if response is None or tracked.done.is_set():
+                    return
+                await self.client.update_task(
+                    tracked.task_id, {key: response}, timeout=self.policy.request_timeout
+                )
+        except InvalidParams as exc:
+            # The server refused this answer (a key already answered, S13 says ignore; or the
+            # task is gone, which the next poll tells as such): recorded, the wait goes on.
+            self.warnings.append(exc)
         finally:
             tracked.inputs_running -= 1
+            tracked.input_scopes.discard(scope)
 
     def _open_result(self, tracked: _Tracked) -> None:
         """C-21: on input_required, one blocking tasks/result; the server sends its input
@@ -859,6 +876,7 @@ class Poller:
         tracked.outcome, tracked.error = outcome, error
         tracked.finishing = True
         self._scheduler.untrack(tracked.task_id)
+        tracked.stop_inputs()
         tracked.done.set()
         self._listen_set_changed()
         for watcher in tracked.watchers:

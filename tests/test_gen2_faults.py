@@ -30,6 +30,7 @@ from mcp_tasks_client import (
     InputContext,
     InputRouter,
     InputStuck,
+    InvalidParams,
     InvalidToolAnnotation,
     OrphanedTask,
     Poller,
@@ -531,3 +532,59 @@ def test_a_create_task_result_says_task_whatever_its_snapshot_said() -> None:
 
     snapshot = decode({"resultType": "complete", **task("t-1")}, Task, Generation.V2026_07_28)
     assert encode(CreateTaskResult(snapshot), Generation.V2026_07_28)["resultType"] == "task"
+
+
+async def test_a_refused_answer_is_recorded_and_the_wait_goes_on() -> None:
+    """S13: a server may refuse an update (-32602, say for a key it thinks answered): the
+    refusal is a warning, and the task's own course decides the wait."""
+    state = {"polls": 0}
+
+    async def serve(request: Received, conn: Conn) -> None:
+        method = request.rpc_method
+        if method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task("t-1", "input_required")})
+        elif method == "tasks/update":
+            await conn.error(request, -32602, "key already answered")
+        else:
+            state["polls"] += 1
+            if state["polls"] >= 4:
+                body = {**task("t-1", "completed"), "result": DONE}
+            else:
+                body = {**task("t-1", "input_required"), "inputRequests": {"k1": ASK}}
+            await conn.result(request, {"resultType": "complete", **body})
+
+    router = router_answering([])
+    async with HostileHTTPServer(serve) as server, connected(server, router) as client:
+        created = task_created(await client.start(ToolCall("x").as_task()))
+        async with Poller(client, FAST, inputs=router) as poller:
+            with anyio.fail_after(10):
+                outcome = await poller.wait(created)
+            refused = [w for w in poller.warnings if isinstance(w, InvalidParams)]
+    assert isinstance(outcome, Completed)
+    assert len(refused) == 1
+
+
+async def test_a_question_still_open_when_the_wait_ends_is_withdrawn() -> None:
+    """The handler of a 2026 question is cancelled when its task's wait ends (here the
+    deadline): no form stays open for a task nobody waits on."""
+    withdrawn = anyio.Event()
+
+    async def slow_user(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            withdrawn.set()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+    router.default_elicitation(slow_user)
+    async with (
+        HostileHTTPServer(_never_moving_on([])) as server,
+        connected(server, router) as client,
+    ):
+        created = task_created(await client.start(ToolCall("x").as_task()))
+        async with Poller(client, FAST, inputs=router) as poller:
+            with pytest.raises(DeadlineExceeded):
+                await poller.wait(created, deadline=0.3)
+            with anyio.fail_after(5):
+                await withdrawn.wait()
