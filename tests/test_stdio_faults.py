@@ -250,11 +250,15 @@ async def test_nothing_more_is_read_after_a_line_that_is_not_json(tmp_path: Path
         async with client(transport) as c:
             with pytest.raises(DecodeError):
                 await c.call_tool(ToolCall("anything"), timeout=10)
+
             # The child writes until its pipe is full, then blocks: wait until its count
             # stands still (on a loaded machine that takes a while), bounded by fail_after.
-            written = ""
-            while written != (now := progress.read_text()):
-                written = now
+            def count() -> str:  # "" until the child wrote its first count
+                return progress.read_text() if progress.exists() else ""
+
+            written: str | None = None
+            while not written or written != count():
+                written = count()
                 await anyio.sleep(0.3)
             read = transport.bytes_read
             await anyio.sleep(0.3)
