@@ -120,7 +120,7 @@ __all__ = [
     "Timeouts",
 ]
 
-# How the SDK peers word a refused call inside an isError result (peers.md pitfalls): mcp 1.30
+# How the SDK peers word a refused call inside an isError result (tests/peers/): mcp 1.30
 # "This tool requires task-augmented invocation" / "does not support task-augmented
 # invocation"; TS 1.32 "MCP error -32601: Tool X requires task augmentation".
 _REQUIRES_TASK = re.compile(r"requires? task[- ]augment", re.IGNORECASE)

@@ -1,4 +1,4 @@
-"""The client against real third-party MCP servers (../shared/spec/peers.md), HTTP and stdio.
+"""The client against real third-party MCP servers (tests/peers/), HTTP and stdio.
 
 Both peers implement 2025-11-25 tasks: the official Python SDK (mcp==1.30.0) and the official
 TypeScript SDK (@modelcontextprotocol/sdk@1.32.2). Each test runs on trio and on asyncio.
