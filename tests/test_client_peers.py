@@ -166,7 +166,7 @@ async def test_stdio_child_exiting_mid_request_fails_the_request(
 
 
 async def test_http_reuses_connections_across_sse_answers(peer_http: tuple[Peer, str]) -> None:
-    """Sequential requests answered over SSE share pooled connections (DESIGN.md: a
+    """Sequential requests answered over SSE share pooled connections (measured: a
     connection per request cost more CPU than the request): the transport reads each SSE
     answer to its end so httpcore can pool the connection."""
     connects: list[str] = []

@@ -1,4 +1,4 @@
-"""No implicit behaviour: one test per rule of DESIGN.md principle 1.
+"""No implicit behaviour: one test per rule of explicit control (README: "What you decide").
 
 The library never augments a call, polls, cancels, or sends anything the caller did not ask
 for. A scripted in-memory server records every message, so "nothing was sent" is checkable.
