@@ -437,6 +437,7 @@ class Client:
         orphan_tool: str | None = None,
         tasks: bool = False,
         on_result: Callable[[JSONObject], None] | None = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> JSONObject:
         """Send a request, wait for its answer within ``timeout``.
 
@@ -455,6 +456,8 @@ class Client:
         )
         waiter = _Waiter(method, on_result=on_result)
         self._waiters[message.id] = waiter
+        if on_id is not None:
+            on_id(message.id)
         sent = False
         keep = False
         try:
@@ -985,20 +988,30 @@ class Client:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
         self._read(raw, self._dialect.read_ack)
 
-    async def listen_tasks(self, task_ids: Sequence[str], *, timeout: float = math.inf) -> None:
+    async def listen_tasks(
+        self,
+        task_ids: Sequence[str],
+        *,
+        timeout: float = math.inf,
+        on_open: Callable[[RequestId], None] | None = None,
+    ) -> None:
         """``subscriptions/listen`` for ``task_ids`` (2026-07-28, E C39-C44): the request stays
         open while the server pushes ``notifications/subscriptions/acknowledged`` (the ids it
         agreed to) and ``notifications/tasks`` (full snapshots) to the ``on_notification``
         handlers; it returns when the server closes it. Cancel the caller's scope to end it
         (HTTP: the stream is closed; stdio: ``notifications/cancelled``, E C44). A Poller with
-        ``PollPolicy(listen=True)`` keeps one open for the tasks it waits on.
+        ``PollPolicy(listen=True)`` keeps one open for the tasks it waits on. ``on_open``
+        gets the listen's request id before it is sent: the ``subscriptionId`` its
+        notifications carry (E C41).
         """
         if not self._dialect.stateless:
             raise UnsupportedInGeneration(
                 "subscriptions/listen", self.generation.value, "status comes unasked (C-22)"
             )
         params = {"notifications": {"taskIds": list(task_ids)}}
-        raw = await self._request("subscriptions/listen", params, timeout, notify=True, tasks=True)
+        raw = await self._request(
+            "subscriptions/listen", params, timeout, notify=True, tasks=True, on_id=on_open
+        )
         self._read(raw, self._dialect.read_ack)
 
     async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:

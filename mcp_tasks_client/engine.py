@@ -81,6 +81,9 @@ inline (its outcome is Completed at once, with no task)."""
 
 Ended: TypeAlias = "tuple[str, Outcome | MCPTasksError]"
 
+SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
+"""``_meta`` key naming the listen a notification belongs to (2026-07-28, E C41)."""
+
 
 def _seconds(value: float | dt.timedelta | None) -> float:
     if value is None:
@@ -211,6 +214,7 @@ class Poller:
         # PollPolicy.listen: the ids the open listen asked for, those the server acknowledged.
         self._listening: frozenset[str] = frozenset()
         self._acknowledged: frozenset[str] = frozenset()
+        self._listen_id: object = None  # the open listen's request id: its subscriptionId
         self._listen_changed = anyio.Event()
         self.listens_opened = 0
         self._unsubscribe: list[Callable[[], None]] = []
@@ -644,8 +648,12 @@ class Poller:
     async def _listen_once(self, task_ids: frozenset[str], scope: anyio.CancelScope) -> None:
         with scope:
             self.listens_opened += 1
+
+            def opened(request_id: object) -> None:
+                self._listen_id = request_id
+
             try:
-                await self.client.listen_tasks(sorted(task_ids))
+                await self.client.listen_tasks(sorted(task_ids), on_open=opened)
             except MCPTasksError as exc:
                 self.warnings.append(exc)
             if self._listening == task_ids:
@@ -657,6 +665,10 @@ class Poller:
     def _on_acknowledged(self, notification: JSONRPCNotification) -> None:
         """E C40: the ids the server agreed to push; the others keep their usual polling."""
         params = notification.params or {}
+        meta = params.get("_meta")
+        subscription = meta.get(SUBSCRIPTION_ID_META) if isinstance(meta, dict) else None
+        if subscription is not None and str(subscription) != str(self._listen_id):
+            return  # E C41: another (or an earlier) listen's acknowledgement
         filters = params.get("notifications")
         ids = filters.get("taskIds") if isinstance(filters, dict) else None
         if not isinstance(ids, list):

@@ -588,3 +588,41 @@ async def test_a_question_still_open_when_the_wait_ends_is_withdrawn() -> None:
                 await poller.wait(created, deadline=0.3)
             with anyio.fail_after(5):
                 await withdrawn.wait()
+
+
+@pytest.mark.parametrize("foreign", [True, False])
+async def test_an_acknowledgement_counts_only_for_its_own_listen(foreign: bool) -> None:
+    """E C41: notifications name their listen (subscriptionId = the listen's request id); an
+    acknowledgement naming another does not slow this listen's tasks to the safety poll."""
+    acknowledged = anyio.Event()
+
+    async def serve(request: Received, conn: Conn) -> None:
+        method = request.rpc_method
+        if method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task("t-1", pollIntervalMs=SLOW)})
+        elif method == "tasks/get":
+            body = task("t-1", pollIntervalMs=SLOW)
+            await conn.result(request, {"resultType": "complete", **body})
+        elif method == "subscriptions/listen":
+            owner = "someone-else" if foreign else request.rpc_id
+            ack = {
+                "_meta": {"io.modelcontextprotocol/subscriptionId": owner},
+                "notifications": {"taskIds": ["t-1"]},
+            }
+            await conn.start_sse()
+            await conn.write(_notification("notifications/subscriptions/acknowledged", ack))
+            acknowledged.set()
+            await anyio.sleep_forever()
+
+    policy = PollPolicy(jitter=0.0, listen=True)
+    async with HostileHTTPServer(serve) as server, connected(server) as client:
+        created = task_created(await client.start(ToolCall("x").as_task()))
+        async with Poller(client, policy) as poller:
+            with anyio.move_on_after(2):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(poller.wait, created)
+                    await acknowledged.wait()
+                    await anyio.sleep(0.2)
+                    seen = poller._acknowledged
+                    group.cancel_scope.cancel()
+    assert seen == (frozenset() if foreign else frozenset({"t-1"}))
