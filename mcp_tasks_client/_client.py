@@ -313,8 +313,8 @@ class Client:
         requested = self._dialect.generation.protocol_version
         params = {
             "protocolVersion": requested,
-            "capabilities": self._encode(self.capabilities),
-            "clientInfo": self._encode(self.client_info),
+            "capabilities": self.encode(self.capabilities),
+            "clientInfo": self.encode(self.client_info),
         }
         try:
             raw = await self.request("initialize", params, timeout=self.timeouts.initialize)
@@ -980,7 +980,7 @@ class Client:
             )
         params = {
             "taskId": task_id,
-            "inputResponses": {k: self._encode(v) for k, v in responses.items()},
+            "inputResponses": {k: self.encode(v) for k, v in responses.items()},
         }
         try:
             raw = await self.request("tasks/update", params, timeout=timeout)
@@ -1116,7 +1116,7 @@ class Client:
         """A call's params with its MRTR answers as wire JSON."""
         responses = params.get("inputResponses")
         if isinstance(responses, dict):
-            params["inputResponses"] = {k: self._encode(v) for k, v in responses.items()}
+            params["inputResponses"] = {k: self.encode(v) for k, v in responses.items()}
         return params
 
     def _decode(self, raw: Any, cls: type[T]) -> T:
@@ -1124,15 +1124,6 @@ class Client:
             return self._dialect.converter.decode(raw, cls)
         except DecodeError as exc:
             raise exc.under("$.result") from None
-
-    def _decode_params(self, raw: Any, cls: type[T]) -> T:
-        try:
-            return self._dialect.converter.decode(raw, cls)
-        except DecodeError as exc:
-            raise exc.under("$.params") from None
-
-    def _encode(self, value: Any) -> Any:
-        return self._dialect.converter.encode(value)
 
     # -- the reader --------------------------------------------------------------------------
 

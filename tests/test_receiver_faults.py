@@ -9,35 +9,19 @@ from typing import Any
 
 import anyio
 import pytest
+from scripted import scripted_client
 
 from mcp_tasks_client import (
-    Client,
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
-    Implementation,
     InputContext,
     InputRouter,
     MemoryServerEnd,
     TaskReceiver,
-    memory_transport_pair,
 )
 
 pytestmark = pytest.mark.anyio
-
-INFO = Implementation("mcp-tasks-client-tests", "0")
-
-
-async def _handshake(end: MemoryServerEnd) -> None:
-    init = await end.receive()
-    result = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "serverInfo": {"name": "scripted", "version": "0"},
-    }
-    await end.send({"jsonrpc": "2.0", "id": init["id"], "result": result})
-    await end.receive()  # notifications/initialized
 
 
 def _ask(request_id: str, ttl: int) -> dict[str, Any]:
@@ -67,28 +51,16 @@ class Bodies:
 
 
 async def _run(script: Any, router: InputRouter) -> None:
-    transport, server = memory_transport_pair()
-    client = Client(
-        transport,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
-    router.attach(client)
+    """``script`` against a client whose receiver runs until the script is done."""
     assert router.receiver is not None
     done = anyio.Event()
 
-    async def serve() -> None:
-        await _handshake(server)
+    async def serve(server: MemoryServerEnd) -> None:
         await script(server)
         done.set()
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve)
-        with anyio.fail_after(15):
-            async with client, router.receiver:
-                await done.wait()
-        group.cancel_scope.cancel()
+    async with scripted_client(router, serve, deadline=15), router.receiver:
+        await done.wait()
 
 
 async def test_a_task_that_expires_between_polls_stops_its_body_and_its_result() -> None:
@@ -144,35 +116,21 @@ async def test_a_flood_of_short_lived_tasks_keeps_no_body_running() -> None:
 async def test_a_request_after_the_receiver_closed_is_refused_typed() -> None:
     router = InputRouter(elicitation=ElicitationCapability(form={}), receiver=TaskReceiver())
     router.default_elicitation(Bodies().forever)
-    transport, server = memory_transport_pair()
-    client = Client(
-        transport,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
-    router.attach(client)
     assert router.receiver is not None
     answers: list[dict[str, Any]] = []
-
     closed = anyio.Event()
 
-    async def serve() -> None:
-        await _handshake(server)
+    async def serve(server: MemoryServerEnd) -> None:
         await closed.wait()
         with contextlib.suppress(anyio.EndOfStream):
             await server.send(_ask("e1", 60_000))
             answers.append(await server.receive())
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve)
-        with anyio.fail_after(10):
-            async with client:
-                async with router.receiver:
-                    pass  # entered and left before the request comes
-                closed.set()
-                while not answers:
-                    await anyio.sleep(0.01)
-        group.cancel_scope.cancel()
+    async with scripted_client(router, serve):
+        async with router.receiver:
+            pass  # entered and left before the request comes
+        closed.set()
+        while not answers:
+            await anyio.sleep(0.01)
     assert answers[0]["error"]["code"] == -32603
     assert len(router.receiver.book) == 0

@@ -16,6 +16,7 @@ import anyio
 import pytest
 from conftest import require_peer
 from peers.harness import stdio_command
+from scripted import TASK_CALLS, scripted_client
 from started import task_created
 
 from mcp_tasks_client import (
@@ -37,7 +38,6 @@ from mcp_tasks_client import (
     StdioTransport,
     TextContent,
     ToolCall,
-    memory_transport_pair,
 )
 
 pytestmark = pytest.mark.anyio
@@ -95,17 +95,6 @@ async def test_a_handler_bound_before_the_call_answers_an_immediate_question(
 # -- scripted server: a question for a task the caller learns of later ----------------------
 
 
-async def _handshake(end: MemoryServerEnd) -> None:
-    init = await end.receive()
-    result = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}},
-        "serverInfo": {"name": "scripted", "version": "0"},
-    }
-    await end.send({"jsonrpc": "2.0", "id": init["id"], "result": result})
-    await end.receive()  # notifications/initialized
-
-
 def _ask(request_id: str, task_id: str | None) -> dict[str, Any]:
     params: dict[str, Any] = {"message": "ok?", "requestedSchema": {}}
     if task_id is not None:
@@ -119,31 +108,18 @@ async def test_a_question_for_a_task_not_known_yet_is_held_for_the_grace_period(
 ) -> None:
     """Default: -32601 at once (as before). With unknown_task_grace the question waits for
     the caller's handler, registered 0.2 s later, and is answered by it."""
-    transport, server = memory_transport_pair()
     router = InputRouter(elicitation=ElicitationCapability(form={}), unknown_task_grace=grace)
     answers: list[dict[str, Any]] = []
 
-    async def serve() -> None:
-        await _handshake(server)
+    async def serve(server: MemoryServerEnd) -> None:
         await server.send(_ask("q1", "t-later"))
         answers.append(await server.receive())
 
-    client = Client(
-        transport,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
-    router.attach(client)
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve)
-        with anyio.fail_after(10):
-            async with client:
-                await anyio.sleep(0.2)
-                router.on_elicitation("t-later", yes)
-                while not answers:
-                    await anyio.sleep(0.01)
-        group.cancel_scope.cancel()
+    async with scripted_client(router, serve, capabilities=TASK_CALLS):
+        await anyio.sleep(0.2)
+        router.on_elicitation("t-later", yes)
+        while not answers:
+            await anyio.sleep(0.01)
     (answer,) = answers
     if grace is None:
         assert answer["error"]["code"] == -32601
@@ -153,31 +129,18 @@ async def test_a_question_for_a_task_not_known_yet_is_held_for_the_grace_period(
 
 
 async def test_a_grace_period_ends_and_holds_nothing() -> None:
-    transport, server = memory_transport_pair()
     router = InputRouter(elicitation=ElicitationCapability(form={}), unknown_task_grace=0.2)
     answers: list[dict[str, Any]] = []
 
-    async def serve() -> None:
-        await _handshake(server)
+    async def serve(server: MemoryServerEnd) -> None:
         for n in range(20):  # twenty unknown tasks: nothing of them stays
             await server.send(_ask(f"q{n}", f"t-{n}"))
         for _ in range(20):
             answers.append(await server.receive())
 
-    client = Client(
-        transport,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
-    router.attach(client)
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve)
-        with anyio.fail_after(10):
-            async with client:
-                while len(answers) < 20:
-                    await anyio.sleep(0.01)
-        group.cancel_scope.cancel()
+    async with scripted_client(router, serve, capabilities=TASK_CALLS):
+        while len(answers) < 20:
+            await anyio.sleep(0.01)
     assert {a["error"]["code"] for a in answers} == {-32601}
     assert router._registered == {}
 
@@ -185,7 +148,6 @@ async def test_a_grace_period_ends_and_holds_nothing() -> None:
 async def test_a_question_naming_no_task_goes_to_the_untagged_handler_with_candidates() -> None:
     """A server that leaves out related-task: the library does not guess; the caller's
     UNTAGGED handler sees the tasks being waited on (working or input_required) and picks."""
-    transport, server = memory_transport_pair()
     router = InputRouter(elicitation=ElicitationCapability(form={}))
     seen: list[tuple[str | None, list[str]]] = []
 
@@ -203,8 +165,7 @@ async def test_a_question_naming_no_task_goes_to_the_untagged_handler_with_candi
         "pollInterval": 600_000,
     }
 
-    async def serve() -> None:
-        await _handshake(server)
+    async def serve(server: MemoryServerEnd) -> None:
         for _ in range(2):  # the Poller's first polls of its two tasks
             request = await server.receive()
             task_id = request["params"]["taskId"]
@@ -218,28 +179,17 @@ async def test_a_question_naming_no_task_goes_to_the_untagged_handler_with_candi
                 if message.get("id") == "q-untagged":
                     answers.append(message)
 
-    client = Client(
-        transport,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
-    router.attach(client)
     policy = PollPolicy(open_result_on_input_required=False, jitter=0.0)
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve)
-        with anyio.fail_after(10):
-            async with (
-                client,
-                Poller(client, policy, inputs=router) as poller,
-                anyio.create_task_group() as waits,
-            ):
-                waits.start_soon(poller.wait, "t-a")
-                waits.start_soon(poller.wait, "t-b")
-                while not answers:
-                    await anyio.sleep(0.01)
-                waits.cancel_scope.cancel()
-        group.cancel_scope.cancel()
+    async with (
+        scripted_client(router, serve, capabilities=TASK_CALLS) as client,
+        Poller(client, policy, inputs=router) as poller,
+        anyio.create_task_group() as waits,
+    ):
+        waits.start_soon(poller.wait, "t-a")
+        waits.start_soon(poller.wait, "t-b")
+        while not answers:
+            await anyio.sleep(0.01)
+        waits.cancel_scope.cancel()
     assert seen == [(None, ["t-a", "t-b"])]
     assert answers[0]["result"]["action"] == "accept"
     assert "_meta" not in answers[0]["result"]  # no task is claimed for it
@@ -248,12 +198,10 @@ async def test_a_question_naming_no_task_goes_to_the_untagged_handler_with_candi
 async def test_every_question_held_for_a_task_is_answered_once_its_handler_comes() -> None:
     """Two questions for the same unknown task, the first held longer than the second: a
     handler registered after the first's grace ended still serves the second."""
-    transport, server = memory_transport_pair()
     router = InputRouter(elicitation=ElicitationCapability(form={}), unknown_task_grace=1.0)
     answers: dict[str, dict[str, Any]] = {}
 
-    async def serve() -> None:
-        await _handshake(server)
+    async def serve(server: MemoryServerEnd) -> None:
         await server.send(_ask("q1", "t-late"))
         await anyio.sleep(0.5)
         await server.send(_ask("q2", "t-late"))
@@ -261,22 +209,11 @@ async def test_every_question_held_for_a_task_is_answered_once_its_handler_comes
             answer = await server.receive()
             answers[answer["id"]] = answer
 
-    client = Client(
-        transport,
-        generation=Generation.V2025_11_25,
-        client_info=INFO,
-        capabilities=router.capabilities(),
-    )
-    router.attach(client)
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve)
-        with anyio.fail_after(10):
-            async with client:
-                await anyio.sleep(1.2)  # q1's grace is over, q2's is not
-                router.on_elicitation("t-late", yes)
-                while len(answers) < 2:
-                    await anyio.sleep(0.01)
-        group.cancel_scope.cancel()
+    async with scripted_client(router, serve, capabilities=TASK_CALLS):
+        await anyio.sleep(1.2)  # q1's grace is over, q2's is not
+        router.on_elicitation("t-late", yes)
+        while len(answers) < 2:
+            await anyio.sleep(0.01)
     assert answers["q1"]["error"]["code"] == -32601
     assert answers["q2"]["result"]["action"] == "accept"
     assert router._registered == {}
