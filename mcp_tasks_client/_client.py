@@ -233,7 +233,20 @@ class Client:
         timeouts: Timeouts = Timeouts(),
         limits: Limits = Limits(),  # noqa: B008 - frozen value
         on_warning: Callable[[MCPTasksError], None] | None = None,
+        resume: InitializeResult | None = None,
     ) -> None:
+        if resume is not None:
+            if generation.stateless:
+                raise UsageError(f"{generation.value} has no session to resume (E C7)")
+            if transport.session is None:
+                raise UsageError(
+                    "Client(resume=...) resumes the session the transport carries: give the "
+                    "transport its session id (HttpTransport(url, session_id=...))"
+                )
+            if not isinstance(resume, InitializeResult):
+                raise UsageError(
+                    f"resume= takes the InitializeResult of the session, got {type(resume)!r}"
+                )
         self.transport = transport
         self.generation = generation
         self.client_info = client_info
@@ -247,6 +260,7 @@ class Client:
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, list[NotificationHandler]] = {}
         self._initialize_result: InitializeResult | None = None
+        self._resume = resume
         self._discover_result: DiscoverResult | None = None
         self._known_tools: dict[str, Tool] = {}
         self._broken: MCPTasksError | None = None
@@ -311,6 +325,15 @@ class Client:
             self.transport.stateless(self._dialect.headers)
             return
         requested = self._dialect.generation.protocol_version
+        if self._resume is not None:
+            # A session an earlier client kept (HttpTransport(delete_session_on_close=False)):
+            # what it agreed on stands; nothing is sent until the caller asks. A server that
+            # forgot the session answers the first request with 404: SessionExpired.
+            if not self._dialect.supports(self._resume.protocol_version):
+                raise UnsupportedProtocolVersion(requested, [self._resume.protocol_version])
+            self._initialize_result = self._resume
+            self.transport.negotiated(self._resume.protocol_version)
+            return
         params = {
             "protocolVersion": requested,
             "capabilities": self.encode(self.capabilities),

@@ -77,6 +77,16 @@ class Transport(abc.ABC):
         session; every message carries the headers ``headers_for`` gives it (HTTP)."""
 
     @property
+    def identity(self) -> str:
+        """Which server this is, for a journal: its URL, or ``stdio:`` and the command line."""
+        return f"{type(self).__name__}:{id(self):x}"
+
+    @property
+    def session(self) -> str | None:
+        """The session id this transport carries (Streamable HTTP), or None."""
+        return None
+
+    @property
     def cancels_by_closing(self) -> bool:
         """Whether abandoning a request is its cancellation (a stateless HTTP request's
         stream closed, E C38), so no ``notifications/cancelled`` is sent for it."""

@@ -16,7 +16,11 @@ What it always does, because the spec makes it part of talking at all: capture
 ``Mcp-Session-Id`` from the initialize response and echo it (X:194-210), send
 ``MCP-Protocol-Version`` after the handshake (X:263, A-19), and DELETE the session on close
 (X:216; ``delete_session_on_close=False`` to keep it). A 404 on a request carrying a session id
-is :class:`~mcp_tasks_client.SessionExpired`; there is no automatic re-initialise.
+is :class:`~mcp_tasks_client.SessionExpired`; there is no automatic re-initialise. A session
+kept by an earlier process is resumed only when the caller says so: ``session_id=`` here and
+``Client(resume=...)`` (the initialize result that session agreed on), so no ``initialize`` is
+sent; a server that forgot the session answers 404 and that is SessionExpired, never a silent
+new session.
 
 What a hostile server cannot do (SECURITY.md): make the client buffer more than
 ``Limits.max_message_bytes`` for one body, SSE line or event (``LimitExceeded``); replace bad
@@ -127,7 +131,14 @@ class HttpTransport(Transport):
         max_connections: int = 100,
         resumption: StreamResumption | None = None,
         delete_session_on_close: bool = True,
+        session_id: str | None = None,
     ) -> None:
+        if session_id is not None and (
+            not isinstance(session_id, str)
+            or not session_id
+            or any(not 0x21 <= ord(ch) <= 0x7E for ch in session_id)
+        ):
+            raise UsageError(f"session id {session_id!r} is not visible ASCII (X:200)")
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, TypeError) as exc:
@@ -138,7 +149,8 @@ class HttpTransport(Transport):
         self.headers = dict(headers or {})
         self.resumption = resumption
         self.delete_session_on_close = delete_session_on_close
-        self.session_id: str | None = None
+        self.session_id: str | None = session_id
+        """The session in use: the one to resume, then the one the server assigned."""
         self.protocol_version: str | None = None
         self.limits = Limits()
         self._owns_client = http_client is None
@@ -203,6 +215,14 @@ class HttpTransport(Transport):
 
     def negotiated(self, protocol_version: str) -> None:
         self.protocol_version = protocol_version
+
+    @property
+    def identity(self) -> str:
+        return self.url
+
+    @property
+    def session(self) -> str | None:
+        return self.session_id
 
     def stateless(self, headers_for: HeadersFor) -> None:
         self._headers_for = headers_for

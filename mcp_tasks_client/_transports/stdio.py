@@ -24,6 +24,7 @@ A hostile child cannot make this transport hang or hoard memory:
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -91,6 +92,10 @@ class _CountingReceiveStream(anyio.abc.ByteReceiveStream):
 
 class StdioTransport(Transport):
     """Spawns ``command`` and talks to it over its stdin and stdout."""
+
+    @property
+    def identity(self) -> str:
+        return "stdio:" + shlex.join(self.command)
 
     def __init__(
         self,
