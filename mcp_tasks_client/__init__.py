@@ -77,6 +77,15 @@ from .inputs import (
     SamplingHandler,
     Untagged,
 )
+from .journal import (
+    Journal,
+    JournalEntry,
+    JournalError,
+    NotJournaled,
+    RecordedOutcome,
+    RecordedSession,
+    SQLiteJournal,
+)
 from .models import (
     MODEL_IMMEDIATE_RESPONSE_META,
     RELATED_TASK_META,
@@ -144,9 +153,10 @@ from .models import (
     UnknownContent,
     Unset,
 )
-from .outcomes import Cancelled, Completed, Expired, Failed, Outcome
+from .outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from .probe import ServerProbe, probe_server
 from .receiver import ReceivedTask, TaskReceiver
+from .resume import ClientOpener, Held, Resumed, client_for, resume
 from .wire import decode, encode
 
 __version__ = "0.1.0.dev0"
@@ -167,6 +177,7 @@ __all__ = [
     "Client",
     "ClientCapabilities",
     "ClientClosed",
+    "ClientOpener",
     "ClientTasksCapability",
     "Completed",
     "ContentBlock",
@@ -196,6 +207,7 @@ __all__ = [
     "HTTPStatusError",
     "HandlerErrorPolicy",
     "HeaderMismatch",
+    "Held",
     "HttpTransport",
     "IllegalTransition",
     "ImageContent",
@@ -219,6 +231,9 @@ __all__ = [
     "JSONRPCRequest",
     "JSONRPCResponse",
     "JSONValue",
+    "Journal",
+    "JournalEntry",
+    "JournalError",
     "LimitExceeded",
     "Limits",
     "ListPromptsResult",
@@ -226,11 +241,13 @@ __all__ = [
     "ListRootsResult",
     "ListTasksResult",
     "ListToolsResult",
+    "Lost",
     "MCPTasksError",
     "MemoryServerEnd",
     "MemoryTransport",
     "MethodNotFound",
     "MissingClientCapability",
+    "NotJournaled",
     "NotificationHandler",
     "OrphanedTask",
     "Outcome",
@@ -248,15 +265,19 @@ __all__ = [
     "ReceivedTask",
     "ReceiverBook",
     "ReceiverStore",
+    "RecordedOutcome",
+    "RecordedSession",
     "RedirectRefused",
     "RequestHandler",
     "RequestId",
     "RequestTimeout",
     "Resource",
     "ResourceLink",
+    "Resumed",
     "Root",
     "RootsCapability",
     "RootsHandler",
+    "SQLiteJournal",
     "SamplingCapability",
     "SamplingHandler",
     "SamplingMessage",
@@ -305,10 +326,12 @@ __all__ = [
     "Violation",
     "ViolationPolicy",
     "__version__",
+    "client_for",
     "decode",
     "decode_header_value",
     "encode",
     "encode_header_value",
     "memory_transport_pair",
     "probe_server",
+    "resume",
 ]

@@ -26,6 +26,7 @@ the transport.
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import functools
 import logging
 import math
@@ -79,6 +80,7 @@ from ._protocol.connection import (
 from ._protocol.dialects import Dialect, Stateless, dialect_for, header_annotations
 from ._transports.base import Transport, TransportFault
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
+from .journal import Journal, JournalEntry, JournalError, NotJournaled, RecordedSession
 from .models import (
     TASKS_EXTENSION,
     CallToolResult,
@@ -863,9 +865,13 @@ class Client:
         timeout: float | None = None,
         inputs: CallInputs | None = None,
         on_created: Callable[[str], None] | None = None,
+        journal: Journal | None = None,
     ) -> CreateTaskResult | CallToolResult:
         """Start a tool call as a task; see :meth:`_start_once`. ``inputs`` answers MRTR
         rounds before the task exists, as for :meth:`call_tool` (E S21).
+
+        With ``journal``, the created task is recorded (:meth:`journal_entry`) before this
+        returns; if the journal fails, NotJournaled carries the created task.
 
         ``on_created(task_id)`` is called by the reader the moment the answer naming the
         created task arrives, before any later message is dispatched: bind the task's input
@@ -875,7 +881,34 @@ class Client:
         once = functools.partial(
             self._start_once, tool=tool, timeout=timeout, on_created=on_created
         )
-        return await self._mrtr(call, once, inputs)
+        started = await self._mrtr(call, once, inputs)
+        if journal is not None and isinstance(started, CreateTaskResult):
+            try:
+                await journal.record(self.journal_entry(started.task, call.name))
+            except JournalError as exc:
+                raise NotJournaled(exc.path, exc.problem, started) from exc
+            except Exception as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+                raise NotJournaled(type(journal).__name__, problem, started) from exc
+        return started
+
+    def journal_entry(self, task: Task, tool: str) -> JournalEntry:
+        """What a journal records for ``task`` (started on this client with ``tool``): this
+        server's identity, the generation and protocol version, and in 2025-11-25 the session
+        the task is bound to with the initialize result it agreed (to resume it later)."""
+        session = None
+        if not self._dialect.stateless and self.transport.session is not None:
+            session = RecordedSession(self.transport.session, self.encode(self.initialize_result))
+        return JournalEntry(
+            server=self.transport.identity,
+            task_id=task.task_id,
+            generation=self.generation,
+            protocol_version=self.protocol_version,
+            tool=tool,
+            created_at=dt.datetime.now(dt.timezone.utc),
+            session=session,
+            snapshot=task,
+        )
 
     async def _start_once(
         self,

@@ -61,6 +61,7 @@ from ._protocol.outcome import inline_outcome, legacy_outcome
 from ._protocol.scheduler import PollPolicy, PollScheduler, UnhandledInputPolicy
 from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
 from .inputs import InputEvent, InputEventKind, InputRouter
+from .journal import Journal, JournalError, recorded_outcome
 from .models import (
     CallToolResult,
     CreateTaskResult,
@@ -194,12 +195,20 @@ class Poller:
         inputs: InputRouter | None = None,
         rng: random.Random | None = None,
         wall_clock: Callable[[], dt.datetime] | None = None,
+        journal: Journal | None = None,
     ) -> None:
         if policy.listen and not client.dialect.stateless:
             raise UsageError("PollPolicy(listen=True) is for 2026-07-28 (subscriptions/listen)")
         self.client = client
         self.policy = policy
         self.inputs = inputs
+        self.journal = journal
+        """Where each accepted snapshot, answered 2026 input key and outcome of a tracked task
+        is recorded (a task the journal never recorded is not added). Snapshots are written in
+        the background, newest first-come; an outcome is written before its wait wakes; a
+        journal failure is a warning, never the end of a wait."""
+        self._journal_pending: dict[str, Task] = {}
+        self._journal_wake = anyio.Event()
         self._scheduler = PollScheduler(policy, rng)
         self._wall_clock = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
         self._tracked: dict[str, _Tracked] = {}
@@ -250,6 +259,8 @@ class Poller:
             self._unsubscribe.append(self.inputs.subscribe(self._on_input))
             self.inputs.snapshot_source = self.snapshot
             self.inputs.candidates_source = self._candidates
+        if self.journal is not None:
+            self._task_group.start_soon(self._write_snapshots, self.journal)
         self._task_group.start_soon(self._drive)
         return self
 
@@ -599,6 +610,9 @@ class Poller:
                 return
         if not observation.accepted:
             return
+        if self.journal is not None:
+            self._journal_pending[tracked.task_id] = snapshot
+            self._journal_wake.set()
         if (snapshot.status, snapshot.status_message, snapshot.last_updated_at) != (
             previous.status,
             previous.status_message,
@@ -724,6 +738,10 @@ class Poller:
                 await self.client.update_task(
                     tracked.task_id, {key: response}, timeout=self.policy.request_timeout
                 )
+                if self.journal is not None:
+                    await self._journaled(
+                        self.journal.answered(self.client.transport.identity, tracked.task_id, key)
+                    )
         except InvalidParams as exc:
             # The server refused this answer (a key already answered, S13 says ignore; or the
             # task is gone, which the next poll tells as such): recorded, the wait goes on.
@@ -841,7 +859,40 @@ class Poller:
         if isinstance(ended, MCPTasksError):
             self._end(tracked, error=ended)
         else:
+            await self._record_outcome(tracked.task_id, ended)
             self._end(tracked, outcome=ended)
+
+    # -- the journal -----------------------------------------------------------------------
+
+    async def _journaled(self, write: Awaitable[None]) -> None:
+        """One journal write, bounded by ``request_timeout``; a failure is a warning."""
+        try:
+            with anyio.fail_after(self.policy.request_timeout):
+                await write
+        except MCPTasksError as exc:
+            self.warnings.append(exc)
+        except TimeoutError:
+            self.warnings.append(JournalError("journal", "a write did not finish in time"))
+        except Exception as exc:
+            self.warnings.append(JournalError("journal", f"{type(exc).__name__}: {exc}"))
+
+    async def _record_outcome(self, task_id: str, outcome: Outcome) -> None:
+        if self.journal is None:
+            return
+        self._journal_pending.pop(task_id, None)
+        recorded = recorded_outcome(outcome, self.client.encode)
+        await self._journaled(
+            self.journal.finish(self.client.transport.identity, task_id, recorded)
+        )
+
+    async def _write_snapshots(self, journal: Journal) -> None:
+        server = self.client.transport.identity
+        while True:
+            await self._journal_wake.wait()
+            self._journal_wake = anyio.Event()
+            while self._journal_pending:
+                task_id, snapshot = self._journal_pending.popitem()
+                await self._journaled(journal.snapshot(server, task_id, snapshot))
 
     async def _terminal_result(self, tracked: _Tracked) -> JSONObject:
         """The terminal task's result: the held tasks/result's, or a new call."""
@@ -868,7 +919,10 @@ class Poller:
         expired_at = expires_at(task)
         assert expired_at is not None  # only a task with a representable expiry expires
         self._scheduler.untrack(tracked.task_id)
-        self._end(tracked, outcome=Expired(task, expired_at))
+        outcome = Expired(task, expired_at)
+        if self.journal is not None and self._task_group is not None:
+            self._task_group.start_soon(self._record_outcome, tracked.task_id, outcome)
+        self._end(tracked, outcome=outcome)
 
     def _on_connection_end(self, error: MCPTasksError) -> None:
         """The connection ended (ClientClosed, or what broke it): every wait ends now with that

@@ -10,7 +10,7 @@ import attrs
 from ._errors import RPCError
 from .models import CallToolResult, JSONObject, Task
 
-__all__ = ["Cancelled", "Completed", "Expired", "Failed", "Outcome"]
+__all__ = ["Cancelled", "Completed", "Expired", "Failed", "Lost", "Outcome"]
 
 
 @attrs.frozen
@@ -52,6 +52,18 @@ class Expired:
 
     task: Task
     expired_at: dt.datetime
+
+
+@attrs.frozen
+class Lost:
+    """A journaled task that cannot be followed any more (``resume``): the server forgot it
+    (TaskNotFound), or the generation-1 session it is bound to is gone (SessionExpired, or a
+    stdio session, which ends with its process). ``last`` is the last snapshot the journal
+    had. Not an Outcome a Poller returns: only resume reports it."""
+
+    task_id: str
+    reason: str
+    last: Task | None = None
 
 
 Outcome: TypeAlias = Completed | Failed | Cancelled | Expired

@@ -1,0 +1,471 @@
+"""A durable record of the tasks a caller started, so polling survives the process.
+
+A task id is a handle to work that may run for hours; the 2026-07-28 extension says clients
+SHOULD keep task ids so polling resumes after a crash. Nothing is written unless the caller
+passes a :class:`Journal`: to :meth:`Client.start <mcp_tasks_client.Client.start>` (the task is
+recorded before ``start`` returns) and to :class:`~mcp_tasks_client.Poller` (each accepted
+snapshot, each answered 2026 input key, and the outcome, recorded before the wait wakes).
+:func:`~mcp_tasks_client.resume` attaches a poller to every open task of a journal.
+
+The :class:`Journal` protocol is async and keyed by ``(server, task_id)`` (a task id is unique
+per server only). It has leases (:meth:`Journal.claim`) so that many processes sharing one
+journal never poll the same task twice; :class:`SQLiteJournal` implements them with one SQLite
+file in WAL mode, and a server-backed journal can implement the same protocol.
+
+Task ids and session ids are bearer capabilities: :class:`SQLiteJournal` creates its file
+owner-only (0600) and refuses one that others may read. It refuses a file that is not one of
+its journals (another SQLite database, a text file, a newer schema) with :class:`JournalError`
+and never writes to it. Every SQLite call runs on a worker thread, off the event loop.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sqlite3
+import stat
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import anyio
+import anyio.to_thread
+import attrs
+
+from ._errors import MCPTasksError
+from ._generation import Generation
+from .models import JSONObject, Task
+from .outcomes import Cancelled, Completed, Failed, Outcome
+from .wire import decode, encode
+
+R = TypeVar("R")
+
+__all__ = [
+    "Journal",
+    "JournalEntry",
+    "JournalError",
+    "NotJournaled",
+    "RecordedOutcome",
+    "RecordedSession",
+    "SQLiteJournal",
+]
+
+
+class JournalError(MCPTasksError):
+    """The journal cannot be used: not a journal, corrupt, too widely readable, or a write failed.
+
+    ``path`` names the file; the file was not modified.
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"journal {path}: {problem}")
+
+
+class NotJournaled(JournalError):
+    """The task was created but the journal could not record it: ``created`` is the task the
+    server made (its id is not lost; record or cancel it yourself). ``__cause__`` says why."""
+
+    def __init__(self, path: str, problem: str, created: Any) -> None:
+        super().__init__(path, problem)
+        self.created = created
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    if value.tzinfo is None:
+        raise ValueError("journal times are timezone-aware (UTC)")
+    return value.astimezone(dt.timezone.utc)
+
+
+@attrs.frozen
+class RecordedSession:
+    """The generation-1 session a task is bound to: its id and the initialize result it
+    agreed (wire JSON), so a new process can resume it (``Client(resume=...)``)."""
+
+    session_id: str
+    initialize: JSONObject
+
+
+@attrs.frozen
+class RecordedOutcome:
+    """How a task ended, as recorded: ``status`` is ``completed``, ``failed``, ``cancelled``,
+    ``expired`` or ``lost``; ``result`` the CallToolResult's wire JSON when there was one;
+    ``error`` a short text (the JSON-RPC error, or why the task was lost)."""
+
+    status: str
+    result: JSONObject | None = None
+    error: str | None = None
+    recorded_at: dt.datetime = attrs.field(
+        factory=lambda: dt.datetime.now(dt.timezone.utc), converter=_utc
+    )
+
+
+@attrs.frozen
+class JournalEntry:
+    """One task as the journal knows it.
+
+    ``server`` is the transport's identity (its URL, or ``stdio:`` and the command line);
+    ``session`` is set for a generation-1 task over HTTP (the task is bound to it);
+    ``snapshot`` is the last accepted snapshot; ``answered_inputs`` the 2026 input keys this
+    client answered; ``outcome`` is None while the task is open.
+    """
+
+    server: str
+    task_id: str
+    generation: Generation
+    protocol_version: str
+    tool: str
+    created_at: dt.datetime = attrs.field(converter=_utc)
+    session: RecordedSession | None = None
+    snapshot: Task | None = None
+    answered_inputs: tuple[str, ...] = ()
+    outcome: RecordedOutcome | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.outcome is None
+
+
+@runtime_checkable
+class Journal(Protocol):
+    """What the client needs of a journal; every method is safe to call from many tasks.
+
+    ``record`` adds a task (an entry for the same ``(server, task_id)`` is replaced only while
+    that task is open). ``snapshot``, ``answered`` and ``finish`` update a recorded task and do
+    nothing for one never recorded. ``claim`` takes a lease on an open task for ``owner`` until
+    ``lease`` seconds from now, and is False when another owner's lease is live; ``release``
+    gives it back.
+    """
+
+    async def record(self, entry: JournalEntry) -> None: ...
+
+    async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None: ...
+
+    async def answered(self, server: str, task_id: str, key: str) -> None: ...
+
+    async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None: ...
+
+    async def get(self, server: str, task_id: str) -> JournalEntry | None: ...
+
+    async def entries(self, *, open_only: bool = False) -> Sequence[JournalEntry]: ...
+
+    async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool: ...
+
+    async def release(self, server: str, task_id: str, owner: str) -> None: ...
+
+
+# -- SQLite -------------------------------------------------------------------------------------
+
+_APPLICATION_ID = 0x4D435454  # "MCTT": this file is an mcp-tasks-client journal
+_SCHEMA_VERSION = 1
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SCHEMA = """
+CREATE TABLE tasks (
+    server TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    generation TEXT NOT NULL,
+    protocol_version TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    session_id TEXT,
+    initialize_json TEXT,
+    snapshot_json TEXT,
+    answered_json TEXT NOT NULL DEFAULT '[]',
+    outcome_json TEXT,
+    lease_owner TEXT,
+    lease_until REAL,
+    PRIMARY KEY (server, task_id)
+)
+"""
+_COLUMNS = (
+    "server, task_id, generation, protocol_version, tool, created_at, session_id, "
+    "initialize_json, snapshot_json, answered_json, outcome_json"
+)
+
+
+class SQLiteJournal:
+    """A :class:`Journal` in one SQLite file (stdlib ``sqlite3``, WAL), shared safely by many
+    processes on one machine. Create it with ``SQLiteJournal(path)`` (the file is made, owner-
+    only, if it does not exist; checked, and never modified, if it is not a journal), and
+    ``close()`` it when done (or use ``with``).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0) -> None:
+        self.path = str(path)
+        self._lock = threading.Lock()
+        self._db = self._open(busy_timeout)
+
+    def _fail(self, problem: str) -> JournalError:
+        return JournalError(self.path, problem)
+
+    def _open(self, busy_timeout: float) -> sqlite3.Connection:
+        created = False
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            self._check_existing()
+        except OSError as exc:
+            raise self._fail(f"cannot create: {exc.strerror}") from None
+        else:
+            os.close(fd)
+            created = True
+        try:
+            db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise self._fail(f"cannot open: {exc}") from None
+        try:
+            if created:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("BEGIN IMMEDIATE")
+                db.execute(_SCHEMA)
+                db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+                db.execute("COMMIT")
+            else:
+                self._check_schema(db)
+                db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.Error as exc:
+            db.close()
+            raise self._fail(f"not a usable journal ({exc})") from None
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _check_existing(self) -> None:
+        try:
+            info = os.stat(self.path)
+        except OSError as exc:
+            raise self._fail(f"cannot read: {exc.strerror}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise self._fail("not a regular file")
+        if info.st_mode & 0o077:
+            raise self._fail(
+                f"readable by others (mode {stat.S_IMODE(info.st_mode):o}); it holds task and "
+                "session ids, which are bearer capabilities: chmod 600 it"
+            )
+        if info.st_size == 0:
+            raise self._fail("empty file (not a journal); it was left as it is")
+        with open(self.path, "rb") as file:
+            head = file.read(len(_SQLITE_MAGIC))
+        if head != _SQLITE_MAGIC:
+            raise self._fail("not a journal (not an SQLite database); it was left as it is")
+
+    def _check_schema(self, db: sqlite3.Connection) -> None:
+        application_id = db.execute("PRAGMA application_id").fetchone()[0]
+        if application_id != _APPLICATION_ID:
+            raise self._fail(
+                "an SQLite database of something else, not a journal; it was left as it is"
+            )
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version != _SCHEMA_VERSION:
+            raise self._fail(
+                f"journal schema {version}; this version reads {_SCHEMA_VERSION} (left as it is)"
+            )
+        check = db.execute("PRAGMA quick_check").fetchone()[0]
+        if check != "ok":
+            raise self._fail(f"corrupt ({check}); it was left as it is")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SQLiteJournal:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- running SQL off the event loop ---------------------------------------------------------
+
+    async def _query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return await self._in_thread(lambda db: db.execute(sql, tuple(args)).fetchall())
+
+    async def _execute(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """Run one statement; the number of rows it changed."""
+        return await self._in_thread(lambda db: db.execute(sql, tuple(args)).rowcount)
+
+    async def _in_thread(self, work: Callable[[sqlite3.Connection], R]) -> R:
+        def run() -> R:
+            with self._lock:
+                try:
+                    return work(self._db)
+                except sqlite3.Error as exc:
+                    raise self._fail(f"{type(exc).__name__}: {exc}") from None
+
+        return await anyio.to_thread.run_sync(run)
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    async def record(self, entry: JournalEntry) -> None:
+        session = entry.session
+        await self._execute(
+            f"INSERT INTO tasks ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT (server, task_id) DO UPDATE SET generation=excluded.generation, "
+            "protocol_version=excluded.protocol_version, tool=excluded.tool, "
+            "created_at=excluded.created_at, session_id=excluded.session_id, "
+            "initialize_json=excluded.initialize_json, snapshot_json=excluded.snapshot_json, "
+            "answered_json=excluded.answered_json, outcome_json=excluded.outcome_json "
+            "WHERE tasks.outcome_json IS NULL",
+            (
+                entry.server,
+                entry.task_id,
+                entry.generation.value,
+                entry.protocol_version,
+                entry.tool,
+                entry.created_at.isoformat(),
+                session.session_id if session else None,
+                json.dumps(session.initialize) if session else None,
+                _dump_task(entry.snapshot, entry.generation),
+                json.dumps(list(entry.answered_inputs)),
+                _dump_outcome(entry.outcome),
+            ),
+        )
+
+    async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None:
+        def update(db: sqlite3.Connection) -> None:
+            row = db.execute(
+                "SELECT generation FROM tasks WHERE server=? AND task_id=?", (server, task_id)
+            ).fetchone()
+            if row is None:
+                return
+            db.execute(
+                "UPDATE tasks SET snapshot_json=? WHERE server=? AND task_id=? "
+                "AND outcome_json IS NULL",
+                (_dump_task(snapshot, Generation(row[0])), server, task_id),
+            )
+
+        await self._in_thread(update)
+
+    async def answered(self, server: str, task_id: str, key: str) -> None:
+        def update(db: sqlite3.Connection) -> None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT answered_json FROM tasks WHERE server=? AND task_id=?",
+                    (server, task_id),
+                ).fetchone()
+                if row is not None:
+                    keys = json.loads(row[0])
+                    if key not in keys:
+                        db.execute(
+                            "UPDATE tasks SET answered_json=? WHERE server=? AND task_id=?",
+                            (json.dumps([*keys, key]), server, task_id),
+                        )
+            finally:
+                db.execute("COMMIT")
+
+        await self._in_thread(update)
+
+    async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None:
+        await self._execute(
+            "UPDATE tasks SET outcome_json=?, lease_owner=NULL, lease_until=NULL "
+            "WHERE server=? AND task_id=? AND outcome_json IS NULL",
+            (_dump_outcome(outcome), server, task_id),
+        )
+
+    async def get(self, server: str, task_id: str) -> JournalEntry | None:
+        rows = await self._query(
+            f"SELECT {_COLUMNS} FROM tasks WHERE server=? AND task_id=?", (server, task_id)
+        )
+        return self._entry(rows[0]) if rows else None
+
+    async def entries(self, *, open_only: bool = False) -> list[JournalEntry]:
+        where = " WHERE outcome_json IS NULL" if open_only else ""
+        rows = await self._query(f"SELECT {_COLUMNS} FROM tasks{where} ORDER BY created_at")
+        return [self._entry(row) for row in rows]
+
+    async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
+        now = _now()
+        changed = await self._execute(
+            "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND task_id=? "
+            "AND outcome_json IS NULL AND "
+            "(lease_owner IS NULL OR lease_owner=? OR lease_until < ?)",
+            (owner, now + lease, server, task_id, owner, now),
+        )
+        return changed == 1
+
+    async def release(self, server: str, task_id: str, owner: str) -> None:
+        await self._execute(
+            "UPDATE tasks SET lease_owner=NULL, lease_until=NULL "
+            "WHERE server=? AND task_id=? AND lease_owner=?",
+            (server, task_id, owner),
+        )
+
+    def _entry(self, row: tuple[Any, ...]) -> JournalEntry:
+        (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
+        snapshot_json, answered_json, outcome_json = row[8:11]
+        try:
+            gen = Generation(generation)
+            return JournalEntry(
+                server=server,
+                task_id=task_id,
+                generation=gen,
+                protocol_version=version,
+                tool=tool,
+                created_at=dt.datetime.fromisoformat(created),
+                session=(
+                    RecordedSession(session_id, json.loads(initialize))
+                    if session_id is not None and initialize is not None
+                    else None
+                ),
+                snapshot=(decode(json.loads(snapshot_json), Task, gen) if snapshot_json else None),
+                answered_inputs=tuple(json.loads(answered_json)),
+                outcome=_load_outcome(outcome_json),
+            )
+        except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
+            raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None
+
+
+def _now() -> float:
+    return dt.datetime.now(dt.timezone.utc).timestamp()
+
+
+def _dump_task(task: Task | None, generation: Generation) -> str | None:
+    return None if task is None else json.dumps(encode(task, generation))
+
+
+def _dump_outcome(outcome: RecordedOutcome | None) -> str | None:
+    if outcome is None:
+        return None
+    return json.dumps(
+        {
+            "status": outcome.status,
+            "result": outcome.result,
+            "error": outcome.error,
+            "recordedAt": outcome.recorded_at.isoformat(),
+        }
+    )
+
+
+def _load_outcome(raw: str | None) -> RecordedOutcome | None:
+    if raw is None:
+        return None
+    data = json.loads(raw)
+    return RecordedOutcome(
+        status=data["status"],
+        result=data.get("result"),
+        error=data.get("error"),
+        recorded_at=dt.datetime.fromisoformat(data["recordedAt"]),
+    )
+
+
+def recorded_outcome(outcome: Outcome, encode: Callable[[Any], Any]) -> RecordedOutcome:
+    """``outcome`` as a journal records it (``encode``: the client's, for the result JSON)."""
+    if isinstance(outcome, Completed):
+        return RecordedOutcome("completed", result=encode(outcome.result))
+    if isinstance(outcome, Failed):
+        result = encode(outcome.result) if outcome.result is not None else outcome.raw
+        error: str | None
+        if outcome.error is not None:
+            error = f"{outcome.error.code}: {outcome.error.message}"
+        else:
+            error = outcome.task.status_message
+        return RecordedOutcome("failed", result=result, error=error)
+    if isinstance(outcome, Cancelled):
+        return RecordedOutcome("cancelled", error=outcome.task.status_message)
+    return RecordedOutcome("expired", error=f"ttl ran out at {outcome.expired_at.isoformat()}")
