@@ -879,11 +879,12 @@ class Poller:
     async def _record_outcome(self, task_id: str, outcome: Outcome) -> None:
         if self.journal is None:
             return
-        self._journal_pending.pop(task_id, None)
+        server = self.client.transport.identity
+        last = self._journal_pending.pop(task_id, None) or outcome.task
+        if last is not None:  # the terminal snapshot, then the outcome
+            await self._journaled(self.journal.snapshot(server, task_id, last))
         recorded = recorded_outcome(outcome, self.client.encode)
-        await self._journaled(
-            self.journal.finish(self.client.transport.identity, task_id, recorded)
-        )
+        await self._journaled(self.journal.finish(server, task_id, recorded))
 
     async def _write_snapshots(self, journal: Journal) -> None:
         server = self.client.transport.identity

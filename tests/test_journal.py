@@ -285,9 +285,7 @@ class JournalModel(RuleBasedStateMachine):
 
     @rule(task_id=IDS, status=st.sampled_from(["completed", "failed", "lost"]))
     def finish(self, task_id: str, status: str) -> None:
-        anyio.run(
-            self.journal.finish, "http://127.0.0.1:1/mcp", task_id, RecordedOutcome(status)
-        )
+        anyio.run(self.journal.finish, "http://127.0.0.1:1/mcp", task_id, RecordedOutcome(status))
         if task_id in self.open:
             del self.open[task_id]
             self.ended[task_id] = status
