@@ -221,7 +221,7 @@ def test_a_corrupt_journal_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
     data[2 * page : 3 * page] = b"\xa5" * page  # a table page is now garbage
     path.write_bytes(bytes(data))
     before = _unchanged(path)
-    with pytest.raises(JournalError, match="corrupt|not a usable journal"):
+    with pytest.raises(JournalError, match=r"corrupt|not a usable journal"):
         SQLiteJournal(path)
     assert _unchanged(path) == before
 

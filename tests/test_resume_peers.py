@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 from peers.harness import PEERS, stdio_command, stdio_env
 from started import task_created
 
@@ -66,23 +65,18 @@ async def test_a_killed_waiter_is_resumed_by_a_new_process(
     """The Done-when of the journal: SIGKILL mid-wait, resume elsewhere, get the result."""
     url, generation = server
     path = tmp_path / "journal.db"
-    child = subprocess.Popen(
-        [sys.executable, str(HERE / "journal_child.py"), url, generation.value, str(path), "2"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    command = [sys.executable, str(HERE / "journal_child.py"), url, generation.value]
+    async with await anyio.open_process([*command, str(path), "2"]) as child:
         assert child.stdout is not None
-        with anyio.fail_after(30):
-            line = await anyio.to_thread.run_sync(child.stdout.readline)
-        assert line.startswith("waiting "), line
-        task_id = line.split()[1]
-        os.kill(child.pid, signal.SIGKILL)
-        assert child.wait(timeout=10) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            os.kill(child.pid, signal.SIGKILL)
-            child.wait()
+        try:
+            with anyio.fail_after(30):
+                line = await BufferedByteReceiveStream(child.stdout).receive_until(b"\n", 4096)
+            assert line.startswith(b"waiting "), line
+            task_id = line.split()[1].decode()
+        finally:
+            child.send_signal(signal.SIGKILL)  # this process, by its own pid
+            with anyio.fail_after(10):
+                assert await child.wait() == -signal.SIGKILL
     with SQLiteJournal(path) as journal:
         [entry] = await journal.entries(open_only=True)
         assert entry.task_id == task_id
