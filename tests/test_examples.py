@@ -61,3 +61,15 @@ def test_the_agent_host_routes_2026_07_28_questions_by_task_id() -> None:
     assert "deploy: completed -> deleted prod.db" in out
     assert "wipe: completed -> kept cache (decline)" in out
     assert "greet: completed -> Hello, carol!" in out
+
+
+def test_resume_example_survives_a_killed_waiter() -> None:
+    out = run_example("resume_journal.py")
+    assert "killing it (SIGKILL)" in out
+    assert ", open" in out
+    assert "completed -> ['echo (task): survived a crash']" in out
+
+
+def test_resume_example_in_2026_07_28() -> None:
+    out = run_example("resume_journal.py", "--generation", "2026-07-28", peer="fastmcp4")
+    assert "completed -> ['computed after a crash in 3.0s']" in out
