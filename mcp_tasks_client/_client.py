@@ -693,6 +693,13 @@ class Client:
         ``Limits.max_input_rounds`` times; ``timeout`` applies to each round. An input no
         handler answers raises InputRequired, as without ``inputs``.
         """
+        if isinstance(call, TaskToolCall):
+            raise UsageError(
+                f"call_tool() makes a plain call; {call.name!r} was built with as_task(): "
+                "pass it to start() to run it as a task, or pass the ToolCall itself"
+            )
+        if not isinstance(call, ToolCall):
+            raise UsageError(f"call_tool() takes a ToolCall, got {type(call).__name__}")
         return await self._mrtr(
             call, functools.partial(self._call_tool_once, tool=tool, timeout=timeout), inputs
         )
@@ -878,6 +885,13 @@ class Client:
         handlers there (``InputRouter.binding``) and a server that asks at once (over stdio,
         on the GET stream) finds them. It must not block; what it raises is logged.
         """
+        if isinstance(call, ToolCall):
+            raise UsageError(
+                f"start() runs a task; {call.name!r} is a plain ToolCall: pass "
+                "call.as_task() (or call_tool() for a plain call)"
+            )
+        if not isinstance(call, TaskToolCall):
+            raise UsageError(f"start() takes a TaskToolCall (ToolCall.as_task()), got {call!r}")
         once = functools.partial(
             self._start_once, tool=tool, timeout=timeout, on_created=on_created
         )

@@ -338,3 +338,22 @@ async def test_a_task_call_that_times_out_is_not_cancelled_with_a_notification()
     cancelled = [m for m in recorder.messages if m.get("method") == "notifications/cancelled"]
     # Only the plain call's timeout sent one (C-13); the task call's did not (C-26).
     assert [m["params"]["requestId"] for m in cancelled] == [3]
+
+
+async def test_the_wrong_call_type_is_refused_before_anything_is_sent() -> None:
+    """A TaskToolCall given to call_tool would have made a real task; a plain call given to
+    start says which method to use instead. Nothing reaches the server either way."""
+
+    async def body(client: Client) -> None:
+        call = ToolCall("a", {"x": 1})
+        with pytest.raises(UsageError, match=r"as_task\(\): pass it to start\(\)"):
+            await client.call_tool(call.as_task())  # type: ignore[arg-type]
+        with pytest.raises(UsageError, match=r"pass call.as_task\(\)"):
+            await client.start(call)  # type: ignore[arg-type]
+        with pytest.raises(UsageError, match="takes a ToolCall"):
+            await client.call_tool("a")  # type: ignore[arg-type]
+        with pytest.raises(UsageError, match="takes a TaskToolCall"):
+            await client.start({"name": "a"})  # type: ignore[arg-type]
+
+    recorder = await with_recorder(body)
+    assert "tools/call" not in recorder.methods()
