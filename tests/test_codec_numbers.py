@@ -26,15 +26,6 @@ import pytest
 from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import (
-    MODEL_STRATEGIES,
-    WIRE_MODELS,
-    number_paths,
-    replaced,
-    strategy_for,
-    timestamp_like_strings,
-    wild_numbers,
-)
 
 from mcp_tasks_client import DecodeError
 from mcp_tasks_client._wire._converter import format_timestamp, loads, parse_timestamp
@@ -53,6 +44,15 @@ from mcp_tasks_client.models import (
     ResourceLink,
     Task,
     TaskMetadata,
+)
+from mcp_tasks_client.testing import (
+    MODEL_STRATEGIES,
+    WIRE_MODELS,
+    number_paths,
+    replaced,
+    strategy_for,
+    timestamp_like_strings,
+    wild_numbers,
 )
 
 NUMBERS = settings(

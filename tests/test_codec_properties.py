@@ -18,18 +18,6 @@ import pytest
 from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import (
-    MODEL_STRATEGIES,
-    WIRE_MODELS,
-    json_objects,
-    json_values,
-    jsonrpc_messages,
-    mutated,
-    strategy_for,
-    tasks,
-    timestamps,
-    wire_keys,
-)
 
 from mcp_tasks_client import DecodeError, models
 from mcp_tasks_client._wire._converter import dumps, format_timestamp, loads, parse_timestamp
@@ -60,6 +48,18 @@ from mcp_tasks_client.models import (
     TaskStatus,
     TextContent,
     UnknownContent,
+)
+from mcp_tasks_client.testing import (
+    MODEL_STRATEGIES,
+    WIRE_MODELS,
+    json_objects,
+    json_values,
+    jsonrpc_messages,
+    mutated,
+    strategy_for,
+    tasks,
+    timestamps,
+    wire_keys,
 )
 
 ROUND_TRIP = settings(

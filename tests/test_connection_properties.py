@@ -14,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from strategies import error_objects, json_objects
 
 from mcp_tasks_client import (
     InvalidParams,
@@ -41,6 +40,7 @@ from mcp_tasks_client.models import (
     JSONRPCResponse,
     RequestId,
 )
+from mcp_tasks_client.testing import error_objects, json_objects
 
 METHODS = st.sampled_from(["tools/call", "tasks/get", "tasks/result", "tasks/cancel", "ping"])
 SERVER_METHODS = st.sampled_from(["elicitation/create", "sampling/createMessage", "roots/list"])

@@ -11,19 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
-from strategies import (
-    GEN2_TASK_KEYS,
-    call_tool_results,
-    client_capabilities,
-    detailed_tasks,
-    discover_results,
-    implementations,
-    input_requests,
-    input_required_results,
-    json_objects,
-    metas,
-    tasks,
-)
 
 from mcp_tasks_client import (
     TASKS_EXTENSION,
@@ -53,6 +40,19 @@ from mcp_tasks_client._protocol.dialects import (
     routing_headers,
 )
 from mcp_tasks_client._wire.v2026_07_28 import converter
+from mcp_tasks_client.testing import (
+    GEN2_TASK_KEYS,
+    call_tool_results,
+    client_capabilities,
+    detailed_tasks,
+    discover_results,
+    implementations,
+    input_requests,
+    input_required_results,
+    json_objects,
+    metas,
+    tasks,
+)
 
 # -- the codec ------------------------------------------------------------------------------
 

@@ -1,0 +1,568 @@
+"""The registry of server rules a client can observe, by the ids the code and docs cite.
+
+Ids follow the repository's numbering (see the README, "rule ids"): ``V-nn`` are 2025-11-25
+server rules a client can check, ``T:nnn`` a line of the 2025-11-25 tasks text, ``E Snn`` the
+2026-07-28 tasks extension's server probes and ``E Cnn`` its rules as the client reads them
+(some bind the server: terminal stability, ``resultType``, the listen stream). ``A-nn`` /
+``E A-nn`` are our readings of ambiguities; a rule whose check follows one says so.
+
+Each :class:`Rule` has its level as the spec writes it (MUST, SHOULD), the generations it
+applies to, the verdict a broken rule gets (a SHOULD, and a MUST a client can only see softly,
+are warnings), whether :class:`~mcp_tasks_client.conformance.Validator` checks it, and the text
+a user sees when it fails. ``docs/rules.md`` is rendered from :data:`RULES` by
+:func:`render_markdown` (a test keeps it up to date).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from .._generation import Generation
+
+__all__ = ["RULES", "Level", "Rule", "Verdict", "render_markdown", "rule"]
+
+
+class Level(enum.Enum):
+    """The spec's keyword for the rule."""
+
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+
+
+class Verdict(enum.Enum):
+    """What a broken rule means for the server."""
+
+    FAIL = "fail"
+    """The server broke a rule it must keep."""
+    WARN = "warn"
+    """A SHOULD, or a MUST a client can only observe softly (a race it cannot rule out)."""
+
+
+G1 = frozenset({Generation.V2025_11_25})
+G2 = frozenset({Generation.V2026_07_28})
+BOTH = G1 | G2
+
+
+@attrs.frozen
+class Rule:
+    """One server rule a client can observe."""
+
+    id: str
+    """The stable id the code, errors and docs cite (``V-09``, ``E S15``)."""
+    level: Level
+    generations: frozenset[Generation]
+    summary: str
+    """What the server must (or should) do."""
+    failure: str
+    """What a user sees when the rule fails."""
+    source: str = ""
+    """Where the spec says it (line references of the spec text)."""
+    checked: bool = True
+    """Whether the Validator checks it (False: only a live probe can)."""
+    verdict: Verdict | None = None
+    """The verdict of a finding; None means FAIL for MUST and WARN for SHOULD."""
+    aliases: tuple[str, ...] = ()
+    """Other ids the code cites for the same rule."""
+
+    @property
+    def default_verdict(self) -> Verdict:
+        if self.verdict is not None:
+            return self.verdict
+        return Verdict.FAIL if self.level is Level.MUST else Verdict.WARN
+
+
+def _rules(*rules: Rule) -> Mapping[str, Rule]:
+    table: dict[str, Rule] = {}
+    for r in rules:
+        for key in (r.id, *r.aliases):
+            if key in table:
+                raise ValueError(f"rule id {key!r} registered twice")
+            table[key] = r
+    return table
+
+
+M, S = Level.MUST, Level.SHOULD
+
+RULES: Mapping[str, Rule] = _rules(
+    # --- 2025-11-25 --------------------------------------------------------------------------
+    Rule(
+        "V-01",
+        M,
+        G1,
+        "initialize answers protocolVersion, capabilities and serverInfo (name, version)",
+        "the initialize result lacks a required field",
+        "L:98, L:170-172",
+    ),
+    Rule(
+        "V-02",
+        S,
+        G1,
+        "the server sends nothing but ping and logging before notifications/initialized",
+        "the server sent a request before the client's notifications/initialized",
+        "L:160",
+        checked=False,
+    ),
+    Rule(
+        "V-03",
+        M,
+        G1,
+        "capabilities.tasks.{list,cancel,requests.tools.call} are objects; "
+        "a tool's execution.taskSupport is forbidden, optional or required",
+        "a task capability or a tool's taskSupport has a value the spec does not have",
+        "T:101, TL: Tool.execution",
+    ),
+    Rule(
+        "V-04",
+        M,
+        G1,
+        "an accepted task-augmented tools/call answers CreateTaskResult {task: Task}",
+        "the answer to a task-augmented tools/call is not a CreateTaskResult",
+        "T:463",
+    ),
+    Rule(
+        "V-05",
+        M,
+        G1,
+        "a task begins in working",
+        "the created task is not working (a fast task may already be further; A-07: a warning)",
+        "T:403",
+        verdict=Verdict.WARN,
+    ),
+    Rule(
+        "V-06",
+        M,
+        G1,
+        "taskId is a string, unique across tasks",
+        "a taskId is not a string",
+        "T:397-399",
+    ),
+    Rule(
+        "V-07",
+        M,
+        G1,
+        "createdAt and lastUpdatedAt are in every task response, as timestamps",
+        "a task response lacks createdAt or lastUpdatedAt (or it is no timestamp)",
+        "T:454-455",
+    ),
+    Rule(
+        "V-08",
+        M,
+        G1,
+        "tasks/get carries ttl, a number or null",
+        "a tasks/get answer lacks ttl, or ttl is neither a number nor null",
+        "T:457, A-06",
+    ),
+    Rule(
+        "V-09",
+        M,
+        G1,
+        "a terminal status never changes; a cancelled task stays cancelled",
+        "the task's status changed after it was terminal",
+        "T:404-407, T:496",
+        aliases=("T:404-407",),
+    ),
+    Rule(
+        "V-10",
+        M,
+        G1,
+        "a successful tasks/result carries _meta related-task naming the task",
+        "the tasks/result answer lacks io.modelcontextprotocol/related-task for its task",
+        "T:755, A-10",
+    ),
+    Rule(
+        "V-11",
+        M,
+        G1,
+        "tasks/result does not answer before the task is terminal",
+        "tasks/result answered while the task was not terminal (a later snapshot showed it "
+        "still running)",
+        "T:465",
+    ),
+    Rule(
+        "V-12",
+        M,
+        G1,
+        "tasks/result on a terminal tools/call task returns exactly a "
+        "CallToolResult (content[] required) or the JSON-RPC error",
+        "the tasks/result answer is not a CallToolResult (content missing)",
+        "T:464-466, T:862-863",
+    ),
+    Rule(
+        "V-13",
+        S,
+        G1,
+        "a failed task carries statusMessage; a tool's isError result makes the task failed",
+        "a failed task has no statusMessage, or an isError result came from a completed task",
+        "T:839, T:858",
+    ),
+    Rule(
+        "V-14",
+        M,
+        G1,
+        "cancelling a terminal task (and any unknown taskId) answers -32602",
+        "tasks/cancel of a terminal task succeeded instead of answering -32602",
+        "T:494, T:768-770",
+    ),
+    Rule(
+        "V-15",
+        M,
+        G1,
+        "a successful tasks/cancel answers the task with status cancelled",
+        "the tasks/cancel answer does not show status cancelled",
+        "T:495",
+    ),
+    Rule(
+        "V-16",
+        M,
+        G1,
+        "a tool with taskSupport required called without task answers -32601 "
+        "(-32600 allowed, A-01)",
+        "a task-required tool answered a plain call with a result",
+        "T:117, T:775, A-01",
+    ),
+    Rule(
+        "V-17",
+        S,
+        G1,
+        "a tool with taskSupport forbidden called with task answers -32601",
+        "a forbidden tool accepted a task",
+        "T:115",
+        checked=False,
+    ),
+    Rule(
+        "V-18",
+        M,
+        G1,
+        "a server without tasks.requests.tools.call answers a task-augmented call normally",
+        "a server that did not declare tasks.requests.tools.call created a task",
+        "T:392",
+    ),
+    Rule(
+        "V-19",
+        M,
+        G1,
+        "tasks/list lists every task tasks/get can retrieve; nextCursor while more remain",
+        "a retrievable task is missing from tasks/list",
+        "T:488-490",
+        checked=False,
+    ),
+    Rule(
+        "V-20",
+        S,
+        G1,
+        "no related-task _meta on tasks/get, tasks/list, tasks/cancel results "
+        "or notifications/tasks/status",
+        "a tasks/get, tasks/list or tasks/cancel result (or "
+        "a status notification) carries related-task _meta",
+        "T:473, T:479",
+    ),
+    Rule(
+        "V-21",
+        M,
+        G1,
+        "a server->client request tied to a task carries related-task _meta naming it",
+        "an elicitation or sampling request that arrived while tasks/result was "
+        "open carries no related-task _meta",
+        "T:448, T:470-471",
+    ),
+    Rule(
+        "V-22",
+        S,
+        G1,
+        "a task waiting for input is input_required and leaves it once answered",
+        "the task did not show input_required while it waited for input",
+        "T:447, T:450",
+        checked=False,
+    ),
+    Rule(
+        "V-23",
+        M,
+        G1,
+        "notifications/tasks/status params are a complete Task",
+        "a status notification lacks a required Task field",
+        "SCH:1488",
+    ),
+    Rule(
+        "V-24",
+        M,
+        G1,
+        "progress for a task reuses the request's progressToken, strictly "
+        "increases, and stops once the task is terminal",
+        "a progress notification names a "
+        "token never sent, does not increase, or came after the task was terminal",
+        "P:53, P:69-71",
+    ),
+    Rule(
+        "V-25",
+        M,
+        G1,
+        "no elicitation mode the client did not declare; no sampling tools without sampling.tools",
+        "the server sent an elicitation mode (or sampling tools) the client did not declare",
+        "E:77, S:40",
+    ),
+    Rule(
+        "V-26",
+        S,
+        BOTH,
+        "a task's taskId and createdAt stay the same across snapshots; "
+        "lastUpdatedAt never goes backwards (implied)",
+        "a snapshot changed taskId or createdAt, or moved lastUpdatedAt backwards",
+        "T:454-455 (implied)",
+    ),
+    Rule(
+        "V-27",
+        M,
+        G1,
+        "Streamable HTTP: 202 for notifications, JSON or SSE for requests, "
+        "400 for a bogus version, 404 for a dead session",
+        "a transport rule was broken",
+        "X:96-219",
+        checked=False,
+    ),
+    Rule(
+        "C-41",
+        M,
+        G1,
+        "a receiver sets cancelled before answering tasks/cancel and keeps it",
+        "the task was not cancelled when tasks/cancel answered",
+        "T:494-497",
+        checked=False,
+    ),
+    # --- 2026-07-28 + io.modelcontextprotocol/tasks --------------------------------------
+    Rule(
+        "E S1",
+        M,
+        G2,
+        "server/discover advertises the extension and no legacy capabilities.tasks",
+        "server/discover advertises the legacy capabilities.tasks next to the extension",
+        "SEP §Backward Compat",
+    ),
+    Rule(
+        "E S2",
+        M,
+        G2,
+        "no CreateTaskResult for a request that did not declare the extension",
+        "the server created a task for a request that did not declare the extension",
+        "SEP §Capability Negotiation",
+        checked=False,
+    ),
+    Rule(
+        "E S3",
+        M,
+        G2,
+        "a task-only tool called without the extension answers -32021",
+        "a task-only tool answered a non-declaring call otherwise",
+        "SEP §Error Handling",
+        checked=False,
+    ),
+    Rule(
+        "E S4",
+        M,
+        G2,
+        "a CreateTaskResult is flat (resultType task, no nested task, no "
+        "legacy ttl/pollInterval, no requestState), with the Task fields; ttlMs an integer "
+        "or null, pollIntervalMs a positive integer",
+        "the CreateTaskResult has the wrong shape",
+        "E 3.3, CONF tasks-wire-field-renames",
+    ),
+    Rule(
+        "E S5",
+        M,
+        G2,
+        "tasks/get resolves right after CreateTaskResult",
+        "tasks/get did not find a task just created",
+        "SEP durable create",
+        checked=False,
+    ),
+    Rule(
+        "E S6",
+        M,
+        G2,
+        "tasks/get answers resultType complete and a DetailedTask: the Task "
+        "fields, inputRequests when input_required, result when completed",
+        "the tasks/get answer is not a complete DetailedTask",
+        "E 3.2, SEP §Task Status",
+        aliases=("S6",),
+    ),
+    Rule(
+        "E S7",
+        M,
+        G2,
+        "a tool's isError result ends the task completed, never failed",
+        "a failed task carried a tool result",
+        "SEP §Task Execution Errors",
+        checked=False,
+    ),
+    Rule(
+        "E S8",
+        M,
+        G2,
+        "a failed task carries error {code, message} and no result",
+        "a failed task lacks its error (or carries a result)",
+        "SEP §Task Execution Errors",
+    ),
+    Rule(
+        "E S13",
+        M,
+        G2,
+        "tasks/update answers an empty ack {resultType: complete}",
+        "the tasks/update ack is not empty",
+        "SEP §tasks/update Response",
+    ),
+    Rule(
+        "E S14",
+        M,
+        G2,
+        "an input request key names one request for the task's whole life",
+        "an input request key came back naming a different request",
+        "SEP key uniqueness",
+    ),
+    Rule(
+        "E S15",
+        M,
+        G2,
+        "tasks/cancel answers an empty ack {resultType: complete}",
+        "the tasks/cancel ack is not empty",
+        "SEP §Task Cancellation",
+    ),
+    Rule(
+        "E S16",
+        M,
+        G2,
+        "tasks/result answers -32601",
+        "tasks/result did not answer -32601",
+        "SEP §Protocol Errors",
+        checked=False,
+    ),
+    Rule(
+        "E S17",
+        M,
+        G2,
+        "tasks/list answers -32601",
+        "tasks/list did not answer -32601",
+        "CONF tasks-removed-tasks-list",
+        checked=False,
+    ),
+    Rule(
+        "E S22",
+        M,
+        G2,
+        "a terminal status never changes",
+        "the task's status changed after it was terminal",
+        "EXTDOC, E C27",
+        aliases=("E C27",),
+    ),
+    Rule(
+        "E S23",
+        M,
+        G2,
+        "an inlined result carries no related-task _meta",
+        "the task's inlined result carries io.modelcontextprotocol/related-task",
+        "CONF tasks-no-related-task-meta-on-inlined-result",
+    ),
+    Rule(
+        "E S25",
+        M,
+        G2,
+        "notifications/tasks params are a complete DetailedTask",
+        "a notifications/tasks lacks a DetailedTask field",
+        "SEP §Task Status Notifications",
+    ),
+    Rule(
+        "E C15",
+        M,
+        G2,
+        "every 2026-07-28 result carries resultType",
+        "a result has no resultType (the client reads it as complete, E C16)",
+        "BASIC §ResultType",
+    ),
+    Rule(
+        "E C17",
+        M,
+        G2,
+        "resultType is complete, input_required, or task (when the extension was declared)",
+        "a result has a resultType the client does not recognise",
+        "BASIC §ResultType",
+    ),
+    Rule(
+        "E C19",
+        M,
+        G2,
+        "resultType task only answers tools/call",
+        "a result other than tools/call's says resultType task (on tasks/get a warning, E A-1)",
+        "SEP §Supported Methods",
+    ),
+    Rule(
+        "E C40",
+        M,
+        G2,
+        "notifications/subscriptions/acknowledged comes first on a listen",
+        "a listen's notification came before its acknowledgement",
+        "SUBS",
+    ),
+    Rule(
+        "E C41",
+        M,
+        G2,
+        "every notification on a listen stream carries _meta subscriptionId",
+        "a notifications/tasks carries no io.modelcontextprotocol/subscriptionId",
+        "SUBS",
+    ),
+    Rule(
+        "E C43",
+        M,
+        G2,
+        "no progress for a task once CreateTaskResult is returned",
+        "a progress notification for a tools/call came after it returned its task",
+        "SEP, CL #4",
+    ),
+)
+"""Every registered rule by id (aliases included, mapping to the same Rule)."""
+
+
+def rule(rule_id: str) -> Rule:
+    """The registered rule ``rule_id`` (or an alias of it); KeyError when unknown."""
+    return RULES[rule_id]
+
+
+def unique_rules(rules: Iterable[Rule] | None = None) -> list[Rule]:
+    """Each rule once, in registry order."""
+    seen: dict[str, Rule] = {}
+    for r in RULES.values() if rules is None else rules:
+        seen.setdefault(r.id, r)
+    return list(seen.values())
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown() -> str:
+    """``docs/rules.md``: the registry as a table."""
+    lines = [
+        "# Server rules a client can observe",
+        "",
+        "Generated from `mcp_tasks_client.conformance.RULES` by "
+        "`python -m mcp_tasks_client.conformance`; do not edit by hand.",
+        "",
+        "Ids: `V-nn` (2025-11-25 server rules), `T:nnn` (a line of the 2025-11-25 tasks text), "
+        "`C-nn` (2025-11-25 receiver rules), `E Snn` / `E Cnn` (the 2026-07-28 tasks "
+        "extension's server checks and rules), `A-nn` / `E A-nn` (our readings of "
+        "ambiguities). *Checked*: the strict `Validator` checks it on live traffic; the "
+        "others need a probe. *Verdict*: what a broken rule is reported as.",
+        "",
+        "| Id | Level | Generations | Verdict | Checked | Rule | Failure message | Source |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in unique_rules():
+        gens = ", ".join(g.value for g in sorted(r.generations, key=lambda g: g.value))
+        ident = r.id if not r.aliases else f"{r.id} ({', '.join(r.aliases)})"
+        lines.append(
+            f"| {ident} | {r.level.value} | {gens} | {r.default_verdict.value} | "
+            f"{'yes' if r.checked else 'no'} | {_cell(r.summary)} | {_cell(r.failure)} | "
+            f"{_cell(r.source)} |"
+        )
+    return "\n".join(lines) + "\n"

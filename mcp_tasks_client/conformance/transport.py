@@ -1,0 +1,150 @@
+"""The seam into a live Client: a transport that shows every message to a Validator.
+
+``Client(ValidatingTransport(HttpTransport(url), validator), ...)`` (or
+``Client(..., validator=validator)``, which wraps the transport so) hands the validator every
+message the client sends and every message it receives, in order, and applies a
+:class:`ConformancePolicy` to what it finds. Nothing else changes: the inner transport does the
+I/O, the client does the protocol. Without a validator nothing of this runs.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from types import TracebackType
+
+from .._errors import MCPTasksError, ProtocolError
+from .._limits import Limits
+from .._transports.base import HeadersFor, Incoming, Transport, TransportFault
+from .._wire.jsonrpc import encode_message
+from ..models import JSONRPCError, JSONRPCMessage, JSONRPCResponse, RequestId
+from .rules import Verdict
+from .validator import Finding, Validator
+
+__all__ = ["ConformancePolicy", "ConformanceViolation", "ValidatingTransport"]
+
+
+class ConformancePolicy(enum.Enum):
+    """What a Client does with the validator's findings; the caller chooses."""
+
+    RECORD = "record"
+    """Only recorded: ``validator.findings`` and ``on_finding``; the traffic flows on."""
+    WARN = "warn"
+    """Also each one a client warning (``Client.warnings``, ``on_warning``)."""
+    RAISE = "raise"
+    """A failed rule in an answer fails the request it answers (ConformanceViolation); the
+    rest (warnings, and findings in notifications and server requests) are client warnings."""
+
+
+class ConformanceViolation(ProtocolError):
+    """The server broke a rule the strict validator checks: ``finding`` says which."""
+
+    def __init__(self, finding: Finding) -> None:
+        self.finding = finding
+        super().__init__(str(finding))
+
+
+class ValidatingTransport(Transport):
+    """Wraps ``inner``; the validator sees every message, the policy acts on findings."""
+
+    def __init__(
+        self,
+        inner: Transport,
+        validator: Validator,
+        *,
+        policy: ConformancePolicy = ConformancePolicy.WARN,
+        on_finding: Callable[[Finding], None] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.validator = validator
+        self.policy = policy
+        self._on_finding = on_finding
+        self._queued: list[Incoming] = []
+
+    async def __aenter__(self) -> ValidatingTransport:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.inner.__aexit__(exc_type, exc, tb)
+
+    async def send(self, message: JSONRPCMessage) -> None:
+        self.validator.sent(encode_message(message))
+        await self.inner.send(message)
+
+    async def receive(self) -> Incoming:
+        if self._queued:
+            return self._queued.pop(0)
+        item = await self.inner.receive()
+        if isinstance(item, TransportFault):
+            return item
+        findings = self.validator.received(encode_message(item))
+        if not findings:
+            return item
+        for finding in findings:
+            if self._on_finding is not None:
+                self._on_finding(finding)
+        if self.policy is ConformancePolicy.RECORD:
+            return item
+        answer_id: RequestId | None = None
+        if isinstance(item, (JSONRPCResponse, JSONRPCError)):
+            answer_id = item.id
+        out: list[Incoming] = []
+        failed: ConformanceViolation | None = None
+        for finding in findings:
+            error = ConformanceViolation(finding)
+            raise_it = (
+                self.policy is ConformancePolicy.RAISE
+                and answer_id is not None
+                and finding.verdict is Verdict.FAIL
+            )
+            if raise_it and failed is None:
+                failed = error
+            else:
+                out.append(TransportFault(None, error, fatal=False))
+        if failed is not None:
+            out.append(TransportFault(answer_id, failed))
+        else:
+            out.append(item)
+        self._queued.extend(out[1:])
+        return out[0]
+
+    # -- the rest is the inner transport's --------------------------------------------------
+
+    def apply_limits(self, limits: Limits) -> None:
+        self.inner.apply_limits(limits)
+
+    def negotiated(self, protocol_version: str) -> None:
+        self.inner.negotiated(protocol_version)
+
+    def stateless(self, headers_for: HeadersFor) -> None:
+        self.inner.stateless(headers_for)
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    @property
+    def session(self) -> str | None:
+        return self.inner.session
+
+    @property
+    def cancels_by_closing(self) -> bool:
+        return self.inner.cancels_by_closing
+
+    async def abandon(self, request_id: RequestId) -> None:
+        await self.inner.abandon(request_id)
+
+    def __getattr__(self, name: str) -> object:
+        # Transport-specific extras (HttpTransport's listen stream, ...) stay reachable.
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+_ = MCPTasksError  # re-exported type of ConformanceViolation's base, for readers
