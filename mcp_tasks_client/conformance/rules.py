@@ -143,9 +143,10 @@ RULES: Mapping[str, Rule] = _rules(
         "V-07",
         M,
         G1,
-        "createdAt and lastUpdatedAt are in every task response, as timestamps",
-        "a task response lacks createdAt or lastUpdatedAt (or it is no timestamp)",
-        "T:454-455",
+        "every task response carries a status (one of the five) and createdAt and "
+        "lastUpdatedAt as timestamps",
+        "a task response lacks its status, createdAt or lastUpdatedAt (or has a bad one)",
+        "T:454-455, SCH Task",
     ),
     Rule(
         "V-08",
@@ -180,6 +181,7 @@ RULES: Mapping[str, Rule] = _rules(
         "tasks/result answered while the task was not terminal (a later snapshot showed it "
         "still running)",
         "T:465",
+        aliases=("T:465",),
     ),
     Rule(
         "V-12",
@@ -447,6 +449,15 @@ RULES: Mapping[str, Rule] = _rules(
         checked=False,
     ),
     Rule(
+        "E S21",
+        S,
+        G2,
+        "MRTR input of a tools/call is resolved before its task is created",
+        "a task-only tool created its task before asking its MRTR input",
+        "SEP §Composition with MRTR",
+        checked=False,
+    ),
+    Rule(
         "E S22",
         M,
         G2,
@@ -469,7 +480,8 @@ RULES: Mapping[str, Rule] = _rules(
         G2,
         "notifications/tasks params are a complete DetailedTask",
         "a notifications/tasks lacks a DetailedTask field",
-        "SEP §Task Status Notifications",
+        "SEP §Task Status Notifications, E C42",
+        aliases=("E C42",),
     ),
     Rule(
         "E C15",

@@ -1,10 +1,10 @@
 """The seam into a live Client: a transport that shows every message to a Validator.
 
-``Client(ValidatingTransport(HttpTransport(url), validator), ...)`` (or
-``Client(..., validator=validator)``, which wraps the transport so) hands the validator every
+``Client(ValidatingTransport(HttpTransport(url), validator), ...)`` hands the validator every
 message the client sends and every message it receives, in order, and applies a
 :class:`ConformancePolicy` to what it finds. Nothing else changes: the inner transport does the
-I/O, the client does the protocol. Without a validator nothing of this runs.
+I/O, the client does the protocol. The Client itself knows nothing of it, so a client without
+a validator pays nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import enum
 from collections.abc import Callable
 from types import TracebackType
 
-from .._errors import MCPTasksError, ProtocolError
+from .._errors import ProtocolError
 from .._limits import Limits
 from .._transports.base import HeadersFor, Incoming, Transport, TransportFault
 from .._wire.jsonrpc import encode_message
@@ -145,6 +145,3 @@ class ValidatingTransport(Transport):
         if name == "inner":
             raise AttributeError(name)
         return getattr(self.inner, name)
-
-
-_ = MCPTasksError  # re-exported type of ConformanceViolation's base, for readers
