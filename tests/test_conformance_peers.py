@@ -31,6 +31,7 @@ from mcp_tasks_client import (
 )
 from mcp_tasks_client.conformance import (
     ConformancePolicy,
+    ConformanceViolation,
     Finding,
     ValidatingTransport,
     Validator,
@@ -168,3 +169,47 @@ async def test_fastmcp4_has_no_findings(fastmcp4_http_url: str) -> None:
     """fastmcp 4.1.4 keeps every rule the validator checks (its one known gap, MRTR before a
     task of a required tool, E S21, needs a probe)."""
     assert await tour_2026(fastmcp4_http_url) == []
+
+
+async def failed_task_result(url: str, policy: ConformancePolicy) -> tuple[Client, Validator]:
+    """mcp 1.30's tasks/result of a failed task (only ``_meta``: V-12), under ``policy``."""
+    validator = Validator(Generation.V2025_11_25)
+    client = Client(
+        ValidatingTransport(HttpTransport(url), validator, policy=policy),
+        generation=Generation.V2025_11_25,
+        client_info=INFO,
+    )
+    return client, validator
+
+
+async def test_raise_policy_fails_the_request_that_broke_a_rule(mcp1_http_url: str) -> None:
+    client, validator = await failed_task_result(mcp1_http_url, ConformancePolicy.RAISE)
+    with anyio.fail_after(30):
+        async with client:
+            created = task_created(
+                await client.start(ToolCall("fail").as_task(ttl=dt.timedelta(minutes=1)))
+            )
+            async with Poller(client, FAST) as poller:
+                with pytest.raises(ConformanceViolation) as caught:  # its tasks/result broke V-12
+                    await poller.wait(created, deadline=dt.timedelta(seconds=20))
+            assert caught.value.finding.rule_id == "V-12"
+            assert caught.value.finding.evidence["result"].keys() == {"_meta"}
+            task = await client.get_task(created.task.task_id)  # the connection goes on
+            assert task.task_id == created.task.task_id
+    assert [f.rule_id for f in validator.findings].count("V-12") >= 1
+
+
+async def test_warn_policy_makes_findings_client_warnings(mcp1_http_url: str) -> None:
+    client, validator = await failed_task_result(mcp1_http_url, ConformancePolicy.WARN)
+    with anyio.fail_after(30):
+        async with client:
+            created = task_created(
+                await client.start(ToolCall("fail").as_task(ttl=dt.timedelta(minutes=1)))
+            )
+            async with Poller(client, FAST) as poller:
+                assert isinstance(await poller.wait(created), Failed)
+            raw = await client.task_result_raw(created.task.task_id)  # delivered as it came
+            assert raw.keys() == {"_meta"}
+    warned = [w for w in client.warnings if isinstance(w, ConformanceViolation)]
+    assert {w.finding.rule_id for w in warned} == {f.rule_id for f in validator.findings}
+    assert "V-12" in {w.finding.rule_id for w in warned}
