@@ -70,3 +70,23 @@ def test_a_should_is_a_warning_and_a_must_a_failure() -> None:
         if rule.verdict is None:
             expected = Verdict.FAIL if rule.level.value == "MUST" else Verdict.WARN
             assert rule.default_verdict is expected
+
+
+def test_the_readme_property_example_runs() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}  # this checkout's package, installed or not
+    run = subprocess.run(
+        [sys.executable, str(root / "examples" / "conformance_property.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("ok: ")
