@@ -8,6 +8,7 @@ from ._client import (
     Client,
     NotificationHandler,
     OrphanedTask,
+    ProgressHandler,
     RequestHandler,
     Timeouts,
 )
@@ -56,6 +57,7 @@ from ._errors import (
 from ._generation import Generation
 from ._limits import Limits
 from ._protocol.dialects import Dialect, decode_header_value, encode_header_value
+from ._protocol.progress import ProgressStats, ProgressToken, StatusMessage, TaskProgress
 from ._protocol.receiver import ReceiverBook, ReceiverStore
 from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
 from ._protocol.task_machine import Violation, ViolationPolicy
@@ -237,6 +239,9 @@ __all__ = [
     "PollPolicy",
     "Poller",
     "ProcessExited",
+    "ProgressHandler",
+    "ProgressStats",
+    "ProgressToken",
     "Prompt",
     "PromptArgument",
     "PromptMessage",
@@ -265,6 +270,7 @@ __all__ = [
     "ServerProbe",
     "ServerTasksCapability",
     "SessionExpired",
+    "StatusMessage",
     "StdioShutdown",
     "StdioTransport",
     "StreamInterrupted",
@@ -276,6 +282,7 @@ __all__ = [
     "TaskMetadata",
     "TaskNotCancellable",
     "TaskNotFound",
+    "TaskProgress",
     "TaskReceiver",
     "TaskRef",
     "TaskStatus",
