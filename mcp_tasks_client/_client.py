@@ -587,6 +587,16 @@ class Client:
             except Exception:  # the caller's handler: logged, it stops nothing
                 log.exception("an on_progress handler raised")
 
+    def _ended_hook(self, task_id: str) -> Callable[[JSONObject], None]:
+        """From the reader, at a snapshot's arrival: a terminal one ends the task's progress
+        token before the next message is read (progress after it is late, V-24)."""
+
+        def ended(raw: JSONObject) -> None:
+            if raw.get("taskId") == task_id and raw.get("status") in _TERMINAL_STATUSES:
+                self._progress.task_ended(task_id)
+
+        return ended
+
     def _saw(self, task: Task) -> Task:
         """A snapshot the client read: a terminal one ends its task's progress token."""
         if task.status.is_terminal:
@@ -1037,7 +1047,13 @@ class Client:
         """
         # C-24 / A-26: the taskId param is the source of truth; no related-task _meta here.
         try:
-            raw = await self.request("tasks/get", {"taskId": task_id}, timeout=timeout)
+            raw = await self._request(
+                "tasks/get",
+                {"taskId": task_id},
+                timeout,
+                self.timeouts.notify_cancelled,
+                on_result=self._ended_hook(task_id),
+            )
         except InvalidParams as exc:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
         task = self._read(raw, self._dialect.read_task)
