@@ -1288,6 +1288,9 @@ class Client:
                     else:
                         waiter.error = event.error
                     waiter.done.set()
+                # Its token, if it had one, stops now (a task call's was bound, or it made no
+                # task): progress read after the answer is not the request's.
+                self._progress.close_request(event.request_id)
             elif isinstance(event, RequestReceived):
                 await self._serve(event.request)
             elif isinstance(event, NotificationReceived):
