@@ -66,7 +66,7 @@ from ._transports.http import HttpTransport, StreamResumption
 from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 from ._transports.stdio import StdioShutdown, StdioTransport
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
-from .engine import Poller, TaskRef
+from .engine import Poller, ProgressCallback, TaskRef, WatchItem
 from .inputs import (
     UNTAGGED,
     ElicitationHandler,
@@ -239,6 +239,7 @@ __all__ = [
     "PollPolicy",
     "Poller",
     "ProcessExited",
+    "ProgressCallback",
     "ProgressHandler",
     "ProgressStats",
     "ProgressToken",
@@ -311,6 +312,7 @@ __all__ = [
     "UsageError",
     "Violation",
     "ViolationPolicy",
+    "WatchItem",
     "__version__",
     "decode",
     "decode_header_value",

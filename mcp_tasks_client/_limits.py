@@ -35,8 +35,8 @@ class Limits:
     """Warnings kept in ``Client.warnings`` / ``Poller.warnings`` (the oldest are dropped;
     pass ``on_warning=`` to see every one)."""
     max_watch_backlog: int = attrs.field(default=256, validator=_positive)
-    """Unread items one ``Poller.watch()`` holds; snapshots are folded into the latest, and
-    past this many the oldest item is dropped."""
+    """Unread items one ``Poller.watch()`` holds; snapshots are folded into the latest (so
+    are progress events), and past this many the oldest item is dropped."""
     max_known_tools: int = attrs.field(default=10_000, validator=_positive)
     """Tools remembered from the caller's ``list_tools`` for the pre-flight checks (the oldest
     are forgotten first; a forgotten tool is simply not checked before sending)."""
