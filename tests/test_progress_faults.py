@@ -397,6 +397,43 @@ async def test_a_token_in_use_is_refused_before_anything_is_sent() -> None:
     assert script.methods == ["tools/call", "tasks/get", "tools/call"]
 
 
+async def test_the_token_map_is_bounded_ended_tasks_first() -> None:
+    """``Limits.max_progress_tokens``: an ended task's token is forgotten first (no word
+    about it); with none ended, the oldest live one, with a LimitExceeded warning; its later
+    progress is then for no known token."""
+
+    async def serve(s: Script) -> None:
+        await s.created("t-1")
+        await s.answer(await s.next("tasks/get"), task("t-1", "completed"))
+        await s.created("t-2")
+        await s.created("t-3")
+        await s.created("t-4")  # t-1 (ended) went for t-3; now t-2 (live) goes
+        await s.send(progress("b", 1))
+
+    async def body(client: Client) -> None:
+        seen: list[Any] = []
+        client.on_progress(seen.append)
+        call = ToolCall("render").as_task()
+        await client.start(call.with_progress_token("a"))
+        await client.get_task("t-1")
+        await client.start(call.with_progress_token("b"))
+        await client.start(call.with_progress_token("c"))
+        assert not client.warnings  # an ended one went: no warning
+        await client.start(call.with_progress_token("d"))
+        (full,) = client.warnings
+        assert "Limits.max_progress_tokens=2" in str(full)
+        with anyio.fail_after(5):
+            while not seen:
+                await anyio.sleep(0.01)
+        (unknown,) = seen
+        assert isinstance(unknown, Violation)
+        assert "token 'b', which no request" in unknown.detail
+        assert client.progress_stats.tokens == 2
+        assert client.progress_stats.evicted == 2
+
+    await scripted(serve, body, limits=Limits(max_progress_tokens=2))
+
+
 async def test_progress_before_the_create_answer_is_the_created_tasks() -> None:
     """Progress on the task call's own stream, before its CreateTaskResult: the request
     became the task, so it is the task's (its latest: the first event a watcher reads, and

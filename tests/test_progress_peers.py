@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from conftest import require_peer
+from peers.harness import stdio_command
 from started import task_created
 
 from mcp_tasks_client import (
@@ -27,6 +29,7 @@ from mcp_tasks_client import (
     Poller,
     PollPolicy,
     StatusMessage,
+    StdioTransport,
     Task,
     TaskProgress,
     TaskStatus,
@@ -34,6 +37,7 @@ from mcp_tasks_client import (
     ToolCall,
     Transport,
     UsageError,
+    Violation,
 )
 
 pytestmark = pytest.mark.anyio
@@ -136,6 +140,40 @@ async def test_over_http_without_the_listen_stream_no_progress_is_invented(
         assert c.progress_stats.delivered == 0
     assert text_of(outcome) == 'progressed 3 steps token="p-2"'
     assert seen == []
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+async def test_the_ts_sdks_queued_task_progress_comes_after_the_end(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """The TypeScript SDK's own way for a task (``notification(..., {relatedTask})``) queues
+    the progress for the client's ``tasks/result``, which a Poller opens once the task is
+    terminal (or needs input, C-21): so it arrives after the end, V-24 says it must stop by
+    then, and the client reports each one and delivers none (rather than a late flurry)."""
+    peer = require_peer("ts1")
+    transport: Transport
+    if kind == "http":
+        transport = HttpTransport(request.getfixturevalue("ts1_http_url"))
+    else:
+        transport = StdioTransport(stdio_command(peer))
+    async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as client:
+        raw: list[JSONRPCNotification] = []
+        client.on_notification("notifications/progress", raw.append)
+        call = ToolCall("progress_steps", {**STEPS, "queued": True}).as_task()
+        created = task_created(await client.start(call.with_progress_token("q-1")))
+        seen: list[TaskProgress] = []
+        async with Poller(client, FAST) as poller:
+            with anyio.fail_after(30):
+                outcome = await poller.wait(created, on_progress=seen.append)
+            late = list(poller.warnings)
+        assert client.progress_stats.late == 3
+    assert text_of(outcome) == 'progressed 3 steps token="q-1"'
+    assert seen == []
+    assert [(n.params or {})["progress"] for n in raw] == [1, 2, 3]  # they did come, late
+    assert all(isinstance(v, Violation) for v in late)
+    assert [(v.task_id, v.rule, v.detail) for v in late if isinstance(v, Violation)] == [
+        (created.task.task_id, "V-24", "progress after the task was terminal")
+    ] * 3
 
 
 async def test_a_live_tasks_token_is_refused_until_the_task_ends(transport: Transport) -> None:

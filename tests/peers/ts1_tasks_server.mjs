@@ -35,7 +35,9 @@
 //     notifications/progress {that token, progress i, total steps, message "step i/steps"}
 //     (with _meta related-task = the task if `related`) DIRECTLY (no relatedTask option, which
 //     would queue it for tasks/result; over HTTP the standalone GET stream, dropped when none
-//     is open), then sleeps `delay` s => "progressed <steps> steps token=<token as JSON|null>"
+//     is open), then sleeps `delay` s => "progressed <steps> steps token=<token as JSON|null>";
+//     with `queued`, the SDK's own way for a task: notification(..., { relatedTask }), which
+//     queues it (related-task _meta added) for delivery on the client's tasks/result stream
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -328,7 +330,12 @@ function buildServer() {
     await extra.taskStore.updateTaskStatus(taskId, 'working').catch(() => {});
     return text(out);
   });
-  const stepsArgs = { steps: z.number().int().optional(), delay: z.number().optional(), related: z.boolean().optional() };
+  const stepsArgs = {
+    steps: z.number().int().optional(),
+    delay: z.number().optional(),
+    related: z.boolean().optional(),
+    queued: z.boolean().optional(),
+  };
   taskTool(
     'progress_steps',
     'required',
@@ -341,8 +348,8 @@ function buildServer() {
         await extra.taskStore.updateTaskStatus(taskId, 'working', said);
         if (token !== undefined) {
           // Not extra.sendNotification: it is tied to the answered tools/call (over HTTP its
-          // stream is gone); not { relatedTask }: that queues it for tasks/result.
-          await server.server.notification({
+          // stream is gone); { relatedTask } (a.queued) queues it for tasks/result.
+          const note = {
             method: 'notifications/progress',
             params: {
               progressToken: token,
@@ -351,7 +358,8 @@ function buildServer() {
               message: said,
               ...(a.related && { _meta: { [RELATED_TASK_META_KEY]: { taskId } } }),
             },
-          });
+          };
+          await server.server.notification(note, a.queued ? { relatedTask: { taskId } } : undefined);
         }
         await sleep((a.delay ?? 0.2) * 1000);
       }
