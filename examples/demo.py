@@ -1,5 +1,11 @@
 """Demo: start a task on a real, local, task-capable MCP server, watch it, print its outcome.
 
+The task reports progress: the call carries a progress token (asked for explicitly, with
+``with_progress_token``), and each ``notifications/progress`` for it reaches ``watch()`` as a
+``TaskProgress`` (2025-11-25; in 2026-07-28 progress is not sent for tasks, the server puts it
+in the status message instead). Each status message is shown with the time it was set, and a
+terminal snapshot that only carries over a message from while the task was working says so.
+
     python3 -m nox -s demo                                  # 2025-11-25, the bundled server
     python3 -m nox -s demo -- --generation 2026-07-28       # 2026-07-28, the bundled server
     python3 -m nox -s demo -- --url URL [--generation ...]  # or a server you started
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,12 +37,16 @@ from mcp_tasks_client import (
     Expired,
     Failed,
     Generation,
+    GetStreamUnavailable,
     HttpTransport,
     Implementation,
     InputEvent,
     MCPTasksError,
     Poller,
     PollPolicy,
+    StatusMessage,
+    Task,
+    TaskProgress,
     TextContent,
     ToolCall,
 )
@@ -56,12 +67,12 @@ SETUPS = {
     Generation.V2025_11_25: Setup(
         "mcp1",
         ToolCall("plain_echo", {"text": "hello from the demo"}),
-        ToolCall("need_task", {"text": "rendered scene 3", "seconds": 2}),
+        ToolCall("progress_steps", {"steps": 4, "delay": 0.5}),
     ),
     Generation.V2026_07_28: Setup(
         "fastmcp4",
         ToolCall("greet", {"name": "demo"}),
-        ToolCall("slow_compute", {"seconds": 2, "label": "scene 3"}),
+        ToolCall("progress_steps", {"steps": 4, "delay": 0.5}),
     ),
 }
 
@@ -106,23 +117,37 @@ async def main(url: str, generation: Generation) -> None:
         result = await client.call_tool(setup.plain)
         print(f"plain call: {setup.plain.name} ->", _texts(result.content))
 
-        # A task, explicitly: the call asks for one only because we said .as_task().
-        created = await client.start(setup.task.as_task())
+        if generation is Generation.V2025_11_25:
+            # Over HTTP the server sends a task's progress and status on the standalone GET
+            # stream, which is opened only when asked for.
+            try:
+                await client.open_listen_stream()
+            except GetStreamUnavailable:
+                print("no standalone stream: progress sent after the task started is lost")
+        # A task, explicitly: the call asks for one only because we said .as_task(), and for
+        # progress only because we gave it a token.
+        call = setup.task.as_task().with_progress_token("demo-1")
+        created = await client.start(call)
         if not isinstance(created, CreateTaskResult):  # a 2026-07-28 server may answer inline
             print("answered inline:", _texts(created.content))
             return
         print(f"task started: {created.task.task_id} ({created.task.status.value})")
+        print(f"progress token: {call.progress_token!r}")
         policy = PollPolicy(floor=0.2)  # everything else: the printed defaults
         print(f"polling with {policy}")
         started = trio.current_time()
         async with Poller(client, policy) as poller:
-            async for snapshot in poller.watch(created, deadline=60):
-                if isinstance(snapshot, InputEvent):
+            async for item in poller.watch(created, deadline=60):
+                elapsed = f"  [{trio.current_time() - started:5.2f}s]"
+                if isinstance(item, InputEvent):
                     continue  # this tool asks for no input
-                elapsed = trio.current_time() - started
-                message = f" - {snapshot.status_message}" if snapshot.status_message else ""
-                print(f"  [{elapsed:5.2f}s] {snapshot.status.value}{message}")
+                if isinstance(item, TaskProgress):
+                    print(f"{elapsed} progress {_progress(item)}")
+                    continue
+                print(f"{elapsed} {_snapshot(item, poller.status_message(item.task_id))}")
             outcome = await poller.wait(created)
+            for warning in poller.warnings:
+                print("warning:", warning)
         match outcome:
             case Completed(result=done):
                 print("outcome: completed ->", _texts(done.content))
@@ -132,6 +157,32 @@ async def main(url: str, generation: Generation) -> None:
                 print("outcome: cancelled")
             case Expired(expired_at=when):
                 print("outcome: expired at", when)
+
+
+def _clock(when: dt.datetime) -> str:
+    return when.astimezone(dt.timezone.utc).strftime("%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _progress(progress: TaskProgress) -> str:
+    done = f"{progress.progress:g}"
+    if progress.total is not None:
+        done += f"/{progress.total:g}"
+    said = f": {progress.message}" if progress.message else ""
+    return f"{done}{said} (received {_clock(progress.received_at)})"
+
+
+def _snapshot(task: Task, message: StatusMessage | None) -> str:
+    """A snapshot, its status message with the time it was set; a message the snapshot
+    only carries over from an earlier status is shown as such, never as news."""
+    line = task.status.value
+    if message is None:
+        return line
+    if message.is_current_for(task):
+        return f'{line}: "{message.text}" (set {_clock(message.since)})'
+    return (
+        f'{line} (its message "{message.text}" is from {_clock(message.since)}, '
+        f"while {message.status.value})"
+    )
 
 
 def _texts(content: tuple[ContentBlock, ...]) -> list[str]:

@@ -8,6 +8,7 @@ from ._client import (
     Client,
     NotificationHandler,
     OrphanedTask,
+    ProgressHandler,
     RequestHandler,
     Timeouts,
 )
@@ -56,6 +57,7 @@ from ._errors import (
 from ._generation import Generation
 from ._limits import Limits
 from ._protocol.dialects import Dialect, decode_header_value, encode_header_value
+from ._protocol.progress import ProgressStats, ProgressToken, StatusMessage, TaskProgress
 from ._protocol.receiver import ReceiverBook, ReceiverStore
 from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
 from ._protocol.task_machine import Violation, ViolationPolicy
@@ -64,7 +66,7 @@ from ._transports.http import HttpTransport, StreamResumption
 from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 from ._transports.stdio import StdioShutdown, StdioTransport
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
-from .engine import Poller, TaskRef
+from .engine import Poller, ProgressCallback, TaskRef, WatchItem
 from .inputs import (
     UNTAGGED,
     ElicitationHandler,
@@ -254,6 +256,10 @@ __all__ = [
     "PollPolicy",
     "Poller",
     "ProcessExited",
+    "ProgressCallback",
+    "ProgressHandler",
+    "ProgressStats",
+    "ProgressToken",
     "Prompt",
     "PromptArgument",
     "PromptMessage",
@@ -286,6 +292,7 @@ __all__ = [
     "ServerProbe",
     "ServerTasksCapability",
     "SessionExpired",
+    "StatusMessage",
     "StdioShutdown",
     "StdioTransport",
     "StreamInterrupted",
@@ -297,6 +304,7 @@ __all__ = [
     "TaskMetadata",
     "TaskNotCancellable",
     "TaskNotFound",
+    "TaskProgress",
     "TaskReceiver",
     "TaskRef",
     "TaskStatus",
@@ -325,6 +333,7 @@ __all__ = [
     "UsageError",
     "Violation",
     "ViolationPolicy",
+    "WatchItem",
     "__version__",
     "client_for",
     "decode",

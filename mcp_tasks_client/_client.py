@@ -78,6 +78,13 @@ from ._protocol.connection import (
     UncorrelatedError,
 )
 from ._protocol.dialects import Dialect, Stateless, dialect_for, header_annotations
+from ._protocol.progress import (
+    ProgressBook,
+    ProgressStats,
+    TaskProgress,
+    progress_token_of,
+)
+from ._protocol.task_machine import Violation
 from ._transports.base import Transport, TransportFault
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .journal import Journal, JournalEntry, JournalError, NotJournaled, RecordedSession
@@ -118,6 +125,7 @@ __all__ = [
     "Client",
     "NotificationHandler",
     "OrphanedTask",
+    "ProgressHandler",
     "RequestHandler",
     "Timeouts",
 ]
@@ -158,6 +166,16 @@ error). Returning None sends nothing: only for a duplicate delivery already answ
 
 NotificationHandler = Callable[[JSONRPCNotification], None]
 """Receives one notification; runs in the reader, so it must not block."""
+
+ProgressHandler = Callable[[TaskProgress | Violation | DecodeError], None]
+"""Receives each progress event tied to a task, and each problem with a progress
+notification (a soft Violation of V-24 / E C43, or a DecodeError); runs in the reader."""
+
+_TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
 
 
 class _Answerable(Protocol):
@@ -271,6 +289,11 @@ class Client:
         self._serving = 0
         self._end_listeners: list[Callable[[MCPTasksError], None]] = []
         self._orphan_handlers: list[Callable[[OrphanedTask], None]] = []
+        self._progress = ProgressBook(
+            limits.max_progress_tokens, tasks_keep_tokens=not self._dialect.stateless
+        )
+        self._progress_handlers: list[ProgressHandler] = []
+        self._wall_clock: Callable[[], dt.datetime] = _utc_now
         self.warnings: collections.deque[MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
         )
@@ -439,6 +462,26 @@ class Client:
         """Call ``handler`` for every ``method`` notification; returns its unsubscriber."""
         return _subscribe(self._notification_handlers.setdefault(method, []), handler)
 
+    def on_progress(self, handler: ProgressHandler) -> Callable[[], None]:
+        """Call ``handler`` with each :class:`TaskProgress` (a ``notifications/progress``
+        for a task whose call carried a progress token, or that names the task in its
+        related-task ``_meta``) and with each problem such a notification has (a soft
+        :class:`Violation`: V-24, E C43; a DecodeError). A Poller relays them to its
+        watchers, waits and ``warnings``. Runs in the reader: must not block. Returns the
+        unsubscriber. ``on_notification("notifications/progress", ...)`` still sees them raw."""
+        return _subscribe(self._progress_handlers, handler)
+
+    def progress(self, task_id: str) -> TaskProgress | None:
+        """The last progress delivered for the task, if its token is still held (no
+        request)."""
+        return self._progress.latest(task_id)
+
+    @property
+    def progress_stats(self) -> ProgressStats:
+        """What the progress book holds and has counted (bounded by
+        ``Limits.max_progress_tokens``)."""
+        return self._progress.stats
+
     # -- requests ----------------------------------------------------------------------------
 
     async def request(
@@ -476,9 +519,14 @@ class Client:
         if self._task_group is None:
             raise UsageError("the client is not connected; use `async with Client(...)`")
         limit = self.timeouts.request if timeout is None else timeout
+        token = progress_token_of(params)  # C-46: a token in use raises before anything
+        if token is not None:
+            self._progress.check(token)
         message = self._connection.request(
             method, self._dialect.params(method, params, tasks=tasks)
         )
+        if token is not None:
+            on_result = self._open_progress(token, message.id, orphan_tool is not None, on_result)
         waiter = _Waiter(method, on_result=on_result)
         self._waiters[message.id] = waiter
         if on_id is not None:
@@ -513,10 +561,71 @@ class Client:
         finally:
             if not keep:
                 self._waiters.pop(message.id, None)
+                if token is not None:
+                    self._progress.close_request(message.id)
         if waiter.error is not None:
             raise waiter.error
         assert waiter.result is not None
         return waiter.result
+
+    def _open_progress(
+        self,
+        token: str | int,
+        request_id: RequestId,
+        task_call: bool,
+        on_result: Callable[[JSONObject], None] | None,
+    ) -> Callable[[JSONObject], None] | None:
+        """Hold ``token`` for the request; for a task call, the answer's hook that binds it
+        to the created task (from the reader, before the next message is dispatched)."""
+        if self._progress.open(token, request_id, task_call=task_call):
+            limit = self.limits.max_progress_tokens
+            self._warn(LimitExceeded("max_progress_tokens", limit, "the progress tokens held"))
+        if not task_call:
+            return on_result
+
+        def bind(raw: JSONObject) -> None:
+            task_id = self._dialect.created_task_id(raw)
+            if task_id is not None:
+                earlier = self._progress.bind(request_id, task_id, now=self._wall_clock())
+                task = raw.get("task")
+                if isinstance(task, dict) and task.get("status") in _TERMINAL_STATUSES:
+                    self._progress.task_ended(task_id)  # created already terminal
+                if earlier is not None:
+                    self._emit_progress(earlier)
+            if on_result is not None:
+                on_result(raw)
+
+        return bind
+
+    def _on_progress_notification(self, notification: JSONRPCNotification) -> None:
+        progress, problems = self._progress.receive(notification.params, now=self._wall_clock())
+        for problem in problems:
+            self._emit_progress(problem)
+        if progress is not None:
+            self._emit_progress(progress)
+
+    def _emit_progress(self, item: TaskProgress | Violation | DecodeError) -> None:
+        for handler in list(self._progress_handlers):
+            try:
+                handler(item)
+            except Exception:  # the caller's handler: logged, it stops nothing
+                log.exception("an on_progress handler raised")
+
+    def _ended_hook(self, task_id: str) -> Callable[[JSONObject], None]:
+        """From the reader, at a snapshot's arrival: a terminal one ends the task's progress
+        token before the next message is read (progress after it is late, V-24)."""
+
+        def ended(raw: JSONObject) -> None:
+            if raw.get("taskId") == task_id and raw.get("status") in _TERMINAL_STATUSES:
+                self._progress.task_ended(task_id)
+
+        return ended
+
+    def _saw(self, task: Task) -> Task:
+        """A snapshot the client read: a terminal one ends its task's progress token."""
+        if task.status.is_terminal:
+            self._progress.task_ended(task.task_id)
+        return task
 
     def _give_up(self, request_id: RequestId, *, notify: bool) -> None:
         """Stop waiting for ``request_id``; with ``notify``, tell the server (C-13), in the
@@ -564,6 +673,7 @@ class Client:
             raise
         finally:
             self._waiters.pop(request_id, None)
+            self._progress.close_request(request_id)
         if not waiter.done.is_set():
             self._give_up(request_id, notify=False)
             within = f"within {self.timeouts.orphan_watch:g} s"
@@ -1006,7 +1116,13 @@ class Client:
         """
         # C-24 / A-26: the taskId param is the source of truth; no related-task _meta here.
         try:
-            raw = await self.request("tasks/get", {"taskId": task_id}, timeout=timeout)
+            raw = await self._request(
+                "tasks/get",
+                {"taskId": task_id},
+                timeout,
+                self.timeouts.notify_cancelled,
+                on_result=self._ended_hook(task_id),
+            )
         except InvalidParams as exc:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
         task = self._read(raw, self._dialect.read_task)
@@ -1014,7 +1130,7 @@ class Client:
             raise DecodeError(
                 "$.result.taskId", f"asked for task {task_id!r}, got another (V-26)", task.task_id
             )
-        return task
+        return self._saw(task)
 
     async def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
         """``tasks/result``: blocks until the task is terminal, then its CallToolResult (T:465).
@@ -1099,7 +1215,8 @@ class Client:
             raw = await self.request("tasks/cancel", {"taskId": task_id}, timeout=timeout)
         except InvalidParams as exc:
             raise TaskNotCancellable(exc.code, exc.message, exc.data, method=exc.method) from exc
-        return self._read(raw, self._dialect.read_cancel)
+        cancelled = self._read(raw, self._dialect.read_cancel)
+        return cancelled if cancelled is None else self._saw(cancelled)
 
     async def list_tasks_page(
         self, cursor: str | None = None, *, timeout: float | None = None
@@ -1115,7 +1232,10 @@ class Client:
             raise CapabilityNotNegotiated("tasks.list", rule="C-28")
         params = {"cursor": cursor} if cursor is not None else None
         raw = await self.request("tasks/list", params, timeout=timeout)
-        return self._decode(raw, ListTasksResult)
+        page = self._decode(raw, ListTasksResult)
+        for task in page.tasks:
+            self._saw(task)
+        return page
 
     async def list_tasks(self, *, timeout: float | None = None) -> AsyncIterator[Task]:
         """Every task the server lists, following ``nextCursor`` (opaque, C-23); a cursor the
@@ -1172,9 +1292,10 @@ class Client:
         """The task a status notification carries (``notifications/tasks/status`` in
         2025-11-25, ``notifications/tasks`` in 2026-07-28); DecodeError under ``$.params``."""
         try:
-            return self._dialect.read_task(notification.params or {})
+            task = self._dialect.read_task(notification.params or {})
         except DecodeError as exc:
             raise exc.under("$.params") from None
+        return self._saw(task)
 
     def _read(self, raw: JSONObject, reader: Callable[[JSONObject], T]) -> T:
         try:
@@ -1236,6 +1357,9 @@ class Client:
                     else:
                         waiter.error = event.error
                     waiter.done.set()
+                # Its token, if it had one, stops now (a task call's was bound, or it made no
+                # task): progress read after the answer is not the request's.
+                self._progress.close_request(event.request_id)
             elif isinstance(event, RequestReceived):
                 await self._serve(event.request)
             elif isinstance(event, NotificationReceived):
@@ -1291,6 +1415,8 @@ class Client:
             self._on_warning(warning)
 
     def _dispatch_notification(self, notification: JSONRPCNotification) -> None:
+        if notification.method == "notifications/progress":
+            self._on_progress_notification(notification)
         handlers = self._notification_handlers.get(notification.method)
         if not handlers:
             log.debug("no handler for notification %s", notification.method)

@@ -35,8 +35,8 @@ class Limits:
     """Warnings kept in ``Client.warnings`` / ``Poller.warnings`` (the oldest are dropped;
     pass ``on_warning=`` to see every one)."""
     max_watch_backlog: int = attrs.field(default=256, validator=_positive)
-    """Unread items one ``Poller.watch()`` holds; snapshots are folded into the latest, and
-    past this many the oldest item is dropped."""
+    """Unread items one ``Poller.watch()`` holds; snapshots are folded into the latest (so
+    are progress events), and past this many the oldest item is dropped."""
     max_known_tools: int = attrs.field(default=10_000, validator=_positive)
     """Tools remembered from the caller's ``list_tools`` for the pre-flight checks (the oldest
     are forgotten first; a forgotten tool is simply not checked before sending)."""
@@ -50,3 +50,8 @@ class Limits:
     the request is unanswered, and an InputRouter keeps answered ones). A longer one is
     answered at once with JSON-RPC -32600 Invalid Request and ``"id": null`` (JSON-RPC 2.0,
     section 5: the id could not be taken), with a ``LimitExceeded`` warning; no handler runs."""
+    max_progress_tokens: int = attrs.field(default=10_000, validator=_positive)
+    """Progress tokens the client keeps (C-46: a task's token is valid until the task is
+    terminal): those of requests in flight and of tasks, live or ended. Past it the one that
+    ended first is forgotten, else the oldest (its later progress is then tied only by the
+    related-task ``_meta``, or counted as unknown)."""

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from ._protocol.progress import ProgressToken, check_progress_token
 from .models import InputRequiredResult, JSONObject
 
 __all__ = ["GetPrompt", "ReadResource", "TaskToolCall", "ToolCall"]
@@ -70,6 +71,23 @@ class ToolCall:
         it with a new request id."""
         return _answering(self, answer, responses)
 
+    def with_progress_token(self, token: ProgressToken) -> ToolCall:
+        """This call with ``params._meta.progressToken`` = ``token`` (a string or an integer,
+        C-46; TypeError otherwise), the rest of ``meta`` kept. The server may then send
+        ``notifications/progress`` with it: for a task call (``.as_task()``) until the task
+        is terminal (2025-11-25), each one a ``TaskProgress`` of the task in
+        ``Poller.watch()`` and ``wait(..., on_progress=...)``. A token must not be in use by
+        another active request or live task (``Client.start`` raises UsageError)."""
+        meta = dict(self.meta or {})
+        meta["progressToken"] = check_progress_token(token)
+        return attrs.evolve(self, meta=meta)
+
+    @property
+    def progress_token(self) -> ProgressToken | None:
+        """The ``progressToken`` this call carries in ``meta``, if any (as given)."""
+        token = (self.meta or {}).get("progressToken")
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
     def as_task(self, ttl: dt.timedelta | None = None) -> TaskToolCall:
         """This call, task-augmented; ``ttl`` is how long the server should keep the task
         (C-18, whole milliseconds; ``None`` leaves it to the server)."""
@@ -102,6 +120,15 @@ class TaskToolCall:
         if self.ttl is None:
             return None
         return max(1, round(self.ttl.total_seconds() * 1000))
+
+    @property
+    def progress_token(self) -> ProgressToken | None:
+        """The ``progressToken`` the call carries, if any."""
+        return self.call.progress_token
+
+    def with_progress_token(self, token: ProgressToken) -> TaskToolCall:
+        """This task call with a progress token (see :meth:`ToolCall.with_progress_token`)."""
+        return attrs.evolve(self, call=self.call.with_progress_token(token))
 
     def answering(self, answer: InputRequiredResult, responses: Mapping[str, Any]) -> TaskToolCall:
         """The retry of this task call after an MRTR ``answer`` (see ToolCall.answering)."""

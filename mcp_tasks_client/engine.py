@@ -30,6 +30,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import functools
+import logging
 import math
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -58,6 +59,7 @@ from ._errors import (
     UsageError,
 )
 from ._protocol.outcome import inline_outcome, legacy_outcome
+from ._protocol.progress import StatusMessage, TaskProgress, next_status_message
 from ._protocol.scheduler import PollPolicy, PollScheduler, UnhandledInputPolicy
 from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
 from .inputs import InputEvent, InputEventKind, InputRouter
@@ -73,7 +75,9 @@ from .models import (
 )
 from .outcomes import Completed, Expired, Outcome
 
-__all__ = ["Poller", "TaskRef"]
+__all__ = ["Poller", "ProgressCallback", "TaskRef", "WatchItem"]
+
+log = logging.getLogger("mcp_tasks_client")
 
 TaskRef: TypeAlias = CreateTaskResult | Task | str
 """What the caller may hand a wait: the created task, a snapshot, or a bare task id (resume).
@@ -81,6 +85,12 @@ TaskRef: TypeAlias = CreateTaskResult | Task | str
 inline (its outcome is Completed at once, with no task)."""
 
 Ended: TypeAlias = "tuple[str, Outcome | MCPTasksError]"
+
+WatchItem: TypeAlias = Task | InputEvent | TaskProgress
+"""What ``Poller.watch()`` yields: a new snapshot, an input event, or a progress event."""
+
+ProgressCallback: TypeAlias = Callable[[TaskProgress], None]
+"""Called with each TaskProgress of a task a wait holds; runs in the reader: must not block."""
 
 SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
 """``_meta`` key naming the listen a notification belongs to (2026-07-28, E C41)."""
@@ -110,35 +120,40 @@ def expires_at(task: Task) -> dt.datetime | None:
 
 
 class _WatchQueue:
-    """What one ``watch()`` has not read yet, bounded: consecutive snapshots fold into the
-    latest (only the newest state matters to a watcher that fell behind), and past
-    ``backlog`` unread items the oldest is dropped (``skipped`` counts both)."""
+    """What one ``watch()`` has not read yet, bounded: a snapshot replaces the unread one
+    (only the newest state matters to a watcher that fell behind), a progress event the
+    unread progress event, each then read in its new place; past ``backlog`` unread items the
+    oldest is dropped (``skipped`` counts both). So at most one snapshot is unread, and the
+    one a watcher just read is the poller's latest until it awaits again."""
 
     def __init__(self, backlog: int) -> None:
         self.backlog = backlog
         self.skipped = 0
-        self._items: collections.deque[Task | InputEvent] = collections.deque()
+        self._items: collections.deque[WatchItem] = collections.deque()
         self._ready = anyio.Event()
         self._closed = False
 
-    def push(self, item: Task | InputEvent) -> None:
+    def push(self, item: WatchItem) -> None:
         if self._closed:
             return
-        if isinstance(item, Task) and self._items and isinstance(self._items[-1], Task):
-            self._items[-1] = item
+        if isinstance(item, (Task, TaskProgress)):
+            kind = type(item)
+            for index, unread in enumerate(self._items):
+                if type(unread) is kind:
+                    del self._items[index]
+                    self.skipped += 1
+                    break
+        if len(self._items) >= self.backlog:
+            self._items.popleft()
             self.skipped += 1
-        else:
-            if len(self._items) >= self.backlog:
-                self._items.popleft()
-                self.skipped += 1
-            self._items.append(item)
+        self._items.append(item)
         self._ready.set()
 
     def close(self) -> None:
         self._closed = True
         self._ready.set()
 
-    async def get(self) -> Task | InputEvent:
+    async def get(self) -> WatchItem:
         """The oldest unread item; EndOfStream once closed and read to the end."""
         while not self._items:
             if self._closed:
@@ -160,6 +175,9 @@ class _Tracked:
     error: MCPTasksError | None = None
     watchers: list[_WatchQueue] = attrs.field(factory=list)
     listeners: list[MemoryObjectSendStream[_Tracked]] = attrs.field(factory=list)
+    progress_callbacks: list[ProgressCallback] = attrs.field(factory=list)
+    message: StatusMessage | None = None
+    """The latest accepted snapshot's status message, with when it was first seen."""
     # 2026-07-28 input: handlers running, and snapshots in a row asking nothing new.
     inputs_running: int = 0
     stuck_polls: int = 0
@@ -248,6 +266,7 @@ class Poller:
             self.client.on_notification(self.client.dialect.status_notification, self._on_status)
         )
         self._unsubscribe.append(self.client.on_connection_end(self._on_connection_end))
+        self._unsubscribe.append(self.client.on_progress(self._on_progress))
         if self.policy.listen:
             self._unsubscribe.append(
                 self.client.on_notification(
@@ -287,51 +306,75 @@ class Poller:
         task: TaskRef | CallToolResult,
         *,
         deadline: float | dt.timedelta | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> Outcome:
         """The task's outcome; raises the error that ended it, or DeadlineExceeded.
 
         A CallToolResult (a 2026-07-28 server answered the task call inline) is Completed at
         once, with ``task`` None: ``poller.wait(await client.start(call))`` reads the same in
         both generations.
+
+        ``on_progress`` is called with the task's latest known TaskProgress when the wait
+        starts, then with each new one until the wait ends (the task's call must have carried
+        a progress token: ``ToolCall.with_progress_token``). It runs in the client's reader:
+        it must not block; what it raises is logged.
         """
         if isinstance(task, CallToolResult):
             return Completed(None, task)
-        async for _, ended in self.as_completed([task], deadline=deadline):
+        async for _, ended in self.as_completed([task], deadline=deadline, on_progress=on_progress):
             if isinstance(ended, MCPTasksError):
                 raise ended
             return ended
         raise AssertionError("unreachable: as_completed yields every task")  # pragma: no cover
 
     async def wait_any(
-        self, tasks: Sequence[TaskRef], *, deadline: float | dt.timedelta | None = None
+        self,
+        tasks: Sequence[TaskRef],
+        *,
+        deadline: float | dt.timedelta | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> tuple[str, Outcome | MCPTasksError]:
         """The first task to end, as ``(task_id, outcome or error)``; the others keep running."""
         if not tasks:
             raise UsageError("wait_any needs at least one task")
-        async for ended in self.as_completed(tasks, deadline=deadline):
+        async for ended in self.as_completed(tasks, deadline=deadline, on_progress=on_progress):
             return ended
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def wait_all(
-        self, tasks: Sequence[TaskRef], *, deadline: float | dt.timedelta | None = None
+        self,
+        tasks: Sequence[TaskRef],
+        *,
+        deadline: float | dt.timedelta | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> dict[str, Outcome | MCPTasksError]:
         """Every task's outcome (or the error that ended it), keyed by task id."""
         return {
-            task_id: ended async for task_id, ended in self.as_completed(tasks, deadline=deadline)
+            task_id: ended
+            async for task_id, ended in self.as_completed(
+                tasks, deadline=deadline, on_progress=on_progress
+            )
         }
 
     async def as_completed(
-        self, tasks: Iterable[TaskRef], *, deadline: float | dt.timedelta | None = None
+        self,
+        tasks: Iterable[TaskRef],
+        *,
+        deadline: float | dt.timedelta | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> AsyncIterator[tuple[str, Outcome | MCPTasksError]]:
         """``(task_id, outcome or error)`` for each task, in the order they end.
 
         At the deadline the tasks still running raise DeadlineExceeded (and, with
         ``cancel_on_abandon``, get one ``tasks/cancel`` each); so does cancelling the caller.
         Breaking out of the loop early is not abandoning: nothing is cancelled.
+        ``on_progress``: as for :meth:`wait`, for every task of this wait (``task_id`` on
+        each event says which), until that task ends.
         """
         until = anyio.current_time() + _seconds(deadline)
         send, receive = anyio.create_memory_object_stream[_Tracked](math.inf)
         held: list[_Tracked] = []
+        reporting: list[_Tracked] = []  # the tasks on_progress was registered with
         try:
             for ref in tasks:
                 tracked = await self._hold(ref, until)
@@ -339,6 +382,12 @@ class Poller:
                 tracked.listeners.append(send)
                 if tracked.done.is_set():
                     send.send_nowait(tracked)
+                elif on_progress is not None and tracked not in reporting:
+                    reporting.append(tracked)
+                    tracked.progress_callbacks.append(on_progress)
+                    latest = self.client.progress(tracked.task_id)
+                    if latest is not None:
+                        _call(on_progress, latest)
             remaining = {t.task_id for t in held}
             while remaining:
                 ended: _Tracked | None = None
@@ -365,24 +414,34 @@ class Poller:
                 if send in tracked.listeners:
                     tracked.listeners.remove(send)
                 self._release(tracked)
+            for tracked in reporting:
+                assert on_progress is not None
+                tracked.progress_callbacks.remove(on_progress)
             send.close()
             receive.close()
 
     async def watch(
         self, task: TaskRef, *, deadline: float | dt.timedelta | None = None
-    ) -> AsyncIterator[Task | InputEvent]:
+    ) -> AsyncIterator[WatchItem]:
         """Each new snapshot of the task (from polls and notifications), the terminal one last,
-        and each InputEvent of its input requests (arrived, answered, unhandled...).
+        each InputEvent of its input requests (arrived, answered, unhandled...), and each
+        TaskProgress (when the task's call carried a progress token; the latest known one
+        first).
 
         Then ``await poller.wait(task)`` returns the outcome at once. A snapshot is new when
-        its status, status message or ``lastUpdatedAt`` changed. A watcher that reads slower
-        than snapshots arrive gets the latest one (those in between are folded into it), and at
-        most ``Limits.max_watch_backlog`` unread items: memory does not grow with a server's
+        its status, status message or ``lastUpdatedAt`` changed; :meth:`status_message`, read
+        right after a snapshot, tells when its message was set and under which status. A
+        watcher that reads slower than snapshots arrive gets the latest one (those in between
+        are folded into it; progress events likewise), and at most
+        ``Limits.max_watch_backlog`` unread items: memory does not grow with a server's
         notification rate.
         """
         until = anyio.current_time() + _seconds(deadline)
         tracked = await self._hold(task, until)
         queue = _WatchQueue(self.client.limits.max_watch_backlog)
+        latest = self.client.progress(tracked.task_id)
+        if latest is not None and not tracked.machine.is_terminal:
+            queue.push(latest)
         queue.push(tracked.machine.current)
         if tracked.machine.is_terminal or tracked.done.is_set():
             queue.close()
@@ -390,7 +449,7 @@ class Poller:
             tracked.watchers.append(queue)
         try:
             while True:
-                snapshot: Task | InputEvent | None = None
+                snapshot: WatchItem | None = None
                 try:
                     with anyio.CancelScope(deadline=until):
                         snapshot = await queue.get()
@@ -430,6 +489,16 @@ class Poller:
         tracked = self._tracked.get(task_id)
         return tracked.machine.current if tracked is not None else None
 
+    def status_message(self, task_id: str) -> StatusMessage | None:
+        """The status message of the latest accepted snapshot of a tracked task, with when it
+        was first seen (``since``: that snapshot's ``lastUpdatedAt``; ``seen_at``: the
+        poller's clock) and under which status: a terminal snapshot that carries over a
+        message set while working has ``status`` WORKING (``is_current_for(snapshot)`` is
+        False). None when the snapshot has no message or the task is not tracked. Read right
+        after ``watch()`` yields a snapshot (no await between), it is that snapshot's."""
+        tracked = self._tracked.get(task_id)
+        return tracked.message if tracked is not None else None
+
     # -- tracking ----------------------------------------------------------------------------
 
     async def _hold(self, ref: TaskRef, until: float) -> _Tracked:
@@ -449,6 +518,7 @@ class Poller:
         tracked = self._tracked.get(first.task_id)
         if tracked is None:
             tracked = _Tracked(first.task_id, TaskMachine(first), self._expiry(first))
+            tracked.message = next_status_message(None, first, now=self._wall_clock())
             self._tracked[first.task_id] = tracked
             # A 2026 CreateTaskResult is a base Task, never carrying the outcome: a terminal
             # seed is polled for it at once (E A-2), not finished from.
@@ -613,6 +683,7 @@ class Poller:
         if self.journal is not None:
             self._journal_pending[tracked.task_id] = snapshot
             self._journal_wake.set()
+        tracked.message = next_status_message(tracked.message, snapshot, now=self._wall_clock())
         if (snapshot.status, snapshot.status_message, snapshot.last_updated_at) != (
             previous.status,
             previous.status_message,
@@ -691,6 +762,22 @@ class Poller:
             )
             return
         self._acknowledged = frozenset(i for i in ids if isinstance(i, str)) & self._listening
+
+    # -- progress ------------------------------------------------------------------------
+
+    def _on_progress(self, item: TaskProgress | Violation | DecodeError) -> None:
+        """The client read a progress notification: a task's progress goes to its watchers
+        and waits; a problem (V-24, E C43, a malformed one) to ``warnings``."""
+        if not isinstance(item, TaskProgress):
+            self.warnings.append(item)
+            return
+        tracked = self._tracked.get(item.task_id)
+        if tracked is None or tracked.finishing or tracked.done.is_set():
+            return
+        for watcher in tracked.watchers:
+            watcher.push(item)
+        for callback in list(tracked.progress_callbacks):
+            _call(callback, item)
 
     # -- input ---------------------------------------------------------------------------
 
@@ -984,3 +1071,10 @@ class Poller:
                 for tracked in chosen:
                     group.start_soon(cancel, tracked.task_id)
         return tuple(t.task_id for t in chosen)
+
+
+def _call(callback: ProgressCallback, progress: TaskProgress) -> None:
+    try:
+        callback(progress)
+    except Exception:  # the caller's callback: logged, it stops nothing
+        log.exception("an on_progress callback raised")

@@ -42,6 +42,7 @@ EXPECTED_SUPPORT = {
     "list_then_cancel": TaskSupport.FORBIDDEN,
     "ask_short_ttl": TaskSupport.FORBIDDEN,
     "immediate_ask": TaskSupport.REQUIRED,
+    "progress_steps": TaskSupport.REQUIRED,
 }
 
 

@@ -31,7 +31,15 @@ def test_demo_starts_a_task_on_a_real_server_and_prints_its_outcome() -> None:
     assert "  need_task" in out
     assert "plain call: plain_echo -> ['echo: hello from the demo']" in out
     assert "task started:" in out
-    assert "outcome: completed -> ['echo (task): rendered scene 3']" in out
+    # progress events for the task, each status message with the time it was set, and the
+    # terminal snapshot's carried-over message shown as what it is (not "completed - step 4")
+    for step in range(1, 5):
+        assert f"progress {step}/4: step {step}/4 (received " in out
+        assert f'working: "step {step}/4" (set ' in out
+    assert 'completed (its message "step 4/4" is from ' in out
+    assert ", while working)" in out
+    assert "outcome: completed -> ['progressed 4 steps token=\"demo-1\"']" in out
+    assert "warning:" not in out
 
 
 def test_agent_host_routes_each_tasks_question_to_its_own_conversation() -> None:
@@ -50,7 +58,11 @@ def test_the_demo_speaks_2026_07_28_with_the_same_code() -> None:
     assert "server tasks extension: True" in out
     assert "plain call: greet -> ['Hello, demo!']" in out
     assert "task started:" in out
-    assert "outcome: completed -> ['computed scene 3 in 2.0s']" in out
+    # 2026-07-28 sends no progress for tasks (E C43): the server's progress is its status
+    # message, shown with the time it was set; no progress event is made up
+    assert 'working: "step 4/4" (set ' in out
+    assert "progress 1/4" not in out
+    assert "outcome: completed -> ['progressed 4 steps']" in out
 
 
 def test_the_agent_host_routes_2026_07_28_questions_by_task_id() -> None:

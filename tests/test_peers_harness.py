@@ -82,6 +82,7 @@ def test_http_initialize_and_plain_call(peer_http: tuple[Peer, str]) -> None:
             "list_then_cancel": None,
             "ask_short_ttl": None,
             "immediate_ask": "required",
+            "progress_steps": "required",
         }
 
         call = {

@@ -44,9 +44,11 @@ class ViolationPolicy(enum.Enum):
 
 @attrs.frozen
 class Violation:
-    """A rule a snapshot broke; ``soft`` ones (V-26) are only ever warnings."""
+    """A rule a snapshot (or a progress notification) broke; ``soft`` ones (V-26, V-24) are
+    only ever warnings."""
 
     task_id: str
+    """The task concerned; empty for progress that names no task this client knows."""
     rule: str
     detail: str
     soft: bool = False

@@ -7,6 +7,9 @@ otherwise it prints a banner and contacts the network at startup.
 Tools:
   greet               no task config (task forbidden): "Hello, <name>!"
   slow_compute        task optional: sleeps `seconds`, "computed <label> in <seconds>s"
+  progress_steps      task required: {steps=3, delay=0.2}: for i in 1..steps
+                      ctx.report_progress(i, steps, "step i/steps"), then sleeps `delay`;
+                      "progressed <steps> steps" (what fastmcp makes of a task's progress)
   failing_job         task required: tool error => task completed, result.isError=true
   protocol_error_job  task optional: protocol error => task failed, inlined JSON-RPC error
   confirm_delete      task optional: asks a boolean `confirm` (MRTR / input_required)
@@ -89,6 +92,14 @@ def badly_annotated(
 async def slow_compute(seconds: float = 1.0, label: str = "") -> str:
     await anyio.sleep(seconds)
     return f"computed {label} in {seconds}s"
+
+
+@mcp.tool(task=REQUIRED)
+async def progress_steps(ctx: Context, steps: int = 3, delay: float = 0.2) -> str:
+    for i in range(1, steps + 1):
+        await ctx.report_progress(i, steps, f"step {i}/{steps}")
+        await anyio.sleep(delay)
+    return f"progressed {steps} steps"
 
 
 @mcp.tool(task=REQUIRED)

@@ -36,6 +36,14 @@ answer gives "client executed synchronously".
                     the standalone GET stream), with _meta related-task = this task;
                     task input_required meanwhile; result "immediate confirmed=<true|
                     false> action=<action>" or "immediate error=<code>"
+  progress_steps    execution.taskSupport="required": {steps=3, delay=0.2, related=false};
+                    for i in 1..steps: statusMessage "step i/steps" (a
+                    notifications/tasks/status too), then, if the call carried
+                    _meta.progressToken, notifications/progress {that token, progress i,
+                    total steps, message "step i/steps"} (with _meta related-task = the
+                    task if `related`), DIRECTLY on the session (over HTTP the standalone
+                    GET stream, dropped when none is open), then sleeps `delay`; result
+                    "progressed <steps> steps token=<the token as JSON, or null>"
 
 Resources: note://greeting (plain text). Prompts: summary(topic).
 
@@ -85,6 +93,15 @@ def _tool(
     )
 
 
+_STEPS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "steps": {"type": "integer"},
+        "delay": {"type": "number"},
+        "related": {"type": "boolean"},
+    },
+}
+
 _TTL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"ttl": {"type": "integer"}},
@@ -110,6 +127,12 @@ TOOLS: dict[str, Any] = {
         _tool("list_then_cancel", None, "Client task: tasks/list, cancel, get, cancel again"),
         _tool("ask_short_ttl", None, "Client task with a short ttl, read after it", _TTL_SCHEMA),
         _tool("immediate_ask", "required", "Task that elicits directly, right at its start"),
+        _tool(
+            "progress_steps",
+            "required",
+            "Task reporting progress with the call's token",
+            _STEPS_SCHEMA,
+        ),
     ]
 }
 
@@ -359,6 +382,39 @@ def _immediate_work(session: Any) -> Callable[[Any], Awaitable[Any]]:
     return immediate_work
 
 
+def _progress_work(
+    session: Any, token: str | int | None, arguments: dict[str, Any]
+) -> Callable[[Any], Awaitable[Any]]:
+    steps = int(arguments.get("steps", 3))
+    delay = float(arguments.get("delay", 0.2))
+    related = bool(arguments.get("related", False))
+
+    async def progress_work(task: ServerTaskContext) -> Any:
+        for i in range(1, steps + 1):
+            said = f"step {i}/{steps}"
+            await task.update_status(said)  # statusMessage, and notifications/tasks/status
+            if token is not None:
+                # The call's own token, after its CreateTaskResult (C-46: valid until the
+                # task is terminal). No related_request_id: the tools/call is answered, so
+                # over HTTP this goes to the standalone GET stream.
+                params: dict[str, Any] = {
+                    "progressToken": token,
+                    "progress": i,
+                    "total": steps,
+                    "message": said,
+                }
+                if related:
+                    params["_meta"] = {_RELATED_TASK: {"taskId": task.task_id}}
+                note = types.ProgressNotification(
+                    params=types.ProgressNotificationParams.model_validate(params)
+                )
+                await session.send_notification(types.ServerNotification(note))
+            await anyio.sleep(delay)
+        return _text(f"progressed {steps} steps token={_json(token)}")
+
+    return progress_work
+
+
 async def _client_task_tool(ctx: Any, name: str, arguments: dict[str, Any]) -> Any:
     peer = _ClientTasks(ctx)
     text = str(arguments.get("text", "hello"))
@@ -387,6 +443,9 @@ async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
         return await _client_task_tool(ctx, name, arguments)
     if name == "immediate_ask":
         return await ctx.experimental.run_task(_immediate_work(ctx.session))
+    if name == "progress_steps":
+        token = ctx.meta.progressToken if ctx.meta is not None else None
+        return await ctx.experimental.run_task(_progress_work(ctx.session, token, arguments))
 
     if not ctx.experimental.is_task:  # only reachable for slow_echo (optional)
         await anyio.sleep(secs)

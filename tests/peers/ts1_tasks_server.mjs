@@ -29,6 +29,15 @@
 //     over HTTP on the standalone GET stream) with _meta related-task = this task, task
 //     input_required meanwhile => "immediate confirmed=<true|false> action=<a>" |
 //     "immediate error=<code>"
+//   progress_steps (taskSupport required) {steps=3, delay=0.2, related=false}: for i in
+//     1..steps: statusMessage "step i/steps" (taskStore.updateTaskStatus: a
+//     notifications/tasks/status too), then, if the call carried _meta.progressToken,
+//     notifications/progress {that token, progress i, total steps, message "step i/steps"}
+//     (with _meta related-task = the task if `related`) DIRECTLY (no relatedTask option, which
+//     would queue it for tasks/result; over HTTP the standalone GET stream, dropped when none
+//     is open), then sleeps `delay` s => "progressed <steps> steps token=<token as JSON|null>";
+//     with `queued`, the SDK's own way for a task: notification(..., { relatedTask }), which
+//     queues it (related-task _meta added) for delivery on the client's tasks/result stream
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -202,10 +211,10 @@ function buildServer() {
   const args = { text: z.string().optional(), seconds: z.number().optional() };
 
   // Background job helper: create task now, finish later.
-  const taskTool = (name, mode, desc, work) =>
+  const taskTool = (name, mode, desc, work, schema = args) =>
     server.experimental.tasks.registerToolTask(
       name,
-      { description: desc, inputSchema: args, execution: { taskSupport: mode } },
+      { description: desc, inputSchema: schema, execution: { taskSupport: mode } },
       {
         createTask: async (a, extra) => {
           const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl ?? 60000, pollInterval: 500 });
@@ -321,6 +330,43 @@ function buildServer() {
     await extra.taskStore.updateTaskStatus(taskId, 'working').catch(() => {});
     return text(out);
   });
+  const stepsArgs = {
+    steps: z.number().int().optional(),
+    delay: z.number().optional(),
+    related: z.boolean().optional(),
+    queued: z.boolean().optional(),
+  };
+  taskTool(
+    'progress_steps',
+    'required',
+    "Task reporting progress with the call's token",
+    async (a, taskId, extra) => {
+      const token = extra._meta?.progressToken; // the tools/call's own token (C-46)
+      const steps = a.steps ?? 3;
+      for (let i = 1; i <= steps; i++) {
+        const said = `step ${i}/${steps}`;
+        await extra.taskStore.updateTaskStatus(taskId, 'working', said);
+        if (token !== undefined) {
+          // Not extra.sendNotification: it is tied to the answered tools/call (over HTTP its
+          // stream is gone); { relatedTask } (a.queued) queues it for tasks/result.
+          const note = {
+            method: 'notifications/progress',
+            params: {
+              progressToken: token,
+              progress: i,
+              total: steps,
+              message: said,
+              ...(a.related && { _meta: { [RELATED_TASK_META_KEY]: { taskId } } }),
+            },
+          };
+          await server.server.notification(note, a.queued ? { relatedTask: { taskId } } : undefined);
+        }
+        await sleep((a.delay ?? 0.2) * 1000);
+      }
+      return text(`progressed ${steps} steps token=${sortedJson(token ?? null)}`);
+    },
+    stepsArgs,
+  );
   return server;
 }
 
