@@ -18,6 +18,7 @@ A block with no mark fails the test: each one says which of the three it is.
 from __future__ import annotations
 
 import inspect
+import linecache
 import re
 import types
 from collections.abc import Callable, Coroutine
@@ -85,6 +86,8 @@ def test_every_block_compiles(block: Block) -> None:
 def _module(block: Block) -> types.ModuleType:
     module = types.ModuleType(f"docs_block_{block.index}")
     module.__file__ = str(block.page)
+    lines = block.code.splitlines(keepends=True)
+    linecache.cache[block.name] = (len(block.code), None, lines, block.name)  # for tracebacks
     exec(compile(block.code, block.name, "exec"), module.__dict__)
     return module
 
