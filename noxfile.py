@@ -1,4 +1,4 @@
-"""Developer and CI sessions. `python3 -m nox` runs lint, typecheck and tests (what CI runs).
+"""Developer and CI sessions. `python3 -m nox` runs lint, typecheck, tests and docs (what CI runs).
 
 Every session installs what it needs itself, peers included: nothing installed by hand counts.
 The default sessions run on the interpreter that runs nox (whatever `python3` is), so they can
@@ -15,7 +15,7 @@ from pathlib import Path
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -26,6 +26,13 @@ TEST_DEPS = ["pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.6", "hypothesi
 PYTEST_DEFAULT = ["-q", "-n", "4"]
 LINT_DEPS = ["ruff==0.17.6"]
 TYPE_DEPS = ["mypy==2.4.1"]
+DOCS_DEPS = [
+    "mkdocs==1.6.1",
+    "mkdocs-material==9.8.1",
+    "mkdocstrings==1.0.8",
+    "mkdocstrings-python==2.0.11",
+    *LINT_DEPS,  # mkdocstrings formats the signatures with ruff
+]
 FUZZ_TESTS = [
     "tests/test_sse_properties.py",
     "tests/test_codec_numbers.py",
@@ -88,6 +95,14 @@ def typecheck(session: nox.Session) -> None:
     """mypy --strict over the library, the tests and the examples (config: pyproject.toml)."""
     session.install("-e", ".", *TEST_DEPS, *TYPE_DEPS)
     session.run("mypy")
+
+
+@nox.session(python=None)
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into site/ in strict mode: any warning fails the build."""
+    session.install("-e", ".", *DOCS_DEPS)
+    session.env["NO_MKDOCS_2_WARNING"] = "1"  # the theme's end-of-life banner, not a warning
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
 
 
 @nox.session(python=None)

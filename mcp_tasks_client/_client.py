@@ -241,6 +241,23 @@ class Client:
 
     Nothing is declared, sent, polled or answered unless the caller configured it: the client
     capabilities are exactly ``capabilities``; the protocol version is the ``generation``'s.
+
+    Args:
+        transport: How to reach the server (HttpTransport, StdioTransport, MemoryTransport);
+            the client opens and closes it.
+        generation: The protocol generation to speak, chosen by you (``probe_server`` tells
+            what a server speaks); never guessed, never switched.
+        client_info: Your name and version, sent in ``initialize`` (2025-11-25) or in every
+            request's ``_meta`` (2026-07-28).
+        capabilities: Exactly what the client declares (``{}`` by default);
+            ``InputRouter.capabilities()`` builds it from the handlers you serve.
+        timeouts: Request deadlines (:class:`Timeouts`); a call's own ``timeout=`` wins.
+        limits: Bounds on what a server can make the client hold (:class:`Limits`).
+        on_warning: Called with each problem that ruined no request (also kept in
+            ``warnings``); it must not block.
+        resume: The InitializeResult of a kept 2025-11-25 session the transport carries
+            (``HttpTransport(url, session_id=...)``): the session is resumed without
+            ``initialize``.
     """
 
     def __init__(

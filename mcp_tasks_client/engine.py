@@ -81,6 +81,13 @@ log = logging.getLogger("mcp_tasks_client")
 
 TaskRef: TypeAlias = CreateTaskResult | Task | str
 """What the caller may hand a wait: the created task, a snapshot, or a bare task id (resume).
+
+One of:
+
+- a ``CreateTaskResult``: what ``Client.start`` returned;
+- a ``Task``: a snapshot (from ``get_task``, ``list_tasks``, a journal);
+- a ``str``: a bare task id, to resume a wait on a task started elsewhere.
+
 ``wait`` also takes the CallToolResult a 2026-07-28 ``start`` returns when the server answered
 inline (its outcome is Completed at once, with no task)."""
 

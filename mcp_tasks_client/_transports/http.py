@@ -118,6 +118,23 @@ class HttpTransport(Transport):
     request deadlines belong to the Client) are set on every request, so an injected client's
     defaults do not change them. ``max_connections`` sizes the pool of the client the transport
     creates (ignored with ``http_client``). Sizes are bounded by the Client's ``Limits``.
+
+    Args:
+        url: The MCP endpoint, ``http://`` or ``https://`` (anything else is a UsageError).
+        headers: Sent with every request, to this URL only (an ``Authorization`` header...).
+        http_client: An ``httpx.AsyncClient`` of your own (proxies, TLS settings); the
+            transport does not close it. Redirects stay refused and the transport's timeouts
+            are still set on each request.
+        connect_timeout: Seconds to establish a connection.
+        write_timeout: Seconds to send a request body.
+        max_connections: The pool size of the client the transport creates (ignored with
+            ``http_client``); size it to ``PollPolicy.max_in_flight``.
+        resumption: Opt-in resumption of a broken SSE stream (:class:`StreamResumption`);
+            ``None``: a broken stream is StreamInterrupted.
+        delete_session_on_close: Send ``DELETE`` for the session when the transport closes
+            (2025-11-25). ``False`` keeps the session, to resume it later.
+        session_id: A kept session to carry from the first request on (visible ASCII), with
+            ``Client(..., resume=initialize_result)``; ``None``: the server assigns one.
     """
 
     def __init__(

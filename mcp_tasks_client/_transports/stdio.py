@@ -91,7 +91,19 @@ class _CountingReceiveStream(anyio.abc.ByteReceiveStream):
 
 
 class StdioTransport(Transport):
-    """Spawns ``command`` and talks to it over its stdin and stdout."""
+    """Spawns ``command`` and talks to it over its stdin and stdout.
+
+    The child runs in its own process group; closing the transport closes its stdin, then
+    signals the whole group (SIGTERM, then SIGKILL), each step bounded by ``shutdown``. A child
+    that exits ends the connection with ProcessExited (its return code and stderr tail).
+
+    Args:
+        command: The program and its arguments (``["python", "server.py"]``); not a shell line.
+        env: Variables set for the child on top of this process's environment.
+        cwd: The child's working directory; ``None``: this process's.
+        shutdown: How long each step of closing the child may take (:class:`StdioShutdown`).
+        stderr_limit: Bytes of the child's stderr kept (the tail), for ProcessExited and logs.
+    """
 
     @property
     def identity(self) -> str:
