@@ -1,0 +1,66 @@
+"""Where the CLI builds its connection and its poller: one function each, from the options.
+
+Everything that changes how a run connects or polls (a resumed session, a journal) belongs in
+:func:`make_client` and :func:`make_poller`; the commands only call them.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .._client import Client, Timeouts
+from .._protocol.scheduler import PollPolicy
+from .._transports.base import Transport
+from .._transports.http import HttpTransport
+from .._transports.stdio import StdioTransport
+from ..engine import Poller
+from ..inputs import InputRouter
+from ..models import ClientCapabilities, Implementation
+from ._options import Options, Server
+
+__all__ = ["client_info", "make_client", "make_policy", "make_poller", "make_transport"]
+
+VERSION = "0.1.0.dev0"
+
+
+def client_info(options: Options) -> Implementation:
+    return Implementation(options.client_name, VERSION)
+
+
+def make_transport(server: Server) -> Transport:
+    """A fresh, unopened transport to the server the options name."""
+    if server.url is not None:
+        return HttpTransport(server.url, headers=dict(server.headers))
+    assert server.stdio is not None
+    return StdioTransport(list(server.stdio))
+
+
+def make_client(options: Options, router: InputRouter | None) -> Client:
+    """The run's Client: the generation, name and per-request deadline the options give, and
+    exactly the capabilities ``router`` serves (none without ``--inputs``)."""
+    capabilities = router.capabilities() if router is not None else ClientCapabilities()
+    return Client(
+        make_transport(options.server),
+        generation=options.generation,
+        client_info=client_info(options),
+        capabilities=capabilities,
+        timeouts=Timeouts(request=options.timeout, initialize=options.timeout),
+    )
+
+
+def make_policy(options: Options, *, answers_input: bool) -> PollPolicy:
+    """PollPolicy's defaults, each ``tasks/get`` bounded by ``--timeout``; ``--interval``
+    as floor and fixed cadence (the server's longer pollInterval still holds, C-19). With
+    nothing to answer input, no ``tasks/result`` is held open on ``input_required``."""
+    policy = PollPolicy(
+        request_timeout=options.timeout, open_result_on_input_required=answers_input
+    )
+    if options.interval is not None:
+        every = options.interval
+        policy = attrs.evolve(policy, floor=every, initial=every, backoff=1.0, ceiling=every)
+    return policy
+
+
+def make_poller(client: Client, options: Options, router: InputRouter | None) -> Poller:
+    """The run's Poller on ``client``, answering input through ``router`` (if any)."""
+    return Poller(client, make_policy(options, answers_input=router is not None), inputs=router)

@@ -1,0 +1,285 @@
+"""The terminal view (rich): tables for listings, a live line while a task runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+from rich.console import Console, RenderableType
+from rich.live import Live
+from rich.markup import escape
+from rich.progress_bar import ProgressBar
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from .._generation import Generation
+from ..engine import Poller
+from ..inputs import InputEvent
+from ..models import CallToolResult, Task, TextContent, Tool
+from ..outcomes import Cancelled, Completed, Expired, Failed, Outcome
+from ..probe import ServerProbe
+from ._exit import ExitCode, for_error, for_outcome
+from ._output import Output, TaskView, apply_watch_item, error_json
+
+__all__ = ["RichOutput"]
+
+T = TypeVar("T")
+
+STYLES = {
+    "working": "yellow",
+    "input_required": "magenta",
+    "completed": "green",
+    "failed": "red",
+    "cancelled": "dim",
+}
+REFRESH = 0.1  # seconds between redraws of the live line
+
+
+def _seconds(value: float) -> str:
+    if value < 60:
+        return f"{value:.1f}s"
+    minutes, seconds = divmod(int(value), 60)
+    return f"{minutes}m{seconds:02d}s"
+
+
+class _LiveLine:
+    """The live line: spinner, task, status, message, elapsed, next poll, progress."""
+
+    def __init__(self, view: TaskView) -> None:
+        self.view = view
+        self.spinner = Spinner("dots")
+        self.next_poll: float | None = None  # read in the event loop (the Poller's clock)
+        self.done = False
+
+    def __rich__(self) -> RenderableType:
+        view = self.view
+        grid = Table.grid(padding=(0, 1))
+        status = view.status or "?"
+        line: list[RenderableType] = [
+            Text("•") if self.done else self.spinner,
+            Text(view.task_id, style="bold"),
+            Text(status, style=STYLES.get(status, "")),
+        ]
+        if view.message:
+            line.append(Text(f"- {view.message}", style="italic"))
+        line.append(Text(f"elapsed {_seconds(view.elapsed)}", style="dim"))
+        if self.next_poll is not None:
+            when = "polling" if self.next_poll <= 0 else f"next poll {_seconds(self.next_poll)}"
+            line.append(Text(when, style="dim"))
+        if view.progress is not None:
+            total = view.total
+            line.append(ProgressBar(total=total, completed=view.progress, width=24))
+            shown = f"{view.progress:g}" + (f"/{total:g}" if total is not None else "")
+            line.append(Text(shown))
+        if view.last_input:
+            line.append(Text(f"[{view.last_input}]", style="magenta"))
+        grid.add_row(*line)
+        return grid
+
+
+class RichOutput(Output):
+    """Human output on a terminal: stdout for results, stderr for errors and remarks."""
+
+    def __init__(self, generation: Generation) -> None:
+        super().__init__(generation)
+        self.console = Console(highlight=False)
+        self.errors = Console(stderr=True, highlight=False)
+        self._live: Live | None = None
+        self._prompt_lock = anyio.Lock()
+
+    # -- listings --------------------------------------------------------------------------
+
+    def tools(self, tools: Sequence[Tool]) -> None:
+        table = Table("tool", "task support", "description", box=None, header_style="bold")
+        for tool in tools:
+            support = tool.task_support.value if tool.execution is not None else "-"
+            table.add_row(tool.name, support, escape(tool.description or ""))
+        self.console.print(table)
+
+    def tasks(self, tasks: Sequence[Task]) -> None:
+        if not tasks:
+            self.console.print("no tasks")
+            return
+        table = Table("task", "status", "message", "created", box=None, header_style="bold")
+        for task in tasks:
+            status = task.status.value
+            table.add_row(
+                task.task_id,
+                Text(status, style=STYLES.get(status, "")),
+                task.status_message or "",
+                task.created_at.isoformat(timespec="seconds"),
+            )
+        self.console.print(table)
+
+    def _task_line(self, task: Task, prefix: str = "") -> None:
+        status = task.status.value
+        text = Text(prefix)
+        text.append(task.task_id, style="bold")
+        text.append(" ")
+        text.append(status, style=STYLES.get(status, ""))
+        if task.status_message:
+            text.append(f" - {task.status_message}", style="italic")
+        self.console.print(text)
+
+    def status(self, task: Task) -> None:
+        self._task_line(task)
+
+    def created(self, task: Task) -> None:
+        self._task_line(task, "task created: ")
+
+    def cancel(self, task_id: str, task: Task | None) -> None:
+        if task is None:
+            self.console.print(Text(f"cancel of {task_id} requested (acknowledged)"))
+        else:
+            self._task_line(task, "cancelled: ")
+
+    def probe(self, report: ServerProbe, code: ExitCode) -> None:
+        table = Table(box=None, show_header=False)
+        table.add_row("generations", ", ".join(g.value for g in report.generations) or "none")
+        table.add_row(
+            "runs tasks in", ", ".join(g.value for g in report.task_generations) or "none"
+        )
+        table.add_row("versions", ", ".join(report.versions) or "none")
+        if report.initialize is not None:
+            info = report.initialize.server_info
+            table.add_row("initialize", f"{info.name} {info.version}")
+        else:
+            table.add_row("initialize", Text(str(report.initialize_error), style="dim"))
+        if report.discover is not None:
+            name = (report.discover.server_info or {}).get("name")
+            table.add_row("server/discover", f"{name or '?'}")
+        else:
+            table.add_row("server/discover", Text(str(report.discover_error), style="dim"))
+        self.console.print(table)
+
+    # -- outcomes and errors ---------------------------------------------------------------
+
+    def _content(self, result: CallToolResult) -> None:
+        for block in result.content:
+            if isinstance(block, TextContent):
+                self.console.print(Text(block.text))
+            else:
+                self.console.print_json(json.dumps(self.encode(block)))
+        if result.structured_content is not None and not any(
+            isinstance(b, TextContent) for b in result.content
+        ):
+            self.console.print_json(json.dumps(result.structured_content))
+
+    def outcome(self, task_id: str | None, outcome: Outcome) -> ExitCode:
+        code = for_outcome(outcome)
+        head = Text()
+        if isinstance(outcome, Completed):
+            head.append("completed", style="bold green")
+            if outcome.result.is_error:
+                head.append(" (the tool reports an error: isError)", style="red")
+        elif isinstance(outcome, Failed):
+            head.append("failed", style="bold red")
+            if outcome.error is not None:
+                head.append(f": {outcome.error.message} (JSON-RPC {outcome.error.code})")
+            elif outcome.task.status_message:
+                head.append(f": {outcome.task.status_message}")
+        elif isinstance(outcome, Cancelled):
+            head.append("cancelled", style="bold")
+            if outcome.task.status_message:
+                head.append(f": {outcome.task.status_message}")
+        else:
+            assert isinstance(outcome, Expired)
+            head.append("expired", style="bold red")
+            head.append(f": the task's ttl ran out at {outcome.expired_at.isoformat()}")
+        if task_id is not None:
+            head.append(f"  [{task_id}]", style="dim")
+        self.console.print(head)
+        if isinstance(outcome, (Completed, Failed)) and outcome.result is not None:
+            self._content(outcome.result)
+        return code
+
+    def error(
+        self,
+        error: BaseException,
+        *,
+        task_id: str | None = None,
+        last: Task | None = None,
+        hint: str | None = None,
+        code: ExitCode | None = None,
+    ) -> ExitCode:
+        code = for_error(error) if code is None else code
+        self.say_error(error, hint)
+        return code
+
+    def say_error(self, error: BaseException, hint: str | None) -> None:
+        detail = error_json(error)
+        text = Text("error: ", style="bold red")
+        text.append(f"{detail['type']}: {error}")
+        self.errors.print(text)
+        if hint:
+            self.errors.print(Text(hint, style="yellow"))
+
+    def note(self, text: str) -> None:
+        self.errors.print(Text(text, style="dim"))
+
+    # -- following a task ------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def following(
+        self, task_id: str, poller: Poller, *, show: bool = True
+    ) -> AsyncIterator[TaskView]:
+        view = TaskView(task_id, lambda: poller.next_poll(task_id))
+        if not show:
+            yield view
+            return
+        line = _LiveLine(view)
+        live = Live(
+            line, console=self.console, auto_refresh=False, transient=False, redirect_stderr=False
+        )
+
+        async def tick() -> None:
+            while True:
+                line.next_poll = view.next_poll()
+                if self._live is live:
+                    live.refresh()
+                await anyio.sleep(REFRESH)
+
+        self._live = live
+        live.start()
+        # Entered by hand, like the Poller's: the body's exception is not the ticker's, and
+        # must not come out wrapped in an ExceptionGroup.
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        group.start_soon(tick)
+        try:
+            yield view
+        finally:
+            group.cancel_scope.cancel()
+            await group.__aexit__(None, None, None)
+            line.next_poll = None
+            line.done = True
+            self._live = None
+            live.refresh()
+            live.stop()
+
+    def item(self, view: TaskView, item: Task | InputEvent) -> None:
+        apply_watch_item(view, item, self.generation)
+        if isinstance(item, InputEvent) and self._live is not None:
+            self._live.console.print(
+                Text(f"input {item.kind.value}: {item.method}", style="magenta")
+            )
+        if self._live is not None:
+            self._live.refresh()
+
+    async def prompting(self, ask: Callable[[], T]) -> T:
+        async with self._prompt_lock:
+            live = self._live
+            self._live = None
+            if live is not None:
+                live.stop()
+            try:
+                return await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)
+            finally:
+                if live is not None:
+                    live.start()
+                    self._live = live
