@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ def run_example(name: str, *args: str, peer: str = "mcp1") -> str:
         text=True,
         timeout=120,
         check=False,
+        cwd=REPO,  # the examples that run `python -m mcp_tasks_client.cli` find this checkout
     )
     assert run.returncode == 0, run.stderr
     return run.stdout
@@ -61,3 +63,31 @@ def test_the_agent_host_routes_2026_07_28_questions_by_task_id() -> None:
     assert "deploy: completed -> deleted prod.db" in out
     assert "wipe: completed -> kept cache (decline)" in out
     assert "greet: completed -> Hello, carol!" in out
+
+
+def test_a_script_polls_a_long_running_tool_through_the_cli() -> None:
+    args = '{"seconds": 1, "label": "report"}'
+    out = run_example("cli_polling.py", "--args", args, "--every", "0.3", peer="fastmcp4")
+    assert "[1] started " in out
+    assert "[1] status working" in out
+    assert "[1] outcome completed: computed report in 1.0s" in out
+    assert "[2] started " in out
+    assert "[2] result: computed report in 1.0s (exit code 0: completed)" in out
+
+
+def test_trio_many_takes_each_outcome_as_it_comes() -> None:
+    out = run_example("trio_many.py", "--tasks", "8")
+    assert "8 tasks started" in out
+    for index in range(8):
+        assert re.search(rf"\] job {index} \([\d.]+s\): echo \(task\): job {index}$", out, re.M)
+    assert re.search(r"^all 8 done; \d+ tasks/get for 8 tasks$", out, re.M)
+
+
+def test_the_asyncio_host_binds_each_tasks_handler_before_it_can_ask() -> None:
+    out = run_example("asyncio_host.py")
+    assert "[alice] asked 'Immediate: ok?' -> yes" in out
+    assert "[bob] asked 'Confirm: drop the table?' -> no" in out
+    assert "[carol] asked 'Confirm: ship v2?' -> yes" in out
+    assert "alice: task done -> immediate confirmed=true action=accept" in out
+    assert "bob: task done -> confirmed=False action=decline" in out
+    assert "carol: task done -> confirmed=True action=accept" in out
