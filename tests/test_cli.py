@@ -180,6 +180,20 @@ def test_without_rich_the_command_names_the_extra_and_the_library_never_imports_
     assert "pip install 'mcp-tasks-client[cli]'" in run.stderr
 
 
+def test_the_installed_mcp_tasks_script_runs_the_same_command() -> None:
+    script = Path(sys.executable).with_name("mcp-tasks")
+    if not script.exists():
+        message = f"no {script}: install the package (pip install -e '.[cli]')"
+        if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    run = subprocess.run(
+        [str(script), "--help"], capture_output=True, text=True, env=env(), timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert "exit codes:" in run.stdout
+
+
 # -- tools and plain calls ---------------------------------------------------------------------
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from .._client import Client
 from .._errors import (
@@ -14,7 +16,7 @@ from .._errors import (
     TaskNotFound,
 )
 from ..builders import ToolCall
-from ..inputs import InputRouter
+from ..inputs import InputEvent, InputRouter
 from ..models import CallToolResult, CreateTaskResult, Task, TaskStatus
 from ..outcomes import Completed
 from ..probe import probe_server
@@ -175,10 +177,14 @@ class Run:
         task_id = ref.task.task_id if isinstance(ref, CreateTaskResult) else ref
         last = ref.task if isinstance(ref, CreateTaskResult) else None
         deadline = self.options.deadline
+        unanswered: InputNotHandled | None = None
         async with make_poller(client, self.options, self.router) as poller:
             try:
-                async with self.out.following(task_id, poller, show=render) as view:
-                    async for item in poller.watch(ref, deadline=deadline):
+                async with (
+                    self.out.following(task_id, poller, show=render) as view,
+                    contextlib.aclosing(_generator(poller.watch(ref, deadline=deadline))) as items,
+                ):
+                    async for item in items:
                         if render:
                             self.out.item(view, item)
                         if not isinstance(item, Task):
@@ -189,8 +195,10 @@ class Run:
                             requests = item.input_requests or {}
                             asked = next(iter(requests), None)
                             method = "input" if asked is None else requests[asked].method
-                            error = InputNotHandled(task_id, method, asked)
-                            return self.failed(error, task_id, last)
+                            unanswered = InputNotHandled(task_id, method, asked)
+                            break
+                if unanswered is not None:  # reported once the live line has stopped
+                    return self.failed(unanswered, task_id, last)
                 # The watch ended at the terminal snapshot: its outcome, without a new poll.
                 outcome = await poller.wait(last if last is not None else ref)
             except DeadlineExceeded as exc:
@@ -199,6 +207,14 @@ class Run:
             except MCPTasksError as exc:
                 return self.failed(exc, task_id, last)
         return self.out.outcome(task_id, outcome)
+
+
+def _generator(
+    items: AsyncIterator[Task | InputEvent],
+) -> AsyncGenerator[Task | InputEvent, None]:
+    """``Poller.watch()``'s items as the async generator they are (closed when left early)."""
+    assert isinstance(items, AsyncGenerator)
+    return items
 
 
 async def run(options: Options, command: str, ns: argparse.Namespace, output: Output) -> ExitCode:

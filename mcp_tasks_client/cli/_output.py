@@ -16,7 +16,7 @@ from typing import IO, Any, TypeVar
 
 import attrs
 
-from .._errors import DecodeError, MCPTasksError, RPCError
+from .._errors import DecodeError, InputNotHandled, InputRequired, MCPTasksError, RPCError
 from .._generation import Generation
 from ..engine import Poller
 from ..inputs import InputEvent
@@ -88,9 +88,21 @@ def apply_watch_item(view: TaskView, item: Task | InputEvent, generation: Genera
     return event
 
 
+def message_of(error: BaseException) -> str:
+    """The error's message, in the command line's words where the library's name its API."""
+    if isinstance(error, InputNotHandled):
+        if error.request_id is None:
+            return f"task {error.task_id} needs input and nothing answered it"
+        return f"task {error.task_id} asked for {error.method} and nothing answered it"
+    if isinstance(error, InputRequired):
+        keys = sorted((getattr(error.answer, "input_requests", None) or {}).keys())
+        return f"{error.method} {error.name or ''} needs input first (keys {keys!r})"
+    return str(error) if isinstance(error, MCPTasksError) else repr(error)
+
+
 def error_json(error: BaseException) -> Event:
     """An error as JSON: its type and message, and what a script may branch on."""
-    out: Event = {"type": type(error).__name__, "message": str(error)}
+    out: Event = {"type": type(error).__name__, "message": message_of(error)}
     if isinstance(error, RPCError):
         out["code"] = error.code
         out["message"] = error.message
@@ -241,8 +253,7 @@ class Output:
         return code
 
     def say_error(self, error: BaseException, hint: str | None) -> None:
-        message = str(error) if isinstance(error, MCPTasksError) else repr(error)
-        sys.stderr.write(f"mcp-tasks: {type(error).__name__}: {message}\n")
+        sys.stderr.write(f"mcp-tasks: {type(error).__name__}: {message_of(error)}\n")
         if hint:
             sys.stderr.write(f"mcp-tasks: {hint}\n")
         sys.stderr.flush()

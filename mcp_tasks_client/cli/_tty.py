@@ -19,7 +19,7 @@ from rich.text import Text
 
 from .._generation import Generation
 from ..engine import Poller
-from ..inputs import InputEvent
+from ..inputs import InputEvent, InputEventKind
 from ..models import CallToolResult, Task, TextContent, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Outcome
 from ..probe import ServerProbe
@@ -214,7 +214,7 @@ class RichOutput(Output):
     def say_error(self, error: BaseException, hint: str | None) -> None:
         detail = error_json(error)
         text = Text("error: ", style="bold red")
-        text.append(f"{detail['type']}: {error}")
+        text.append(f"{detail['type']}: {detail['message']}")
         self.errors.print(text)
         if hint:
             self.errors.print(Text(hint, style="yellow"))
@@ -264,7 +264,9 @@ class RichOutput(Output):
 
     def item(self, view: TaskView, item: Task | InputEvent) -> None:
         apply_watch_item(view, item, self.generation)
-        if isinstance(item, InputEvent) and self._live is not None:
+        settled = isinstance(item, InputEvent) and item.kind is not InputEventKind.ARRIVED
+        if settled and self._live is not None:  # what became of a question stays on screen
+            assert isinstance(item, InputEvent)
             self._live.console.print(
                 Text(f"input {item.kind.value}: {item.method}", style="magenta")
             )
