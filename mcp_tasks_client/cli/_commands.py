@@ -75,18 +75,23 @@ class Run:
         if isinstance(error, DeadlineExceeded):
             status = last.status.value if last is not None else "unknown"
             keeps = f" (mcp-tasks cancel {task_id})" if task_id else ""
+            limit = self.options.deadline
+            reached = "the deadline" if limit is None else f"--deadline {limit:g}s"
             return (
-                f"--deadline {self.options.deadline:g}s reached with the task {status}; "
-                f"it keeps running on the server{keeps}"
+                f"{reached} reached with the task {status}; it keeps running on the server{keeps}"
             )
         return None
 
     def failed(
-        self, error: BaseException, task_id: str | None = None, last: Task | None = None
+        self,
+        error: BaseException,
+        task_id: str | None = None,
+        last: Task | None = None,
+        *,
+        waited: bool = False,
     ) -> ExitCode:
-        return self.out.error(
-            error, task_id=task_id, last=last, hint=self.hint_for(error, task_id, last)
-        )
+        hint = self.hint_for(error, task_id, last)
+        return self.out.error(error, task_id=task_id, last=last, hint=hint, waited=waited)
 
     # -- the run ---------------------------------------------------------------------------
 
@@ -132,7 +137,8 @@ class Run:
         )
         code = ExitCode.COMPLETED
         if not report.generations:
-            errors = [e for e in (report.initialize_error, report.discover_error) if e]
+            said = (report.initialize_error, report.discover_error)
+            errors = [e for e in said if e is not None]
             codes = [for_error(e) for e in errors]
             code = ExitCode.CONNECTION if ExitCode.CONNECTION in codes else ExitCode.PROTOCOL
         self.out.probe(report, code)
@@ -198,14 +204,15 @@ class Run:
                             unanswered = InputNotHandled(task_id, method, asked)
                             break
                 if unanswered is not None:  # reported once the live line has stopped
-                    return self.failed(unanswered, task_id, last)
+                    return self.failed(unanswered, task_id, last, waited=True)
                 # The watch ended at the terminal snapshot: its outcome, without a new poll.
                 outcome = await poller.wait(last if last is not None else ref)
             except DeadlineExceeded as exc:
                 seen = exc.snapshots.get(task_id)
-                return self.failed(exc, task_id, seen if isinstance(seen, Task) else last)
+                seen = seen if isinstance(seen, Task) else last
+                return self.failed(exc, task_id, seen, waited=True)
             except MCPTasksError as exc:
-                return self.failed(exc, task_id, last)
+                return self.failed(exc, task_id, last, waited=True)
         return self.out.outcome(task_id, outcome)
 
 

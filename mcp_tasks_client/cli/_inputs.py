@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import DecodeError, RPCError, UsageError
 from .._generation import Generation
@@ -27,6 +27,9 @@ from ..models import (
 )
 from ..wire import decode
 from ._output import Output
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["FileAnswers", "InteractiveAnswers", "make_router"]
 
@@ -105,9 +108,10 @@ class FileAnswers:
         return self._find(CreateMessageResult, self._keys(ctx, SAMPLE), "sampling/createMessage")
 
 
-def _field_value(console: Any, name: str, spec: dict[str, Any], required: bool) -> Any:
+def _field_value(console: Console, name: str, spec: dict[str, Any], required: bool) -> Any:
     """Ask for one form field, typed by its JSON schema; None for a skipped optional one."""
     from rich.prompt import Confirm, Prompt
+    from rich.text import Text
 
     label = str(spec.get("title") or name)
     if spec.get("description"):
@@ -119,43 +123,38 @@ def _field_value(console: Any, name: str, spec: dict[str, Any], required: bool) 
         choices = [c.get("const") for c in spec["oneOf"] if isinstance(c, dict) and "const" in c]
     if isinstance(choices, list) and choices:
         shown = [str(c) for c in choices]
-        picked = Prompt.ask(
-            label,
-            console=console,
-            choices=shown,
-            default=None if default is None else str(default),
-        )
-        return choices[shown.index(str(picked))]
+        if default is not None and str(default) in shown:
+            picked = Prompt.ask(Text(label), console=console, choices=shown, default=str(default))
+        else:
+            picked = Prompt.ask(Text(label), console=console, choices=shown)
+        return choices[shown.index(picked)]
     if kind == "boolean":
-        return Confirm.ask(
-            label, console=console, default=bool(default) if default is not None else False
-        )
+        return Confirm.ask(Text(label), console=console, default=bool(default))
+    hint = "" if required else " (empty: leave out)"
     while True:
-        hint = "" if required else " (empty: leave out)"
         text = Prompt.ask(
-            label + hint,
+            Text(label + hint),
             console=console,
             default="" if default is None else str(default),
             show_default=default is not None,
         )
-        if text == "":
-            if not required:
-                return None
-            if kind in (None, "string"):
-                console.print("  a value is required")
+        if text == "" and not required:
+            return None
+        if kind == "integer" or kind == "number":
+            try:
+                return int(text) if kind == "integer" else float(text)
+            except ValueError:
+                console.print(Text(f"  not {'an integer' if kind == 'integer' else 'a number'}"))
                 continue
-        try:
-            if kind == "integer":
-                return int(text)
-            if kind == "number":
-                return float(text)
-        except ValueError:
-            console.print(f"  not {'an integer' if kind == 'integer' else 'a number'}: {text!r}")
+        if text == "":
+            console.print(Text("  a value is required"))
             continue
         return text
 
 
-def ask_elicitation(console: Any, task_id: str | None, params: ElicitRequestParams) -> ElicitResult:
+def ask_elicitation(
+    console: Console, task_id: str | None, params: ElicitRequestParams
+) -> ElicitResult:
     """The terminal dialogue for one elicitation (blocking: run it in a thread)."""
     from rich.prompt import Prompt
     from rich.text import Text
@@ -186,7 +185,7 @@ def ask_elicitation(console: Any, task_id: str | None, params: ElicitRequestPara
 
 
 def ask_sampling(
-    console: Any, task_id: str | None, params: CreateMessageRequestParams
+    console: Console, task_id: str | None, params: CreateMessageRequestParams
 ) -> CreateMessageResult:
     """The terminal dialogue for one sampling request: you are the model."""
     from rich.prompt import Prompt
@@ -213,7 +212,7 @@ class InteractiveAnswers:
         self.console = Console(stderr=True, highlight=False)
 
     def _ask(
-        self, dialogue: Callable[[Any, str | None, Any], T], task_id: str | None, params: Any
+        self, dialogue: Callable[[Console, str | None, Any], T], task_id: str | None, params: Any
     ) -> Callable[[], T]:
         return lambda: dialogue(self.console, task_id, params)
 

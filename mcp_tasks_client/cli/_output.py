@@ -235,12 +235,13 @@ class Output:
         last: Task | None = None,
         hint: str | None = None,
         code: ExitCode | None = None,
+        waited: bool = False,
     ) -> ExitCode:
-        """The run ended with ``error``: the last line says so (an "outcome" when a task was
-        being followed, else an "error"), and a readable message goes to stderr."""
+        """The run ended with ``error``: the last line says so (the "outcome" when it ended
+        the wait on a task, else an "error"), and a readable message goes to stderr."""
         code = for_error(error) if code is None else code
         event: Event = {
-            "event": "error" if task_id is None else "outcome",
+            "event": "outcome" if waited else "error",
             "task_id": task_id,
             "status": None if last is None else last.status.value,
             "error": error_json(error),

@@ -11,7 +11,6 @@ import anyio
 import anyio.to_thread
 from rich.console import Console, RenderableType
 from rich.live import Live
-from rich.markup import escape
 from rich.progress_bar import ProgressBar
 from rich.spinner import Spinner
 from rich.table import Table
@@ -97,8 +96,9 @@ class RichOutput(Output):
     def tools(self, tools: Sequence[Tool]) -> None:
         table = Table("tool", "task support", "description", box=None, header_style="bold")
         for tool in tools:
-            support = tool.task_support.value if tool.execution is not None else "-"
-            table.add_row(tool.name, support, escape(tool.description or ""))
+            # 2026-07-28 tools carry no taskSupport: the server decides per call (E 4).
+            support = "-" if self.generation.stateless else tool.task_support.value
+            table.add_row(Text(tool.name), support, Text(tool.description or ""))
         self.console.print(table)
 
     def tasks(self, tasks: Sequence[Task]) -> None:
@@ -109,9 +109,9 @@ class RichOutput(Output):
         for task in tasks:
             status = task.status.value
             table.add_row(
-                task.task_id,
+                Text(task.task_id),
                 Text(status, style=STYLES.get(status, "")),
-                task.status_message or "",
+                Text(task.status_message or ""),
                 task.created_at.isoformat(timespec="seconds"),
             )
         self.console.print(table)
@@ -144,15 +144,15 @@ class RichOutput(Output):
         table.add_row(
             "runs tasks in", ", ".join(g.value for g in report.task_generations) or "none"
         )
-        table.add_row("versions", ", ".join(report.versions) or "none")
+        table.add_row("versions", Text(", ".join(report.versions) or "none"))
         if report.initialize is not None:
             info = report.initialize.server_info
-            table.add_row("initialize", f"{info.name} {info.version}")
+            table.add_row("initialize", Text(f"{info.name} {info.version}"))
         else:
             table.add_row("initialize", Text(str(report.initialize_error), style="dim"))
         if report.discover is not None:
             name = (report.discover.server_info or {}).get("name")
-            table.add_row("server/discover", f"{name or '?'}")
+            table.add_row("server/discover", Text(f"{name or '?'}"))
         else:
             table.add_row("server/discover", Text(str(report.discover_error), style="dim"))
         self.console.print(table)
@@ -206,6 +206,7 @@ class RichOutput(Output):
         last: Task | None = None,
         hint: str | None = None,
         code: ExitCode | None = None,
+        waited: bool = False,
     ) -> ExitCode:
         code = for_error(error) if code is None else code
         self.say_error(error, hint)
