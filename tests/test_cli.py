@@ -522,7 +522,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 def in_terminal(args: Sequence[str], replies: Sequence[tuple[str, str]] = ()) -> Screen:
     """Run the CLI on a pseudo-terminal (120x40); each ``(prompt, reply)`` is typed once the
-    prompt text appears on the screen."""
+    prompt text appears on the screen after the previous reply was typed."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = subprocess.Popen(
@@ -537,6 +537,7 @@ def in_terminal(args: Sequence[str], replies: Sequence[tuple[str, str]] = ()) ->
     os.close(slave)
     pending = list(replies)
     raw = b""
+    mark = 0  # where the screen stood when the last reply was typed
     deadline = time.monotonic() + RUN_TIMEOUT
     try:
         while time.monotonic() < deadline:
@@ -553,8 +554,9 @@ def in_terminal(args: Sequence[str], replies: Sequence[tuple[str, str]] = ()) ->
                 break
             raw += chunk
             screen = ANSI.sub("", raw.decode("utf-8", "replace"))
-            if pending and pending[0][0] in screen[-400:]:
+            if pending and pending[0][0] in screen[mark:]:
                 os.write(master, pending.pop(0)[1].encode())
+                mark = len(screen)
         proc.wait(timeout=10)
     finally:
         os.close(master)
@@ -584,6 +586,20 @@ def test_interactive_input_asks_each_field_typed_by_its_schema(mcp1: list[str]) 
     assert screen.code == 0, screen.text
     assert "asks: Confirm: ship it?" in screen.text
     assert "confirmed=True action=accept" in screen.text
+
+
+def test_interactive_input_answers_2026_questions_one_at_a_time(fastmcp4: list[str]) -> None:
+    accept = ("(accept):", "\n")
+    replies = [accept, ("value", "Ada\n"), accept, ("value", "Lovelace\n")]
+    screen = in_terminal(
+        [*fastmcp4, "--inputs", "interactive", "call", "multi_input", "--task", "--wait"],
+        replies=replies,
+    )
+    assert screen.code == 0, screen.text
+    assert "asks: First name?" in screen.text
+    assert "asks: Last name?" in screen.text
+    assert "{'value': 'Ada'}" in screen.text
+    assert "{'value': 'Lovelace'}" in screen.text
 
 
 def test_tables_on_a_terminal(mcp1: list[str]) -> None:
