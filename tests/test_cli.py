@@ -12,6 +12,7 @@ import json
 import os
 import re
 import select
+import shlex
 import signal
 import socket
 import struct
@@ -102,7 +103,7 @@ def gen1(request: pytest.FixtureRequest) -> list[str]:
     if kind == "http":
         url: str = request.getfixturevalue(f"{name}_http_url")
         return ["--url", url]
-    return ["--stdio", " ".join(stdio_command(peer))]
+    return ["--stdio", shlex.join(stdio_command(peer))]
 
 
 @pytest.fixture
@@ -122,7 +123,7 @@ def gen2(request: pytest.FixtureRequest) -> list[str]:
     if request.param == "http":
         url: str = request.getfixturevalue("fastmcp4_http_url")
         return ["--url", url, *GEN2]
-    return ["--stdio", " ".join(stdio_command(peer)), *GEN2]
+    return ["--stdio", shlex.join(stdio_command(peer)), *GEN2]
 
 
 @pytest.fixture
@@ -490,7 +491,7 @@ def test_a_refused_connection_or_a_dead_child_exits_6() -> None:
     assert ran.code == ExitCode.CONNECTION
     assert ran.last["event"] == "error"
     assert ran.last["status"] is None
-    ran = cli("--stdio", f"{sys.executable} -c pass", "tools")
+    ran = cli("--stdio", shlex.join([sys.executable, "-c", "pass"]), "tools")
     assert ran.code == ExitCode.CONNECTION
     ran = cli("--url", f"http://127.0.0.1:{closed_port()}/mcp", "probe")
     assert ran.code == ExitCode.CONNECTION
@@ -498,7 +499,7 @@ def test_a_refused_connection_or_a_dead_child_exits_6() -> None:
 
 
 def test_a_server_that_breaks_the_protocol_exits_7() -> None:
-    garbage = f"{sys.executable} {REPO / 'tests' / 'hostile' / 'stdio_garbage.py'}"
+    garbage = shlex.join([sys.executable, str(REPO / "tests" / "hostile" / "stdio_garbage.py")])
     ran = cli("--stdio", garbage, "tools")
     assert ran.code == ExitCode.PROTOCOL
     assert ran.last["error"]["type"] == "DecodeError"

@@ -4,15 +4,17 @@
 
 Starts the official Python SDK server (mcp 1.30, 2025-11-25 tasks) and fastmcp 4.1.4 (the
 2026-07-28 tasks extension) over Streamable HTTP on free ports, prints their URLs and a few
-``mcp-tasks`` command lines to paste, and runs until Ctrl-C (which stops both, by pid).
+``mcp-tasks`` command lines to paste, and runs until Ctrl-C or SIGTERM (which stop both, by pid).
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import threading
 from pathlib import Path
+from types import FrameType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -36,7 +38,14 @@ SAMPLES = {
 GENERATION = {"mcp1": "", "fastmcp4": " --generation 2026-07-28"}
 
 
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    # Ctrl-C, and a plain kill too, stop the servers (a shell may start us with SIGINT ignored).
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
     missing = [name for name in SAMPLES if not peer_available(PEERS[name])]
     if missing:
         print(f"not installed: {', '.join(missing)}; run: python3 tests/peers/install.py")
