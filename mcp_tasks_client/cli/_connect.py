@@ -20,11 +20,11 @@ from ._options import Options, Server
 
 __all__ = ["client_info", "make_client", "make_policy", "make_poller", "make_transport"]
 
-VERSION = "0.1.0.dev0"
-
 
 def client_info(options: Options) -> Implementation:
-    return Implementation(options.client_name, VERSION)
+    from .. import __version__
+
+    return Implementation(options.client_name, __version__)
 
 
 def make_transport(server: Server) -> Transport:
