@@ -60,7 +60,7 @@ def _pytest_counted(session: nox.Session, *args: str) -> None:
 @nox.session(python=None)
 def tests(session: nox.Session) -> None:
     """The whole suite, real peers included, on trio and asyncio (4 workers)."""
-    session.install("-e", ".", *TEST_DEPS)
+    session.install("-e", ".[cli]", *TEST_DEPS)
     _install_peers(session)
     _pytest_counted(session, *(session.posargs or PYTEST_DEFAULT))
 
@@ -68,7 +68,7 @@ def tests(session: nox.Session) -> None:
 @nox.session(python=SUPPORTED)
 def matrix(session: nox.Session) -> None:
     """The suite on each supported Python (`requires-python = ">=3.10"` kept honest)."""
-    session.install("-e", ".", *TEST_DEPS)
+    session.install("-e", ".[cli]", *TEST_DEPS)
     _install_peers(session)
     _pytest_counted(session, *(session.posargs or PYTEST_DEFAULT))
 
@@ -93,7 +93,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=None)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the library, the tests and the examples (config: pyproject.toml)."""
-    session.install("-e", ".", *TEST_DEPS, *TYPE_DEPS)
+    session.install("-e", ".[cli]", *TEST_DEPS, *TYPE_DEPS)
     session.run("mypy")
 
 
@@ -117,6 +117,15 @@ def demo(session: nox.Session) -> None:
     session.install("-e", ".")
     _install_peers(session)
     session.run("python", "examples/demo.py", *session.posargs)
+
+
+@nox.session(python=None)
+def serve(session: nox.Session) -> None:
+    """Start the bundled task servers on 127.0.0.1 (2025-11-25 and 2026-07-28), print their
+    URLs and `mcp-tasks` command lines to try; Ctrl-C stops them."""
+    session.install("-e", ".[cli]")
+    _install_peers(session)
+    session.run("python", "tests/peers/serve.py", *session.posargs)
 
 
 @nox.session(python=None)

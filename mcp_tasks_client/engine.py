@@ -506,6 +506,16 @@ class Poller:
         tracked = self._tracked.get(task_id)
         return tracked.message if tracked is not None else None
 
+    def next_poll(self, task_id: str) -> float | None:
+        """Seconds until the next ``tasks/get`` of a task being waited on (0 while one is due or
+        in flight), or None when it is not being polled (not tracked, or ending): for a
+        display; the schedule is the policy's and the server's, never changed by asking."""
+        tracked = self._tracked.get(task_id)
+        if tracked is None or tracked.finishing or tracked.done.is_set():
+            return None
+        due = self._scheduler.due(task_id)
+        return None if due is None else max(0.0, due - anyio.current_time())
+
     # -- tracking ----------------------------------------------------------------------------
 
     async def _hold(self, ref: TaskRef, until: float) -> _Tracked:

@@ -616,6 +616,37 @@ def test_terminal_status_notification_wakes_the_waiter_before_the_next_poll() ->
     assert [(s.time, s.answered) for s in server.results("task-0")] == [(12.5, 12.5)]
 
 
+def test_next_poll_says_when_a_waited_task_is_polled_next() -> None:
+    """What a display shows as "next poll": the schedule's own due time, read without a
+    request; None for a task nobody waits on, and once its wait has ended."""
+    spec = TaskSpec(["working", "completed"], interval_ms=1000)
+    policy = PollPolicy(floor=0.1, jitter=0.0)
+    seen: list[Any] = []
+
+    async def body(client: Client, poller: Poller, created: list[CreateTaskResult]) -> None:
+        task_id = created[0].task.task_id
+        seen.append(poller.next_poll(task_id))  # nobody waits on it yet: not polled
+
+        async def waiter() -> None:
+            seen.append(await poller.wait(created[0], deadline=60))
+
+        async with anyio.create_task_group() as group:
+            start = trio.current_time()
+            group.start_soon(waiter)
+            await trio.sleep_until(start + 0.25)
+            seen.append(poller.next_poll(task_id))  # the first poll is due at start + 1
+            await trio.sleep_until(start + 1.5)
+            seen.append(poller.next_poll(task_id))  # polled at start + 1: next at start + 2
+        seen.append(poller.next_poll(task_id))
+
+    run_sim([spec], policy, 0, body)
+    assert seen[0] is None
+    assert seen[1] == pytest.approx(0.75)
+    assert seen[2] == pytest.approx(0.5)
+    assert isinstance(seen[3], Completed)
+    assert seen[4] is None
+
+
 def test_deadline_abandon_reports_the_cancels_it_sent() -> None:
     """C-26, C-41: at the deadline, cancel_on_abandon sends one tasks/cancel per unfinished
     task, and DeadlineExceeded.cancel_sent names exactly those tasks."""

@@ -173,6 +173,12 @@ class PollScheduler:
             grown = math.inf if policy.initial > 0 else 0.0
         return max(policy.floor, min(policy.ceiling, grown))
 
+    def due(self, task_id: str) -> float | None:
+        """When ``task_id`` is next polled (in the past while its poll is in flight), or None
+        when it is not tracked."""
+        entry = self._entries.get(task_id)
+        return None if entry is None else entry.due
+
     def next_due(self) -> float | None:
         """When the engine must next wake up, or None when nothing is tracked."""
         heap = self._heap

@@ -1,0 +1,307 @@
+"""The subcommands: each opens the run's Client (and Poller) and reports what came of it."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from .._client import Client, Timeouts
+from .._errors import (
+    DeadlineExceeded,
+    GetStreamUnavailable,
+    InputNotHandled,
+    InputRequired,
+    MCPTasksError,
+    RequestTimeout,
+    TaskNotCancellable,
+    TaskNotFound,
+    TransportError,
+)
+from .._transports.http import HttpTransport
+from ..builders import ToolCall
+from ..engine import WatchItem
+from ..inputs import InputRouter
+from ..journal import JournalEntry, SQLiteJournal
+from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task, TaskStatus
+from ..outcomes import Completed
+from ..probe import probe_server
+from ..resume import Resumed, client_for, resume
+from ._connect import (
+    client_info,
+    identity_of,
+    make_client,
+    make_policy,
+    make_poller,
+    make_transport,
+)
+from ._exit import ExitCode, for_error
+from ._inputs import FileAnswers, make_router
+from ._options import Options, call_args
+from ._output import Output
+
+__all__ = ["run"]
+
+ANSWER_HOW = "use --inputs FILE.json or --inputs interactive"
+
+
+class Run:
+    """One invocation: the options, the output, and how input is answered (if at all)."""
+
+    def __init__(self, options: Options, output: Output) -> None:
+        self.options = options
+        self.out = output
+        self.router: InputRouter | None = None
+        self.answers: FileAnswers | None = None
+        self.journal: SQLiteJournal | None = None
+
+    # -- hints -----------------------------------------------------------------------------
+
+    def input_hint(self, task_id: str | None) -> str:
+        where = f"task {task_id}" if task_id else "the call"
+        if self.answers is not None and self.answers.unanswered:
+            missed = "; ".join(self.answers.unanswered)
+            return (
+                f"{where} asked for input; {self.answers.path} has no answer for {missed}: "
+                "add one to the file, or use --inputs interactive"
+            )
+        if self.router is None:
+            still = (
+                f" (it still waits on the server: mcp-tasks cancel {task_id})" if task_id else ""
+            )
+            return f"{where} needs input and nothing answers it: {ANSWER_HOW}{still}"
+        return f"{where} asked for input that was not answered: {ANSWER_HOW}"
+
+    def lost_hint(self, task_id: str) -> str:
+        hint = f"the server does not know task {task_id}: an unknown id, or expired and deleted"
+        if not self.options.generation.stateless:
+            hint += (
+                ", or a task of another session: a 2025-11-25 server may bind a task to the "
+                "session that started it, and each mcp-tasks run opens a new session "
+                "(over --stdio, a new server process)"
+            )
+        return hint
+
+    def hint_for(self, error: BaseException, task_id: str | None, last: Task | None) -> str | None:
+        if isinstance(error, (InputNotHandled, InputRequired)):
+            return self.input_hint(task_id)
+        if isinstance(error, TaskNotFound) and task_id is not None:
+            return self.lost_hint(task_id)
+        if isinstance(error, DeadlineExceeded):
+            status = last.status.value if last is not None else "unknown"
+            keeps = f" (mcp-tasks cancel {task_id})" if task_id else ""
+            limit = self.options.deadline
+            reached = "the deadline" if limit is None else f"--deadline {limit:g}s"
+            return (
+                f"{reached} reached with the task {status}; it keeps running on the server{keeps}"
+            )
+        return None
+
+    def failed(
+        self,
+        error: BaseException,
+        task_id: str | None = None,
+        last: Task | None = None,
+        *,
+        waited: bool = False,
+    ) -> ExitCode:
+        hint = self.hint_for(error, task_id, last)
+        return self.out.error(error, task_id=task_id, last=last, hint=hint, waited=waited)
+
+    # -- the run ---------------------------------------------------------------------------
+
+    async def __call__(self, command: str, ns: argparse.Namespace) -> ExitCode:
+        try:
+            self.router, self.answers = make_router(
+                self.options.inputs, self.options.generation, self.out
+            )
+            if command == "probe":
+                return await self.probe()
+            with contextlib.ExitStack() as stack:
+                if self.options.journal is not None:
+                    self.journal = stack.enter_context(SQLiteJournal(self.options.journal))
+                if command == "resume":
+                    return await self.resume()
+                entry = None
+                task_id_given: str | None = getattr(ns, "task_id", None)
+                if self.journal is not None and task_id_given is not None:
+                    server = identity_of(self.options.server)
+                    entry = await self.journal.get(server, task_id_given)
+                async with make_client(self.options, self.router, entry) as client:
+                    if self.router is not None:
+                        self.router.attach(client)
+                    return await self.dispatch(client, command, ns)
+        except (MCPTasksError, OSError) as exc:
+            task_id = getattr(ns, "task_id", None)
+            return self.failed(exc, task_id)
+
+    async def dispatch(self, client: Client, command: str, ns: argparse.Namespace) -> ExitCode:
+        if command == "tools":
+            self.out.tools([tool async for tool in client.list_tools()])
+            return ExitCode.COMPLETED
+        if command == "call":
+            return await self.call(client, ns)
+        if command == "list":
+            self.out.tasks([task async for task in client.list_tasks()])
+            return ExitCode.COMPLETED
+        task_id: str = ns.task_id
+        if command == "status":
+            self.out.status(await client.get_task(task_id))
+            return ExitCode.COMPLETED
+        if command == "cancel":
+            return await self.cancel(client, task_id)
+        assert command in ("wait", "result"), command
+        return await self.follow(client, task_id, render=command == "wait")
+
+    async def probe(self) -> ExitCode:
+        options = self.options
+        report = await probe_server(
+            lambda: make_transport(options.server),
+            client_info=client_info(options),
+            timeout=options.timeout,
+        )
+        code = ExitCode.COMPLETED
+        if not report.generations:
+            said = (report.initialize_error, report.discover_error)
+            errors = [e for e in said if e is not None]
+            codes = [for_error(e) for e in errors]
+            code = ExitCode.CONNECTION if ExitCode.CONNECTION in codes else ExitCode.PROTOCOL
+        self.out.probe(report, code)
+        if code is not ExitCode.COMPLETED:
+            self.out.note("the server answered neither generation's opening")
+        return code
+
+    async def call(self, client: Client, ns: argparse.Namespace) -> ExitCode:
+        args = call_args(ns)
+        call = ToolCall(args.tool, args.arguments)
+        timeout = self.options.timeout
+        if not args.task:
+            result = await client.call_tool(call, timeout=timeout, inputs=self.router)
+            return self.out.call_result(result)
+        task_call = call.as_task(args.ttl)
+        if args.wait and not client.dialect.stateless:
+            # 2025-11-25: ask for the task's progress to show it (2026-07-28 has none, E C43).
+            task_call = task_call.with_progress_token(f"mcp-tasks-{uuid.uuid4().hex}")
+        started = await client.start(
+            task_call, timeout=timeout, inputs=self.router, journal=self.journal
+        )
+        if isinstance(started, CallToolResult):  # 2026-07-28: the server answered inline
+            self.out.note("the server ran the call inline: no task was made")
+            return self.out.outcome(None, Completed(None, started))
+        self.out.created(started.task)
+        if not args.wait:
+            return ExitCode.COMPLETED
+        return await self.follow(client, started, render=True)
+
+    async def listen_for_progress(self, client: Client) -> None:
+        """2025-11-25 over HTTP: a task's progress and status notifications come on the
+        standalone GET stream, which is opened (when the server offers one) to show them."""
+        if client.dialect.stateless or not isinstance(client.transport, HttpTransport):
+            return
+        try:
+            await client.open_listen_stream(timeout=self.options.timeout)
+        except (GetStreamUnavailable, TransportError, RequestTimeout) as exc:
+            self.out.note(f"no progress shown: the server's GET stream did not open ({exc})")
+
+    async def resume(self) -> ExitCode:
+        """Every open task of the journal, followed to its end; the worst exit code."""
+        assert self.journal is not None
+        options = self.options
+        capabilities = self.router.capabilities() if self.router is not None else None
+
+        def opener(entry: JournalEntry) -> Client:
+            client = client_for(
+                entry,
+                client_info=client_info(options),
+                capabilities=capabilities or ClientCapabilities(),
+                headers=dict(options.server.headers),
+                timeouts=Timeouts(request=options.timeout, initialize=options.timeout),
+            )
+            if self.router is not None:
+                self.router.attach(client)
+            return client
+
+        codes: list[ExitCode] = []
+
+        def report(item: Resumed) -> None:
+            codes.append(self.out.resumed(item))
+
+        policy = make_policy(options, answers_input=self.router is not None)
+        await resume(
+            self.journal,
+            opener,
+            policy=policy,
+            inputs=self.router,
+            deadline=options.deadline,
+            on_resumed=report,
+        )
+        if not codes:
+            self.out.note(f"no open task in {options.journal}")
+        return max(codes, default=ExitCode.COMPLETED)
+
+    async def cancel(self, client: Client, task_id: str) -> ExitCode:
+        try:
+            task = await client.cancel_task(task_id)
+        except TaskNotCancellable as exc:
+            try:  # -32602: already terminal, or unknown: ask which
+                current = await client.get_task(task_id)
+            except TaskNotFound as lost:
+                return self.failed(lost, task_id)
+            hint = f"task {task_id} is already {current.status.value}: nothing to cancel"
+            return self.out.error(exc, task_id=task_id, last=current, hint=hint)
+        self.out.cancel(task_id, task)
+        return ExitCode.COMPLETED
+
+    async def follow(
+        self, client: Client, ref: CreateTaskResult | str, *, render: bool
+    ) -> ExitCode:
+        """Watch the task to its end (the live line or JSON lines when ``render``), then
+        report its outcome, or the error or deadline that ended the wait."""
+        task_id = ref.task.task_id if isinstance(ref, CreateTaskResult) else ref
+        last = ref.task if isinstance(ref, CreateTaskResult) else None
+        deadline = self.options.deadline
+        unanswered: InputNotHandled | None = None
+        await self.listen_for_progress(client)
+        async with make_poller(client, self.options, self.router, self.journal) as poller:
+            try:
+                async with (
+                    self.out.following(task_id, poller, show=render) as view,
+                    contextlib.aclosing(_generator(poller.watch(ref, deadline=deadline))) as items,
+                ):
+                    async for item in items:
+                        if render:
+                            self.out.item(view, item)
+                        if not isinstance(item, Task):
+                            continue
+                        last = item
+                        if item.status is TaskStatus.INPUT_REQUIRED and self.router is None:
+                            # Nothing here can answer (and nothing was declared): say how.
+                            requests = item.input_requests or {}
+                            asked = next(iter(requests), None)
+                            method = "input" if asked is None else requests[asked].method
+                            unanswered = InputNotHandled(task_id, method, asked)
+                            break
+                if unanswered is not None:  # reported once the live line has stopped
+                    return self.failed(unanswered, task_id, last, waited=True)
+                # The watch ended at the terminal snapshot: its outcome, without a new poll.
+                outcome = await poller.wait(last if last is not None else ref)
+            except DeadlineExceeded as exc:
+                seen = exc.snapshots.get(task_id)
+                seen = seen if isinstance(seen, Task) else last
+                return self.failed(exc, task_id, seen, waited=True)
+            except MCPTasksError as exc:
+                return self.failed(exc, task_id, last, waited=True)
+        return self.out.outcome(task_id, outcome)
+
+
+def _generator(
+    items: AsyncIterator[WatchItem],
+) -> AsyncGenerator[WatchItem, None]:
+    """``Poller.watch()``'s items as the async generator they are (closed when left early)."""
+    assert isinstance(items, AsyncGenerator)
+    return items
+
+
+async def run(options: Options, command: str, ns: argparse.Namespace, output: Output) -> ExitCode:
+    return await Run(options, output)(command, ns)

@@ -1,0 +1,254 @@
+"""Answering the input a task asks for: from a file (``--inputs FILE.json``) or by asking on
+the terminal (``--inputs interactive``). Without ``--inputs`` nothing is answered, and the
+client declares neither elicitation nor sampling."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._errors import DecodeError, RPCError, UsageError
+from .._generation import Generation
+from ..inputs import InputContext, InputRouter
+from ..models import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    SamplingCapability,
+    TextContent,
+)
+from ..wire import decode
+from ._output import Output
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["FileAnswers", "InteractiveAnswers", "make_router"]
+
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+ANY = "*"
+MODEL = "mcp-tasks-cli"
+T = TypeVar("T")
+
+Answer = ElicitResult | CreateMessageResult
+
+
+def _read_answer(key: str, raw: Any, generation: Generation, path: str) -> Answer:
+    """One entry of an answers file: a sampling answer (a string, or an object with a
+    ``model``; always under "sampling/createMessage") or an elicitation answer (an
+    ElicitResult's JSON; ``action`` defaults to "accept")."""
+    try:
+        if isinstance(raw, str):
+            return CreateMessageResult("assistant", TextContent(raw), MODEL)
+        if not isinstance(raw, dict):
+            raise UsageError(f"{path}: the answer for {key!r} must be a JSON object or a string")
+        if key == SAMPLE or "model" in raw:
+            return decode(raw, CreateMessageResult, generation)
+        return decode({"action": "accept", **raw}, ElicitResult, generation)
+    except DecodeError as exc:
+        raise UsageError(f"{path}: the answer for {key!r} is not usable: {exc}") from None
+
+
+class FileAnswers:
+    """Answers from a JSON object, looked up for each question by its 2026-07-28 input key,
+    then (elicitation) its message, then its method, then "*" (elicitation only)."""
+
+    def __init__(self, path: str, generation: Generation) -> None:
+        self.path = path
+        self.generation = generation
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--inputs: cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            table = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--inputs: {path} is not JSON: {exc}") from None
+        if not isinstance(table, dict):
+            raise UsageError(f"--inputs: {path} must hold a JSON object (question -> answer)")
+        self.answers: dict[str, Answer] = {
+            str(key): _read_answer(str(key), raw, generation, path) for key, raw in table.items()
+        }
+        self.unanswered: list[str] = []
+        """What was asked and found no answer (for the error message)."""
+
+    @property
+    def samples(self) -> bool:
+        return SAMPLE in self.answers
+
+    def _keys(self, ctx: InputContext, *more: str) -> list[str]:
+        keys = [ctx.key] if self.generation.stateless else []  # 2025-11-25 ids are not keys
+        return keys + list(more)
+
+    def _find(self, kind: type[T], keys: list[str], what: str) -> T:
+        for key in keys:
+            answer = self.answers.get(key)
+            if isinstance(answer, kind):
+                return answer
+        tried = ", ".join(repr(k) for k in keys)
+        self.unanswered.append(f"{what} (looked up: {tried})")
+        raise RPCError(-32601, f"no answer in {self.path} for {what}")
+
+    async def elicit(self, ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        keys = self._keys(ctx, params.message, ELICIT, ANY)
+        return self._find(ElicitResult, keys, f"elicitation {params.message!r}")
+
+    async def sample(
+        self, ctx: InputContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        return self._find(CreateMessageResult, self._keys(ctx, SAMPLE), "sampling/createMessage")
+
+
+def _field_value(console: Console, name: str, spec: dict[str, Any], required: bool) -> Any:
+    """Ask for one form field, typed by its JSON schema; None for a skipped optional one."""
+    from rich.prompt import Confirm, Prompt
+    from rich.text import Text
+
+    label = str(spec.get("title") or name)
+    if spec.get("description"):
+        label += f" ({spec['description']})"
+    default = spec.get("default")
+    kind = spec.get("type")
+    choices = spec.get("enum")
+    if choices is None and isinstance(spec.get("oneOf"), list):
+        choices = [c.get("const") for c in spec["oneOf"] if isinstance(c, dict) and "const" in c]
+    if isinstance(choices, list) and choices:
+        shown = [str(c) for c in choices]
+        if default is not None and str(default) in shown:
+            picked = Prompt.ask(Text(label), console=console, choices=shown, default=str(default))
+        else:
+            picked = Prompt.ask(Text(label), console=console, choices=shown)
+        return choices[shown.index(picked)]
+    if kind == "boolean":
+        return Confirm.ask(Text(label), console=console, default=bool(default))
+    hint = "" if required else " (empty: leave out)"
+    while True:
+        text = Prompt.ask(
+            Text(label + hint),
+            console=console,
+            default="" if default is None else str(default),
+            show_default=default is not None,
+        )
+        if text == "" and not required:
+            return None
+        if kind == "integer" or kind == "number":
+            try:
+                return int(text) if kind == "integer" else float(text)
+            except ValueError:
+                console.print(Text(f"  not {'an integer' if kind == 'integer' else 'a number'}"))
+                continue
+        if text == "":
+            console.print(Text("  a value is required"))
+            continue
+        return text
+
+
+def ask_elicitation(
+    console: Console, task_id: str | None, params: ElicitRequestParams
+) -> ElicitResult:
+    """The terminal dialogue for one elicitation (blocking: run it in a thread)."""
+    from rich.prompt import Prompt
+    from rich.text import Text
+
+    who = f"task {task_id}" if task_id else "the server"
+    console.print(Text(f"{who} asks: {params.message}", style="bold magenta"))
+    actions = [a.value for a in ElicitAction]
+    if isinstance(params, ElicitRequestURLParams):
+        console.print(Text(f"  open this URL yourself: {params.url}"))
+        picked = Prompt.ask("answer", console=console, choices=actions, default="decline")
+        return ElicitResult(ElicitAction(picked))
+    picked = Prompt.ask("answer", console=console, choices=actions, default="accept")
+    if picked != "accept":
+        return ElicitResult(ElicitAction(picked))
+    assert isinstance(params, ElicitRequestFormParams)
+    schema = params.requested_schema
+    properties = schema.get("properties")
+    required = set(schema.get("required") or ())
+    content: dict[str, Any] = {}
+    if isinstance(properties, dict):
+        for name, spec in properties.items():
+            value = _field_value(
+                console, name, spec if isinstance(spec, dict) else {}, name in required
+            )
+            if value is not None:
+                content[name] = value
+    return ElicitResult(ElicitAction.ACCEPT, content)
+
+
+def ask_sampling(
+    console: Console, task_id: str | None, params: CreateMessageRequestParams
+) -> CreateMessageResult:
+    """The terminal dialogue for one sampling request: you are the model."""
+    from rich.prompt import Prompt
+    from rich.text import Text
+
+    who = f"task {task_id}" if task_id else "the server"
+    console.print(Text(f"{who} asks the model (you) for a reply:", style="bold magenta"))
+    for message in params.messages:
+        blocks = message.content if isinstance(message.content, tuple) else (message.content,)
+        for block in blocks:
+            said = block.text if isinstance(block, TextContent) else repr(block)
+            console.print(Text(f"  {message.role}: {said}"))
+    reply = Prompt.ask("reply", console=console)
+    return CreateMessageResult("assistant", TextContent(reply), MODEL)
+
+
+class InteractiveAnswers:
+    """Answers typed on the terminal, one question at a time, the live display paused."""
+
+    def __init__(self, output: Output) -> None:
+        from rich.console import Console
+
+        self.output = output
+        self.console = Console(stderr=True, highlight=False)
+
+    def _ask(
+        self, dialogue: Callable[[Console, str | None, Any], T], task_id: str | None, params: Any
+    ) -> Callable[[], T]:
+        return lambda: dialogue(self.console, task_id, params)
+
+    async def elicit(self, ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return await self.output.prompting(self._ask(ask_elicitation, ctx.task_id, params))
+
+    async def sample(
+        self, ctx: InputContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        return await self.output.prompting(self._ask(ask_sampling, ctx.task_id, params))
+
+
+def make_router(
+    inputs: str | None, generation: Generation, output: Output
+) -> tuple[InputRouter | None, FileAnswers | None]:
+    """The router that answers input as ``--inputs`` says (None without it), and the file's
+    answers when it names a file. Only what it answers is declared: elicitation (form mode),
+    and sampling when the file answers it or on the terminal."""
+    if inputs is None:
+        return None, None
+    if inputs == "interactive":
+        if not sys.stdin.isatty():
+            raise UsageError("--inputs interactive needs a terminal on stdin")
+        asker = InteractiveAnswers(output)
+        router = InputRouter(
+            elicitation=ElicitationCapability(form={}), sampling=SamplingCapability()
+        )
+        router.default_elicitation(asker.elicit)
+        router.default_sampling(asker.sample)
+        return router, None
+    answers = FileAnswers(inputs, generation)
+    router = InputRouter(
+        elicitation=ElicitationCapability(form={}),
+        sampling=SamplingCapability() if answers.samples else None,
+    )
+    router.default_elicitation(answers.elicit)
+    if answers.samples:
+        router.default_sampling(answers.sample)
+    return router, answers

@@ -1,0 +1,345 @@
+"""The command line, parsed (argparse) into typed options."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from .._generation import Generation
+from ._exit import epilog
+
+__all__ = ["CallArgs", "Options", "Server", "parse"]
+
+DESCRIPTION = """\
+Drive MCP Tasks from a shell: call tools (as tasks, or plainly), watch a task's status live,
+answer the input it asks for, fetch its result, cancel it, list tasks, probe a server.
+
+Nothing happens that you did not ask for: a call is a task only with --task, it is waited on
+only with --wait, input is answered only with --inputs (and only then does the client declare
+elicitation), and the protocol generation is the one you name (--generation, default
+2025-11-25; `probe` tells which ones a server speaks). Runs on trio.
+
+On a terminal, a live line shows the task's status, message, elapsed time and next poll. With
+--json, and whenever stdout is not a terminal, every line of stdout is one JSON object with an
+"event" key ("created", "status", "input", "outcome", "tool", "task", "cancel", "probe",
+"error"); the last line for a waited task is the "outcome": its "status" and its "result"
+(the CallToolResult as wire JSON) or its "error" ({"type", "message", ...}), and "exit_code".
+
+--inputs FILE.json answers input requests from a JSON object: each question is looked up by
+its 2026-07-28 input key, then by the elicitation's message, then by its method
+("elicitation/create", "sampling/createMessage"), then "*" (any elicitation). An elicitation
+answer is an ElicitResult as JSON ({"action": "accept", "content": {...}}; "action" defaults
+to "accept"); a sampling answer is a CreateMessageResult as JSON, or a string (the model's
+text reply). Sampling is declared only when the file answers "sampling/createMessage".
+--inputs interactive asks on the terminal, each form field typed by its JSON schema.
+"""
+
+GENERATIONS = [g.value for g in Generation]
+TASK_COMMANDS = {
+    "status": "print a task's current status (one tasks/get)",
+    "wait": "watch a task until it ends, then print its outcome",
+    "result": "print a task's outcome once it has one (no live display)",
+    "cancel": "cancel a task (tasks/cancel)",
+}
+
+
+@attrs.frozen
+class Server:
+    """Which server, and how to reach it: an HTTP URL (with headers) or a stdio command."""
+
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    stdio: tuple[str, ...] | None = None
+
+
+@attrs.frozen
+class Options:
+    """The global options, typed."""
+
+    server: Server
+    generation: Generation = Generation.V2025_11_25
+    client_name: str = "mcp-tasks"
+    timeout: float = 30.0
+    """Seconds each request may take."""
+    deadline: float | None = None
+    """Seconds a wait may take (None: no deadline)."""
+    json: bool = False
+    interval: float | None = None
+    """Poll no more often than every this many seconds (the server's pollInterval still
+    holds when it is longer)."""
+    inputs: str | None = None
+    """``"interactive"``, a path to an answers file, or None (input is not answered)."""
+    journal: str | None = None
+    """A journal file (SQLite): tasks started are recorded, and a 2025-11-25 session is kept
+    on close so that ``status``/``wait``/``result``/``cancel``/``resume`` can come back."""
+
+
+@attrs.frozen
+class CallArgs:
+    tool: str
+    arguments: dict[str, Any]
+    task: bool
+    ttl: dt.timedelta | None
+    wait: bool
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"a header is NAME:VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"--args is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("--args must be a JSON object")
+    return value
+
+
+def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """The global options, on the main parser (with defaults) and on every subcommand
+    (suppressed when absent), so they may come before or after the subcommand."""
+
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
+    server = parser.add_argument_group("server (one of)")
+    server.add_argument("--url", default=default(None), help="a Streamable HTTP endpoint")
+    server.add_argument(
+        "--header",
+        action="append",
+        type=_header,
+        # After the subcommand its own list (argparse would replace the main one's).
+        dest="header" if defaults else "header_after",
+        default=default([]),
+        metavar="NAME:VALUE",
+        help="an HTTP header sent with every request (repeatable; with --url)",
+    )
+    server.add_argument(
+        "--stdio",
+        default=default(None),
+        metavar='"CMD ARGS"',
+        help="start the server as a child process and talk over its stdin/stdout",
+    )
+    opts = parser.add_argument_group("options")
+    opts.add_argument(
+        "--generation",
+        choices=GENERATIONS,
+        default=default(Generation.V2025_11_25.value),
+        help="the protocol generation to speak (default: 2025-11-25; never guessed)",
+    )
+    opts.add_argument(
+        "--client-name",
+        default=default("mcp-tasks"),
+        help="the client name the server is told (default: mcp-tasks)",
+    )
+    opts.add_argument(
+        "--timeout",
+        type=_positive,
+        default=default(30.0),
+        metavar="SECONDS",
+        help="deadline of each request (default: 30)",
+    )
+    opts.add_argument(
+        "--deadline",
+        type=_positive,
+        default=default(None),
+        metavar="SECONDS",
+        help="deadline of a wait; reaching it exits 4, the task keeps running (default: none)",
+    )
+    opts.add_argument(
+        "--interval",
+        type=_positive,
+        default=default(None),
+        metavar="SECONDS",
+        help="poll a task no more often than this (the server's pollInterval, when longer, "
+        "still holds; default: the library's PollPolicy backoff from 1 s)",
+    )
+    opts.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="JSON lines on stdout (also whenever stdout is not a terminal)",
+    )
+    opts.add_argument(
+        "--inputs",
+        default=default(None),
+        metavar="FILE.json|interactive",
+        help="answer the input a task asks for from FILE.json, or by asking on the terminal "
+        "(default: not answered; a task that asks exits 5)",
+    )
+    opts.add_argument(
+        "--journal",
+        default=default(None),
+        metavar="PATH",
+        help="record tasks in this journal (created owner-only); a 2025-11-25 session is then "
+        "kept on close, so a later run can follow the task (default: nothing is recorded)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-tasks",
+        description=DESCRIPTION,
+        epilog=epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _global_options(parser, defaults=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=epilog(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _global_options(sub, defaults=False)
+        return sub
+
+    command("tools", "list the server's tools and their task support")
+    call = command("call", "call a tool, plainly or (--task) as a task")
+    call.add_argument("tool", metavar="TOOL")
+    call.add_argument(
+        "--args",
+        type=_arguments,
+        default={},
+        metavar="JSON",
+        help="the tool's arguments, a JSON object (default: {})",
+    )
+    call.add_argument("--task", action="store_true", help="call it as a task (task-augmented)")
+    call.add_argument(
+        "--ttl",
+        type=_positive,
+        metavar="SECONDS",
+        help="with --task: how long the server should keep the task (2025-11-25 only)",
+    )
+    call.add_argument(
+        "--wait",
+        action="store_true",
+        help="with --task: watch the task until it ends, then print its outcome",
+    )
+    for name, help_text in TASK_COMMANDS.items():
+        sub = command(name, help_text)
+        sub.add_argument("task_id", metavar="ID", nargs="?", help="the task id")
+        sub.add_argument(
+            "--id",
+            dest="task_id_option",
+            metavar="ID",
+            help="the task id, as an option (an id that starts with '-' is read as this)",
+        )
+    command("list", "list the server's tasks (tasks/list; 2025-11-25 only)")
+    command("probe", "ask the server which protocol generations it speaks (and runs tasks in)")
+    command(
+        "resume",
+        "follow every open task of --journal to its end (servers and sessions from the "
+        "journal; --header is sent to every HTTP server)",
+    )
+    return parser
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _option_strings(sub)
+    return found
+
+
+def _protect_ids(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """Task ids may start with '-' (base64url ids do): after a task subcommand, a word that
+    starts with '-' and is no option of ours is the id, passed on as ``--id=WORD``."""
+    known = _option_strings(parser)
+    out: list[str] = []
+    command: str | None = None
+    rest_positional = False
+    for word in argv:
+        if command is None and word in TASK_COMMANDS:
+            command = word
+        elif command is not None and not rest_positional:
+            if word == "--":
+                rest_positional = True
+            elif word.startswith("-") and word.split("=", 1)[0] not in known:
+                word = f"--id={word}"
+        out.append(word)
+    return out
+
+
+def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]:
+    """The options, the subcommand and its namespace; argparse exits 2 on a usage error."""
+    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    ns = parser.parse_args(_protect_ids(parser, words))
+    url: str | None = ns.url
+    stdio_text: str | None = ns.stdio
+    headers = tuple(ns.header) + tuple(getattr(ns, "header_after", ()))
+    if ns.command == "resume":
+        if ns.journal is None:
+            parser.error("resume needs --journal PATH")
+        if url is not None or stdio_text is not None:
+            parser.error("resume takes its servers from the journal: no --url or --stdio")
+    else:
+        if (url is None) == (stdio_text is None):
+            parser.error('name the server: exactly one of --url URL or --stdio "CMD ARGS"')
+        if headers and url is None:
+            parser.error("--header goes with --url")
+    stdio: tuple[str, ...] | None = None
+    if stdio_text is not None:
+        try:
+            stdio = tuple(shlex.split(stdio_text))
+        except ValueError as exc:
+            parser.error(f"--stdio: {exc}")
+        if not stdio:
+            parser.error("--stdio needs a command")
+    if ns.command in TASK_COMMANDS:
+        given = [i for i in (ns.task_id, ns.task_id_option) if i is not None]
+        if len(given) != 1:
+            parser.error(f"{ns.command} needs one task id (ID, or --id ID)")
+        ns.task_id = given[0]
+    if ns.command == "call":
+        if ns.ttl is not None and not ns.task:
+            parser.error("--ttl goes with --task")
+        if ns.wait and not ns.task:
+            parser.error("--wait goes with --task (a plain call always waits for its answer)")
+    options = Options(
+        server=Server(url=url, headers=headers, stdio=stdio),
+        generation=Generation(ns.generation),
+        client_name=ns.client_name,
+        timeout=ns.timeout,
+        deadline=ns.deadline,
+        json=ns.json,
+        interval=ns.interval,
+        inputs=ns.inputs,
+        journal=ns.journal,
+    )
+    return options, ns.command, ns
+
+
+def call_args(ns: argparse.Namespace) -> CallArgs:
+    ttl = None if ns.ttl is None else dt.timedelta(seconds=ns.ttl)
+    return CallArgs(ns.tool, ns.args, ns.task, ttl, ns.wait)

@@ -1,0 +1,378 @@
+"""What a run shows: JSON lines (``--json``, or stdout not a terminal), or the terminal view.
+
+Every watch item (a Task snapshot, an InputEvent) goes through :func:`apply_watch_item`, the
+one place that turns it into display state and into its JSON event: a new kind of item is
+taught to the CLI there and nowhere else.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import IO, Any, TypeVar
+
+import attrs
+
+from .._errors import DecodeError, InputNotHandled, InputRequired, MCPTasksError, RPCError
+from .._generation import Generation
+from .._protocol.progress import StatusMessage, TaskProgress
+from ..engine import Poller, WatchItem
+from ..models import CallToolResult, Task, Tool
+from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
+from ..probe import ServerProbe
+from ..resume import Held, Resumed
+from ..wire import encode
+from ._exit import ExitCode, for_error, for_outcome
+
+__all__ = [
+    "JsonOutput",
+    "Output",
+    "TaskView",
+    "apply_watch_item",
+    "error_json",
+    "outcome_json",
+]
+
+T = TypeVar("T")
+Event = dict[str, Any]
+"""One line of JSON output."""
+
+
+@attrs.define
+class TaskView:
+    """What is known of the task being followed, for the live line."""
+
+    task_id: str
+    next_poll: Callable[[], float | None] = lambda: None
+    """Seconds until the next poll (from the Poller), or None."""
+    status_message: Callable[[], StatusMessage | None] = lambda: None
+    """The current status message with when it was set (from the Poller), or None."""
+    status: str | None = None
+    message: str | None = None
+    message_since: dt.datetime | None = None
+    """When the shown message was first reported (its snapshot's ``lastUpdatedAt``)."""
+    message_carried: str | None = None
+    """The status the message was set under, when the current snapshot only carries it over
+    (a terminal snapshot still saying what the task said while working): shown as such."""
+    progress: float | None = None
+    """Progress so far, and ``total`` when known: shown as a bar once set."""
+    total: float | None = None
+    progress_message: str | None = None
+    last_input: str | None = None
+    started: float = attrs.field(factory=time.monotonic)
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+def apply_watch_item(view: TaskView, item: WatchItem, generation: Generation) -> Event:
+    """A ``Poller.watch()`` item: the view updated for it, and its JSON event returned.
+
+    Extend this function, and only this one, for a new kind of watch item (progress, say:
+    set ``view.progress`` / ``view.total`` / ``view.message`` and return its event).
+    """
+    if isinstance(item, Task):
+        view.status = item.status.value
+        view.message = item.status_message
+        view.message_since = view.message_carried = None
+        event: Event = {
+            "event": "status",
+            "task_id": item.task_id,
+            "status": item.status.value,
+            "task": encode(item, generation),
+        }
+        said = view.status_message()
+        if item.status_message is not None and said is not None and said.text == view.message:
+            current = said.is_current_for(item)
+            view.message_since = said.since
+            view.message_carried = None if current else said.status.value
+            event["message"] = {
+                "text": said.text,
+                "since": said.since.isoformat(),
+                "set_while": said.status.value,
+                "current": current,
+            }
+        return event
+    if isinstance(item, TaskProgress):
+        view.progress, view.total = item.progress, item.total
+        view.progress_message = item.message
+        return {
+            "event": "progress",
+            "task_id": item.task_id,
+            "progress": item.progress,
+            "total": item.total,
+            "message": item.message,
+            "received_at": item.received_at.isoformat(),
+        }
+    view.last_input = f"{item.method}: {item.kind.value}"
+    event = {
+        "event": "input",
+        "task_id": item.task_id,
+        "kind": item.kind.value,
+        "method": item.method,
+        "request_id": item.request_id,
+    }
+    if item.error is not None:
+        event["error"] = error_json(item.error)
+    return event
+
+
+def message_of(error: BaseException) -> str:
+    """The error's message, in the command line's words where the library's name its API."""
+    if isinstance(error, InputNotHandled):
+        if error.request_id is None:
+            return f"task {error.task_id} needs input and nothing answered it"
+        return f"task {error.task_id} asked for {error.method} and nothing answered it"
+    if isinstance(error, InputRequired):
+        keys = sorted((getattr(error.answer, "input_requests", None) or {}).keys())
+        return f"{error.method} {error.name or ''} needs input first (keys {keys!r})"
+    return str(error) if isinstance(error, MCPTasksError) else repr(error)
+
+
+def error_json(error: BaseException) -> Event:
+    """An error as JSON: its type and message, and what a script may branch on."""
+    out: Event = {"type": type(error).__name__, "message": message_of(error)}
+    if isinstance(error, RPCError):
+        out["code"] = error.code
+        out["message"] = error.message
+        if error.data is not None:
+            out["data"] = _jsonable(error.data)
+    if isinstance(error, DecodeError):
+        out["path"] = error.path
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
+def outcome_json(task_id: str | None, outcome: Outcome, generation: Generation) -> Event:
+    """The final line for a task (or a plain call): its status, and result or error."""
+    event: Event = {"event": "outcome", "task_id": task_id}
+    if isinstance(outcome, Completed):
+        event["status"] = "completed"
+        event["result"] = encode(outcome.result, generation)
+    elif isinstance(outcome, Failed):
+        event["status"] = "failed"
+        if outcome.result is not None:
+            event["result"] = encode(outcome.result, generation)
+        if outcome.error is not None:
+            event["error"] = error_json(outcome.error)
+        elif outcome.result is None:
+            said = outcome.task.status_message or "the task failed"
+            event["error"] = {"type": "TaskFailed", "message": said}
+            if outcome.raw is not None:
+                event["raw"] = outcome.raw
+    elif isinstance(outcome, Cancelled):
+        event["status"] = "cancelled"
+        said = outcome.task.status_message or "the task was cancelled"
+        event["error"] = {"type": "Cancelled", "message": said}
+    else:
+        assert isinstance(outcome, Expired)
+        event["status"] = "expired"
+        event["last_status"] = outcome.task.status.value
+        event["error"] = {
+            "type": "Expired",
+            "message": f"the task's ttl ran out at {outcome.expired_at.isoformat()}",
+        }
+    event["exit_code"] = int(for_outcome(outcome))
+    return event
+
+
+def resumed_json(item: Resumed, generation: Generation) -> tuple[Event, ExitCode]:
+    """A resumed task's line and exit code (a task held elsewhere is not a failure: 0)."""
+    entry, ended = item.entry, item.ended
+    where = {"server": entry.server, "tool": entry.tool, "resumed": True}
+    if isinstance(ended, Lost):
+        code = ExitCode.LOST
+        event: Event = {
+            "event": "outcome",
+            "task_id": entry.task_id,
+            "status": "lost",
+            "error": {"type": "Lost", "message": ended.reason},
+        }
+    elif isinstance(ended, Held):
+        code = ExitCode.COMPLETED
+        event = {"event": "held", "task_id": entry.task_id, "message": HELD}
+    elif isinstance(ended, MCPTasksError):
+        code = for_error(ended)
+        event = {"event": "error", "task_id": entry.task_id, "error": error_json(ended)}
+    else:
+        event = outcome_json(entry.task_id, ended, generation)
+        code = for_outcome(ended)
+    return {**event, **where, "exit_code": int(code)}, code
+
+
+HELD = "another process holds this task's lease (it is following it): left alone"
+
+
+class Output:
+    """What every output mode does; the JSON mode is this class's own behaviour."""
+
+    def __init__(self, generation: Generation, stdout: IO[str] | None = None) -> None:
+        self.generation = generation
+        self.stdout = stdout or sys.stdout
+
+    def encode(self, value: object) -> Any:
+        return encode(value, self.generation)
+
+    def emit(self, event: Event) -> None:
+        self.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+        self.stdout.flush()
+
+    # -- listings --------------------------------------------------------------------------
+
+    def tools(self, tools: Sequence[Tool]) -> None:
+        for tool in tools:
+            self.emit({"event": "tool", "name": tool.name, "tool": self.encode(tool)})
+
+    def tasks(self, tasks: Sequence[Task]) -> None:
+        for task in tasks:
+            self.emit(
+                {
+                    "event": "task",
+                    "task_id": task.task_id,
+                    "status": task.status.value,
+                    "task": self.encode(task),
+                }
+            )
+
+    def status(self, task: Task) -> None:
+        self.emit(
+            {
+                "event": "status",
+                "task_id": task.task_id,
+                "status": task.status.value,
+                "task": self.encode(task),
+            }
+        )
+
+    def created(self, task: Task) -> None:
+        self.emit(
+            {
+                "event": "created",
+                "task_id": task.task_id,
+                "status": task.status.value,
+                "task": self.encode(task),
+            }
+        )
+
+    def cancel(self, task_id: str, task: Task | None) -> None:
+        self.emit(
+            {
+                "event": "cancel",
+                "task_id": task_id,
+                "status": None if task is None else task.status.value,
+                "task": None if task is None else self.encode(task),
+            }
+        )
+
+    def probe(self, report: ServerProbe, code: ExitCode) -> None:
+        self.emit({**probe_json(report), "exit_code": int(code)})
+
+    # -- outcomes and errors ---------------------------------------------------------------
+
+    def outcome(self, task_id: str | None, outcome: Outcome) -> ExitCode:
+        self.emit(outcome_json(task_id, outcome, self.generation))
+        return for_outcome(outcome)
+
+    def resumed(self, item: Resumed) -> ExitCode:
+        """One task of ``resume``, as it ended: its outcome line (``"resumed": true``), or the
+        task lost, held by another process, or the error that stopped following it."""
+        event, code = resumed_json(item, self.generation_of(item))
+        self.emit(event)
+        return code
+
+    @staticmethod
+    def generation_of(item: Resumed) -> Generation:
+        return item.entry.generation
+
+    def call_result(self, result: CallToolResult) -> ExitCode:
+        return self.outcome(None, Completed(None, result))
+
+    def error(
+        self,
+        error: BaseException,
+        *,
+        task_id: str | None = None,
+        last: Task | None = None,
+        hint: str | None = None,
+        code: ExitCode | None = None,
+        waited: bool = False,
+    ) -> ExitCode:
+        """The run ended with ``error``: the last line says so (the "outcome" when it ended
+        the wait on a task, else an "error"), and a readable message goes to stderr."""
+        code = for_error(error) if code is None else code
+        event: Event = {
+            "event": "outcome" if waited else "error",
+            "task_id": task_id,
+            "status": None if last is None else last.status.value,
+            "error": error_json(error),
+            "exit_code": int(code),
+        }
+        if hint is not None:
+            event["hint"] = hint
+        self.emit(event)
+        self.say_error(error, hint)
+        return code
+
+    def say_error(self, error: BaseException, hint: str | None) -> None:
+        sys.stderr.write(f"mcp-tasks: {type(error).__name__}: {message_of(error)}\n")
+        if hint:
+            sys.stderr.write(f"mcp-tasks: {hint}\n")
+        sys.stderr.flush()
+
+    def note(self, text: str) -> None:
+        """A remark for a person (stderr on a terminal; nothing in JSON mode)."""
+
+    # -- following a task ------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def following(
+        self, task_id: str, poller: Poller, *, show: bool = True
+    ) -> AsyncIterator[TaskView]:
+        """The view of the task followed in the body (on a terminal, the live line)."""
+        yield TaskView(
+            task_id, lambda: poller.next_poll(task_id), lambda: poller.status_message(task_id)
+        )
+
+    def item(self, view: TaskView, item: WatchItem) -> None:
+        self.emit(apply_watch_item(view, item, self.generation))
+
+    async def prompting(self, ask: Callable[[], T]) -> T:
+        """Run ``ask`` (a blocking prompt on the terminal) with the display paused."""
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)
+
+
+class JsonOutput(Output):
+    """JSON lines on stdout, one object per line, each with an "event" key."""
+
+
+def probe_json(report: ServerProbe) -> Event:
+    discover_error = report.discover_error
+    initialize_error = report.initialize_error
+    return {
+        "event": "probe",
+        "generations": [g.value for g in report.generations],
+        "task_generations": [g.value for g in report.task_generations],
+        "versions": list(report.versions),
+        "discover": None
+        if report.discover is None
+        else encode(report.discover, Generation.V2026_07_28),
+        "discover_error": None if discover_error is None else error_json(discover_error),
+        "initialize": None
+        if report.initialize is None
+        else encode(report.initialize, Generation.V2025_11_25),
+        "initialize_error": None if initialize_error is None else error_json(initialize_error),
+    }

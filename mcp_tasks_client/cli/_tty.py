@@ -1,0 +1,320 @@
+"""The terminal view (rich): tables for listings, a live line while a task runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+from rich.console import Console, RenderableType
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from .._errors import MCPTasksError
+from .._generation import Generation
+from ..engine import Poller, WatchItem
+from ..inputs import InputEvent, InputEventKind
+from ..models import CallToolResult, Task, TextContent, Tool
+from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
+from ..probe import ServerProbe
+from ..resume import Held, Resumed
+from ._exit import ExitCode, for_error, for_outcome
+from ._output import HELD, Output, TaskView, apply_watch_item, error_json
+
+__all__ = ["RichOutput"]
+
+T = TypeVar("T")
+
+STYLES = {
+    "working": "yellow",
+    "input_required": "magenta",
+    "completed": "green",
+    "failed": "red",
+    "cancelled": "dim",
+}
+REFRESH = 0.1  # seconds between redraws of the live line
+
+
+def _seconds(value: float) -> str:
+    if value < 60:
+        return f"{value:.1f}s"
+    minutes, seconds = divmod(int(value), 60)
+    return f"{minutes}m{seconds:02d}s"
+
+
+class _LiveLine:
+    """The live line: spinner, task, status, message, elapsed, next poll, progress."""
+
+    def __init__(self, view: TaskView) -> None:
+        self.view = view
+        self.spinner = Spinner("dots")
+        self.next_poll: float | None = None  # read in the event loop (the Poller's clock)
+        self.done = False
+
+    def __rich__(self) -> RenderableType:
+        view = self.view
+        grid = Table.grid(padding=(0, 1))
+        status = view.status or "?"
+        line: list[RenderableType] = [
+            Text("•") if self.done else self.spinner,
+            Text(view.task_id, style="bold"),
+            Text(status, style=STYLES.get(status, "")),
+        ]
+        if view.message:
+            line.append(Text(f"- {view.message}", style="italic"))
+            if view.message_carried is not None and view.message_since is not None:
+                said = f"(said while {view.message_carried}, {_clock(view.message_since)})"
+                line.append(Text(said, style="dim"))
+            elif view.message_since is not None:
+                line.append(Text(f"(since {_clock(view.message_since)})", style="dim"))
+        line.append(Text(f"elapsed {_seconds(view.elapsed)}", style="dim"))
+        if self.next_poll is not None:
+            when = "polling" if self.next_poll <= 0 else f"next poll {_seconds(self.next_poll)}"
+            line.append(Text(when, style="dim"))
+        if view.progress is not None:
+            total = view.total
+            line.append(ProgressBar(total=total, completed=view.progress, width=24))
+            shown = f"{view.progress:g}" + (f"/{total:g}" if total is not None else "")
+            line.append(Text(shown))
+            if view.progress_message:
+                line.append(Text(view.progress_message, style="dim"))
+        if view.last_input:
+            line.append(Text(f"[{view.last_input}]", style="magenta"))
+        grid.add_row(*line)
+        return grid
+
+
+class RichOutput(Output):
+    """Human output on a terminal: stdout for results, stderr for errors and remarks."""
+
+    def __init__(self, generation: Generation) -> None:
+        super().__init__(generation)
+        self.console = Console(highlight=False)
+        self.errors = Console(stderr=True, highlight=False)
+        self._live: Live | None = None
+        self._prompt_lock = anyio.Lock()
+
+    # -- listings --------------------------------------------------------------------------
+
+    def tools(self, tools: Sequence[Tool]) -> None:
+        table = Table("tool", "task support", "description", box=None, header_style="bold")
+        for tool in tools:
+            # 2026-07-28 tools carry no taskSupport: the server decides per call (E 4).
+            support = "-" if self.generation.stateless else tool.task_support.value
+            table.add_row(Text(tool.name), support, Text(tool.description or ""))
+        self.console.print(table)
+
+    def tasks(self, tasks: Sequence[Task]) -> None:
+        if not tasks:
+            self.console.print("no tasks")
+            return
+        table = Table("task", "status", "message", "created", box=None, header_style="bold")
+        for task in tasks:
+            status = task.status.value
+            table.add_row(
+                Text(task.task_id),
+                Text(status, style=STYLES.get(status, "")),
+                Text(task.status_message or ""),
+                task.created_at.isoformat(timespec="seconds"),
+            )
+        self.console.print(table)
+
+    def _task_line(self, task: Task, prefix: str = "") -> None:
+        status = task.status.value
+        text = Text(prefix)
+        text.append(task.task_id, style="bold")
+        text.append(" ")
+        text.append(status, style=STYLES.get(status, ""))
+        if task.status_message:
+            text.append(f" - {task.status_message}", style="italic")
+        self.console.print(text)
+
+    def status(self, task: Task) -> None:
+        self._task_line(task)
+
+    def created(self, task: Task) -> None:
+        self._task_line(task, "task created: ")
+
+    def cancel(self, task_id: str, task: Task | None) -> None:
+        if task is None:
+            self.console.print(Text(f"cancel of {task_id} requested (acknowledged)"))
+        else:
+            self._task_line(task, "cancelled: ")
+
+    def probe(self, report: ServerProbe, code: ExitCode) -> None:
+        table = Table(box=None, show_header=False)
+        table.add_row("generations", ", ".join(g.value for g in report.generations) or "none")
+        table.add_row(
+            "runs tasks in", ", ".join(g.value for g in report.task_generations) or "none"
+        )
+        table.add_row("versions", Text(", ".join(report.versions) or "none"))
+        if report.initialize is not None:
+            info = report.initialize.server_info
+            table.add_row("initialize", Text(f"{info.name} {info.version}"))
+        else:
+            table.add_row("initialize", Text(str(report.initialize_error), style="dim"))
+        if report.discover is not None:
+            name = (report.discover.server_info or {}).get("name")
+            table.add_row("server/discover", Text(f"{name or '?'}"))
+        else:
+            table.add_row("server/discover", Text(str(report.discover_error), style="dim"))
+        self.console.print(table)
+
+    # -- outcomes and errors ---------------------------------------------------------------
+
+    def _content(self, result: CallToolResult) -> None:
+        for block in result.content:
+            if isinstance(block, TextContent):
+                self.console.print(Text(block.text))
+            else:
+                self.console.print_json(json.dumps(self.encode(block)))
+        if result.structured_content is not None and not any(
+            isinstance(b, TextContent) for b in result.content
+        ):
+            self.console.print_json(json.dumps(result.structured_content))
+
+    def outcome(self, task_id: str | None, outcome: Outcome) -> ExitCode:
+        code = for_outcome(outcome)
+        head = Text()
+        if isinstance(outcome, Completed):
+            head.append("completed", style="bold green")
+            if outcome.result.is_error:
+                head.append(" (the tool reports an error: isError)", style="red")
+        elif isinstance(outcome, Failed):
+            head.append("failed", style="bold red")
+            if outcome.error is not None:
+                head.append(f": {outcome.error.message} (JSON-RPC {outcome.error.code})")
+            elif outcome.task.status_message:
+                head.append(f": {outcome.task.status_message}")
+        elif isinstance(outcome, Cancelled):
+            head.append("cancelled", style="bold")
+            if outcome.task.status_message:
+                head.append(f": {outcome.task.status_message}")
+        else:
+            assert isinstance(outcome, Expired)
+            head.append("expired", style="bold red")
+            head.append(f": the task's ttl ran out at {outcome.expired_at.isoformat()}")
+        if task_id is not None:
+            head.append(f"  [{task_id}]", style="dim")
+        self.console.print(head)
+        if isinstance(outcome, (Completed, Failed)) and outcome.result is not None:
+            self._content(outcome.result)
+        return code
+
+    def resumed(self, item: Resumed) -> ExitCode:
+        entry, ended = item.entry, item.ended
+        self.console.print(Text(f"{entry.tool} on {entry.server}", style="dim"))
+        if isinstance(ended, Lost):
+            text = Text("lost", style="bold red")
+            text.append(f": {ended.reason}  [{entry.task_id}]")
+            self.console.print(text)
+            return ExitCode.LOST
+        if isinstance(ended, Held):
+            self.console.print(Text(f"held elsewhere: {HELD}  [{entry.task_id}]"))
+            return ExitCode.COMPLETED
+        if isinstance(ended, MCPTasksError):
+            return self.error(ended, task_id=entry.task_id)
+        return self.outcome(entry.task_id, ended)
+
+    def error(
+        self,
+        error: BaseException,
+        *,
+        task_id: str | None = None,
+        last: Task | None = None,
+        hint: str | None = None,
+        code: ExitCode | None = None,
+        waited: bool = False,
+    ) -> ExitCode:
+        code = for_error(error) if code is None else code
+        self.say_error(error, hint)
+        return code
+
+    def say_error(self, error: BaseException, hint: str | None) -> None:
+        detail = error_json(error)
+        text = Text("error: ", style="bold red")
+        text.append(f"{detail['type']}: {detail['message']}")
+        self.errors.print(text)
+        if hint:
+            self.errors.print(Text(hint, style="yellow"))
+
+    def note(self, text: str) -> None:
+        self.errors.print(Text(text, style="dim"))
+
+    # -- following a task ------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def following(
+        self, task_id: str, poller: Poller, *, show: bool = True
+    ) -> AsyncIterator[TaskView]:
+        view = TaskView(
+            task_id, lambda: poller.next_poll(task_id), lambda: poller.status_message(task_id)
+        )
+        if not show:
+            yield view
+            return
+        line = _LiveLine(view)
+        live = Live(
+            line, console=self.console, auto_refresh=False, transient=False, redirect_stderr=False
+        )
+
+        async def tick() -> None:
+            while True:
+                line.next_poll = view.next_poll()
+                if self._live is live:
+                    live.refresh()
+                await anyio.sleep(REFRESH)
+
+        self._live = live
+        live.start()
+        # Entered by hand, like the Poller's: the body's exception is not the ticker's, and
+        # must not come out wrapped in an ExceptionGroup.
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        group.start_soon(tick)
+        try:
+            yield view
+        finally:
+            group.cancel_scope.cancel()
+            await group.__aexit__(None, None, None)
+            line.next_poll = None
+            line.done = True
+            self._live = None
+            live.refresh()
+            live.stop()
+
+    def item(self, view: TaskView, item: WatchItem) -> None:
+        apply_watch_item(view, item, self.generation)
+        settled = isinstance(item, InputEvent) and item.kind is not InputEventKind.ARRIVED
+        if settled and self._live is not None:  # what became of a question stays on screen
+            assert isinstance(item, InputEvent)
+            self._live.console.print(
+                Text(f"input {item.kind.value}: {item.method}", style="magenta")
+            )
+        if self._live is not None:
+            self._live.refresh()
+
+    async def prompting(self, ask: Callable[[], T]) -> T:
+        async with self._prompt_lock:
+            live = self._live
+            self._live = None
+            if live is not None:
+                live.stop()
+            try:
+                return await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)
+            finally:
+                if live is not None:
+                    live.start()
+                    self._live = live
+
+
+def _clock(when: dt.datetime) -> str:
+    """A wall-clock time in the terminal's local zone, to the second."""
+    return when.astimezone().strftime("%H:%M:%S")
