@@ -61,8 +61,8 @@ LOGGERS: Mapping[str, str] = {
     "after it failed",
     "mcp_tasks_client.receiver": "DEBUG: a received task created, a status notification not "
     "sent; ERROR: a received task's body that raised",
-    "mcp_tasks_client.transport.http": "DEBUG: a session opened or ended (never its id), "
-    "an HTTP error status",
+    "mcp_tasks_client.transport.http": "DEBUG: a session opened, and ended by DELETE (never "
+    "its id)",
     "mcp_tasks_client.transport.stdio": "DEBUG: the child process started and exited",
     "mcp_tasks_client.journal": "DEBUG: an entry recorded, a task finished in the journal",
 }
