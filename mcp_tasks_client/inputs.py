@@ -522,7 +522,7 @@ class InputRouter:
         client = self._client
         attributes: dict[str, Any] = {
             "mcp.method.name": method,
-            "jsonrpc.request.id": str(request_id),
+            "jsonrpc.request.id": _obs.text_attr(str(request_id)),
         }
         if client is not None:
             attributes["mcp_tasks.generation"] = client.generation.value

@@ -226,6 +226,12 @@ def tracer() -> Any:
     return _Tracing.tracer
 
 
+def text_attr(text: str) -> str:
+    """Free text as a span attribute: scrubbed of known task ids when redaction is on (a
+    server's request id may spell the task's id inside it)."""
+    return _scrub(text) if _Redaction.enabled else text
+
+
 def task_attr(task_id: str) -> str:
     """A task id as a span attribute value (redacted when the switch is on)."""
     return task_id_label(task_id)
