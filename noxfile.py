@@ -20,7 +20,14 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 SUPPORTED = ["3.10", "3.11", "3.12", "3.13"]
-TEST_DEPS = ["pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.6", "hypothesis>=6.100"]
+TEST_DEPS = [
+    "pytest>=8",
+    "pytest-timeout>=2.3",
+    "pytest-xdist>=3.6",
+    "hypothesis>=6.100",
+    "opentelemetry-api>=1.20",
+    "opentelemetry-sdk>=1.20",
+]
 # The suite waits on real servers far more than it computes: four workers on two cores take
 # it from ~11 to ~4.5 minutes here (each worker starts the peers it needs).
 PYTEST_DEFAULT = ["-q", "-n", "4"]

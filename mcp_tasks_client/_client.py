@@ -31,6 +31,7 @@ import functools
 import logging
 import math
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
@@ -39,6 +40,7 @@ import anyio
 import anyio.abc
 import attrs
 
+from . import observability as _obs
 from ._errors import (
     CapabilityNotNegotiated,
     ClientClosed,
@@ -151,7 +153,7 @@ def _error_text(result: CallToolResult) -> str | None:
     return " ".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
-log = logging.getLogger("mcp_tasks_client")
+log = _obs.get_logger("client")
 
 _UNANSWERED = (
     "the answer to the abandoned task call of %r (request %r) did not come %s: a task may "
@@ -524,6 +526,107 @@ class Client:
         on_result: Callable[[JSONObject], None] | None = None,
         on_id: Callable[[RequestId], None] | None = None,
     ) -> JSONObject:
+        """:meth:`_exchange`, observed (a DEBUG record, a span) only when someone listens."""
+        tracer = _obs.tracer()
+        if tracer is None and not _obs.REDACTION.enabled and not log.isEnabledFor(logging.DEBUG):
+            return await self._exchange(
+                method, params, timeout, notify, orphan_tool, tasks, on_result, on_id
+            )
+        return await self._observed(
+            tracer, method, params, timeout, notify, orphan_tool, tasks, on_result, on_id
+        )
+
+    async def _observed(
+        self,
+        tracer: Any,
+        method: str,
+        params: JSONObject | None,
+        timeout: float | None,
+        notify: bool,
+        orphan_tool: str | None,
+        tasks: bool,
+        on_result: Callable[[JSONObject], None] | None,
+        on_id: Callable[[RequestId], None] | None,
+    ) -> JSONObject:
+        """One request with its DEBUG record (method, id, elapsed, outcome) and its span."""
+        ids: list[RequestId] = []
+
+        def seen(request_id: RequestId) -> None:
+            ids.append(request_id)
+            if on_id is not None:
+                on_id(request_id)
+
+        task_id = params.get("taskId") if isinstance(params, dict) else None
+        task_id = task_id if isinstance(task_id, str) else None
+        _obs.remember(task_id)
+        tool = params.get("name") if method == "tools/call" and params is not None else None
+        outcome = "cancelled"
+        started = time.perf_counter()
+        try:
+            if tracer is None:
+                raw = await self._exchange(
+                    method, params, timeout, notify, orphan_tool, tasks, on_result, seen
+                )
+            else:
+                attributes: dict[str, Any] = {
+                    "mcp.method.name": method,
+                    "mcp.protocol.version": self.generation.protocol_version,
+                    "mcp_tasks.generation": self.generation.value,
+                }
+                if isinstance(tool, str):
+                    attributes["gen_ai.tool.name"] = tool
+                if task_id is not None:
+                    attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
+                name = f"{method} {tool}" if isinstance(tool, str) else method
+                with _obs.span(name, attributes, client=True) as span:
+                    try:
+                        raw = await self._exchange(
+                            method, params, timeout, notify, orphan_tool, tasks, on_result, seen
+                        )
+                    finally:
+                        if ids:
+                            span.set_attribute("jsonrpc.request.id", str(ids[0]))
+                    created = self._dialect.created_task_id(raw) if tasks else None
+                    if created is not None:
+                        span.set_attribute("mcp_tasks.task.id", _obs.task_attr(created))
+            if tasks:
+                _obs.remember(self._dialect.created_task_id(raw))
+            outcome = "result"
+        except RPCError as exc:
+            outcome = f"error {exc.code}"
+            raise
+        except RequestTimeout:
+            outcome = "timeout"
+            raise
+        except TransportError as exc:
+            outcome = f"transport error ({type(exc).__name__})"
+            raise
+        except MCPTasksError as exc:
+            outcome = type(exc).__name__
+            raise
+        finally:
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "%s (id %r%s) %.1f ms: %s",
+                    method,
+                    ids[0] if ids else None,
+                    "" if task_id is None else f", task {_obs.task_id_label(task_id)}",
+                    (time.perf_counter() - started) * 1000.0,
+                    outcome,
+                )
+        return raw
+
+    async def _exchange(
+        self,
+        method: str,
+        params: JSONObject | None,
+        timeout: float | None,
+        notify: bool,
+        orphan_tool: str | None = None,
+        tasks: bool = False,
+        on_result: Callable[[JSONObject], None] | None = None,
+        on_id: Callable[[RequestId], None] | None = None,
+    ) -> JSONObject:
         """Send a request, wait for its answer within ``timeout``.
 
         On timeout, ``notifications/cancelled`` is sent (in the background, bounded) when
@@ -721,10 +824,11 @@ class Client:
         if task_id is None or waiter.result is None:
             return  # an error, or no task: nothing runs on the server
         orphan = OrphanedTask(task_id, tool, reason, waiter.result)
+        _obs.remember(task_id)
         log.warning(
             "task %r of tool %r was created after its caller stopped waiting (%s); it runs "
             "on the server until it ends or is cancelled",
-            task_id,
+            _obs.TaskId(task_id),
             tool,
             reason,
         )
@@ -774,8 +878,7 @@ class Client:
                 annotations = header_annotations(tool.input_schema)
             except ValueError as exc:
                 dialect.tool_headers.pop(tool.name, None)
-                log.warning("tool %r left out of tools/list: %s", tool.name, exc)
-                self._warn(InvalidToolAnnotation(tool.name, str(exc)))
+                self._warn(InvalidToolAnnotation(tool.name, str(exc)))  # logged there
                 continue
             dialect.tool_headers.pop(tool.name, None)
             if annotations:
@@ -1107,7 +1210,10 @@ class Client:
             task_id = self._dialect.created_task_id(raw)
             if task_id is None:
                 raise exc.under("$.result") from None
-            log.warning("task %r was created, but its answer is malformed: %s", task_id, exc)
+            _obs.remember(task_id)
+            log.warning(
+                "task %r was created, but its answer is malformed: %s", _obs.TaskId(task_id), exc
+            )
             error = exc.under("$.result")
             raise CreatedTaskUnreadable(
                 error.path, error.problem, error.value, task_id=task_id, raw=raw
@@ -1427,7 +1533,7 @@ class Client:
 
     def _warn(self, warning: MCPTasksError) -> None:
         self.warnings.append(warning)
-        log.debug("warning: %s", warning)
+        log.warning("client warning: %s: %s", type(warning).__name__, warning)
         if self._on_warning is not None:
             self._on_warning(warning)
 

@@ -35,13 +35,14 @@ import math
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import anyio
 import anyio.abc
 import attrs
 from anyio.streams.memory import MemoryObjectSendStream
 
+from . import observability as _obs
 from ._client import Client
 from ._errors import (
     DeadlineExceeded,
@@ -77,7 +78,7 @@ from .outcomes import Completed, Expired, Outcome
 
 __all__ = ["Poller", "ProgressCallback", "TaskRef", "WatchItem"]
 
-log = logging.getLogger("mcp_tasks_client")
+log = _obs.get_logger("poller")
 
 TaskRef: TypeAlias = CreateTaskResult | Task | str
 """What the caller may hand a wait: the created task, a snapshot, or a bare task id (resume).
@@ -190,6 +191,8 @@ class _Tracked:
     stuck_polls: int = 0
     input_scopes: set[anyio.CancelScope] = attrs.field(factory=set)
     """One per running 2026 input handler of this task: cancelled when its tracking ends."""
+    span: Any = None
+    """The task's lifecycle span (tracking to outcome), None when spans are off."""
 
     def stop_inputs(self) -> None:
         for scope in self.input_scopes:
@@ -537,6 +540,7 @@ class Poller:
             tracked = _Tracked(first.task_id, TaskMachine(first), self._expiry(first))
             tracked.message = next_status_message(None, first, now=self._wall_clock())
             self._tracked[first.task_id] = tracked
+            self._tracking(tracked, first)
             # A 2026 CreateTaskResult is a base Task, never carrying the outcome: a terminal
             # seed is polled for it at once (E A-2), not finished from.
             seed = self.client.dialect.inline_results and isinstance(ref, CreateTaskResult)
@@ -562,6 +566,7 @@ class Poller:
             # Nobody waits on it any more: stop polling (the library never polls unasked).
             self._scheduler.untrack(tracked.task_id)
             self._tracked.pop(tracked.task_id, None)
+            self._untracked(tracked, "released")
             if tracked.result_scope is not None:  # nor hold its tasks/result open unasked
                 tracked.result_scope.cancel()
             tracked.stop_inputs()  # nor keep asking its questions
@@ -594,6 +599,48 @@ class Poller:
             if anyio.current_time() >= until:
                 raise DeadlineExceeded([task_id], {}) from None
             raise
+
+    # -- observability ---------------------------------------------------------------------
+
+    def _warn(self, item: Violation | MCPTasksError) -> None:
+        """Every warning the poller keeps: in ``warnings`` and a WARNING record."""
+        self.warnings.append(item)
+        log.warning("poller warning: %s: %s", type(item).__name__, item)
+
+    def _tracking(self, tracked: _Tracked, first: Task) -> None:
+        _obs.remember(tracked.task_id)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("tracking task %s (%s)", _obs.TaskId(tracked.task_id), first.status.value)
+        if _obs.tracer() is not None:
+            tracked.span = _obs.start_span(
+                "mcp_tasks.task",
+                {
+                    "mcp_tasks.task.id": _obs.task_attr(tracked.task_id),
+                    "mcp_tasks.generation": self.client.generation.value,
+                    "mcp_tasks.task.status": first.status.value,
+                },
+            )
+
+    def _untracked(
+        self, tracked: _Tracked, outcome: str, error: MCPTasksError | None = None
+    ) -> None:
+        """The end of a task's tracking: its outcome (INFO) and the end of its span."""
+        status = tracked.machine.current.status.value
+        if error is None:
+            # An outcome at INFO; a task nobody waits on any more is no outcome: DEBUG.
+            level = logging.DEBUG if outcome == "released" else logging.INFO
+            log.log(level, "task %s: %s (%s)", _obs.TaskId(tracked.task_id), outcome, status)
+        else:
+            log.info(
+                "task %s: tracking ended by %s (%s)",
+                _obs.TaskId(tracked.task_id),
+                type(error).__name__,
+                status,
+            )
+        span, tracked.span = tracked.span, None
+        if span is not None:
+            attributes = {"mcp_tasks.outcome": outcome, "mcp_tasks.task.status": status}
+            _obs.end_span(span, attributes, error)
 
     # -- the driver ------------------------------------------------------------------------
 
@@ -637,7 +684,7 @@ class Poller:
                 ):
                     self._end(tracked, error=exc)
                     return
-                self.warnings.append(exc)  # A-08: an unknown status, ignored under WARN
+                self._warn(exc)  # A-08: an unknown status, ignored under WARN
                 snapshot = None
             except MCPTasksError as exc:
                 self._end(tracked, error=exc)
@@ -675,7 +722,7 @@ class Poller:
         try:
             snapshot = self.client.read_status_notification(notification)
         except DecodeError as exc:
-            self.warnings.append(exc)
+            self._warn(exc)
             return
         tracked = self._tracked.get(snapshot.task_id)
         if tracked is not None and not tracked.finishing and not tracked.done.is_set():
@@ -686,7 +733,7 @@ class Poller:
         observation = tracked.machine.observe(snapshot)
         for violation in observation.violations:
             if violation.soft or self.policy.on_violation is ViolationPolicy.WARN:
-                self.warnings.append(violation)
+                self._warn(violation)
             else:
                 self._end(
                     tracked,
@@ -701,6 +748,13 @@ class Poller:
             self._journal_pending[tracked.task_id] = snapshot
             self._journal_wake.set()
         tracked.message = next_status_message(tracked.message, snapshot, now=self._wall_clock())
+        if snapshot.status is not previous.status:
+            log.debug(
+                "task %s: %s -> %s",
+                _obs.TaskId(tracked.task_id),
+                previous.status.value,
+                snapshot.status.value,
+            )
         if (snapshot.status, snapshot.status_message, snapshot.last_updated_at) != (
             previous.status,
             previous.status_message,
@@ -757,7 +811,7 @@ class Poller:
             try:
                 await self.client.listen_tasks(sorted(task_ids), on_open=opened)
             except MCPTasksError as exc:
-                self.warnings.append(exc)
+                self._warn(exc)
             if self._listening == task_ids:
                 # Ended or refused by the server: poll as usual again. ``_listening`` keeps
                 # this set, so the listen is reopened only when the set of waited tasks
@@ -774,7 +828,7 @@ class Poller:
         filters = params.get("notifications")
         ids = filters.get("taskIds") if isinstance(filters, dict) else None
         if not isinstance(ids, list):
-            self.warnings.append(
+            self._warn(
                 DecodeError("$.params.notifications.taskIds", "expected an array of ids", ids)
             )
             return
@@ -786,7 +840,7 @@ class Poller:
         """The client read a progress notification: a task's progress goes to its watchers
         and waits; a problem (V-24, E C43, a malformed one) to ``warnings``."""
         if not isinstance(item, TaskProgress):
-            self.warnings.append(item)
+            self._warn(item)
             return
         tracked = self._tracked.get(item.task_id)
         if tracked is None or tracked.finishing or tracked.done.is_set():
@@ -849,7 +903,7 @@ class Poller:
         except InvalidParams as exc:
             # The server refused this answer (a key already answered, S13 says ignore; or the
             # task is gone, which the next poll tells as such): recorded, the wait goes on.
-            self.warnings.append(exc)
+            self._warn(exc)
         finally:
             tracked.inputs_running -= 1
             tracked.input_scopes.discard(scope)
@@ -888,7 +942,7 @@ class Poller:
             # result is fetched afresh at terminal.
             if isinstance(exc, RPCError):
                 tracked.early_error = exc
-            self.warnings.append(exc)
+            self._warn(exc)
             tracked.result_call = None
             call.set()
             return
@@ -974,11 +1028,11 @@ class Poller:
             with anyio.fail_after(self.policy.request_timeout):
                 await write
         except MCPTasksError as exc:
-            self.warnings.append(exc)
+            self._warn(exc)
         except TimeoutError:
-            self.warnings.append(JournalError("journal", "a write did not finish in time"))
+            self._warn(JournalError("journal", "a write did not finish in time"))
         except Exception as exc:
-            self.warnings.append(JournalError("journal", f"{type(exc).__name__}: {exc}"))
+            self._warn(JournalError("journal", f"{type(exc).__name__}: {exc}"))
 
     async def _record_outcome(self, task_id: str, outcome: Outcome) -> None:
         if self.journal is None:
@@ -1008,7 +1062,7 @@ class Poller:
         raw = await self.client.task_result_raw(tracked.task_id, timeout=self.policy.result_timeout)
         early = tracked.early_error
         if isinstance(early, RPCError):
-            self.warnings.append(
+            self._warn(
                 Violation(
                     tracked.task_id,
                     "T:465",
@@ -1046,6 +1100,7 @@ class Poller:
             return
         tracked.outcome, tracked.error = outcome, error
         tracked.finishing = True
+        self._untracked(tracked, type(outcome).__name__ if outcome is not None else "error", error)
         self._scheduler.untrack(tracked.task_id)
         tracked.stop_inputs()
         tracked.done.set()
@@ -1081,7 +1136,7 @@ class Poller:
             try:
                 await self.client.cancel_task(task_id, timeout=self.policy.abandon_timeout)
             except MCPTasksError as exc:
-                self.warnings.append(exc)
+                self._warn(exc)
 
         with anyio.move_on_after(self.policy.abandon_timeout):
             async with anyio.create_task_group() as group:

@@ -22,13 +22,13 @@ elicitations reach the handler as they are; the library never opens a URL (C-51)
 from __future__ import annotations
 
 import enum
-import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio
 import attrs
 
+from . import observability as _obs
 from ._client import Client
 from ._errors import DecodeError, MCPTasksError, RPCError, UsageError
 from ._protocol.input_book import InputBook, related_task_id
@@ -67,7 +67,7 @@ __all__ = [
     "Untagged",
 ]
 
-log = logging.getLogger("mcp_tasks_client")
+log = _obs.get_logger("inputs")
 
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
@@ -504,6 +504,36 @@ class InputRouter:
     # -- both generations ------------------------------------------------------------------
 
     async def _dispatch(
+        self,
+        task_id: str | None,
+        request_id: RequestId,
+        method: str,
+        params: JSONObject,
+        *,
+        receiving: ReceivedTask | None = None,
+        mrtr: bool = False,
+    ) -> ElicitResult | CreateMessageResult | ListRootsResult:
+        """:meth:`_dispatch_one`, in a span ``mcp_tasks.input`` when spans are on."""
+        _obs.remember(task_id)
+        if _obs.tracer() is None:
+            return await self._dispatch_one(
+                task_id, request_id, method, params, receiving=receiving, mrtr=mrtr
+            )
+        client = self._client
+        attributes: dict[str, Any] = {
+            "mcp.method.name": method,
+            "jsonrpc.request.id": _obs.text_attr(str(request_id)),
+        }
+        if client is not None:
+            attributes["mcp_tasks.generation"] = client.generation.value
+        if task_id is not None:
+            attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
+        with _obs.span("mcp_tasks.input", attributes):
+            return await self._dispatch_one(
+                task_id, request_id, method, params, receiving=receiving, mrtr=mrtr
+            )
+
+    async def _dispatch_one(
         self,
         task_id: str | None,
         request_id: RequestId,

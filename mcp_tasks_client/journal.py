@@ -33,11 +33,14 @@ import anyio
 import anyio.to_thread
 import attrs
 
+from . import observability as _obs
 from ._errors import MCPTasksError
 from ._generation import Generation
 from .models import JSONObject, Task
 from .outcomes import Cancelled, Completed, Failed, Outcome
 from .wire import decode, encode
+
+log = _obs.get_logger("journal")
 
 R = TypeVar("R")
 
@@ -325,6 +328,8 @@ class SQLiteJournal:
                 _dump_outcome(entry.outcome),
             ),
         )
+        _obs.remember(entry.task_id)
+        log.debug("recorded task %s of %s", _obs.TaskId(entry.task_id), entry.tool)
 
     async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None:
         def update(db: sqlite3.Connection) -> None:
@@ -367,6 +372,7 @@ class SQLiteJournal:
             "WHERE server=? AND task_id=? AND outcome_json IS NULL",
             (_dump_outcome(outcome), server, task_id),
         )
+        log.debug("task %s finished in the journal", _obs.TaskId(task_id))
 
     async def get(self, server: str, task_id: str) -> JournalEntry | None:
         rows = await self._query(

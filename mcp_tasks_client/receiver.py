@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
@@ -39,6 +38,7 @@ import anyio
 import anyio.abc
 import attrs
 
+from . import observability as _obs
 from ._client import Client
 from ._errors import MCPTasksError, RPCError, UsageError
 from ._protocol.receiver import (
@@ -61,7 +61,7 @@ from .models import (
 
 __all__ = ["ReceivedTask", "TaskReceiver"]
 
-log = logging.getLogger("mcp_tasks_client")
+log = _obs.get_logger("receiver")
 
 
 def _ms(value: dt.timedelta | None) -> int | None:
@@ -207,6 +207,8 @@ class TaskReceiver:
         running = _Running(client=client)
         self._running[task.task_id] = running
         self._expiry_changed.set()
+        _obs.remember(task.task_id)
+        log.debug("received task %s created for %s", _obs.TaskId(task.task_id), request.method)
         group.start_soon(self._run, client, task.task_id, body, running)
         return {"task": client.encode(task)}
 
@@ -217,7 +219,7 @@ class TaskReceiver:
             error: ErrorObject | None = None
             message: str | None = None
             try:
-                result = await body(control)
+                result = await self._body(client, task_id, body, control)
             except RPCError as exc:
                 error, message = ErrorObject(exc.code, exc.message, exc.data), exc.message
             except Exception as exc:
@@ -233,6 +235,18 @@ class TaskReceiver:
         if self._running.get(task_id) is running:  # its outcome is in the book now
             del self._running[task_id]
 
+    @staticmethod
+    async def _body(client: Client, task_id: str, body: Body, control: ReceivedTask) -> JSONObject:
+        """The task's body, in a span ``mcp_tasks.received_task`` when spans are on."""
+        if _obs.tracer() is None:
+            return await body(control)
+        attributes = {
+            "mcp_tasks.task.id": _obs.task_attr(task_id),
+            "mcp_tasks.generation": client.generation.value,
+        }
+        with _obs.span("mcp_tasks.received_task", attributes):
+            return await body(control)
+
     async def _move(self, task_id: str, status: TaskStatus, message: str | None) -> None:
         task = self.book.move(task_id, status, message, self._wall())
         running = self._running.get(task_id)
@@ -247,9 +261,11 @@ class TaskReceiver:
             with anyio.fail_after(client.timeouts.request):
                 await client.notify("notifications/tasks/status", client.encode(task))
         except TimeoutError:
-            log.debug("notifications/tasks/status for %s timed out", task.task_id)
+            log.debug("notifications/tasks/status for %s timed out", _obs.TaskId(task.task_id))
         except MCPTasksError as exc:
-            log.debug("notifications/tasks/status for %s not sent: %s", task.task_id, exc)
+            log.debug(
+                "notifications/tasks/status for %s not sent: %s", _obs.TaskId(task.task_id), exc
+            )
 
     async def _expire_loop(self) -> None:
         """Drop tasks past their ttl and cancel their bodies (T:459: then unknown)."""

@@ -594,7 +594,7 @@ def orphan_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "mcp_tasks_client" and r.levelno == logging.WARNING
+        if r.name == "mcp_tasks_client.client" and r.levelno == logging.WARNING
     ]
 
 

@@ -48,6 +48,7 @@ import attrs
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from .. import observability as _obs
 from .._errors import (
     DecodeError,
     GetStreamUnavailable,
@@ -69,6 +70,8 @@ from .._wire.jsonrpc import parse_message, serialize_message
 from ..models import JSONRPCError, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
 from ._sse import SSEDecoder
 from .base import HeadersFor, Incoming, Transport, TransportFault
+
+log = _obs.get_logger("transport.http")
 
 __all__ = ["HttpTransport", "StreamResumption"]
 
@@ -219,6 +222,7 @@ class HttpTransport(Transport):
         finally:
             with anyio.CancelScope(shield=True):
                 if self.delete_session_on_close and self.session_id is not None:
+                    log.debug("ending the session (DELETE)")
                     with anyio.move_on_after(5):
                         try:
                             async with self._stream("DELETE", self._headers(None)):
@@ -459,6 +463,8 @@ class HttpTransport(Transport):
             return
         if not session_id or any(not 0x21 <= ord(ch) <= 0x7E for ch in session_id):
             raise ProtocolError(f"session id {session_id!r} is not visible ASCII (X:200)")
+        if self.session_id is None:
+            log.debug("session opened (its id is never logged)")
         self.session_id = session_id
 
     async def _deliver_error_body(self, message: JSONRPCRequest, response: httpx.Response) -> None:

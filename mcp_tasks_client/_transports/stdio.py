@@ -37,6 +37,7 @@ import attrs
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from .. import observability as _obs
 from .._errors import (
     LimitExceeded,
     MCPTasksError,
@@ -50,6 +51,8 @@ from .._wire.jsonrpc import serialize_message
 from ..models import JSONRPCMessage
 from ._framing import decode_line
 from .base import Incoming, Transport, TransportFault
+
+log = _obs.get_logger("transport.stdio")
 
 __all__ = ["StdioShutdown", "StdioTransport"]
 
@@ -188,6 +191,7 @@ class StdioTransport(Transport):
             cwd=self.cwd,
             start_new_session=True,  # its own process group: shutdown signals reach helpers too
         )
+        log.debug("started %s (pid %s)", self.command[0], self._process.pid)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._read_stdout)
@@ -337,6 +341,7 @@ class StdioTransport(Transport):
         process = self._process
         assert process is not None
         await process.wait()
+        log.debug("pid %s exited with %s", process.pid, process.returncode)
         self._group_alive(process)  # notes now if the child left nothing behind
         with anyio.move_on_after(_EXIT_GRACE):  # what the child wrote before dying still counts
             await self._stdout_done.wait()
