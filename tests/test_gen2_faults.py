@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hostile.http_server import Conn, HostileHTTPServer, Received, sse_event
+from mcp_tasks_client.testing import Conn, HostileHTTPServer, Received, sse_event
 from started import task_created
 
 from mcp_tasks_client import (

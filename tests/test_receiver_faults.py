@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from scripted import scripted_client
+from mcp_tasks_client.testing import scripted_client
 
 from mcp_tasks_client import (
     ElicitationCapability,

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from conftest import require_peer
 from peers.harness import stdio_command
-from scripted import TASK_CALLS, scripted_client
+from mcp_tasks_client.testing import TASK_CALLS, scripted_client
 from started import task_created
 
 from mcp_tasks_client import (

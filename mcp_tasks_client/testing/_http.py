@@ -1,6 +1,6 @@
 """A fault-injecting MCP server over real HTTP/1.1 on 127.0.0.1, scripted per test.
 
-The real peers are polite; this server is not. It listens on a free loopback port (plain or
+A polite server is no test of what a client does when a server is not; this one is scripted. It listens on a free loopback port (plain or
 TLS), parses each request with h11, answers ``initialize`` / notifications / responses /
 ``DELETE`` politely unless the test says otherwise, and hands every other request to the
 test's ``on_request`` coroutine, which writes whatever bytes it likes: a body that never ends,
@@ -25,9 +25,9 @@ import attrs
 import h11
 from anyio.streams.tls import TLSListener
 
-__all__ = ["Conn", "HostileHTTPServer", "Received", "sse_event"]
+__all__ = ["HOSTILE_HOSTILE_INIT_RESULT", "Conn", "Handler", "HostileHTTPServer", "Received", "sse_event"]
 
-INIT_RESULT: dict[str, Any] = {
+HOSTILE_INIT_RESULT: dict[str, Any] = {
     "protocolVersion": "2025-11-25",
     "capabilities": {
         "tools": {},
@@ -235,7 +235,7 @@ class HostileHTTPServer:
             if self.on_initialize is not None:
                 await self.on_initialize(request, conn)
                 return
-            payload = {"jsonrpc": "2.0", "id": body["id"], "result": INIT_RESULT}
+            payload = {"jsonrpc": "2.0", "id": body["id"], "result": HOSTILE_INIT_RESULT}
             await conn.json(payload, headers={"Mcp-Session-Id": "hostile-1"})
             return
         if isinstance(body, dict) and "method" in body and "id" not in body:
