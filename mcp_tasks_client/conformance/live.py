@@ -160,6 +160,12 @@ _NEEDS: Mapping[str, tuple[frozenset[str], str]] = {
     ),
     "V-20": (frozenset({"answered:tasks/get"}), "tasks/get"),
     "V-21": (frozenset({"elicited"}), "a safe tool that asks for input in its task"),
+    "V-17": (frozenset({"never"}), "a task-forbidden safe tool and probe(..., negative=True)"),
+    "V-19": (frozenset({"never"}), "tasks.list and a safe task-capable tool"),
+    "C-41": (frozenset({"never"}), "tasks.cancel and a safe task-capable tool"),
+    "E S2": (frozenset({"never"}), "a safe tool"),
+    "E S3": (frozenset({"never"}), "a safe task-only tool"),
+    "E S5": (frozenset({"never"}), "a safe task-capable tool"),
     "V-22": (frozenset({"elicited"}), "a safe tool that asks for input in its task"),
     "V-23": (
         frozenset({"notified:notifications/tasks/status"}),
@@ -251,6 +257,11 @@ def _fill(schema: Mapping[str, Any]) -> JSON:
     return out
 
 
+def _declared(tool: Tool) -> TaskSupport | None:
+    """The tool's ``execution.taskSupport`` as sent (None when absent)."""
+    return tool.execution.task_support if tool.execution is not None else None
+
+
 def _error_of(exc: MCPTasksError) -> str:
     if isinstance(exc, RPCError):
         return f"error {exc.code} {exc.message!r}"
@@ -278,6 +289,7 @@ class _Probe:
         self.checks: dict[str, list[tuple[ProbeVerdict, str, tuple[Mapping[str, Any], ...]]]] = {}
         self.notes: dict[str, list[str]] = {}
         self.task_tools: dict[str, Tool] = {}
+        self.task_only: set[str] = set()
         self.client: Client | None = None
 
     # -- recording ---------------------------------------------------------------------------
@@ -359,12 +371,13 @@ class _Probe:
             tool = self.task_tools.get(ctx.task_id)
             if self.generation is Generation.V2025_11_25:
                 await self._v22(client, ctx.task_id)
-            elif tool is not None and tool.task_support is TaskSupport.REQUIRED:
+            elif tool is not None and tool.name in self.task_only:
                 self.check(
                     "E S21",
                     ProbeVerdict.WARN,
                     f"task-only tool {tool.name!r} created task {ctx.task_id} and then asked "
                     f"for input ({ctx.key!r}) in it, not before (MRTR)",
+                    self.last_answer("tasks/get") or {},
                 )
         return ElicitResult(ElicitAction.ACCEPT, _fill(params.requested_schema))
 
@@ -595,17 +608,13 @@ class _Probe:
         await self._removed(client, "tasks/result", "E S16")
         await self._removed(client, "tasks/list", "E S17")
         policy = PollPolicy(floor=0.05, initial=0.05, jitter=0.0, listen=self.listen)
-        safe = self._safe(tools)
+        safe = [(t, a) for t, a in self._safe(tools) if _declared(t) is not TaskSupport.FORBIDDEN]
         async with Poller(client, policy, inputs=router) as poller:
             for tool, arguments in safe:
                 call = ToolCall(tool.name, dict(arguments))
                 await self._step(("E S2", "E S3"), self._plain_2026(client, tool, call))
-                if tool.task_support is TaskSupport.FORBIDDEN:
-                    continue
                 await self._step(("E S5",), self._task_2026(client, poller, tool, call))
             for tool, arguments in safe:
-                if tool.task_support is TaskSupport.FORBIDDEN:
-                    continue
                 call = ToolCall(tool.name, dict(arguments))
                 if await self._step(("E S15",), self._cancel_2026(client, poller, call)):
                     break
@@ -614,8 +623,15 @@ class _Probe:
                 self.note((rule_id,), f"no safe tool showed {what}")
 
     async def _plain_2026(self, client: Client, tool: Tool, call: ToolCall) -> None:
+        """A call without the extension: never a task (E S2); a task-only tool's is -32021
+        (E S3). 2026-07-28 tools need not say which run as tasks: a -32021 says it."""
         answer = await self._raw_call(client, call, task=False)
         raw = self.last_answer("tools/call") or {}
+        error = raw.get("error") if isinstance(raw.get("error"), dict) else None
+        code = error.get("code") if error is not None else None
+        if code == -32021:
+            self.task_only.add(tool.name)
+            self.check("E S3", ProbeVerdict.PASS, f"{tool.name!r} without the extension: -32021")
         if isinstance(answer, dict) and answer.get("resultType") == "task":
             self.check(
                 "E S2",
@@ -623,24 +639,21 @@ class _Probe:
                 f"{tool.name!r} called without the extension answered a task",
                 raw,
             )
-        elif "E S2" not in self.checks:
+        elif answer is not None or code is not None:
             self.check("E S2", ProbeVerdict.PASS, "no task for a call without the extension")
-        if tool.task_support is not TaskSupport.REQUIRED:
-            return
-        code = raw.get("error", {}).get("code") if isinstance(raw.get("error"), dict) else None
-        if code == -32021:
-            self.check("E S3", ProbeVerdict.PASS, f"{tool.name!r} without the extension: -32021")
-        elif code is not None:
-            self.check(
-                "E S3", ProbeVerdict.WARN, f"{tool.name!r} without the extension: {code}", raw
-            )
-        elif isinstance(answer, dict) and answer.get("resultType") != "task":
-            self.check(
-                "E S3",
-                ProbeVerdict.FAIL,
-                f"task-only {tool.name!r} without the extension answered a result",
-                raw,
-            )
+        if _declared(tool) is TaskSupport.REQUIRED:
+            self.task_only.add(tool.name)
+            if isinstance(answer, dict) and answer.get("resultType") != "task":
+                self.check(
+                    "E S3",
+                    ProbeVerdict.FAIL,
+                    f"{tool.name!r} (taskSupport required) answered a call without the "
+                    "extension with a result",
+                    raw,
+                )
+            elif code is not None and code != -32021:
+                detail = f"{tool.name!r} (taskSupport required) without the extension: {code}"
+                self.check("E S3", ProbeVerdict.WARN, detail, raw)
 
     async def _task_2026(self, client: Client, poller: Poller, tool: Tool, call: ToolCall) -> None:
         started = await client.start(call.as_task())
