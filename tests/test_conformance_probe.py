@@ -79,7 +79,7 @@ async def test_a_conforming_server_has_nothing_flagged(generation: Generation) -
         (G1, "V-08", "fail"),
         (G1, "V-16", "fail"),
         (G1, "V-19", "fail"),
-        (G1, "C-41", "fail"),
+        (G1, "C-41", "fail"),  # and V-09 (a cancelled task stays cancelled): see below
         (G1, "V-13", "warn"),
         (G2, "E S3", "fail"),
         (G2, "E S5", "fail"),
@@ -92,7 +92,8 @@ async def test_a_server_breaking_one_rule_fails_exactly_that_rule(
 ) -> None:
     report = await probe_fault(generation, breaks={rule_id})
     check_shape(report)
-    assert flagged(report) == {(rule_id, verdict)}
+    also = {("V-09", "fail")} if rule_id == "C-41" else set()  # V-09 covers T:496 too
+    assert flagged(report) == {(rule_id, verdict)} | also
     assert report.result(rule_id).evidence
 
 
@@ -131,7 +132,7 @@ async def test_a_dropped_answer_is_explained_not_raised() -> None:
         async with server.http() as http:
             report = await probe(http.url, G1, safe_tools=["echo"], timeout=1)
     assert flagged(report) == set()
-    assert "timed out" in report.result("V-19").evidence
+    assert "tasks/list" in report.result("V-19").evidence  # the connection was closed on it
 
 
 async def test_a_server_that_is_not_there_is_a_report() -> None:

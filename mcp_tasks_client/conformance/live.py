@@ -28,11 +28,12 @@ import attrs
 from .._client import Client, Timeouts
 from .._errors import MCPTasksError, RPCError, TaskNotCancellable, TaskNotFound
 from .._generation import Generation
+from .._protocol.scheduler import PollPolicy
 from .._transports.base import Incoming, Transport, TransportFault
 from .._transports.http import HttpTransport
 from .._wire.jsonrpc import encode_message
 from ..builders import ToolCall
-from ..engine import Poller, PollPolicy
+from ..engine import Poller
 from ..inputs import InputContext, InputRouter
 from ..models import (
     CallToolResult,
@@ -379,7 +380,10 @@ class _Probe:
                     f"for input ({ctx.key!r}) in it, not before (MRTR)",
                     self.last_answer("tasks/get") or {},
                 )
-        return ElicitResult(ElicitAction.ACCEPT, _fill(params.requested_schema))
+        schema = getattr(params, "requested_schema", None)
+        if not isinstance(schema, Mapping):
+            return ElicitResult(ElicitAction.DECLINE)  # URL mode: nothing to open
+        return ElicitResult(ElicitAction.ACCEPT, _fill(schema))
 
     # -- 2025-11-25 --------------------------------------------------------------------------
 
@@ -453,7 +457,7 @@ class _Probe:
         if task and self.generation is Generation.V2025_11_25:
             params["task"] = {}
         try:
-            return await client.request("tools/call", params)
+            return dict(await client.request("tools/call", params))
         except RPCError:
             return None
 
@@ -723,7 +727,9 @@ class _Probe:
             worst = max(entries, key=lambda e: _RANK[e[0]])[0]
             chosen = [e for e in entries if e[0] is worst]
             details = list(dict.fromkeys(e[1] for e in chosen))
-            detail = "; ".join(details[:3]) + (f" (+{len(details) - 3} more)" if len(details) > 3 else "")
+            detail = "; ".join(details[:3]) + (
+                f" (+{len(details) - 3} more)" if len(details) > 3 else ""
+            )
             messages = tuple(m for e in chosen for m in e[2] if m)[:3]
             return RuleResult(r, worst, detail, messages)
         if error is not None:
@@ -795,4 +801,3 @@ async def probe(
         runner.note([r.id for r in unique_rules()], f"the connection ended: {error}")
         error = None
     return runner.report(error)
-

@@ -22,10 +22,10 @@ Importing this module needs ``hypothesis`` (``pip install mcp-tasks-client[testi
 
 from __future__ import annotations
 
-from ._models import *  # noqa: F403 - the model strategies are this module's API
-from ._models import __all__ as _model_names
 from ._fault_server import BREAKABLE, DROP, FaultServer, Hook, raw_json
 from ._http import HOSTILE_INIT_RESULT, Conn, Handler, HostileHTTPServer, Received, sse_event
+from ._models import *  # noqa: F403 - the model strategies are this module's API
+from ._models import __all__ as _model_names
 from ._scripted import SCRIPTED_CLIENT_INFO, TASK_CALLS, handshake, scripted_client
 from ._traffic import (
     MUTATORS,

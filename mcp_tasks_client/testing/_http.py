@@ -1,8 +1,8 @@
 """A fault-injecting MCP server over real HTTP/1.1 on 127.0.0.1, scripted per test.
 
-A polite server is no test of what a client does when a server is not; this one is scripted. It listens on a free loopback port (plain or
-TLS), parses each request with h11, answers ``initialize`` / notifications / responses /
-``DELETE`` politely unless the test says otherwise, and hands every other request to the
+A polite server tests nothing of what a client does with an impolite one. This one listens
+on a free loopback port (plain or TLS), parses each request with h11, answers
+``initialize`` / notifications / responses / ``DELETE`` politely unless the test says otherwise, and hands every other request to the
 test's ``on_request`` coroutine, which writes whatever bytes it likes: a body that never ends,
 an SSE line without a newline, a stall, a redirect, a 429. Every response closes its
 connection (``Connection: close``), so a body without a length ends when the handler returns.
@@ -25,7 +25,14 @@ import attrs
 import h11
 from anyio.streams.tls import TLSListener
 
-__all__ = ["HOSTILE_HOSTILE_INIT_RESULT", "Conn", "Handler", "HostileHTTPServer", "Received", "sse_event"]
+__all__ = [
+    "HOSTILE_INIT_RESULT",
+    "Conn",
+    "Handler",
+    "HostileHTTPServer",
+    "Received",
+    "sse_event",
+]
 
 HOSTILE_INIT_RESULT: dict[str, Any] = {
     "protocolVersion": "2025-11-25",
