@@ -2,8 +2,8 @@
 
 A polite server tests nothing of what a client does with an impolite one. This one listens
 on a free loopback port (plain or TLS), parses each request with h11, answers
-``initialize`` / notifications / responses / ``DELETE`` politely unless the test says otherwise, and hands every other request to the
-test's ``on_request`` coroutine, which writes whatever bytes it likes: a body that never ends,
+``initialize`` / notifications / responses / ``DELETE`` politely unless the test says
+otherwise, and hands every other request to the test's ``on_request`` coroutine, which writes whatever bytes it likes: a body that never ends,
 an SSE line without a newline, a stall, a redirect, a 429. Every response closes its
 connection (``Connection: close``), so a body without a length ends when the handler returns.
 
