@@ -1,11 +1,12 @@
 """A fault-injecting MCP server over real HTTP/1.1 on 127.0.0.1, scripted per test.
 
-A polite server tests nothing of what a client does with an impolite one. This one listens
-on a free loopback port (plain or TLS), parses each request with h11, answers
-``initialize`` / notifications / responses / ``DELETE`` politely unless the test says
-otherwise, and hands every other request to the test's ``on_request`` coroutine, which writes whatever bytes it likes: a body that never ends,
-an SSE line without a newline, a stall, a redirect, a 429. Every response closes its
-connection (``Connection: close``), so a body without a length ends when the handler returns.
+A polite server tests nothing of what a client does with an impolite one. This one listens on a
+free loopback port (plain or TLS), parses each request with h11, answers ``initialize`` /
+notifications / responses / ``DELETE`` politely unless the test says otherwise, and hands every
+other request to the test's ``on_request`` coroutine, which writes whatever bytes it likes: a
+body that never ends, an SSE line without a newline, a stall, a redirect, a 429. Every response
+closes its connection (``Connection: close``), so a body without a length ends when the handler
+returns.
 
 ``bytes_sent`` counts what the server wrote: a test bounds what the client could have
 buffered by it, without timing anything.
