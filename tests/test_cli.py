@@ -499,7 +499,7 @@ def test_a_refused_connection_or_a_dead_child_exits_6() -> None:
 
 
 def test_a_server_that_breaks_the_protocol_exits_7() -> None:
-    garbage = shlex.join([sys.executable, str(REPO / "tests" / "hostile" / "stdio_garbage.py")])
+    garbage = shlex.join([sys.executable, str(REPO / "tests" / "faulty" / "stdio_garbage.py")])
     ran = cli("--stdio", garbage, "tools")
     assert ran.code == ExitCode.PROTOCOL
     assert ran.last["error"]["type"] == "DecodeError"

@@ -1,5 +1,5 @@
-"""The ``mcp-tasks`` command against a scripted HTTP server on 127.0.0.1 (``tests/hostile``):
-what it sends (the caller's headers), and what it does with answers no polite peer gives."""
+"""The ``mcp-tasks`` command against a scripted HTTP server on 127.0.0.1
+(``mcp_tasks_client.testing.HostileHTTPServer``): what it sends (the caller's headers), and what it does with answers no polite peer gives."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 
 import anyio
 import pytest
-from hostile.http_server import Conn, HostileHTTPServer, Received
 from test_cli import CLI, REPO, env
 
 from mcp_tasks_client.cli import ExitCode
+from mcp_tasks_client.testing import Conn, HostileHTTPServer, Received
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import anyio
 import pytest
-from hostile.http_server import Conn, HostileHTTPServer, Received, sse_event
 from started import task_created
 
 from mcp_tasks_client import (
@@ -43,6 +42,7 @@ from mcp_tasks_client import (
     UsageError,
     decode_header_value,
 )
+from mcp_tasks_client.testing import Conn, HostileHTTPServer, Received, sse_event
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from hostile.http_server import INIT_RESULT, Conn, Handler, HostileHTTPServer, Received, sse_event
 from started import task_created
 
 from mcp_tasks_client import (
@@ -59,6 +58,8 @@ from mcp_tasks_client import (
     Violation,
 )
 from mcp_tasks_client.models import ClientCapabilities, ElicitAction
+from mcp_tasks_client.testing import HOSTILE_INIT_RESULT as INIT_RESULT
+from mcp_tasks_client.testing import Conn, Handler, HostileHTTPServer, Received, sse_event
 
 pytestmark = pytest.mark.anyio
 

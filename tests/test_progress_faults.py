@@ -18,8 +18,6 @@ from typing import Any
 
 import anyio
 import pytest
-from hostile.http_server import Conn, HostileHTTPServer, Received, sse_event
-from scripted import INFO, handshake
 from started import task_created
 
 from mcp_tasks_client import (
@@ -40,6 +38,16 @@ from mcp_tasks_client import (
     UsageError,
     Violation,
     memory_transport_pair,
+)
+from mcp_tasks_client.testing import (
+    SCRIPTED_CLIENT_INFO as INFO,
+)
+from mcp_tasks_client.testing import (
+    Conn,
+    HostileHTTPServer,
+    Received,
+    handshake,
+    sse_event,
 )
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,6 @@ from typing import Any
 
 import anyio
 import pytest
-from scripted import scripted_client
 
 from mcp_tasks_client import (
     ElicitationCapability,
@@ -20,6 +19,7 @@ from mcp_tasks_client import (
     MemoryServerEnd,
     TaskReceiver,
 )
+from mcp_tasks_client.testing import scripted_client
 
 pytestmark = pytest.mark.anyio
 

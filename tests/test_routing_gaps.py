@@ -16,7 +16,6 @@ import anyio
 import pytest
 from conftest import require_peer
 from peers.harness import stdio_command
-from scripted import TASK_CALLS, scripted_client
 from started import task_created
 
 from mcp_tasks_client import (
@@ -39,6 +38,7 @@ from mcp_tasks_client import (
     TextContent,
     ToolCall,
 )
+from mcp_tasks_client.testing import TASK_CALLS, scripted_client
 
 pytestmark = pytest.mark.anyio
 

@@ -7,26 +7,36 @@
 - :class:`ValidatingTransport` and :class:`ConformancePolicy`: the seam into a live
   ``Client``; findings are recorded, made warnings, or fail the request they answer.
 
+- :func:`probe`: scripted checks against a live server (read-only unless the caller names
+  tools safe to call), a :class:`ProbeReport` with one :class:`RuleResult` per rule (pass,
+  fail, warn, not applicable, with evidence), as JSON (``to_json()``) or a table.
+
 Hypothesis strategies of valid traffic, and mutators that break exactly one rule, are in
 ``mcp_tasks_client.testing`` (the ``testing`` extra).
 """
 
 from __future__ import annotations
 
+from .live import PROBE_CLIENT_INFO, ProbeReport, ProbeVerdict, RuleResult, probe
 from .rules import RULES, Level, Rule, Verdict, render_markdown, rule, unique_rules
 from .transport import ConformancePolicy, ConformanceViolation, ValidatingTransport
 from .validator import Finding, Validator
 
 __all__ = [
+    "PROBE_CLIENT_INFO",
     "RULES",
     "ConformancePolicy",
     "ConformanceViolation",
     "Finding",
     "Level",
+    "ProbeReport",
+    "ProbeVerdict",
     "Rule",
+    "RuleResult",
     "ValidatingTransport",
     "Validator",
     "Verdict",
+    "probe",
     "render_markdown",
     "rule",
     "unique_rules",

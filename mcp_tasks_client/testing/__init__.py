@@ -10,14 +10,23 @@
   with exactly one server rule broken, as ``(rule_id, traffic)``, for the strict
   :class:`~mcp_tasks_client.conformance.Validator` or your own client.
 
+- Scripted servers for fault tests: :class:`FaultServer` (a tasks server of either
+  generation, in process or on 127.0.0.1, that breaks the rules you name and lets a hook
+  answer any request: illegal transitions, dropped or slow answers, malformed messages),
+  :class:`HostileHTTPServer` (raw HTTP/1.1 on 127.0.0.1, every byte scripted) and
+  :func:`scripted_client` (a client wired to an in-memory server end you write).
+
 Importing this module needs ``hypothesis`` (``pip install mcp-tasks-client[testing]``);
 ``import mcp_tasks_client`` never imports it.
 """
 
 from __future__ import annotations
 
+from ._fault_server import BREAKABLE, DROP, FaultServer, Hook, raw_json
+from ._http import HOSTILE_INIT_RESULT, Conn, Handler, HostileHTTPServer, Received, sse_event
 from ._models import *  # noqa: F403 - the model strategies are this module's API
 from ._models import __all__ as _model_names
+from ._scripted import SCRIPTED_CLIENT_INFO, TASK_CALLS, handshake, scripted_client
 from ._traffic import (
     MUTATORS,
     Traffic,
@@ -28,6 +37,21 @@ from ._traffic import (
 
 __all__ = [
     *_model_names,
+    "BREAKABLE",
+    "DROP",
+    "HOSTILE_INIT_RESULT",
+    "SCRIPTED_CLIENT_INFO",
+    "TASK_CALLS",
+    "Conn",
+    "FaultServer",
+    "Handler",
+    "Hook",
+    "HostileHTTPServer",
+    "Received",
+    "handshake",
+    "raw_json",
+    "scripted_client",
+    "sse_event",
     "MUTATORS",
     "Traffic",
     "mutations",

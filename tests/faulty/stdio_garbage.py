@@ -2,7 +2,7 @@
 result no MCP schema allows (``tools`` a string, a task without a status): for the CLI's
 protocol-error exit code.
 
-    python tests/hostile/stdio_garbage.py
+    python tests/faulty/stdio_garbage.py
 """
 
 from __future__ import annotations

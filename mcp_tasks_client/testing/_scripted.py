@@ -1,5 +1,5 @@
-"""A client wired to a scripted in-memory 2025-11-25 server: for what a real server may do
-that the polite peers do not (fault injection only; interoperability is the peers' job)."""
+"""A client wired to a scripted in-memory 2025-11-25 server: the test writes the server's side
+message by message (what a real server may do that a polite one does not)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from typing import Any
 
 import anyio
 
-from mcp_tasks_client import (
-    Client,
-    Generation,
-    Implementation,
-    InputRouter,
-    MemoryServerEnd,
-    memory_transport_pair,
-)
+from .._client import Client
+from .._generation import Generation
+from .._transports.memory import MemoryServerEnd, memory_transport_pair
+from ..inputs import InputRouter
+from ..models import Implementation
 
-INFO = Implementation("mcp-tasks-client-tests", "0")
+__all__ = ["SCRIPTED_CLIENT_INFO", "TASK_CALLS", "handshake", "scripted_client"]
+
+SCRIPTED_CLIENT_INFO = Implementation("mcp-tasks-client-tests", "0")
 TASK_CALLS: dict[str, Any] = {"tasks": {"requests": {"tools": {"call": {}}}}}
+"""Server capabilities declaring task-augmented tools/call (2025-11-25)."""
 
 
 async def handshake(end: MemoryServerEnd, capabilities: dict[str, Any] | None = None) -> None:
@@ -48,7 +48,7 @@ async def scripted_client(
     client = Client(
         transport,
         generation=Generation.V2025_11_25,
-        client_info=INFO,
+        client_info=SCRIPTED_CLIENT_INFO,
         capabilities=router.capabilities(),
     )
     router.attach(client)

@@ -1,11 +1,12 @@
 """A fault-injecting MCP server over real HTTP/1.1 on 127.0.0.1, scripted per test.
 
-The real peers are polite; this server is not. It listens on a free loopback port (plain or
-TLS), parses each request with h11, answers ``initialize`` / notifications / responses /
-``DELETE`` politely unless the test says otherwise, and hands every other request to the
-test's ``on_request`` coroutine, which writes whatever bytes it likes: a body that never ends,
-an SSE line without a newline, a stall, a redirect, a 429. Every response closes its
-connection (``Connection: close``), so a body without a length ends when the handler returns.
+A polite server tests nothing of what a client does with an impolite one. This one listens on a
+free loopback port (plain or TLS), parses each request with h11, answers ``initialize`` /
+notifications / responses / ``DELETE`` politely unless the test says otherwise, and hands every
+other request to the test's ``on_request`` coroutine, which writes whatever bytes it likes: a
+body that never ends, an SSE line without a newline, a stall, a redirect, a 429. Every response
+closes its connection (``Connection: close``), so a body without a length ends when the handler
+returns.
 
 ``bytes_sent`` counts what the server wrote: a test bounds what the client could have
 buffered by it, without timing anything.
@@ -25,9 +26,16 @@ import attrs
 import h11
 from anyio.streams.tls import TLSListener
 
-__all__ = ["Conn", "HostileHTTPServer", "Received", "sse_event"]
+__all__ = [
+    "HOSTILE_INIT_RESULT",
+    "Conn",
+    "Handler",
+    "HostileHTTPServer",
+    "Received",
+    "sse_event",
+]
 
-INIT_RESULT: dict[str, Any] = {
+HOSTILE_INIT_RESULT: dict[str, Any] = {
     "protocolVersion": "2025-11-25",
     "capabilities": {
         "tools": {},
@@ -235,7 +243,7 @@ class HostileHTTPServer:
             if self.on_initialize is not None:
                 await self.on_initialize(request, conn)
                 return
-            payload = {"jsonrpc": "2.0", "id": body["id"], "result": INIT_RESULT}
+            payload = {"jsonrpc": "2.0", "id": body["id"], "result": HOSTILE_INIT_RESULT}
             await conn.json(payload, headers={"Mcp-Session-Id": "hostile-1"})
             return
         if isinstance(body, dict) and "method" in body and "id" not in body:

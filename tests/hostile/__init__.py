@@ -1,1 +1,0 @@
-"""Fault-injecting servers: HTTP on 127.0.0.1 and misbehaving stdio children."""

@@ -1,0 +1,215 @@
+"""The live probe (``conformance.probe``): against the public FaultServer, clean and breaking
+one rule at a time, and against the real peers (mcp 1.30, TypeScript SDK 1.32, fastmcp 4.1.4,
+over HTTP and stdio), where every known deviation is reported under its rule and nothing else
+fails or warns."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from peers.harness import Peer
+
+from mcp_tasks_client import Generation, StdioTransport, Transport
+from mcp_tasks_client.conformance import ProbeReport, ProbeVerdict, probe, unique_rules
+from mcp_tasks_client.testing import DROP, FaultServer
+
+pytestmark = pytest.mark.anyio
+
+G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
+FAULT_SAFE = ["echo", "need_task", "fail", "protocol_error", "plain"]
+MCP1_SAFE: dict[str, dict[str, Any]] = {
+    "slow_echo": {"text": "hi", "seconds": 0.3},
+    "need_task": {"text": "x", "seconds": 0.2},
+    "fail": {},
+    "confirm": {"text": "go"},
+}
+FASTMCP4_SAFE: dict[str, dict[str, Any]] = {
+    "slow_compute": {"seconds": 0.3},
+    "failing_job": {},
+    "greet": {},
+    "protocol_error_job": {},
+    "test_tool_with_task": {},
+    "confirm_delete": {},
+}
+
+
+def flagged(report: ProbeReport) -> set[tuple[str, str]]:
+    """(rule, verdict) of every fail and warn."""
+    return {
+        (r.rule_id, r.verdict.value)
+        for r in report.with_verdict(ProbeVerdict.FAIL, ProbeVerdict.WARN)
+    }
+
+
+def check_shape(report: ProbeReport) -> None:
+    """One result per rule of the generation; the JSON objects have exactly the four keys."""
+    ids = [r.id for r in unique_rules() if report.generation in r.generations]
+    assert [r.rule_id for r in report.results] == ids
+    objects = json.loads(json.dumps(report.to_json()))
+    assert all(set(o) == {"rule", "level", "verdict", "evidence"} for o in objects)
+    table = report.render_table()
+    assert all(rule_id in table for rule_id in ids)
+    for r in report.with_verdict(ProbeVerdict.NOT_APPLICABLE):
+        assert r.evidence  # every result is explained
+
+
+async def probe_fault(generation: Generation, **kw: Any) -> ProbeReport:
+    server = FaultServer(generation, **kw)
+    with anyio.fail_after(60):
+        async with server.memory() as transport:
+            return await probe(lambda: transport, generation, safe_tools=FAULT_SAFE, timeout=10)
+
+
+@pytest.mark.parametrize("generation", [G1, G2])
+async def test_a_conforming_server_has_nothing_flagged(generation: Generation) -> None:
+    report = await probe_fault(generation)
+    check_shape(report)
+    assert flagged(report) == set()
+    passed = {r.rule_id for r in report.with_verdict(ProbeVerdict.PASS)}
+    probe_only = {"V-19", "C-41", "V-02"} if generation is G1 else {"E S2", "E S3", "E S5"}
+    assert probe_only <= passed
+
+
+@pytest.mark.parametrize(
+    ("generation", "rule_id", "verdict"),
+    [
+        (G1, "V-08", "fail"),
+        (G1, "V-16", "fail"),
+        (G1, "V-19", "fail"),
+        (G1, "C-41", "fail"),  # and V-09 (a cancelled task stays cancelled): see below
+        (G1, "V-13", "warn"),
+        (G2, "E S3", "fail"),
+        (G2, "E S5", "fail"),
+        (G2, "E S16", "fail"),
+        (G2, "E S17", "fail"),
+    ],
+)
+async def test_a_server_breaking_one_rule_fails_exactly_that_rule(
+    generation: Generation, rule_id: str, verdict: str
+) -> None:
+    report = await probe_fault(generation, breaks={rule_id})
+    check_shape(report)
+    also = {("V-09", "fail")} if rule_id == "C-41" else set()  # V-09 covers T:496 too
+    assert flagged(report) == {(rule_id, verdict)} | also
+    assert report.result(rule_id).evidence
+
+
+async def test_the_forbidden_tool_probe_is_opt_in() -> None:
+    """V-17: a task for a task-forbidden tool breaks a client rule, so only with negative."""
+    server = FaultServer(G1, breaks={"V-17"})
+    with anyio.fail_after(60):
+        async with server.memory() as transport:
+            quiet = await probe(lambda: transport, G1, safe_tools=["plain"], timeout=10)
+        async with server.memory() as transport:
+            loud = await probe(lambda: transport, G1, safe_tools=["plain"], negative=True)
+    assert quiet.result("V-17").verdict is ProbeVerdict.NOT_APPLICABLE
+    assert "opt in" in quiet.result("V-17").evidence
+    assert flagged(loud) == {("V-17", "warn")}
+
+
+async def test_read_only_by_default_calls_no_tool() -> None:
+    server = FaultServer(G1)
+    with anyio.fail_after(60):
+        async with server.memory() as transport:
+            report = await probe(lambda: transport, G1, timeout=10)
+    assert "tools/call" not in {m.get("method") for m in server.received}
+    assert flagged(report) == set()
+    assert report.result("V-04").verdict is ProbeVerdict.NOT_APPLICABLE
+
+
+async def test_a_dropped_answer_is_explained_not_raised() -> None:
+    """A server that never answers tasks/list: the probe goes on; the rules it would have
+    exercised say why they were not."""
+
+    async def hook(message: dict[str, Any]) -> Any:
+        return DROP if message.get("method") == "tasks/list" else None
+
+    server = FaultServer(G1, on_message=hook)
+    with anyio.fail_after(60):
+        async with server.http() as http:
+            report = await probe(http.url, G1, safe_tools=["echo"], timeout=1)
+    assert flagged(report) == set()
+    assert "tasks/list" in report.result("V-19").evidence  # the connection was closed on it
+
+
+async def test_a_server_that_is_not_there_is_a_report() -> None:
+    async with FaultServer(G1).http() as http:
+        url = http.url
+    report = await probe(url, G1, timeout=2)
+    assert report.error is not None
+    assert {r.verdict for r in report.results} == {ProbeVerdict.NOT_APPLICABLE}
+
+
+async def test_fault_server_over_http_in_2026() -> None:
+    with anyio.fail_after(60):
+        async with FaultServer(G2, breaks={"E S16"}).http() as http:
+            report = await probe(http.url, G2, safe_tools=FAULT_SAFE, timeout=10)
+    assert flagged(report) == {("E S16", "fail")}
+
+
+# -- the real peers ----------------------------------------------------------------------------
+
+MCP1 = {("V-08", "fail"), ("V-12", "fail"), ("V-16", "fail")}
+TS1 = {("V-05", "warn"), ("V-13", "warn"), ("V-16", "fail")}
+
+
+async def test_mcp1(mcp1_http_url: str) -> None:
+    """mcp 1.30: V-08 (no ttl for a task started without one), V-12 (a failed task's
+    tasks/result holds only _meta), V-16; everything else passes or is explained."""
+    with anyio.fail_after(120):
+        report = await probe(mcp1_http_url, G1, safe_tools=MCP1_SAFE, timeout=20)
+    check_shape(report)
+    assert flagged(report) == MCP1
+    assert set(report.result("V-12").messages[0]["result"]) == {"_meta"}
+    for rule_id in ("V-19", "V-22", "C-41", "V-02"):
+        assert report.result(rule_id).verdict is ProbeVerdict.PASS
+
+
+async def test_ts1(ts1_http_url: str) -> None:
+    """TypeScript SDK 1.32: V-05 and V-13 warnings, V-16."""
+    with anyio.fail_after(120):
+        report = await probe(ts1_http_url, G1, safe_tools=MCP1_SAFE, timeout=20)
+    check_shape(report)
+    assert flagged(report) == TS1
+
+
+async def test_fastmcp4(fastmcp4_http_url: str) -> None:
+    """fastmcp 4.1.4: its one gap, a task-only tool asking its MRTR input inside the task
+    (E S21, a SHOULD: warn); the removed methods, -32021 and durable create pass."""
+    with anyio.fail_after(120):
+        report = await probe(fastmcp4_http_url, G2, safe_tools=FASTMCP4_SAFE, timeout=20)
+    check_shape(report)
+    assert flagged(report) == {("E S21", "warn")}
+    for rule_id in ("E S2", "E S3", "E S5", "E S7", "E S16", "E S17"):
+        assert report.result(rule_id).verdict is ProbeVerdict.PASS
+
+
+async def test_gen1_peers_over_stdio(peer_stdio: tuple[Peer, list[str]]) -> None:
+    """Over stdio mcp 1.30 also pushes notifications/tasks/status, and leaves ``ttl`` out of
+    them as it does of tasks/get (the Task schema requires it): V-23 fails there too, with
+    the notification as evidence. Over HTTP it sends none here, so V-23 is not applicable."""
+    peer, argv = peer_stdio
+
+    def connect() -> Transport:
+        return StdioTransport(argv)
+
+    with anyio.fail_after(120):
+        report = await probe(connect, G1, safe_tools=MCP1_SAFE, timeout=20)
+    if peer.name == "mcp1":
+        assert flagged(report) == MCP1 | {("V-23", "fail")}
+        (note, *_) = report.result("V-23").messages
+        assert note["method"] == "notifications/tasks/status"
+        assert "ttl" not in note["params"]
+    else:
+        assert flagged(report) == TS1
+
+
+async def test_fastmcp4_over_stdio(gen2: Transport) -> None:
+    if not isinstance(gen2, StdioTransport):
+        pytest.skip("HTTP is test_fastmcp4")
+    with anyio.fail_after(120):
+        report = await probe(lambda: gen2, G2, safe_tools=FASTMCP4_SAFE, timeout=20)
+    assert flagged(report) == {("E S21", "warn")}
