@@ -1,5 +1,6 @@
 """The ``mcp-tasks`` command against a scripted HTTP server on 127.0.0.1
-(``mcp_tasks_client.testing.HostileHTTPServer``): what it sends (the caller's headers), and what it does with answers no polite peer gives."""
+(``mcp_tasks_client.testing.HostileHTTPServer``): what it sends (the caller's headers), and
+what it does with answers no polite peer gives."""
 
 from __future__ import annotations
 
