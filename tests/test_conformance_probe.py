@@ -10,7 +10,8 @@ from typing import Any
 
 import anyio
 import pytest
-from peers.harness import Peer
+from conftest import require_peer
+from peers.harness import Peer, stdio_command, stdio_env
 
 from mcp_tasks_client import Generation, StdioTransport, Transport
 from mcp_tasks_client.conformance import ProbeReport, ProbeVerdict, probe, unique_rules
@@ -207,9 +208,12 @@ async def test_gen1_peers_over_stdio(peer_stdio: tuple[Peer, list[str]]) -> None
         assert flagged(report) == TS1
 
 
-async def test_fastmcp4_over_stdio(gen2: Transport) -> None:
-    if not isinstance(gen2, StdioTransport):
-        pytest.skip("HTTP is test_fastmcp4")
+async def test_fastmcp4_over_stdio() -> None:
+    peer = require_peer("fastmcp4")
+
+    def connect() -> Transport:
+        return StdioTransport(stdio_command(peer), env=stdio_env(peer))
+
     with anyio.fail_after(120):
-        report = await probe(lambda: gen2, G2, safe_tools=FASTMCP4_SAFE, timeout=20)
+        report = await probe(connect, G2, safe_tools=FASTMCP4_SAFE, timeout=20)
     assert flagged(report) == {("E S21", "warn")}
