@@ -174,6 +174,10 @@ class _RedactingFilter(logging.Filter):
 
 _FILTER = _RedactingFilter()
 
+# A library configures no output: without a handler of the host's, Python's last-resort handler
+# would print every WARNING to stderr. The host's logging configuration decides what is shown.
+logging.getLogger(ROOT_LOGGER).addHandler(logging.NullHandler())
+
 
 def get_logger(area: str) -> logging.Logger:
     """The library's logger for ``area`` (a key of :data:`LOGGERS` without the root)."""

@@ -370,13 +370,46 @@ def test_list_is_2025_only(gen1: list[str], fastmcp4: list[str]) -> None:
 def test_probe_reports_the_generations(mcp1: list[str], fastmcp4: list[str]) -> None:
     ran = cli(*mcp1, "probe")
     assert ran.code == 0, ran.stderr
-    assert ran.last["event"] == "probe"
-    assert ran.last["generations"] == ["2025-11-25"]
-    assert ran.last["task_generations"] == ["2025-11-25"]
-    assert ran.last["initialize"]["serverInfo"]["name"] == "mcp1-tasks-peer"
+    [found] = ran.of("probe")
+    assert found["generations"] == ["2025-11-25"]
+    assert found["task_generations"] == ["2025-11-25"]
+    assert found["initialize"]["serverInfo"]["name"] == "mcp1-tasks-peer"
+    # Read-only by default: no tool called, so nothing fails; each rule has its line.
+    rules = ran.of("rule")
+    assert rules
+    assert all(set(r) == {"event", "rule", "level", "verdict", "evidence"} for r in rules)
+    assert not [r for r in rules if r["verdict"] == "fail"]
+    assert ran.last["event"] == "rules"
+    assert ran.last["verdicts"]["fail"] == 0
     ran = cli(*fastmcp4, "probe")
     assert ran.code == 0, ran.stderr
-    assert "2026-07-28" in ran.last["task_generations"]
+    assert "2026-07-28" in ran.of("probe")[0]["task_generations"]
+    assert ran.last["generation"] == "2026-07-28"
+    assert ran.last["verdicts"]["fail"] == 0
+
+
+def test_probe_reports_a_peers_known_deviations_under_their_rules(mcp1: list[str]) -> None:
+    """mcp 1.30, with tools the probe may call: V-08 (no ttl in tasks/get), V-12 (a failed
+    task's tasks/result holds only _meta), V-16 (a task-required tool answers a plain call):
+    each a failure with its evidence, nothing else, exit 1."""
+    safe = ["--safe-tool", 'slow_echo={"text": "x", "seconds": 0.2}', "--safe-tool", "fail"]
+    ran = cli(*mcp1, "probe", *safe)
+    assert ran.code == ExitCode.FAILED, ran.stderr
+    failed = {r["rule"] for r in ran.of("rule") if r["verdict"] == "fail"}
+    assert failed == {"V-08", "V-12", "V-16"}
+    for rule in ran.of("rule"):
+        if rule["verdict"] == "fail":
+            assert rule["level"] == "MUST"
+            assert rule["evidence"]["detail"]
+
+
+def test_probe_in_2026_07_28(fastmcp4: list[str]) -> None:
+    safe = ["--safe-tool", 'slow_compute={"seconds": 0.2}', "--safe-tool", "failing_job"]
+    ran = cli(*fastmcp4, "probe", *safe)
+    assert ran.code == 0, ran.stderr
+    assert ran.last["generation"] == "2026-07-28"
+    assert ran.last["verdicts"]["fail"] == 0
+    assert ran.last["verdicts"]["pass"] > 0
 
 
 # -- input ---------------------------------------------------------------------------------------
@@ -610,6 +643,7 @@ def test_tables_on_a_terminal(mcp1: list[str]) -> None:
     screen = in_terminal([*mcp1, "probe"])
     assert screen.code == 0, screen.text
     assert re.search(r"runs tasks in\s+2025-11-25", screen.text)
+    assert re.search(r"V-01\s+MUST\s+pass", screen.text)
 
 
 # -- nox -s serve --------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ from .._errors import (
 )
 from .._transports.http import HttpTransport
 from ..builders import ToolCall
+from ..conformance import ProbeVerdict
+from ..conformance import probe as conformance_probe
 from ..engine import WatchItem
 from ..inputs import InputRouter
 from ..journal import JournalEntry, SQLiteJournal
@@ -117,7 +119,7 @@ class Run:
                 self.options.inputs, self.options.generation, self.out
             )
             if command == "probe":
-                return await self.probe()
+                return await self.probe(ns)
             with contextlib.ExitStack() as stack:
                 if self.options.journal is not None:
                     self.journal = stack.enter_context(SQLiteJournal(self.options.journal))
@@ -154,7 +156,9 @@ class Run:
         assert command in ("wait", "result"), command
         return await self.follow(client, task_id, render=command == "wait")
 
-    async def probe(self) -> ExitCode:
+    async def probe(self, ns: argparse.Namespace) -> ExitCode:
+        """Which generations the server speaks; then, when it speaks ``--generation``, one
+        verdict per rule of that generation (the conformance probe): exit 1 if any fails."""
         options = self.options
         report = await probe_server(
             lambda: make_transport(options.server),
@@ -170,6 +174,24 @@ class Run:
         self.out.probe(report, code)
         if code is not ExitCode.COMPLETED:
             self.out.note("the server answered neither generation's opening")
+            return code
+        if options.generation not in report.generations:
+            self.out.note(
+                f"the server does not speak {options.generation.value}: no rules checked "
+                "(choose --generation from the generations above)"
+            )
+            return code
+        rules = await conformance_probe(
+            lambda: make_transport(options.server),
+            options.generation,
+            safe_tools=dict(ns.safe_tool),
+            negative=ns.negative,
+            client_info=client_info(options),
+            timeout=options.timeout,
+        )
+        failed = rules.with_verdict(ProbeVerdict.FAIL)
+        code = ExitCode.FAILED if failed else ExitCode.COMPLETED
+        self.out.rules(rules, code)
         return code
 
     async def call(self, client: Client, ns: argparse.Namespace) -> ExitCode:

@@ -108,14 +108,21 @@ def _header(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def _arguments(text: str) -> dict[str, Any]:
+def _arguments(text: str, option: str = "--args") -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"--args is not JSON: {exc}") from None
+        raise argparse.ArgumentTypeError(f"{option} is not JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("--args must be a JSON object")
+        raise argparse.ArgumentTypeError(f"{option} must be a JSON object")
     return value
+
+
+def _safe_tool(text: str) -> tuple[str, dict[str, Any]]:
+    name, sep, raw = text.partition("=")
+    if not name.strip():
+        raise argparse.ArgumentTypeError(f"--safe-tool is NAME or NAME=JSON, got {text!r}")
+    return name.strip(), _arguments(raw, f"--safe-tool {name.strip()}=") if sep else {}
 
 
 def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
@@ -252,7 +259,26 @@ def build_parser() -> argparse.ArgumentParser:
             help="the task id, as an option (an id that starts with '-' is read as this)",
         )
     command("list", "list the server's tasks (tasks/list; 2025-11-25 only)")
-    command("probe", "ask the server which protocol generations it speaks (and runs tasks in)")
+    probe = command(
+        "probe",
+        "ask the server which protocol generations it speaks (and runs tasks in), then check "
+        "it against the rules of --generation (read-only unless --safe-tool names a tool "
+        "the probe may call); one verdict per rule",
+    )
+    probe.add_argument(
+        "--safe-tool",
+        action="append",
+        type=_safe_tool,
+        default=[],
+        metavar="NAME[=JSON]",
+        help="a tool the probe may call (plainly and as a task), with these arguments "
+        "(repeatable; default: no tool is called)",
+    )
+    probe.add_argument(
+        "--negative",
+        action="store_true",
+        help="also send what a client must not (a task for a task-forbidden tool, V-17)",
+    )
     command(
         "resume",
         "follow every open task of --journal to its end (servers and sessions from the "

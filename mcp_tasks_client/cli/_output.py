@@ -20,6 +20,7 @@ import attrs
 from .._errors import DecodeError, InputNotHandled, InputRequired, MCPTasksError, RPCError
 from .._generation import Generation
 from .._protocol.progress import StatusMessage, TaskProgress
+from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..models import CallToolResult, Task, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
@@ -278,6 +279,22 @@ class Output:
 
     def probe(self, report: ServerProbe, code: ExitCode) -> None:
         self.emit({**probe_json(report), "exit_code": int(code)})
+
+    def rules(self, report: ProbeReport, code: ExitCode) -> None:
+        """One ``rule`` line per rule (``rule``, ``level``, ``verdict``, ``evidence``), then a
+        ``rules`` summary with the verdict counts and the exit code."""
+        for result in report.to_json():
+            self.emit({"event": "rule", **result})
+        counts = {v.value: len(report.with_verdict(v)) for v in ProbeVerdict}
+        self.emit(
+            {
+                "event": "rules",
+                "generation": report.generation.value,
+                "verdicts": counts,
+                "error": report.error,
+                "exit_code": int(code),
+            }
+        )
 
     # -- outcomes and errors ---------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .._errors import MCPTasksError
 from .._generation import Generation
+from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..inputs import InputEvent, InputEventKind
 from ..models import CallToolResult, Task, TextContent, Tool
@@ -147,6 +148,21 @@ class RichOutput(Output):
             self.console.print(Text(f"cancel of {task_id} requested (acknowledged)"))
         else:
             self._task_line(task, "cancelled: ")
+
+    def rules(self, report: ProbeReport, code: ExitCode) -> None:
+        table = Table("rule", "level", "verdict", "evidence", box=None, header_style="bold")
+        styles = {"pass": "green", "fail": "bold red", "warn": "yellow", "not_applicable": "dim"}
+        for result in report.results:
+            verdict = result.verdict.value
+            table.add_row(
+                Text(result.rule.id),
+                Text(result.rule.level.value),
+                Text(verdict, style=styles.get(verdict, "")),
+                Text(result.evidence),
+            )
+        self.console.print(table)
+        counts = ", ".join(f"{len(report.with_verdict(v))} {v.value}" for v in ProbeVerdict)
+        self.console.print(Text(f"{report.generation.value}: {counts}", style="bold"))
 
     def probe(self, report: ServerProbe, code: ExitCode) -> None:
         table = Table(box=None, show_header=False)
