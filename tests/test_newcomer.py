@@ -275,9 +275,14 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
             command = line.replace("http://127.0.0.1:8001/mcp", urls["mcp1"])
             command = re.sub(r"\bURL\b", urls["fastmcp4" if gen2 else "mcp1"], command)
             command = re.sub(r"\bID\b", task_id, command)
-            out = bash(venv + command, fresh_clone, env)
+            out = bash(venv + command, fresh_clone, env)  # exit code 0, or it fails
             events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-            assert events, out
+            kinds = {e["event"] for e in events}
+            if " list " not in command:  # list: a new session of its own, no task in it
+                assert kinds, f"{command}: {out}"
+            if " call " in command and " --wait" in command:
+                assert events[-1]["event"] == "outcome", out
+                assert events[-1]["status"] == "completed", out
             created = [e for e in events if e["event"] == "created"]
             if created and gen2:
                 task_id = created[0]["task_id"]
