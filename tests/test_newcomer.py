@@ -121,6 +121,9 @@ def test_every_readme_shell_block_is_covered() -> None:
             path, name = where.split("::")
             assert f"def {name}(" in (REPO / path).read_text()
     assert f"`{AGENT_HOST}`" in README
+    ci = (REPO / ".ci" / "run").read_text()  # the SUITE block: what CI runs, as README gives it
+    assert re.search(r"^python3 -m pip install .*\bnox\b", ci, re.M)
+    assert re.search(r"^python3 -m nox( |$)", ci, re.M)
 
 
 def test_the_repository_cites_only_files_it_contains() -> None:
