@@ -4,12 +4,14 @@
 
 Starts the official Python SDK server (mcp 1.30, 2025-11-25 tasks) and fastmcp 4.1.4 (the
 2026-07-28 tasks extension) over Streamable HTTP on free ports, prints their URLs and a few
-``mcp-tasks`` command lines to paste, and runs until Ctrl-C or SIGTERM (which stop both, by pid).
+``mcp-tasks`` command lines to paste, and runs until Ctrl-C or SIGTERM (which stop both, by pid;
+the last line printed names this process's pid, for a ``kill`` from another terminal).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -57,7 +59,7 @@ def main() -> int:
             print(f"{name} ({peer.package} {peer.version}, {peer.protocol_version}): {url}")
             for sample in SAMPLES[name]:
                 print(f"  mcp-tasks --url {url}{GENERATION[name]} {sample}")
-        print("serving; Ctrl-C stops the servers", flush=True)
+        print(f"serving (pid {os.getpid()}); Ctrl-C stops the servers", flush=True)
         try:
             threading.Event().wait()
         except KeyboardInterrupt:

@@ -1,0 +1,356 @@
+"""The newcomer path, run: every shell block of README.md, as written, in a fresh clone; and the
+built wheel installed in a clean venv.
+
+SLOW (marked ``slow``; about a minute each here): they make virtual environments and install
+into them as a new user would. They reuse only what a user's machine would already have:
+pip's cache and the local package indexes pip is configured with, and the installed peer
+servers (``MCP_TASKS_PEERS_DIR``). The clone is of the committed HEAD of this checkout:
+uncommitted edits are not what a new user gets.
+
+Every shell block in README.md is listed in ``BLOCKS`` (and each line of the command-line
+block in ``CLI_LINES``) with how it is covered, so a new command in README without a test
+fails ``test_every_readme_shell_block_is_covered``. The one block not run here is the whole
+suite (``python3 -m nox``): it cannot run inside itself; it is what ``.ci/run`` runs
+(``tests/test_readme.py`` checks that).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import require_peer
+from peers.harness import peers_root
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
+
+RUN = "run here"
+SUITE = "the whole suite: what .ci/run runs (tests/test_readme.py)"
+CLI = "line by line: CLI_LINES"
+
+# Each README shell block, whole, and how it is covered.
+BLOCKS: dict[str, str] = {
+    "python3 -m pip install nox && python3 -m nox -s demo\n": RUN,
+    "python3 -m pip install nox && python3 -m nox\n": SUITE,
+    (
+        "python3 -m venv .venv && . .venv/bin/activate\n"
+        "python3 -m pip install -e '.[cli]' nox\n"
+        "python3 -m nox -s serve > serve.log &\n"
+    ): RUN,
+    (
+        "python3 first_look.py \"$(grep -o 'http://127.0.0.1:[0-9]*/mcp' serve.log | head -n 1)\"\n"
+    ): RUN,
+}
+# The command-line block has placeholders (URL, ID, a server.py of yours): the lines run here
+# get the served URLs and a task id put in; the others are run by the tests named.
+CLI_LINES: dict[str, str] = {
+    "mcp-tasks --url http://127.0.0.1:8001/mcp tools": RUN,
+    'mcp-tasks --url URL call need_task --args \'{"text": "hi", "seconds": 5}\' --task --wait': RUN,
+    'mcp-tasks --stdio "python server.py stdio" --inputs answers.json call confirm --task --wait': (
+        "tests/test_cli.py::test_inputs_file_answers_an_elicitation_by_its_message"
+    ),
+    "mcp-tasks --url URL --generation 2026-07-28 call slow_compute --task   # prints the task id": (
+        RUN
+    ),
+    "mcp-tasks --url URL --generation 2026-07-28 status ID"
+    "     # also: wait ID, result ID, cancel ID": RUN,
+    "mcp-tasks --url URL list        # mcp-tasks --url URL probe": RUN,
+    "mcp-tasks --url URL --journal tasks.db call slow_echo --args '{\"seconds\": 60}' --task": (
+        "tests/test_cli_journal.py::test_a_task_started_by_one_run_is_followed_by_the_next"
+    ),
+    "mcp-tasks --url URL --journal tasks.db wait ID"
+    "   # another run: the 2025-11-25 session resumed": (
+        "tests/test_cli_journal.py::test_a_task_started_by_one_run_is_followed_by_the_next"
+    ),
+    "mcp-tasks --journal tasks.db resume"
+    "              # every open task of the journal, to its end": (
+        "tests/test_cli_journal.py::test_resume_after_the_waiting_run_was_killed"
+    ),
+}
+AGENT_HOST = "python3 examples/agent_host.py"  # given inline, in "Progress, per task"
+
+
+def shell_blocks() -> list[str]:
+    """README's fenced blocks without a language, or marked as shell."""
+    blocks: list[str] = []
+    fence: str | None = None  # the language of the open block
+    lines: list[str] = []
+    for line in README.splitlines(keepends=True):
+        if line.startswith("```"):
+            if fence is None:
+                fence, lines = line[3:].strip(), []
+                continue
+            if fence in {"", "sh", "bash", "shell", "console"}:
+                blocks.append("".join(lines))
+            fence = None
+        elif fence is not None:
+            lines.append(line)
+    return blocks
+
+
+def block(text: str) -> str:
+    assert text in shell_blocks(), f"README no longer has this block:\n{text}"
+    return text
+
+
+def first_look_code() -> str:
+    code = re.search(r"Save this as `first_look.py`:\n\n```python\n(.*?)```", README, re.S)
+    assert code is not None
+    return code.group(1)
+
+
+def test_every_readme_shell_block_is_covered() -> None:
+    found = shell_blocks()
+    cli_blocks = [b for b in found if b.startswith("mcp-tasks ")]
+    assert len(cli_blocks) == 1
+    assert set(found) - set(cli_blocks) == set(BLOCKS), "a README shell block is not covered"
+    assert cli_blocks[0].splitlines() == list(CLI_LINES)
+    for where in CLI_LINES.values():
+        if where != RUN:
+            path, name = where.split("::")
+            assert f"def {name}(" in (REPO / path).read_text()
+    assert f"`{AGENT_HOST}`" in README
+    ci = (REPO / ".ci" / "run").read_text()  # the SUITE block: what CI runs, as README gives it
+    assert re.search(r"^python3 -m pip install .*\bnox\b", ci, re.M)
+    assert re.search(r"^python3 -m nox( |$)", ci, re.M)
+
+
+def test_the_repository_cites_only_files_it_contains() -> None:
+    """Every `examples/...`, `tests/...`, `docs/...` path README and the guides name exists
+    (the CHANGELOG may name what a change removed)."""
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("**/*.md"))]:
+        text = doc.read_text()
+        pattern = r"(?<![\w/.])((?:examples|tests|docs|benchmarks|\.ci)/[\w./-]*[\w/])"
+        for path in re.findall(pattern, text):
+            assert (REPO / path).exists(), f"{doc.name} names {path}, not in the repository"
+
+
+# -- the slow part --------------------------------------------------------------------------------
+
+
+def user_env(python_bin: Path) -> dict[str, str]:
+    """A new user's shell: ``python_bin`` first on PATH, no venv of this suite's active."""
+    env = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH"}}
+    ours = str(Path(sys.prefix) / "bin")
+    rest = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != ours]
+    env["PATH"] = os.pathsep.join([str(python_bin), *rest])
+    env["MCP_TASKS_PEERS_DIR"] = str(peers_root())
+    return env
+
+
+def bash(script: str, cwd: Path, env: dict[str, str], timeout: float = 180) -> str:
+    run = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert run.returncode == 0, f"{script}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    return run.stdout
+
+
+@pytest.fixture(scope="module")
+def fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: nothing to clone")
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    clone = tmp_path_factory.mktemp("newcomer") / "mcp-tasks-client"
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", head], check=True)
+    return clone
+
+
+@pytest.fixture(scope="module")
+def user_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The new user's ``python3``: a fresh venv (so the suite installs nothing globally)."""
+    where = tmp_path_factory.mktemp("user-python")
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=120)
+    return where / "bin"
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            kids += [int(c) for c in (task / "children").read_text().split()]
+    return kids
+
+
+def _serve_pid(log: Path) -> int | None:
+    found = re.search(r"^serving \(pid (\d+)\)", log.read_text() if log.exists() else "", re.M)
+    return int(found.group(1)) if found else None
+
+
+@contextlib.contextmanager
+def serving(clone: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Run the block that installs and starts `nox -s serve` in the background; yield the
+    URLs it printed; stop serve.py by its pid (it stops the servers, then nox ends)."""
+    script = block(
+        "python3 -m venv .venv && . .venv/bin/activate\n"
+        "python3 -m pip install -e '.[cli]' nox\n"
+        "python3 -m nox -s serve > serve.log &\n"
+    )
+    log = clone / "serve.log"
+    proc = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", script + "wait\n"],  # wait: bash stays our child
+        cwd=clone,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while _serve_pid(log) is None:
+            assert proc.poll() is None, f"{proc.stdout.read() if proc.stdout else ''}"
+            assert time.monotonic() < deadline, log.read_text() if log.exists() else ""
+            time.sleep(0.2)
+        pattern = r"^(\w+) \(.*\): (http://127\.0\.0\.1:\d+/mcp)$"
+        urls = dict(re.findall(pattern, log.read_text(), re.M))
+        assert set(urls) == {"mcp1", "fastmcp4"}, log.read_text()
+        yield urls
+    finally:
+        pid = _serve_pid(log)
+        if pid is None:  # not up yet: serve.py is the child of nox, the child of bash
+            for nox in _children(proc.pid):
+                for child in _children(nox):
+                    pid = child
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)  # serve.py stops both servers by their pids
+        try:
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:  # pragma: no cover - serve did not stop
+                proc.kill()
+                proc.wait()
+
+
+@pytest.mark.slow
+def test_readme_commands_work_as_written_in_a_fresh_clone(
+    fresh_clone: Path, user_python: Path
+) -> None:
+    require_peer("mcp1")
+    require_peer("fastmcp4")
+    env = user_env(user_python)
+
+    # "Two commands": the demo.
+    out = bash(block("python3 -m pip install nox && python3 -m nox -s demo\n"), fresh_clone, env)
+    assert "outcome: completed -> ['progressed 4 steps" in out
+
+    # "A first look": install into .venv, serve, the README's code saved as first_look.py.
+    (fresh_clone / "first_look.py").write_text(first_look_code())
+    with serving(fresh_clone, env) as urls:
+        venv = ". .venv/bin/activate\n"  # the same terminal as the block before
+        run = block(
+            "python3 first_look.py \"$(grep -o 'http://127.0.0.1:[0-9]*/mcp' serve.log"
+            ' | head -n 1)"\n'
+        )
+        out = bash(venv + run, fresh_clone, env)
+        assert "plain_echo" in out
+        assert "'echo: hi'" in out  # the plain call's result
+
+        out = bash(venv + AGENT_HOST, fresh_clone, env)
+        assert "deploy: completed -> confirmed=True action=accept" in out
+
+        # The command line block, its placeholders filled in.
+        task_id = ""
+        for line, where in CLI_LINES.items():
+            if where != RUN:
+                continue
+            gen2 = "--generation 2026-07-28" in line
+            command = line.replace("http://127.0.0.1:8001/mcp", urls["mcp1"])
+            command = re.sub(r"\bURL\b", urls["fastmcp4" if gen2 else "mcp1"], command)
+            command = re.sub(r"\bID\b", task_id, command)
+            out = bash(venv + command, fresh_clone, env)  # exit code 0, or it fails
+            events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+            kinds = {e["event"] for e in events}
+            if " list " not in command:  # list: a new session of its own, no task in it
+                assert kinds, f"{command}: {out}"
+            if " call " in command and " --wait" in command:
+                assert events[-1]["event"] == "outcome", out
+                assert events[-1]["status"] == "completed", out
+            created = [e for e in events if e["event"] == "created"]
+            if created and gen2:
+                task_id = created[0]["task_id"]
+        assert task_id
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_in_a_clean_venv(fresh_clone: Path, tmp_path: Path) -> None:
+    """`python -m build`, then the wheel alone (no extras), then with the cli extra."""
+    env = user_env(Path(sys.base_prefix) / "bin")
+    tools, clean, dist = tmp_path / "build-venv", tmp_path / "clean-venv", tmp_path / "dist"
+    for venv in (tools, clean):
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    bash(f"{tools}/bin/python -m pip install -q build", fresh_clone, env)
+    bash(f"{tools}/bin/python -m build --outdir {dist} .", fresh_clone, env)
+    (wheel,) = dist.glob("*.whl")
+    assert len(list(dist.glob("*.tar.gz"))) == 1
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("py.typed", "cli/__init__.py", "conformance/__init__.py", "testing/__init__.py"):
+        assert f"mcp_tasks_client/{needed}" in names
+    assert not any(n.startswith(("tests/", "examples/")) for n in names)
+    meta = (
+        zipfile.ZipFile(wheel)
+        .read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+        .decode()
+    )
+    assert "Classifier: Programming Language :: Python :: 3.10" in meta
+    assert "Provides-Extra: test" in meta
+
+    py = clean / "bin" / "python"
+    bash(f"{py} -m pip install -q {wheel}", tmp_path, env)
+    out = bash(
+        f"{py} -c 'import importlib.util, mcp_tasks_client, mcp_tasks_client.conformance;"
+        ' print(mcp_tasks_client.__file__, importlib.util.find_spec("rich"))\'',
+        tmp_path,
+        env,
+    )
+    assert str(clean) in out
+    assert out.strip().endswith("None")  # no extras: rich is not installed
+    no_extra = subprocess.run(
+        [str(clean / "bin" / "mcp-tasks"), "--help"], capture_output=True, text=True, check=False
+    )
+    assert no_extra.returncode == 2  # the cli extra is missing, and it says so
+    assert "cli" in no_extra.stderr + no_extra.stdout
+
+    bash(f"{py} -m pip install -q '{wheel}[cli]'", tmp_path, env)
+    out = bash(f"{clean}/bin/mcp-tasks --help", tmp_path, env)
+    assert "usage: mcp-tasks" in out
+
+
+def test_the_test_extra_holds_everything_the_suite_needs() -> None:
+    """pyproject's `test` extra >= nox's TEST_DEPS, the `cli` and the `testing` extras."""
+    tomllib = pytest.importorskip("tomllib")  # 3.11+
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras: dict[str, list[str]] = project["optional-dependencies"]
+    noxfile = (REPO / "noxfile.py").read_text()
+    deps = re.search(r"^TEST_DEPS = \[(.*?)^\]", noxfile, re.M | re.S)
+    assert deps is not None
+    test_deps = re.findall(r'"([^"]+)"', deps.group(1))
+
+    def name(req: str) -> str:
+        return re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0].lower()
+
+    have = {name(r) for r in extras["test"]}
+    for need in [*test_deps, *extras["cli"], *extras["testing"]]:
+        assert name(need) in have, f"the test extra lacks {need}"
+    assert "urls" not in project  # no real project URL yet (CHANGELOG says so)
