@@ -65,7 +65,10 @@ CLI_LINES: dict[str, str] = {
     ),
     "mcp-tasks --url URL --generation 2026-07-28 status ID"
     "     # also: wait ID, result ID, cancel ID": RUN,
-    "mcp-tasks --url URL list        # mcp-tasks --url URL probe": RUN,
+    "mcp-tasks --url URL list": RUN,
+    'mcp-tasks --url URL probe --safe-tool \'slow_echo={"text": "x"}\'  # one verdict per rule': (
+        "tests/test_cli.py::test_probe_reports_a_peers_known_deviations_under_their_rules"
+    ),
     "mcp-tasks --url URL --journal tasks.db call slow_echo --args '{\"seconds\": 60}' --task": (
         "tests/test_cli_journal.py::test_a_task_started_by_one_run_is_followed_by_the_next"
     ),
@@ -281,7 +284,7 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
             out = bash(venv + command, fresh_clone, env)  # exit code 0, or it fails
             events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
             kinds = {e["event"] for e in events}
-            if " list " not in command:  # list: a new session of its own, no task in it
+            if "list" not in command.split()[:5]:  # list: a new session of its own, no task
                 assert kinds, f"{command}: {out}"
             if " call " in command and " --wait" in command:
                 assert events[-1]["event"] == "outcome", out
