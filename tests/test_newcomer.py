@@ -55,7 +55,7 @@ BLOCKS: dict[str, str] = {
 # The command-line block has placeholders (URL, ID, a server.py of yours): the lines run here
 # get the served URLs and a task id put in; the others are run by the tests named.
 CLI_LINES: dict[str, str] = {
-    "mcp-tasks --url http://127.0.0.1:8001/mcp tools": RUN,
+    "mcp-tasks --url URL tools          # URL: one that `python3 -m nox -s serve` printed": RUN,
     'mcp-tasks --url URL call need_task --args \'{"text": "hi", "seconds": 5}\' --task --wait': RUN,
     'mcp-tasks --stdio "python server.py stdio" --inputs answers.json call confirm --task --wait': (
         "tests/test_cli.py::test_inputs_file_answers_an_elicitation_by_its_message"
