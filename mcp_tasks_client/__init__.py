@@ -61,7 +61,7 @@ from ._protocol.progress import ProgressStats, ProgressToken, StatusMessage, Tas
 from ._protocol.receiver import ReceiverBook, ReceiverStore
 from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
 from ._protocol.task_machine import Violation, ViolationPolicy
-from ._transports.base import Transport, TransportFault
+from ._transports.base import Transport, TransportFault, TransportWrapper
 from ._transports.http import HttpTransport, StreamResumption
 from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 from ._transports.stdio import StdioShutdown, StdioTransport
@@ -321,6 +321,7 @@ __all__ = [
     "TransportClosed",
     "TransportError",
     "TransportFault",
+    "TransportWrapper",
     "UnexpectedPlainResult",
     "UnexpectedResponse",
     "UnhandledInputPolicy",

@@ -21,7 +21,7 @@ from .._errors import MCPTasksError
 from .._limits import Limits
 from ..models import JSONRPCMessage, RequestId
 
-__all__ = ["HeadersFor", "Incoming", "Transport", "TransportFault"]
+__all__ = ["HeadersFor", "Incoming", "Transport", "TransportFault", "TransportWrapper"]
 
 HeadersFor = Callable[[JSONRPCMessage], Mapping[str, str]]
 """What a message's HTTP headers must say besides the transport's own (the dialect's)."""
@@ -94,3 +94,60 @@ class Transport(abc.ABC):
 
     async def abandon(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook
         """The caller gave up on ``request_id``: stop reading anything that only serves it."""
+
+
+class TransportWrapper(Transport):
+    """A transport that is ``inner`` in every respect: subclass it to observe or alter what
+    passes (override :meth:`send` / :meth:`receive`), as the conformance kit's
+    ValidatingTransport does. Attributes of the inner transport that are not part of this
+    interface (HttpTransport's ``session_id``, ``open_listen_stream``, ...) stay reachable."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+
+    async def __aenter__(self) -> TransportWrapper:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.inner.__aexit__(exc_type, exc, tb)
+
+    async def send(self, message: JSONRPCMessage) -> None:
+        await self.inner.send(message)
+
+    async def receive(self) -> Incoming:
+        return await self.inner.receive()
+
+    def apply_limits(self, limits: Limits) -> None:
+        self.inner.apply_limits(limits)
+
+    def negotiated(self, protocol_version: str) -> None:
+        self.inner.negotiated(protocol_version)
+
+    def stateless(self, headers_for: HeadersFor) -> None:
+        self.inner.stateless(headers_for)
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    @property
+    def session(self) -> str | None:
+        return self.inner.session
+
+    @property
+    def cancels_by_closing(self) -> bool:
+        return self.inner.cancels_by_closing
+
+    async def abandon(self, request_id: RequestId) -> None:
+        await self.inner.abandon(request_id)
+
+    def __getattr__(self, name: str) -> object:
+        if name == "inner":  # not set yet (a half-made wrapper): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from types import TracebackType
 
 from .._errors import ProtocolError
-from .._limits import Limits
-from .._transports.base import HeadersFor, Incoming, Transport, TransportFault
+from .._transports.base import Incoming, Transport, TransportFault, TransportWrapper
 from .._wire.jsonrpc import encode_message
 from ..models import JSONRPCError, JSONRPCMessage, JSONRPCResponse, RequestId
 from .rules import Verdict
@@ -44,7 +42,7 @@ class ConformanceViolation(ProtocolError):
         super().__init__(str(finding))
 
 
-class ValidatingTransport(Transport):
+class ValidatingTransport(TransportWrapper):
     """Wraps ``inner``; the validator sees every message, the policy acts on findings."""
 
     def __init__(
@@ -55,7 +53,7 @@ class ValidatingTransport(Transport):
         policy: ConformancePolicy = ConformancePolicy.WARN,
         on_finding: Callable[[Finding], None] | None = None,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.validator = validator
         self.policy = policy
         self._on_finding = on_finding
@@ -64,14 +62,6 @@ class ValidatingTransport(Transport):
     async def __aenter__(self) -> ValidatingTransport:
         await self.inner.__aenter__()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.inner.__aexit__(exc_type, exc, tb)
 
     async def send(self, message: JSONRPCMessage) -> None:
         self.validator.sent(encode_message(message))
@@ -113,35 +103,3 @@ class ValidatingTransport(Transport):
             out.append(item)
         self._queued.extend(out[1:])
         return out[0]
-
-    # -- the rest is the inner transport's --------------------------------------------------
-
-    def apply_limits(self, limits: Limits) -> None:
-        self.inner.apply_limits(limits)
-
-    def negotiated(self, protocol_version: str) -> None:
-        self.inner.negotiated(protocol_version)
-
-    def stateless(self, headers_for: HeadersFor) -> None:
-        self.inner.stateless(headers_for)
-
-    @property
-    def identity(self) -> str:
-        return self.inner.identity
-
-    @property
-    def session(self) -> str | None:
-        return self.inner.session
-
-    @property
-    def cancels_by_closing(self) -> bool:
-        return self.inner.cancels_by_closing
-
-    async def abandon(self, request_id: RequestId) -> None:
-        await self.inner.abandon(request_id)
-
-    def __getattr__(self, name: str) -> object:
-        # Transport-specific extras (HttpTransport's listen stream, ...) stay reachable.
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
