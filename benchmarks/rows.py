@@ -179,7 +179,10 @@ async def bare_httpx_burst(url: str, tasks: int, polls: int, pool: int) -> dict[
 
 
 def _lib_client(url: str, transport: str = "http", pool: int | None = None) -> Any:
-    from mcp_tasks_client import Client, Generation, HttpTransport, Implementation
+    from mcp_tasks_client import Client, Generation, HttpTransport, Implementation, observability
+
+    # What a fresh `nox -s bench` measures (no opentelemetry installed): no spans.
+    observability.tracing(False)
 
     kwargs: dict[str, Any] = {} if pool is None else {"max_connections": pool}
     if transport == "lean":

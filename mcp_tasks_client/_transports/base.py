@@ -19,7 +19,7 @@ import attrs
 
 from .._errors import MCPTasksError
 from .._limits import Limits
-from ..models import JSONRPCMessage, RequestId
+from ..models import JSONRPCMessage, JSONRPCRequest, RequestId
 
 __all__ = ["HeadersFor", "Incoming", "Transport", "TransportFault"]
 
@@ -94,3 +94,13 @@ class Transport(abc.ABC):
 
     async def abandon(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook
         """The caller gave up on ``request_id``: stop reading anything that only serves it."""
+
+    #: Whether :meth:`exchange` runs a request in the caller's task (HTTP: its own POST).
+    inline_requests: bool = False
+
+    async def exchange(self, message: JSONRPCRequest) -> Incoming | None:
+        """Only when ``inline_requests``: send ``message`` and read its answer in the caller's
+        task. Returns the answer (or the fault that ended the request) for the caller to
+        dispatch, or None when the answer went through :meth:`receive` like any other (a
+        stream that carried other messages). Cancelling the caller abandons the request."""
+        raise NotImplementedError  # pragma: no cover - guarded by inline_requests
