@@ -64,14 +64,14 @@ def _stats(base: str, reset: bool = False) -> dict[str, int]:
         return json.loads(answer.read())  # type: ignore[no-any-return]
 
 
-def _row(python: Path | str, base: str, args: list[str]) -> dict[str, Any]:
+def _row(python: Path | str, base: str, args: list[str], checkout: Path = REPO) -> dict[str, Any]:
     _stats(base, reset=True)
     done = subprocess.run(
-        [str(python), str(HERE / "rows.py"), *args, "--url", f"{base}/mcp"],
+        [str(python), str(checkout / "benchmarks" / "rows.py"), *args, "--url", f"{base}/mcp"],
         capture_output=True,
         text=True,
         timeout=600,
-        cwd=REPO,
+        cwd=checkout,
     )
     if done.returncode != 0:
         raise RuntimeError(f"row {args} failed:\n{done.stderr[-3000:]}")
