@@ -19,11 +19,14 @@ import sys
 import time
 import tracemalloc
 import warnings
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 warnings.simplefilter("ignore", DeprecationWarning)
+# This checkout's package first, whatever is installed (the A/B runs export a commit each).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 INIT = {
     "protocolVersion": "2025-11-25",
@@ -186,7 +189,7 @@ def _lib_client(url: str, transport: str = "http", pool: int | None = None) -> A
 
     kwargs: dict[str, Any] = {} if pool is None else {"max_connections": pool}
     if transport == "lean":
-        from mcp_tasks_client import LeanHttpTransport  # type: ignore[attr-defined]
+        from mcp_tasks_client import LeanHttpTransport
 
         made: Any = LeanHttpTransport(url, **kwargs)
     else:

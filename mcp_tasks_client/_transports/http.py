@@ -180,14 +180,7 @@ class HttpTransport(Transport):
         # Pool sized to the concurrency (measured: the default 20 idle connections churned
         # ~1,100 TCP connections for 100 in flight). No cookie is kept: MCP carries its session
         # in a header, and a server could otherwise grow the jar without bound.
-        self._client = http_client or httpx.AsyncClient(
-            timeout=self._timeout,
-            follow_redirects=False,
-            cookies=_no_cookies(),
-            limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
-            ),
-        )
+        self._client = http_client or self._default_client(max_connections)
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
         self._incoming_send: MemoryObjectSendStream[Incoming]
@@ -198,6 +191,20 @@ class HttpTransport(Transport):
         self._closed = False
         self._headers_for: HeadersFor | None = None
         self._handed_off: set[int] = set()  # responses whose drain a background task owns
+
+    def _default_client(self, max_connections: int) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            timeout=self._timeout,
+            follow_redirects=False,
+            cookies=_no_cookies(),
+            limits=httpx.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections
+            ),
+        )
+
+    async def _close_http(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -232,8 +239,7 @@ class HttpTransport(Transport):
                                 pass
                         except httpx.HTTPError:
                             pass  # the server may be gone already; nothing to tell anyone
-                if self._owns_client:
-                    await self._client.aclose()
+                await self._close_http()
             self._incoming_send.close()
             self._incoming_receive.close()
 
