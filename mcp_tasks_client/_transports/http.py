@@ -506,11 +506,13 @@ class HttpTransport(Transport):
                     raise ProtocolError(
                         f"answer to {message.method} has content type {content_type!r} (X:101)"
                     )
-            if answer is not None:
-                if inline:
-                    return answer
-                await self._deliver(answer)
-                return None
+            if answer is not None and inline:
+                return answer
+        if answer is not None:
+            # Delivered once the exchange is over: its connection is back in the pool before
+            # the caller, woken by the answer, sends its next request.
+            await self._deliver(answer)
+            return None
         if not state.answered:
             await self._resume(message, state)
         return None

@@ -109,6 +109,19 @@ class _Connection:
             except h11.RemoteProtocolError as exc:  # pragma: no cover - raised on next_event
                 raise httpx.RemoteProtocolError(str(exc)) from exc
 
+    def ended_without_io(self) -> bool:
+        """Whether the unread rest of a body is already here and ends it (an empty 202, an
+        error body shorter than what was read): then the connection can be kept."""
+        try:
+            while True:
+                event = self.h11.next_event()
+                if isinstance(event, h11.EndOfMessage):
+                    return True
+                if not isinstance(event, h11.Data):
+                    return False  # NEED_DATA (more is coming), or the connection closed
+        except h11.RemoteProtocolError:
+            return False
+
     def reusable(self) -> bool:
         h = self.h11
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
@@ -271,6 +284,8 @@ class LeanHttpTransport(HttpTransport):
     async def _finish(self, connection: _Connection, response: _Response | None) -> None:
         """Back to the pool if the response was read to its end (an error's body read only
         in part, or a broken exchange, closes the connection)."""
+        if response is not None and not response.complete:
+            response.complete = connection.ended_without_io()
         keep = response is not None and response.complete and connection.reusable()
         with anyio.CancelScope(shield=True):
             await self._release(connection, keep)
