@@ -141,5 +141,5 @@ def bench(session: nox.Session) -> None:
     bare httpx loop, the wire floor and the official SDK client; writes benchmarks/RESULTS.md
     (`-- --rounds N`, `-- --full`; any argument replaces the default `--write`)."""
     session.install("-e", ".")
-    _install_peers(session)
+    session.run("python", "tests/peers/install.py", "--only", "mcp1")  # the official client row
     session.run("python", "benchmarks/bench.py", *(session.posargs or ["--write"]))
