@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import h11
 import pytest
 
@@ -178,9 +179,10 @@ async def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
                 for _ in range(5):
                     await server.closed_one.wait()
                     server.closed_one = anyio.Event()
-                    # The close has been sent; its EOF reaches the client's socket at once on
-                    # loopback, but give the kernel a chance before checking.
-                    await anyio.sleep(0.01)
+                    # Wait (no timing: a condition) until the close reached the client's idle
+                    # connection, as it would have by the time a real poller polls again.
+                    while not all(c.stale() for c in transport._idle):
+                        await anyio.lowlevel.checkpoint()
                     task = await client.get_task("t-1")
                     assert task.task_id == "t-1"
         assert transport.connections_opened == server.accepted
