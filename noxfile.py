@@ -137,7 +137,9 @@ def serve(session: nox.Session) -> None:
 
 @nox.session(python=None)
 def bench(session: nox.Session) -> None:
-    """Client CPU per tasks/get and memory per tracked task (results: benchmarks/RESULTS.md)."""
+    """Per poll, per burst, per waited task, scheduler and codec costs side by side with the
+    bare httpx loop, the wire floor and the official SDK client; writes benchmarks/RESULTS.md
+    (`-- --rounds N`, `-- --full`; any argument replaces the default `--write`)."""
     session.install("-e", ".")
-    _install_peers(session)
-    session.run("python", "benchmarks/bench_polling.py", *session.posargs)
+    session.run("python", "tests/peers/install.py", "--only", "mcp1")  # the official client row
+    session.run("python", "benchmarks/bench.py", *(session.posargs or ["--write"]))

@@ -63,6 +63,7 @@ from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
 from ._protocol.task_machine import Violation, ViolationPolicy
 from ._transports.base import Transport, TransportFault, TransportWrapper
 from ._transports.http import HttpTransport, StreamResumption
+from ._transports.lean import LeanHttpTransport
 from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 from ._transports.stdio import StdioShutdown, StdioTransport
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
@@ -236,6 +237,7 @@ __all__ = [
     "Journal",
     "JournalEntry",
     "JournalError",
+    "LeanHttpTransport",
     "LimitExceeded",
     "Limits",
     "ListPromptsResult",

@@ -87,7 +87,7 @@ from ._protocol.progress import (
     progress_token_of,
 )
 from ._protocol.task_machine import Violation
-from ._transports.base import Transport, TransportFault
+from ._transports.base import Incoming, Transport, TransportFault
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .journal import Journal, JournalEntry, JournalError, NotJournaled, RecordedSession
 from .models import (
@@ -174,6 +174,7 @@ ProgressHandler = Callable[[TaskProgress | Violation | DecodeError], None]
 notification (a soft Violation of V-24 / E C43, or a DecodeError); runs in the reader."""
 
 _TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+_NOT_INLINE = frozenset({"initialize", "subscriptions/listen"})
 
 
 def _utc_now() -> dt.datetime:
@@ -653,11 +654,28 @@ class Client:
             on_id(message.id)
         sent = False
         keep = False
+        # A request whose answer only this caller needs runs in the caller's task when the
+        # transport can (HTTP): no task, no hop through the reader. A task call keeps the
+        # background path (its answer is read on after the caller stops waiting: orphans), as
+        # do a progress-carrying request, initialize and a listen (long-lived streams).
+        inline = (
+            self.transport.inline_requests
+            and orphan_tool is None
+            and token is None
+            and method not in _NOT_INLINE
+        )
         try:
             with anyio.fail_after(limit):
-                await self.transport.send(message)
-                sent = True
-                await waiter.done.wait()
+                if inline:
+                    sent = True
+                    item = await self.transport.exchange(message)
+                    if item is not None:
+                        await self._dispatch(item)
+                else:
+                    await self.transport.send(message)
+                    sent = True
+                if not waiter.done.is_set():
+                    await waiter.done.wait()
         except TimeoutError:
             if not waiter.done.is_set():
                 keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "timeout")
@@ -1457,44 +1475,48 @@ class Client:
             except TransportClosed as exc:
                 self._break(exc)
                 return
-            if isinstance(item, TransportFault):
-                self._on_fault(item)
-                if item.request_id is None and item.fatal:
-                    return
-                continue
-            if isinstance(item, JSONRPCRequest) and self._id_too_long(item.id):
-                await self._refuse_id(item)
-                continue
-            try:
-                event = self._connection.receive(item)
-            except ProtocolError as exc:
-                self._break(exc)
+            if not await self._dispatch(item):
                 return
-            if isinstance(event, (ResultReceived, ErrorReceived)):
-                waiter = self._waiters.get(event.request_id)
-                if waiter is not None:
-                    if isinstance(event, ResultReceived):
-                        waiter.result = event.result
-                        if waiter.on_result is not None:
-                            self._call_on_result(waiter.on_result, event.result)
-                    else:
-                        waiter.error = event.error
-                    waiter.done.set()
-                # Its token, if it had one, stops now (a task call's was bound, or it made no
-                # task): progress read after the answer is not the request's.
-                self._progress.close_request(event.request_id)
-            elif isinstance(event, RequestReceived):
-                await self._serve(event.request)
-            elif isinstance(event, NotificationReceived):
-                self._dispatch_notification(event.notification)
-            elif isinstance(event, UncorrelatedError):
-                self._warn(event.error)
-            elif isinstance(event, DuplicateRequest):
-                log.debug(
-                    "%s %r arrived again; answered once", event.request.method, event.request.id
-                )
-            elif isinstance(event, LateResponse):
-                log.debug("ignored late answer to %s (id %r)", event.method, event.request_id)
+
+    async def _dispatch(self, item: Incoming) -> bool:
+        """What one incoming message or fault means; False when nothing more can be read (the
+        connection broke). The reader's, and a caller's for the answer its inline request
+        (``Transport.exchange``) returned."""
+        if isinstance(item, TransportFault):
+            self._on_fault(item)
+            return not (item.request_id is None and item.fatal)
+        if isinstance(item, JSONRPCRequest) and self._id_too_long(item.id):
+            await self._refuse_id(item)
+            return True
+        try:
+            event = self._connection.receive(item)
+        except ProtocolError as exc:
+            self._break(exc)
+            return False
+        if isinstance(event, (ResultReceived, ErrorReceived)):
+            waiter = self._waiters.get(event.request_id)
+            if waiter is not None:
+                if isinstance(event, ResultReceived):
+                    waiter.result = event.result
+                    if waiter.on_result is not None:
+                        self._call_on_result(waiter.on_result, event.result)
+                else:
+                    waiter.error = event.error
+                waiter.done.set()
+            # Its token, if it had one, stops now (a task call's was bound, or it made no
+            # task): progress read after the answer is not the request's.
+            self._progress.close_request(event.request_id)
+        elif isinstance(event, RequestReceived):
+            await self._serve(event.request)
+        elif isinstance(event, NotificationReceived):
+            self._dispatch_notification(event.notification)
+        elif isinstance(event, UncorrelatedError):
+            self._warn(event.error)
+        elif isinstance(event, DuplicateRequest):
+            log.debug("%s %r arrived again; answered once", event.request.method, event.request.id)
+        elif isinstance(event, LateResponse):
+            log.debug("ignored late answer to %s (id %r)", event.method, event.request_id)
+        return True
 
     @staticmethod
     def _call_on_result(hook: Callable[[JSONObject], None], result: JSONObject) -> None:

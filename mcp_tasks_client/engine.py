@@ -245,7 +245,10 @@ class Poller:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False
         self._wake = anyio.Event()
-        self._limiter = anyio.CapacityLimiter(policy.max_in_flight)
+        # PollPolicy.max_in_flight: polls running, and due ones waiting for a slot (oldest
+        # first). A counter the driver reads, not a limiter each poll acquires.
+        self._in_flight = 0
+        self._ready: collections.deque[str] = collections.deque()
         # 2026 input handlers at once: as many as server->client requests in 2025-11-25.
         self._input_limiter = anyio.CapacityLimiter(client.limits.max_server_requests)
         # PollPolicy.listen: the ids the open listen asked for, those the server acknowledged.
@@ -646,49 +649,61 @@ class Poller:
 
     async def _drive(self) -> None:
         assert self._task_group is not None
+        limit = self.policy.max_in_flight
+        ready = self._ready
         while True:
             for task_id in self._scheduler.pop_due(anyio.current_time()):
+                if self._in_flight >= limit or ready:
+                    self.polls_delayed += 1
+                ready.append(task_id)
+            while ready and self._in_flight < limit:
+                task_id = ready.popleft()
                 tracked = self._tracked.get(task_id)
                 if tracked is not None:
-                    self._task_group.start_soon(
-                        self._guarded, tracked, functools.partial(self._poll, task_id)
-                    )
+                    self._in_flight += 1
+                    self._task_group.start_soon(self._run_poll, tracked, task_id)
+            if self._wake.is_set():
+                self._wake = anyio.Event()
+            if ready and self._in_flight >= limit:
+                await self._wake.wait()  # a slot frees (or a task is added)
+                continue
             due = self._scheduler.next_due()
-            self._wake = anyio.Event()
             delay = math.inf if due is None else due - anyio.current_time()
             if delay > 0:
                 with anyio.move_on_after(delay):
                     await self._wake.wait()
 
+    async def _run_poll(self, tracked: _Tracked, task_id: str) -> None:
+        try:
+            await self._guarded(tracked, functools.partial(self._poll, task_id))
+        finally:
+            self._in_flight -= 1
+            if self._ready:
+                self._wake.set()
+
     async def _poll(self, task_id: str) -> None:
         tracked = self._tracked.get(task_id)
         if tracked is None or tracked.finishing or tracked.done.is_set():
             return
-        if self._limiter.available_tokens == 0:
-            self.polls_delayed += 1
-        async with self._limiter:
-            expired = tracked.expires_at is not None and anyio.current_time() >= tracked.expires_at
-            mark = tracked.machine.mark()
-            try:
-                snapshot = await self._get(task_id)
-            except TaskNotFound as exc:
-                if expired:  # the server may delete a task once its ttl ran out (T:459)
-                    self._expire(tracked)
-                else:
-                    self._end(tracked, error=exc)
-                return
-            except UnknownValue as exc:
-                if (
-                    exc.path != "$.result.status"
-                    or self.policy.on_violation is ViolationPolicy.RAISE
-                ):
-                    self._end(tracked, error=exc)
-                    return
-                self._warn(exc)  # an unknown status, ignored under WARN
-                snapshot = None
-            except MCPTasksError as exc:
+        expired = tracked.expires_at is not None and anyio.current_time() >= tracked.expires_at
+        mark = tracked.machine.mark()
+        try:
+            snapshot = await self._get(task_id)
+        except TaskNotFound as exc:
+            if expired:  # the server may delete a task once its ttl ran out (T:459)
+                self._expire(tracked)
+            else:
+                self._end(tracked, error=exc)
+            return
+        except UnknownValue as exc:
+            if exc.path != "$.result.status" or self.policy.on_violation is ViolationPolicy.RAISE:
                 self._end(tracked, error=exc)
                 return
+            self._warn(exc)  # an unknown status, ignored under WARN
+            snapshot = None
+        except MCPTasksError as exc:
+            self._end(tracked, error=exc)
+            return
         if self._tracked.get(task_id) is not tracked or tracked.done.is_set():
             return  # released or ended while the poll was in flight
         if tracked.machine.is_stale(mark) or tracked.finishing:

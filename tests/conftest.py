@@ -16,7 +16,7 @@ from peers.harness import (
     stdio_env,
 )
 
-from mcp_tasks_client import HttpTransport, StdioTransport, Transport
+from mcp_tasks_client import HttpTransport, LeanHttpTransport, StdioTransport, Transport
 
 # The 2025-11-25 tasks peers; fastmcp4 and mcp2 (2026-07-28) have their own fixtures.
 PEER_NAMES = ["mcp1", "ts1"]
@@ -110,22 +110,26 @@ def peer_stdio(request: pytest.FixtureRequest) -> tuple[Peer, list[str]]:
     return peer, stdio_command(peer)
 
 
-@pytest.fixture(params=["mcp1-http", "mcp1-stdio", "ts1-http", "ts1-stdio"])
+@pytest.fixture(
+    params=["mcp1-http", "mcp1-lean", "mcp1-stdio", "ts1-http", "ts1-lean", "ts1-stdio"]
+)
 def transport(request: pytest.FixtureRequest) -> Transport:
-    """A fresh, unopened transport to each peer over each transport kind."""
+    """A fresh, unopened transport to each peer over each transport kind (``lean``: the opt-in
+    LeanHttpTransport, which must pass what HttpTransport passes)."""
     name, kind = str(request.param).split("-")
     peer = require_peer(name)
-    if kind == "http":
+    if kind in ("http", "lean"):
         url: str = request.getfixturevalue(f"{name}_http_url")
-        return HttpTransport(url)
+        return HttpTransport(url) if kind == "http" else LeanHttpTransport(url)
     return StdioTransport(stdio_command(peer))
 
 
-@pytest.fixture(params=["http", "stdio"])
+@pytest.fixture(params=["http", "lean", "stdio"])
 def gen2(request: pytest.FixtureRequest) -> Transport:
-    """A fresh transport to the fastmcp 4.1.4 peer (2026-07-28 tasks), HTTP or stdio."""
+    """A fresh transport to the fastmcp 4.1.4 peer (2026-07-28 tasks), HTTP (httpx or lean) or
+    stdio."""
     peer = require_peer("fastmcp4")
-    if request.param == "http":
+    if request.param in ("http", "lean"):
         url: str = request.getfixturevalue("fastmcp4_http_url")
-        return HttpTransport(url)
+        return HttpTransport(url) if request.param == "http" else LeanHttpTransport(url)
     return StdioTransport(stdio_command(peer), env=stdio_env(peer))

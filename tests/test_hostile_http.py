@@ -40,6 +40,7 @@ from mcp_tasks_client import (
     Implementation,
     InputRouter,
     InvalidParams,
+    LeanHttpTransport,
     LimitExceeded,
     Limits,
     OrphanedTask,
@@ -68,6 +69,17 @@ MiB = 1024 * 1024
 NOW = dt.datetime.now(dt.timezone.utc).isoformat()
 
 
+_KIND = {"http": HttpTransport}
+
+
+@pytest.fixture(autouse=True, params=["httpx", "lean"])
+def http_kind(request: pytest.FixtureRequest) -> str:
+    """Every promise here is kept by both HTTP transports: HttpTransport on httpx, and the
+    opt-in LeanHttpTransport (h11), except what needs an injected httpx client."""
+    _KIND["http"] = HttpTransport if request.param == "httpx" else LeanHttpTransport
+    return str(request.param)
+
+
 @asynccontextmanager
 async def connected(
     server: HostileHTTPServer,
@@ -75,7 +87,10 @@ async def connected(
     transport: dict[str, Any] | None = None,
     **client_kw: Any,
 ) -> AsyncIterator[Client]:
-    http = HttpTransport(server.url, **(transport or {}))
+    kind = _KIND["http"]
+    if kind is LeanHttpTransport and "http_client" in (transport or {}):
+        pytest.skip("LeanHttpTransport takes no httpx client")
+    http = kind(server.url, **(transport or {}))
     async with Client(
         http, generation=Generation.V2025_11_25, client_info=INFO, **client_kw
     ) as client:
@@ -478,9 +493,15 @@ async def test_abandon_sends_every_cancel_at_once_within_one_bound() -> None:
     handler, cancelled = working_tasks(stall_cancel=True)
     ids = [f"t-{n}" for n in range(20)]
     policy = PollPolicy(floor=0.01, jitter=0.0, cancel_on_abandon=True, abandon_timeout=1.0)
+    # 20 stalled cancels hold 20 connections at once: a pool that has them (the lean one's
+    # default is 16; the rest would wait for a slot, which is the pool doing its job).
+    pool = {"max_connections": 32}
     async with HostileHTTPServer(handler) as server:
         with anyio.fail_after(15):
-            async with connected(server) as client, Poller(client, policy) as poller:
+            async with (
+                connected(server, transport=pool) as client,
+                Poller(client, policy) as poller,
+            ):
                 with pytest.raises(DeadlineExceeded) as caught:
                     await poller.wait_all([task_snapshot(client, t) for t in ids], deadline=0.3)
     assert sorted(caught.value.cancel_sent) == sorted(ids)

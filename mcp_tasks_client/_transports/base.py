@@ -19,7 +19,7 @@ import attrs
 
 from .._errors import MCPTasksError
 from .._limits import Limits
-from ..models import JSONRPCMessage, RequestId
+from ..models import JSONRPCMessage, JSONRPCRequest, RequestId
 
 __all__ = ["HeadersFor", "Incoming", "Transport", "TransportFault", "TransportWrapper"]
 
@@ -95,12 +95,24 @@ class Transport(abc.ABC):
     async def abandon(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook
         """The caller gave up on ``request_id``: stop reading anything that only serves it."""
 
+    #: Whether :meth:`exchange` runs a request in the caller's task (HTTP: its own POST).
+    inline_requests: bool = False
+
+    async def exchange(self, message: JSONRPCRequest) -> Incoming | None:
+        """Only when ``inline_requests``: send ``message`` and read its answer in the caller's
+        task. Returns the answer (or the fault that ended the request) for the caller to
+        dispatch, or None when the answer went through :meth:`receive` like any other (a
+        stream that carried other messages). Cancelling the caller abandons the request."""
+        raise NotImplementedError  # pragma: no cover - guarded by inline_requests
+
 
 class TransportWrapper(Transport):
     """A transport that is ``inner`` in every respect: subclass it to observe or alter what
     passes (override :meth:`send` / :meth:`receive`), as the conformance kit's
     ValidatingTransport does. Attributes of the inner transport that are not part of this
-    interface (HttpTransport's ``session_id``, ``open_listen_stream``, ...) stay reachable."""
+    interface (HttpTransport's ``session_id``, ``open_listen_stream``, ...) stay reachable.
+    A wrapper never runs requests in the caller's task (``inline_requests`` is False), so
+    every answer passes through its :meth:`receive`."""
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner

@@ -180,14 +180,7 @@ class HttpTransport(Transport):
         # Pool sized to the concurrency (measured: the default 20 idle connections churned
         # ~1,100 TCP connections for 100 in flight). No cookie is kept: MCP carries its session
         # in a header, and a server could otherwise grow the jar without bound.
-        self._client = http_client or httpx.AsyncClient(
-            timeout=self._timeout,
-            follow_redirects=False,
-            cookies=_no_cookies(),
-            limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
-            ),
-        )
+        self._client = http_client or self._default_client(max_connections)
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
         self._incoming_send: MemoryObjectSendStream[Incoming]
@@ -197,6 +190,21 @@ class HttpTransport(Transport):
         )
         self._closed = False
         self._headers_for: HeadersFor | None = None
+        self._handed_off: set[int] = set()  # responses whose drain a background task owns
+
+    def _default_client(self, max_connections: int) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            timeout=self._timeout,
+            follow_redirects=False,
+            cookies=_no_cookies(),
+            limits=httpx.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections
+            ),
+        )
+
+    async def _close_http(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -217,6 +225,8 @@ class HttpTransport(Transport):
         assert self._task_group is not None
         self._closed = True
         self._task_group.cancel_scope.cancel()
+        for scope in list(self._scopes.values()):  # requests running in their callers' tasks
+            scope.cancel()
         try:
             await self._task_group.__aexit__(None, None, None)  # never wrap the caller's error
         finally:
@@ -229,8 +239,7 @@ class HttpTransport(Transport):
                                 pass
                         except httpx.HTTPError:
                             pass  # the server may be gone already; nothing to tell anyone
-                if self._owns_client:
-                    await self._client.aclose()
+                await self._close_http()
             self._incoming_send.close()
             self._incoming_receive.close()
 
@@ -265,6 +274,42 @@ class HttpTransport(Transport):
             self._task_group.start_soon(self._run_request, message, scope)
         else:
             await self._post_accepted(message)
+
+    inline_requests = True
+
+    async def exchange(self, message: JSONRPCRequest) -> Incoming | None:
+        """The request's POST in the caller's task: a JSON answer (or the fault that ended the
+        request) is returned to the caller instead of going through :meth:`receive`, which
+        saves a task, a cancel scope's worth of bookkeeping and a hop through the reader per
+        request. An SSE answer is read here too, its messages delivered through
+        :meth:`receive` in order (None is returned); reading the rest of the stream after the
+        answer (at most ``_DRAIN_SECONDS``) is handed to a background task. Closing the
+        transport ends the request with TransportClosed."""
+        if self._task_group is None or self._closed:
+            raise TransportClosed("the HTTP transport is not open")
+        scope = anyio.CancelScope()
+        self._scopes[message.id] = scope
+        item: Incoming | None = None
+        try:
+            with scope:
+                item = await self._request_here(message)
+        finally:
+            self._scopes.pop(message.id, None)
+        if scope.cancelled_caught:
+            return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
+        return item
+
+    async def _request_here(self, message: JSONRPCRequest) -> Incoming | None:
+        try:
+            return await self._post_request(message, inline=True)
+        except httpx.HTTPError as exc:
+            return TransportFault(message.id, self._error(exc, message.method))
+        except MCPTasksError as exc:
+            return TransportFault(message.id, exc)
+        except Exception as exc:  # the promise: never a foreign exception to the caller
+            error = TransportError(f"{message.method}: unexpected {type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            return TransportFault(message.id, error)
 
     async def receive(self) -> Incoming:
         try:
@@ -320,16 +365,19 @@ class HttpTransport(Transport):
         self, method: str, headers: dict[str, str], content: bytes | None = None
     ) -> AsyncIterator[httpx.Response]:
         """One HTTP exchange with this transport's timeouts and never a redirect followed,
-        whatever the (possibly injected) client's defaults say."""
-        async with self._client.stream(
-            method,
-            self.url,
-            content=content,
-            headers=headers,
-            timeout=self._timeout,
-            follow_redirects=False,
-        ) as response:
+        whatever the (possibly injected) client's defaults say. A response whose drain was
+        handed to a background task (``_consume_sse(hand_off=True)``) is closed by it."""
+        request = self._client.build_request(
+            method, self.url, content=content, headers=headers, timeout=self._timeout
+        )
+        response = await self._client.send(request, stream=True, follow_redirects=False)
+        try:
             yield response
+        finally:
+            if id(response) in self._handed_off:
+                self._handed_off.discard(id(response))
+            else:
+                await response.aclose()
 
     def _error(self, exc: BaseException, what: str) -> TransportError:
         """The one mapping from the HTTP stack's exceptions to this library's (STYLE: httpx)."""
@@ -430,32 +478,44 @@ class HttpTransport(Transport):
             headers.update(self._headers_for(message))
         return headers
 
-    async def _post_request(self, message: JSONRPCRequest) -> None:
+    async def _post_request(self, message: JSONRPCRequest, inline: bool = False) -> Incoming | None:
+        """One request's POST. ``inline`` (:meth:`exchange`): a single answer (a JSON body, an
+        error body) is returned instead of delivered, and an SSE stream's drain is handed off."""
         headers = self._message_headers(message)
         body = serialize_message(message)
+        state = _StreamState()
         async with self._stream("POST", headers, body) as response:
             if message.method == "initialize":
                 self._capture_session(response)
             await self._check_status(response, message.method)
             status = response.status_code
             if status >= 400:
-                await self._deliver_error_body(message, response)
-                return
-            if status == 202:
+                answer = await self._error_body(message, response)
+            elif status == 202:
                 raise ProtocolError(f"server answered the request {message.method} with 202")
-            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            if content_type == _JSON:
-                raw = await self._read_message(response, message.method)
-                await self._deliver(_for_request(message, parse_message(raw)))
-                return
-            if content_type != _SSE:
-                raise ProtocolError(
-                    f"answer to {message.method} has content type {content_type!r} (X:101)"
-                )
-            state = _StreamState()
-            await self._consume_sse(message, response, state)
+            else:
+                content_type = response.headers.get("content-type", "")
+                content_type = content_type.split(";")[0].strip().lower()
+                if content_type == _SSE:
+                    await self._consume_sse(message, response, state, hand_off=inline)
+                    answer = None
+                elif content_type == _JSON:
+                    raw = await self._read_message(response, message.method)
+                    answer = _for_request(message, parse_message(raw))
+                else:
+                    raise ProtocolError(
+                        f"answer to {message.method} has content type {content_type!r} (X:101)"
+                    )
+            if answer is not None and inline:
+                return answer
+        if answer is not None:
+            # Delivered once the exchange is over: its connection is back in the pool before
+            # the caller, woken by the answer, sends its next request.
+            await self._deliver(answer)
+            return None
         if not state.answered:
             await self._resume(message, state)
+        return None
 
     def _capture_session(self, response: httpx.Response) -> None:
         session_id = response.headers.get("mcp-session-id")
@@ -467,20 +527,25 @@ class HttpTransport(Transport):
             log.debug("session opened (its id is never logged)")
         self.session_id = session_id
 
-    async def _deliver_error_body(self, message: JSONRPCRequest, response: httpx.Response) -> None:
-        """An HTTP error: deliver the JSON-RPC error it carries, or an HTTPStatusError."""
+    async def _error_body(self, message: JSONRPCRequest, response: httpx.Response) -> Incoming:
+        """An HTTP error: the JSON-RPC error it carries, or an HTTPStatusError."""
         body = await self._read_prefix(response)
         try:
             incoming = parse_message(body)
         except DecodeError:
             incoming = None
         if isinstance(incoming, JSONRPCError) and incoming.id in (None, message.id):
-            await self._deliver(_for_request(message, incoming))
-            return
+            answer: Incoming = _for_request(message, incoming)
+            return answer
         raise HTTPStatusError(response.status_code, _text(body), method=message.method)
 
     async def _consume_sse(
-        self, message: JSONRPCRequest | None, response: httpx.Response, state: _StreamState
+        self,
+        message: JSONRPCRequest | None,
+        response: httpx.Response,
+        state: _StreamState,
+        *,
+        hand_off: bool = False,
     ) -> None:
         """Read one SSE stream to its end, delivering every message in it.
 
@@ -489,6 +554,7 @@ class HttpTransport(Transport):
         closed half-read (a new TCP connection per request costs more than the request).
         A line or event past ``Limits.max_message_bytes``, or bytes that are not UTF-8, end
         the stream with a typed error (LimitExceeded, DecodeError) for its request.
+        ``hand_off``: that drain runs in a background task, which closes the response.
         """
         request_id = message.id if message is not None else None
         decoder = self._sse_decoder()
@@ -524,11 +590,22 @@ class HttpTransport(Transport):
                         ):
                             state.answered = True
                     await self._deliver(incoming)
-            with anyio.move_on_after(_DRAIN_SECONDS):
-                async for _ in chunks:
-                    pass  # anything after the response belongs to no one (X:125)
+            if hand_off and self._task_group is not None and not self._closed:
+                self._handed_off.add(id(response))
+                self._task_group.start_soon(self._drain, response, chunks)
+                return
+            await _drain(chunks)
         except httpx.HTTPError:
             return  # a dropped connection; the caller decides about resuming
+
+    async def _drain(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
+        """The end of an answered SSE stream, read off the caller's task, then closed."""
+        try:
+            await _drain(chunks)
+        except httpx.HTTPError:
+            pass
+        finally:
+            await response.aclose()
 
     async def _resume(self, message: JSONRPCRequest, state: _StreamState) -> None:
         policy = self.resumption
@@ -618,6 +695,12 @@ class HttpTransport(Transport):
             except DecodeError as exc:
                 await self._deliver(TransportFault(None, exc, fatal=False))
                 return
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        async for _ in chunks:
+            pass  # anything after the response belongs to no one (X:125)
 
 
 def _no_cookies() -> http.cookiejar.CookieJar:

@@ -222,11 +222,19 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help=f"install root (default: ${PEERS_DIR_ENV} or <repo>/.peers)",
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(SPECS),
+        help="install only this peer (repeatable; default: all of them)",
+    )
     args = parser.parse_args(argv)
     root: Path = args.root.expanduser().resolve() if args.root else default_root()
     root.mkdir(parents=True, exist_ok=True)
     failed = False
     for spec in SPECS.values():
+        if args.only and spec.name not in args.only:
+            continue
         try:
             print(install(spec, root), flush=True)
         except (InstallError, OSError) as exc:

@@ -1,0 +1,294 @@
+"""``nox -s bench``: what a poll, a waited task and a burst cost, side by side (issue 12).
+
+    python benchmarks/bench.py [--rounds N] [--full] [--write]
+
+One local task server (``server.py``) runs in its own process; every row runs in a process
+of its own against it (``rows.py``), rounds interleaved (row A, B, C, A, B, C...) so a change
+in the machine's load touches every row alike; a row's figure is the median of its rounds.
+CPU is the client process's ``time.process_time()``; the ratio column divides by the bare
+httpx loop on the same event loop. ``--write`` replaces the generated section of
+``benchmarks/RESULTS.md``. ``--full`` uses larger counts (100,000 tasks for memory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+RESULTS = HERE / "RESULTS.md"
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def _peer_python() -> Path | None:
+    root = Path(os.environ.get("MCP_TASKS_PEERS_DIR", REPO / ".peers"))
+    for candidate in (
+        root / "venv-mcp1" / "bin" / "python",
+        root / "venv-mcp1" / "Scripts" / "python.exe",
+    ):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+@contextmanager
+def _server() -> Any:
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "server.py"), "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline().split()[1])
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _stats(base: str, reset: bool = False) -> dict[str, int]:
+    if reset:
+        urllib.request.urlopen(urllib.request.Request(f"{base}/reset", method="POST"), timeout=10)
+        return {}
+    with urllib.request.urlopen(f"{base}/stats", timeout=10) as answer:
+        return json.loads(answer.read())  # type: ignore[no-any-return]
+
+
+def _row(python: Path | str, base: str, args: list[str], checkout: Path = REPO) -> dict[str, Any]:
+    _stats(base, reset=True)
+    done = subprocess.run(
+        [str(python), str(checkout / "benchmarks" / "rows.py"), *args, "--url", f"{base}/mcp"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=checkout,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"row {args} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["connections"] = _stats(base)["connections"]
+    return result
+
+
+def _has_lean() -> bool:
+    sys.path.insert(0, str(REPO))
+    try:
+        import mcp_tasks_client
+    except ImportError:
+        return False
+    return hasattr(mcp_tasks_client, "LeanHttpTransport")
+
+
+def _rounds(
+    base: str, rows: dict[str, tuple[Path | str, list[str]]], rounds: int
+) -> dict[str, list[dict[str, Any]]]:
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in rows}
+    for _ in range(rounds):
+        for name, (python, args) in rows.items():
+            results[name].append(_row(python, base, args))
+    return results
+
+
+def _median(samples: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(s[key] for s in samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--full", action="store_true")
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument(
+        "--only", default="", help="comma-separated sections: seq,burst,mem,sched,codec"
+    )
+    a = parser.parse_args()
+    me = sys.executable
+    peer = _peer_python()
+    lean = _has_lean()
+    only = set(a.only.split(",")) if a.only else {"seq", "burst", "mem", "sched", "codec"}
+    started = time.perf_counter()
+    calls = ["--calls", str(a.calls)]
+    out: list[str] = []
+    say = out.append
+    say(
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; "
+        f"Python {platform.python_version()}; {time.strftime('%Y-%m-%d %H:%M')}; "
+        f"load average at start {os.getloadavg()[0]:.2f} (a shared machine: compare ratios, "
+        "not absolute figures across runs)."
+    )
+    say("")
+    with _server() as base:
+        if "seq" in only:
+            seq: dict[str, tuple[Path | str, list[str]]] = {
+                "HTTP/1.1 by hand on asyncio streams (the wire floor)": (me, ["floor", *calls]),
+            }
+            for backend in ("asyncio", "trio"):
+                b = ["--backend", backend]
+                seq[f"bare httpx loop ({backend})"] = (me, ["httpx", *b, *calls])
+                seq[f"this library, Client.get_task ({backend})"] = (me, ["lib", *b, *calls])
+                seq[f"this library, Poller.wait, back to back ({backend})"] = (
+                    me,
+                    ["lib-poller", *b, *calls],
+                )
+                if lean:
+                    lb = [*b, "--transport", "lean"]
+                    seq[f"this library, LeanHttpTransport, Client.get_task ({backend})"] = (
+                        me,
+                        ["lib", *lb, *calls],
+                    )
+                    seq[f"this library, LeanHttpTransport, Poller.wait ({backend})"] = (
+                        me,
+                        ["lib-poller", *lb, *calls],
+                    )
+            if peer is not None:
+                seq["official Python SDK mcp==1.30.0 (asyncio)"] = (peer, ["mcp1", *calls])
+            results = _rounds(base, seq, a.rounds)
+            ref = {
+                b: _median(results[f"bare httpx loop ({b})"], "cpu_us") for b in ("asyncio", "trio")
+            }
+            user_ref = {
+                b: _median(results[f"bare httpx loop ({b})"], "user_us")
+                for b in ("asyncio", "trio")
+            }
+            say(
+                f"**Per `tasks/get` round trip**, sequential, one task, {a.calls} calls after 50 "
+                f"warm-up, median of {a.rounds} rounds (each its own process). CPU is user + "
+                "system time; user time alone (10 ms resolution over the run) leaves out the "
+                "kernel's loopback work, which a busy machine inflates:"
+            )
+            say("")
+            say(
+                "| client | CPU µs per call | user µs | wall µs | CPU vs bare httpx loop "
+                "(same loop) | user vs bare httpx loop | rounds (CPU µs) |"
+            )
+            say("|---|---|---|---|---|---|---|")
+            for name, samples in results.items():
+                backend = "trio" if "(trio)" in name else "asyncio"
+                cpu = _median(samples, "cpu_us")
+                user = _median(samples, "user_us")
+                spread = " / ".join(f"{s['cpu_us']:.0f}" for s in samples)
+                say(
+                    f"| {name} | {cpu:.0f} | {user:.0f} | {_median(samples, 'wall_us'):.0f} | "
+                    f"{cpu / ref[backend]:.2f}x | {user / user_ref[backend]:.2f}x | {spread} |"
+                )
+            say("")
+        else:
+            ref = {}
+        if "burst" in only:
+            tasks, polls = 200, 20
+            burst_args = ["--tasks", str(tasks), "--polls", str(polls)]
+            burst: dict[str, tuple[Path | str, list[str]]] = {
+                "bare httpx loop, default pool (100)": (me, ["httpx-burst", *burst_args]),
+                "bare httpx loop, pool 16": (me, ["httpx-burst", *burst_args, "--pool", "16"]),
+                "this library, Poller.wait_all, defaults": (me, ["lib-burst", *burst_args]),
+                "this library, Poller.wait_all, pool 16, max_in_flight 16": (
+                    me,
+                    ["lib-burst", *burst_args, "--pool", "16", "--in-flight", "16"],
+                ),
+            }
+            if lean:
+                burst["this library, LeanHttpTransport, Poller.wait_all, defaults"] = (
+                    me,
+                    ["lib-burst", *burst_args, "--transport", "lean"],
+                )
+            results = _rounds(base, burst, a.rounds)
+            say(
+                f"**{tasks} tasks at once on one session** (asyncio), each completing at its "
+                f"{polls}th poll, polled back to back; CPU per poll; TCP connections accepted by "
+                f"the server during the row; median of {a.rounds} rounds:"
+            )
+            say("")
+            say(
+                "| client | CPU µs per poll | vs sequential bare httpx loop | TCP connects "
+                "| rounds (CPU µs) |"
+            )
+            say("|---|---|---|---|---|")
+            for name, samples in results.items():
+                cpu = _median(samples, "cpu_us")
+                ratio = f"{cpu / ref['asyncio']:.2f}x" if ref else "-"
+                spread = " / ".join(f"{s['cpu_us']:.0f}" for s in samples)
+                conns = "/".join(str(s["connections"]) for s in samples)
+                say(f"| {name} | {cpu:.0f} | {ratio} | {conns} | {spread} |")
+            say("")
+        if "mem" in only:
+            counts = [10_000, 100_000] if a.full else [10_000]
+            say(
+                "**Memory** (tracemalloc, this library, Poller held off by an hour's floor; "
+                "tasks seeded from decoded CreateTaskResults; one round):"
+            )
+            say("")
+            say(
+                "| tasks | per waited task (one `wait()` each) "
+                "| per tracked task (one `as_completed`) |"
+            )
+            say("|---|---|---|")
+            for count in counts:
+                c = ["--count", str(count)]
+                waited = _row(me, base, ["lib-mem-wait", *c])["bytes_per_task"]
+                tracked = _row(me, base, ["lib-mem-track", *c])["bytes_per_task"]
+                say(f"| {count:,} | {waited / 1024:.2f} KiB | {tracked / 1024:.2f} KiB |")
+            say("")
+        if "sched" in only:
+            say(
+                "**Scheduler** (the sans-I/O PollScheduler alone: CPU per poll, 20,000 polls), and "
+                "**lateness** of polls (start minus due) with 10,000 tasks tracked (9,800 hourly, "
+                "200 every second, jitter 0.5, 5 s, asyncio):"
+            )
+            say("")
+            say("| measurement | value |")
+            say("|---|---|")
+            for count in (1_000, 10_000, 100_000):
+                r = _row(me, base, ["scheduler", "--count", str(count), "--calls", "20000"])
+                say(f"| scheduler CPU per poll at {count:,} tasks | {r['cpu_us']:.2f} µs |")
+            r = _row(
+                me, base, ["lib-lateness", "--count", "9800", "--tasks", "200", "--seconds", "5"]
+            )
+            say(
+                f"| lateness at 10,000 tasks ({r['polls']} polls) "
+                f"| p50 {r.get('p50_ms', 0):.1f} ms, "
+                f"p99 {r.get('p99_ms', 0):.1f} ms |"
+            )
+            say("")
+        if "codec" in only:
+            say(
+                "**Codec**: decoding one `tasks/get` result (a Task with a status message), "
+                "CPU per decode, 20,000 decodes:"
+            )
+            say("")
+            say("| codec | µs per decode |")
+            say("|---|---|")
+            ours = _row(me, base, ["lib-codec", "--calls", "20000"])["cpu_us"]
+            say(f"| this library (cattrs, `read_task`) | {ours:.1f} |")
+            if peer is not None:
+                theirs = _row(peer, base, ["mcp1-codec", "--calls", "20000"])["cpu_us"]
+                say(f"| mcp==1.30.0 pydantic `GetTaskResult.model_validate` | {theirs:.1f} |")
+                say(f"| ratio (theirs / ours; ≥ 2 is the target) | {theirs / ours:.2f} |")
+            say("")
+    say(f"Whole run: {time.perf_counter() - started:.0f} s.")
+    text = "\n".join(out)
+    print(text)
+    if a.write:
+        current = RESULTS.read_text(encoding="utf-8")
+        block = f"{BEGIN}\n{text}\n{END}"
+        if BEGIN in current:
+            head, _, rest = current.partition(BEGIN)
+            _, _, tail = rest.partition(END)
+            current = head + block + tail
+        else:
+            current = current.rstrip() + "\n\n## Latest `nox -s bench` run\n\n" + block + "\n"
+        RESULTS.write_text(current, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,531 @@
+"""One benchmark row, in a process of its own; prints one JSON line. Run by ``bench.py``.
+
+    python benchmarks/rows.py ROW --url URL [--backend asyncio|trio] [--calls N] [...]
+
+Rows that import only the standard library, anyio and httpx (``floor``, ``httpx``,
+``httpx-burst``) or ``mcp`` (``mcp1``, ``mcp1-codec``) run in the official SDK's venv too;
+the ``lib-*`` rows need this package. CPU is ``time.process_time()`` of this process only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import gc
+import json
+import os
+import random
+import sys
+import time
+import tracemalloc
+import warnings
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+warnings.simplefilter("ignore", DeprecationWarning)
+# This checkout's package first, whatever is installed (the A/B runs export a commit each).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "0"},
+}
+WARMUP = 50
+
+
+def _call(polls: int, interval: int = 1000) -> dict[str, Any]:
+    return {
+        "name": "work",
+        "arguments": {"polls": polls, "interval": interval},
+        "task": {"ttl": 3_600_000},
+    }
+
+
+def _measure(run: Any, calls: int) -> dict[str, float]:
+    cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+    run()
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    user = os.times().user - user0
+    return {
+        "cpu_us": cpu / calls * 1e6,
+        "user_us": user / calls * 1e6,
+        "wall_us": wall / calls * 1e6,
+    }
+
+
+# -- the wire floor: HTTP/1.1 by hand on asyncio streams ---------------------------------------
+
+
+async def floor(url: str, calls: int) -> dict[str, float]:
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    session: list[str] = []
+    counter = iter(range(1, 10**9))
+
+    async def rpc(method: str, params: dict[str, Any] | None, notify: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not notify:
+            message["id"] = next(counter)
+        body = json.dumps(message).encode()
+        extra = f"mcp-session-id: {session[0]}\r\n" if session else ""
+        writer.write(
+            (
+                f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+                f"accept: application/json, text/event-stream\r\n{extra}"
+                f"content-length: {len(body)}\r\n\r\n"
+            ).encode()
+            + body
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            name = name.lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"mcp-session-id" and not session:
+                session.append(value.strip().decode())
+        data = await reader.readexactly(length) if length else b""
+        return json.loads(data)["result"] if data else None
+
+    await rpc("initialize", INIT)
+    await rpc("notifications/initialized", None, notify=True)
+    task_id = (await rpc("tools/call", _call(0)))["task"]["taskId"]
+    for _ in range(WARMUP):
+        await rpc("tasks/get", {"taskId": task_id})
+    cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+    for _ in range(calls):
+        await rpc("tasks/get", {"taskId": task_id})
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    user = os.times().user - user0
+    writer.close()
+    return {
+        "cpu_us": cpu / calls * 1e6,
+        "user_us": user / calls * 1e6,
+        "wall_us": wall / calls * 1e6,
+    }
+
+
+# -- the bare httpx JSON-RPC loop ----------------------------------------------------------------
+
+
+class _Bare:
+    def __init__(self, url: str, client: Any) -> None:
+        self.url = url
+        self.client = client
+        self.headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+        }
+        self.next_id = 0
+
+    async def rpc(self, method: str, params: dict[str, Any] | None, notify: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not notify:
+            self.next_id += 1
+            message["id"] = self.next_id
+        response = await self.client.post(
+            self.url, content=json.dumps(message).encode(), headers=self.headers
+        )
+        if "mcp-session-id" in response.headers and "mcp-session-id" not in self.headers:
+            self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
+            self.headers["mcp-protocol-version"] = "2025-11-25"
+        return response.json()["result"] if response.status_code == 200 else None
+
+    async def open(self) -> None:
+        await self.rpc("initialize", INIT)
+        await self.rpc("notifications/initialized", None, notify=True)
+
+
+async def bare_httpx(url: str, calls: int) -> dict[str, float]:
+    import httpx
+
+    async with httpx.AsyncClient() as client:
+        bare = _Bare(url, client)
+        await bare.open()
+        task_id = (await bare.rpc("tools/call", _call(0)))["task"]["taskId"]
+        for _ in range(WARMUP):
+            await bare.rpc("tasks/get", {"taskId": task_id})
+        cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+        for _ in range(calls):
+            await bare.rpc("tasks/get", {"taskId": task_id})
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        user = os.times().user - user0
+    return {
+        "cpu_us": cpu / calls * 1e6,
+        "user_us": user / calls * 1e6,
+        "wall_us": wall / calls * 1e6,
+    }
+
+
+async def bare_httpx_burst(url: str, tasks: int, polls: int, pool: int) -> dict[str, float]:
+    """``tasks`` coroutines on one httpx client, each polling its own task until completed."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
+    async with httpx.AsyncClient(limits=limits) as client:
+        bare = _Bare(url, client)
+        await bare.open()
+        ids = [
+            (await bare.rpc("tools/call", _call(polls, 0)))["task"]["taskId"] for _ in range(tasks)
+        ]
+        sent = 0
+
+        async def drive(task_id: str) -> None:
+            nonlocal sent
+            while True:
+                sent += 1
+                if (await bare.rpc("tasks/get", {"taskId": task_id}))["status"] == "completed":
+                    return
+
+        cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+        async with anyio.create_task_group() as tg:
+            for task_id in ids:
+                tg.start_soon(drive, task_id)
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        user = os.times().user - user0
+    return {
+        "cpu_us": cpu / sent * 1e6,
+        "user_us": user / sent * 1e6,
+        "wall_us": wall / sent * 1e6,
+        "polls": sent,
+    }
+
+
+# -- this library ------------------------------------------------------------------------------
+
+
+def _lib_client(url: str, transport: str = "http", pool: int | None = None) -> Any:
+    from mcp_tasks_client import Client, Generation, HttpTransport, Implementation, observability
+
+    # What a fresh `nox -s bench` measures (no opentelemetry installed): no spans.
+    observability.tracing(False)
+
+    kwargs: dict[str, Any] = {} if pool is None else {"max_connections": pool}
+    if transport == "lean":
+        from mcp_tasks_client import LeanHttpTransport
+
+        made: Any = LeanHttpTransport(url, **kwargs)
+    else:
+        made = HttpTransport(url, **kwargs)
+    return Client(made, generation=Generation.V2025_11_25, client_info=Implementation("bench", "0"))
+
+
+async def _lib_start(client: Any, polls: int, interval: int = 1000) -> Any:
+    from mcp_tasks_client import CreateTaskResult, ToolCall
+
+    call = ToolCall("work", {"polls": polls, "interval": interval}).as_task(
+        ttl=dt.timedelta(hours=1)
+    )
+    created = await client.start(call)
+    assert isinstance(created, CreateTaskResult)
+    return created
+
+
+async def lib(url: str, calls: int, transport: str) -> dict[str, float]:
+    async with _lib_client(url, transport) as client:
+        task_id = (await _lib_start(client, 0)).task.task_id
+        for _ in range(WARMUP):
+            await client.get_task(task_id)
+        cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+        for _ in range(calls):
+            await client.get_task(task_id)
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        user = os.times().user - user0
+    return {
+        "cpu_us": cpu / calls * 1e6,
+        "user_us": user / calls * 1e6,
+        "wall_us": wall / calls * 1e6,
+    }
+
+
+def _eager() -> Any:
+    from mcp_tasks_client import PollPolicy
+
+    return PollPolicy(floor=0, initial=0, backoff=1.0, jitter=0)
+
+
+async def lib_poller(url: str, calls: int, transport: str) -> dict[str, float]:
+    """One ``Poller.wait`` on a task that completes at its ``calls``-th poll, polled back to
+    back (the server's pollInterval is 0 and so is the policy's floor)."""
+    from mcp_tasks_client import Poller
+
+    async with _lib_client(url, transport) as client:
+        warm = await _lib_start(client, WARMUP, 0)
+        created = await _lib_start(client, calls, 0)
+        async with Poller(client, _eager()) as poller:
+            await poller.wait(warm)
+            sent0 = poller.polls_sent
+            cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+            await poller.wait(created)
+            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            user = os.times().user - user0
+            sent = poller.polls_sent - sent0
+    return {
+        "cpu_us": cpu / sent * 1e6,
+        "user_us": user / sent * 1e6,
+        "wall_us": wall / sent * 1e6,
+        "polls": sent,
+    }
+
+
+async def lib_burst(
+    url: str, tasks: int, polls: int, pool: int | None, in_flight: int | None, transport: str
+) -> dict[str, float]:
+    import attrs
+
+    from mcp_tasks_client import Poller
+
+    policy = _eager()
+    if in_flight is not None:
+        policy = attrs.evolve(policy, max_in_flight=in_flight)
+    async with _lib_client(url, transport, pool) as client:
+        created = [await _lib_start(client, polls, 0) for _ in range(tasks)]
+        async with Poller(client, policy) as poller:
+            cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+            await poller.wait_all(created)
+            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            user = os.times().user - user0
+            sent = poller.polls_sent
+    return {
+        "cpu_us": cpu / sent * 1e6,
+        "user_us": user / sent * 1e6,
+        "wall_us": wall / sent * 1e6,
+        "polls": sent,
+    }
+
+
+def _seeded(client: Any, count: int, interval: int) -> list[Any]:
+    from mcp_tasks_client import CreateTaskResult
+
+    return [
+        client.decode(
+            {
+                "task": {
+                    "taskId": f"seeded-{interval}-{n}",
+                    "status": "working",
+                    "createdAt": "2026-01-01T00:00:00Z",
+                    "lastUpdatedAt": "2026-01-01T00:00:00Z",
+                    "ttl": 3_600_000,
+                    "pollInterval": interval,
+                }
+            },
+            CreateTaskResult,
+        )
+        for n in range(count)
+    ]
+
+
+async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
+    """Heap per task while a Poller holds ``count`` tasks that are never polled (the floor is an
+    hour): one ``wait()`` each (``waited``), or one ``as_completed`` over all of them."""
+    from mcp_tasks_client import Poller, PollPolicy
+
+    idle = PollPolicy(floor=3600, initial=3600)
+    async with _lib_client(url) as client:
+        created = _seeded(client, count, 3_600_000)
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        async with Poller(client, idle) as poller, anyio.create_task_group() as tg:
+            if waited:
+                for one in created:
+                    tg.start_soon(poller.wait, one)
+            else:
+
+                async def hold() -> None:
+                    async for _ in poller.as_completed(created):
+                        pass
+
+                tg.start_soon(hold)
+            while len(poller._tracked) < count:  # noqa: ASYNC110 - a measurement loop
+                await anyio.sleep(0.01)
+            await anyio.sleep(0.05)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - base
+            tg.cancel_scope.cancel()
+        tracemalloc.stop()
+    return {"bytes_per_task": held / count}
+
+
+def scheduler_cost(count: int, polls: int) -> dict[str, float]:
+    """CPU per poll of the sans-I/O scheduler alone with ``count`` tasks tracked."""
+    from mcp_tasks_client import PollPolicy
+    from mcp_tasks_client._protocol.scheduler import PollScheduler
+
+    scheduler = PollScheduler(PollPolicy(jitter=0.5), random.Random(1))
+    for n in range(count):
+        scheduler.track(f"t{n}", 0.0, 10.0)
+    now, done = 0.0, 0
+    cpu0 = time.process_time()
+    while done < polls:
+        now += 0.001
+        for task_id in scheduler.pop_due(now):
+            scheduler.answered(task_id, now, 10.0)
+            done += 1
+        scheduler.next_due()
+    cpu = time.process_time() - cpu0
+    return {"cpu_us": cpu / done * 1e6, "polls": done}
+
+
+async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict[str, float]:
+    """How late polls start (start minus due time) while a Poller tracks ``idle`` tasks polled
+    hourly and ``active`` ones polled every second (jitter 0.5)."""
+    from mcp_tasks_client import Poller, PollPolicy
+
+    policy = PollPolicy(floor=0.01, initial=1.0, backoff=1.0, jitter=0.5)
+    late: list[float] = []
+    async with _lib_client(url) as client:
+        seeds = _seeded(client, idle, 3_600_000)
+        hot = _seeded(client, active, 1000)
+        hot = [
+            client.decode(
+                {"task": {**client.encode(h.task), "taskId": f"seeded-1000-h{n}"}}, type(h)
+            )
+            for n, h in enumerate(hot)
+        ]
+        async with Poller(client, policy) as poller:
+            original = poller._get
+
+            async def timed(task_id: str, timeout: float | None = None) -> Any:
+                due = poller._scheduler.due(task_id)
+                if due is not None:
+                    late.append(anyio.current_time() - due)
+                return await original(task_id, timeout)
+
+            poller._get = timed  # type: ignore[method-assign]
+            with anyio.move_on_after(seconds):
+                async with anyio.create_task_group() as tg:
+
+                    async def hold(refs: list[Any]) -> None:
+                        async for _ in poller.as_completed(refs):
+                            pass
+
+                    tg.start_soon(hold, seeds)
+                    tg.start_soon(hold, hot)
+    late.sort()
+    if not late:
+        return {"polls": 0}
+    return {
+        "polls": len(late),
+        "p50_ms": late[len(late) // 2] * 1e3,
+        "p99_ms": late[int(len(late) * 0.99)] * 1e3,
+    }
+
+
+def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
+    from mcp_tasks_client import Generation, Implementation
+    from mcp_tasks_client._protocol.dialects import dialect_for
+    from mcp_tasks_client.models import ClientCapabilities  # type: ignore[attr-defined]
+
+    dialect = dialect_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
+    read = dialect.read_task
+    for _ in range(200):
+        read(payload)
+    return _measure(lambda: [read(payload) for _ in range(rounds)], rounds)
+
+
+# -- the official Python SDK ---------------------------------------------------------------------
+
+
+async def mcp1(url: str, calls: int) -> dict[str, float]:
+    from mcp import types
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async with streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as s:
+        await s.initialize()
+        created = await s.experimental.call_tool_as_task("work", {"polls": 0, "interval": 1000})
+        task_id = created.task.taskId
+        for _ in range(WARMUP):
+            await s.experimental.get_task(task_id)
+        cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+        for _ in range(calls):
+            await s.experimental.get_task(task_id)
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        user = os.times().user - user0
+        del types
+    return {
+        "cpu_us": cpu / calls * 1e6,
+        "user_us": user / calls * 1e6,
+        "wall_us": wall / calls * 1e6,
+    }
+
+
+def mcp1_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
+    from mcp import types
+
+    validate = types.GetTaskResult.model_validate
+    for _ in range(200):
+        validate(payload)
+    return _measure(lambda: [validate(payload) for _ in range(rounds)], rounds)
+
+
+CODEC_PAYLOAD = {
+    "taskId": "786512e2-9e0d-44bd-8f29-789f320fe840",
+    "status": "working",
+    "statusMessage": "step 3 of 7",
+    "createdAt": "2026-01-01T00:00:00Z",
+    "lastUpdatedAt": "2026-01-01T00:00:05Z",
+    "ttl": 3_600_000,
+    "pollInterval": 1000,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("row")
+    parser.add_argument("--url", default="")
+    parser.add_argument("--backend", default="asyncio")
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--polls", type=int, default=20)
+    parser.add_argument("--pool", type=int, default=None)
+    parser.add_argument("--in-flight", type=int, default=None)
+    parser.add_argument("--transport", default="http")
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    a = parser.parse_args()
+    rows: dict[str, Any] = {
+        "floor": lambda: asyncio.run(floor(a.url, a.calls)),
+        "httpx": lambda: anyio.run(bare_httpx, a.url, a.calls, backend=a.backend),
+        "httpx-burst": lambda: anyio.run(
+            bare_httpx_burst, a.url, a.tasks, a.polls, a.pool or 100, backend=a.backend
+        ),
+        "lib": lambda: anyio.run(lib, a.url, a.calls, a.transport, backend=a.backend),
+        "lib-poller": lambda: anyio.run(lib_poller, a.url, a.calls, a.transport, backend=a.backend),
+        "lib-burst": lambda: anyio.run(
+            lib_burst,
+            a.url,
+            a.tasks,
+            a.polls,
+            a.pool,
+            a.in_flight,
+            a.transport,
+            backend=a.backend,
+        ),
+        "lib-mem-wait": lambda: anyio.run(lib_memory, a.url, a.count, True, backend=a.backend),
+        "lib-mem-track": lambda: anyio.run(lib_memory, a.url, a.count, False, backend=a.backend),
+        "scheduler": lambda: scheduler_cost(a.count, a.calls),
+        "lib-lateness": lambda: anyio.run(
+            lib_lateness, a.url, a.count, a.tasks, a.seconds, backend=a.backend
+        ),
+        "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
+        "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
+        "mcp1-codec": lambda: mcp1_codec(CODEC_PAYLOAD, a.calls),
+    }
+    result = rows[a.row]()
+    print(json.dumps(result))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""A minimal, fast MCP task server for the benchmarks: JSON-RPC over HTTP/1.1, JSON answers.
+
+    python benchmarks/server.py [PORT]     # prints "port N" once listening on 127.0.0.1
+
+Standard library only, one asyncio process of its own (so the server is not the client's
+bottleneck and its CPU is not counted). It speaks just enough of 2025-11-25 for the
+benchmarks: ``initialize`` (with an ``Mcp-Session-Id``), notifications (202),
+``tools/call`` with ``task`` (creates a task), ``tasks/get``, ``tasks/result``,
+``tasks/cancel``, ``DELETE``; a ``tasks/get`` of an id ``seeded-<interval ms>-<n>`` it never
+created answers a working task (the memory and lateness rows seed their tasks locally).
+Every response is one ``application/json`` body on a kept-alive connection.
+
+A task created with arguments ``{"polls": K}`` answers ``completed`` from its K-th
+``tasks/get`` on (``polls`` 0: it never completes); ``{"interval": ms}`` is its
+``pollInterval``. ``GET /stats`` answers ``{"connections": accepted TCP connections,
+"requests": ...}``; ``POST /reset`` zeroes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import sys
+
+CREATED = "2026-01-01T00:00:00Z"
+_ids = itertools.count(1)
+_tasks: dict[str, list[int]] = {}  # task id -> [polls seen, polls to completion, interval]
+_stats = {"connections": 0, "requests": 0}
+
+
+def _task(task_id: str, status: str, interval: int) -> dict[str, object]:
+    return {
+        "taskId": task_id,
+        "status": status,
+        "createdAt": CREATED,
+        "lastUpdatedAt": CREATED,
+        "ttl": 3_600_000,
+        "pollInterval": interval,
+    }
+
+
+def _answer(message: dict[str, object]) -> dict[str, object] | None:
+    method = message.get("method")
+    params = message.get("params") or {}
+    assert isinstance(params, dict)
+    if "id" not in message:
+        return None
+    result: object
+    if method == "initialize":
+        result = {
+            "protocolVersion": params.get("protocolVersion", "2025-11-25"),
+            "capabilities": {
+                "tools": {},
+                "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+            },
+            "serverInfo": {"name": "bench-server", "version": "0"},
+        }
+    elif method == "tools/call":
+        arguments = params.get("arguments") or {}
+        task_id = f"task-{next(_ids)}"
+        interval = int(arguments.get("interval", 1000))
+        _tasks[task_id] = [0, int(arguments.get("polls", 0)), interval]
+        result = {"task": _task(task_id, "working", interval)}
+    elif method in ("tasks/get", "tasks/cancel", "tasks/result"):
+        task_id = str(params.get("taskId"))
+        entry = _tasks.get(task_id)
+        if entry is None and task_id.startswith("seeded-"):
+            # a task the client seeded itself ("seeded-<interval ms>-<n>"): never completes
+            entry = _tasks[task_id] = [0, 0, int(task_id.split("-")[1])]
+        if entry is None:
+            error = {"code": -32602, "message": "no task"}
+            return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        if method == "tasks/get":
+            entry[0] += 1
+            done = entry[1] and entry[0] >= entry[1]
+            result = _task(task_id, "completed" if done else "working", entry[2])
+        elif method == "tasks/cancel":
+            entry[1] = -1
+            result = _task(task_id, "cancelled", entry[2])
+        else:
+            result = {"content": [{"type": "text", "text": "done"}], "isError": False}
+    elif method == "ping":
+        result = {}
+    else:
+        error = {"code": -32601, "message": f"no method {method}"}
+        return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+    return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+
+def _response(status: str, body: bytes, extra: str = "") -> bytes:
+    head = (
+        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n{extra}\r\n"
+    )
+    return head.encode() + body
+
+
+async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    _stats["connections"] += 1
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            verb, target, _ = lines[0].split(" ", 2)
+            length = 0
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            body = await reader.readexactly(length) if length else b""
+            _stats["requests"] += 1
+            if verb == "GET" and target == "/stats":
+                writer.write(_response("200 OK", json.dumps(_stats).encode()))
+            elif verb == "POST" and target == "/reset":
+                _stats["connections"] = _stats["requests"] = 0
+                writer.write(_response("200 OK", b"{}"))
+            elif verb == "DELETE":
+                writer.write(_response("200 OK", b""))
+            elif verb == "GET":
+                writer.write(_response("405 Method Not Allowed", b""))
+            else:
+                message = json.loads(body)
+                answer = _answer(message)
+                if answer is None:
+                    writer.write(_response("202 Accepted", b""))
+                else:
+                    extra = "mcp-session-id: bench-session\r\n"
+                    writer.write(_response("200 OK", json.dumps(answer).encode(), extra))
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main(port: int) -> None:
+    server = await asyncio.start_server(_serve, "127.0.0.1", port, backlog=1024)
+    print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))

@@ -1,0 +1,343 @@
+"""Opt-in lean HTTP/1.1 for high-volume polling: h11 over anyio streams (TLS by anyio), no httpx.
+
+:class:`LeanHttpTransport` is :class:`HttpTransport` with its HTTP client swapped: everything
+above one HTTP exchange (Streamable HTTP's JSON and SSE answers, the session header, the GET
+stream, resumption, DELETE on close, Limits, the status and error mapping) is the same code.
+Below it, one request is written with a single ``send`` and read with h11; connections are
+kept alive in a small pool of our own, and an idle connection is checked (one non-blocking
+readability test) before it is reused. What it does not do: proxies, HTTP/2, an injected
+client, compression (never asked for anyway), cookies (never kept anyway).
+
+Errors of the socket, TLS and h11 layers are raised as the matching ``httpx`` exceptions, so
+the one mapping of :class:`HttpTransport` (``_error``) names them: a TLS failure is TLSError.
+"""
+
+from __future__ import annotations
+
+import select
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+import h11
+import httpx
+
+from .._errors import UsageError
+from .http import HttpTransport, StreamResumption
+
+__all__ = ["LeanHttpTransport"]
+
+_READ = 65536
+
+
+class _Response:
+    """The part of ``httpx.Response`` the transport reads: status, headers, body chunks."""
+
+    def __init__(
+        self,
+        transport: LeanHttpTransport,
+        connection: _Connection,
+        status_code: int,
+        headers: dict[str, str],
+    ) -> None:
+        self._transport = transport
+        self._connection = connection
+        self.status_code = status_code
+        self.headers = headers
+        self.complete = False
+        self.closed = False
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        connection = self._connection
+        while True:
+            event = await connection.next_event()
+            if isinstance(event, h11.Data):
+                if event.data:
+                    yield bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                self.complete = True
+                return
+            else:  # pragma: no cover - h11 allows nothing else here
+                raise httpx.RemoteProtocolError(f"unexpected {type(event).__name__} in a body")
+
+    async def aclose(self) -> None:
+        """The exchange's end: a connection whose response was read to its end goes back to
+        the pool, any other is closed."""
+        if not self.closed:
+            self.closed = True
+            await self._transport._finish(self._connection, self)
+
+
+class _Connection:
+    def __init__(self, stream: anyio.abc.ByteStream, raw: Any) -> None:
+        self.stream = stream
+        self.raw = raw  # the socket, for the idle check
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+
+    def stale(self) -> bool:
+        """An idle connection with something to read was closed by the server (or holds
+        bytes nobody asked for): not reusable."""
+        if self.raw is None:
+            return False
+        try:
+            readable, _, _ = select.select([self.raw], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
+    async def next_event(self) -> Any:
+        while True:
+            try:
+                event = self.h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise httpx.RemoteProtocolError(str(exc)) from exc
+            if event is not h11.NEED_DATA:
+                return event
+            try:
+                data = await self.stream.receive(_READ)
+            except (anyio.EndOfStream, anyio.IncompleteRead):
+                data = b""
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
+            except ssl.SSLError as exc:
+                raise httpx.ReadError(str(exc)) from exc
+            try:
+                self.h11.receive_data(data)  # b"": the EOF, read as ConnectionClosed or an error
+            except h11.RemoteProtocolError as exc:  # pragma: no cover - raised on next_event
+                raise httpx.RemoteProtocolError(str(exc)) from exc
+
+    def ended_without_io(self) -> bool:
+        """Whether the unread rest of a body is already here and ends it (an empty 202, an
+        error body shorter than what was read): then the connection can be kept."""
+        try:
+            while True:
+                event = self.h11.next_event()
+                if isinstance(event, h11.EndOfMessage):
+                    return True
+                if not isinstance(event, h11.Data):
+                    return False  # NEED_DATA (more is coming), or the connection closed
+        except h11.RemoteProtocolError:
+            return False
+
+    def reusable(self) -> bool:
+        h = self.h11
+        if h.our_state is h11.DONE and h.their_state is h11.DONE:
+            h.start_next_cycle()
+            return True
+        return False
+
+
+class LeanHttpTransport(HttpTransport):
+    """Streamable HTTP on h11 over anyio streams: an opt-in, lower-CPU :class:`HttpTransport`.
+
+    The same behaviour and arguments as :class:`HttpTransport` (JSON and SSE answers, the
+    session, the GET stream, resumption, DELETE on close, Limits), except:
+
+    Args:
+        url: ``http://`` or ``https://`` (TLS through anyio, verified by ``ssl_context``).
+        ssl_context: For ``https://``: the context to verify the server with
+            (``ssl.create_default_context()`` when None).
+        max_connections: The most connections open at once (default 16: size it to
+            ``PollPolicy.max_in_flight``); idle ones are kept alive and reused.
+
+    ``http_client`` is refused (UsageError): there is no httpx client to inject. No proxy,
+    no HTTP/2.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        connect_timeout: float = 10.0,
+        write_timeout: float = 30.0,
+        max_connections: int = 16,
+        resumption: StreamResumption | None = None,
+        delete_session_on_close: bool = True,
+        session_id: str | None = None,
+        http_client: Any = None,
+    ) -> None:
+        if http_client is not None:
+            raise UsageError("LeanHttpTransport has no httpx client to inject; use HttpTransport")
+        if max_connections < 1:
+            raise UsageError(f"max_connections must be >= 1, got {max_connections}")
+        super().__init__(
+            url,
+            headers=headers,
+            connect_timeout=connect_timeout,
+            write_timeout=write_timeout,
+            resumption=resumption,
+            delete_session_on_close=delete_session_on_close,
+            session_id=session_id,
+        )
+        parsed = httpx.URL(url)
+        self._tls = parsed.scheme == "https"
+        self._host = parsed.host
+        self._port = parsed.port or (443 if self._tls else 80)
+        default_port = 443 if self._tls else 80
+        self._authority = (
+            parsed.netloc.decode("ascii")
+            if self._port != default_port
+            else parsed.host.encode("idna").decode("ascii")
+        )
+        target = parsed.raw_path.decode("ascii") or "/"
+        self._target = target
+        self._ssl_context = ssl_context
+        self._connect_timeout = connect_timeout
+        self._write_timeout = write_timeout
+        self._max_connections = max_connections
+        self._idle: list[_Connection] = []
+        self._open = 0
+        self._slot_freed = anyio.Event()
+        self.connections_opened = 0
+        """TCP connections this transport opened (a reused one is not counted again)."""
+
+    def _default_client(self, max_connections: int) -> Any:
+        return None  # no httpx client: this transport's own connections
+
+    async def _close_http(self) -> None:
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            await _close(connection)
+
+    async def _connect(self) -> _Connection:
+        try:
+            with anyio.fail_after(self._connect_timeout):
+                stream: anyio.abc.ByteStream
+                if self._tls:
+                    stream = await anyio.connect_tcp(
+                        self._host,
+                        self._port,
+                        ssl_context=self._ssl_context or ssl.create_default_context(),
+                        tls_standard_compatible=False,
+                    )
+                else:
+                    stream = await anyio.connect_tcp(self._host, self._port)
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout(f"no connection within {self._connect_timeout} s") from exc
+        except ssl.SSLError as exc:
+            raise httpx.ConnectError(str(exc)) from exc
+        except OSError as exc:
+            cause = exc.__cause__ or exc.__context__
+            if isinstance(cause, ssl.SSLError):
+                raise httpx.ConnectError(str(cause)) from cause
+            raise httpx.ConnectError(f"{type(exc).__name__}: {exc}") from exc
+        except anyio.BrokenResourceError as exc:
+            cause = exc.__cause__ or exc.__context__
+            raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
+        self.connections_opened += 1
+        raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        return _Connection(stream, raw)
+
+    async def _acquire(self) -> _Connection:
+        while True:
+            while self._idle:
+                connection = self._idle.pop()
+                if not connection.stale():
+                    return connection
+                self._open -= 1
+                await _close(connection)
+            if self._open < self._max_connections:
+                self._open += 1
+                try:
+                    return await self._connect()
+                except BaseException:
+                    self._open -= 1
+                    self._freed()
+                    raise
+            event = self._slot_freed
+            await event.wait()
+
+    def _freed(self) -> None:
+        self._slot_freed.set()
+        self._slot_freed = anyio.Event()
+
+    async def _release(self, connection: _Connection, keep: bool) -> None:
+        if keep and not self._closed:
+            self._idle.append(connection)
+        else:
+            self._open -= 1
+            await _close(connection)
+        self._freed()
+
+    @asynccontextmanager
+    async def _stream(
+        self, method: str, headers: dict[str, str], content: bytes | None = None
+    ) -> AsyncIterator[httpx.Response]:
+        connection = await self._acquire()
+        response: _Response | None = None
+        try:
+            response = await self._start(connection, method, headers, content)
+            yield response  # type: ignore[misc] # it has what the transport reads of one
+        finally:
+            if response is not None and id(response) in self._handed_off:
+                self._handed_off.discard(id(response))  # its drain task closes it
+            elif response is not None:
+                await response.aclose()
+            else:
+                await self._finish(connection, None)
+
+    async def _finish(self, connection: _Connection, response: _Response | None) -> None:
+        """Back to the pool if the response was read to its end (an error's body read only
+        in part, or a broken exchange, closes the connection)."""
+        if response is not None and not response.complete:
+            response.complete = connection.ended_without_io()
+        keep = response is not None and response.complete and connection.reusable()
+        with anyio.CancelScope(shield=True):
+            await self._release(connection, keep)
+
+    async def _start(
+        self,
+        connection: _Connection,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+    ) -> _Response:
+        h = connection.h11
+        fields = [("Host", self._authority), *headers.items()]
+        if content is not None:
+            fields.append(("Content-Length", str(len(content))))
+        elif method in ("POST", "PUT"):
+            fields.append(("Content-Length", "0"))
+        try:
+            data = h.send(h11.Request(method=method, target=self._target, headers=fields))
+            if content:
+                data = (data or b"") + (h.send(h11.Data(data=content)) or b"")
+            data = (data or b"") + (h.send(h11.EndOfMessage()) or b"")
+        except h11.LocalProtocolError as exc:
+            raise httpx.LocalProtocolError(str(exc)) from exc
+        try:
+            with anyio.fail_after(self._write_timeout):
+                await connection.stream.send(data)
+        except TimeoutError as exc:
+            raise httpx.WriteTimeout(f"request not sent within {self._write_timeout} s") from exc
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise httpx.WriteError(f"{type(exc).__name__}: {exc}") from exc
+        while True:
+            event = await connection.next_event()
+            if isinstance(event, h11.InformationalResponse):
+                continue
+            if isinstance(event, h11.Response):
+                break
+            if isinstance(event, h11.ConnectionClosed):
+                raise httpx.RemoteProtocolError("server disconnected without sending a response")
+            raise httpx.RemoteProtocolError(
+                f"unexpected {type(event).__name__}"
+            )  # pragma: no cover
+        fields_in: dict[str, str] = {}
+        for name, value in event.headers:
+            key = name.decode("latin-1")
+            text = value.decode("latin-1")
+            fields_in[key] = f"{fields_in[key]}, {text}" if key in fields_in else text
+        return _Response(self, connection, event.status_code, fields_in)
+
+
+async def _close(connection: _Connection) -> None:
+    try:
+        await connection.stream.aclose()
+    except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, ssl.SSLError):
+        pass

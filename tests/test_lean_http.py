@@ -1,0 +1,223 @@
+"""LeanHttpTransport's own promises: its pool (connections kept alive, reused, bounded), an idle
+connection the server closed never failing the next request, and what it refuses.
+
+Everything above one HTTP exchange is HttpTransport's code: the peer suites (the ``transport``
+and ``gen2`` fixtures) and tests/test_hostile_http.py run on both transports. The server here
+is a keep-alive HTTP/1.1 server written with h11 on 127.0.0.1 (the hostile server closes every
+connection, so it cannot show reuse).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import h11
+import pytest
+
+from mcp_tasks_client import (
+    Client,
+    Generation,
+    HttpTransport,
+    Implementation,
+    LeanHttpTransport,
+    UsageError,
+)
+
+pytestmark = pytest.mark.anyio
+
+INFO = Implementation("lean-tests", "0")
+NOW = "2026-01-01T00:00:00Z"
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}},
+    "serverInfo": {"name": "keep-alive", "version": "0"},
+}
+
+
+class KeepAliveServer:
+    """Answers initialize, notifications (202) and ``tasks/get`` (a working task) on kept-alive
+    connections. ``close_after_answer``: close each connection after its first answer
+    (without saying so in a header: an idle connection the server drops). Counts what it saw."""
+
+    def __init__(self, *, close_after_answer: bool = False, hold: anyio.Event | None = None):
+        self.close_after_answer = close_after_answer
+        self.hold = hold  # tasks/get answers wait for it (to pile requests up)
+        self.accepted = 0
+        self.open_now = 0
+        self.most_open = 0
+        self.closed_one = anyio.Event()
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    async def serve(self, stream: anyio.abc.ByteStream) -> None:
+        self.accepted += 1
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        conn = h11.Connection(h11.SERVER)
+        try:
+            async with stream:
+                while True:
+                    request, body = await self._read(conn, stream)
+                    if request is None:
+                        return
+                    await self._answer(conn, stream, request, body)
+                    if self.close_after_answer:
+                        return
+                    if conn.our_state is h11.MUST_CLOSE:
+                        return
+                    conn.start_next_cycle()
+        except (anyio.BrokenResourceError, anyio.EndOfStream, h11.ProtocolError):
+            return
+        finally:
+            self.open_now -= 1
+            if self.close_after_answer:
+                self.closed_one.set()
+
+    async def _read(
+        self, conn: h11.Connection, stream: anyio.abc.ByteStream
+    ) -> tuple[h11.Request | None, bytes]:
+        request: h11.Request | None = None
+        body = b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                try:
+                    conn.receive_data(await stream.receive())
+                except anyio.EndOfStream:
+                    conn.receive_data(b"")
+                continue
+            if isinstance(event, h11.Request):
+                request = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                return request, body
+            else:  # ConnectionClosed
+                return None, b""
+
+    async def _answer(
+        self, conn: h11.Connection, stream: anyio.abc.ByteStream, request: h11.Request, body: bytes
+    ) -> None:
+        status, payload = 200, b""
+        result: Any = None
+        if request.method == b"POST":
+            message = json.loads(body)
+            if "id" not in message:
+                status = 202
+            else:
+                method = message["method"]
+                if method == "initialize":
+                    result = INIT
+                else:
+                    if self.hold is not None:
+                        await self.hold.wait()
+                    task_id = message["params"]["taskId"]
+                    result = {
+                        "taskId": task_id,
+                        "status": "working",
+                        "createdAt": NOW,
+                        "lastUpdatedAt": NOW,
+                        "ttl": 60000,
+                    }
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+                payload = json.dumps(answer).encode()
+        headers = [("content-length", str(len(payload)))]
+        if payload:
+            headers.append(("content-type", "application/json"))
+            headers.append(("mcp-session-id", "lean-1"))
+        data = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+        if payload:
+            data += conn.send(h11.Data(data=payload)) or b""
+        data += conn.send(h11.EndOfMessage()) or b""
+        await stream.send(data)
+
+
+@asynccontextmanager
+async def running(server: KeepAliveServer) -> AsyncIterator[KeepAliveServer]:
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    server.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, server.serve)
+        try:
+            yield server
+        finally:
+            tg.cancel_scope.cancel()
+
+
+def client_on(transport: LeanHttpTransport) -> Client:
+    return Client(transport, generation=Generation.V2025_11_25, client_info=INFO)
+
+
+async def test_sequential_requests_reuse_one_connection() -> None:
+    async with running(KeepAliveServer()) as server:
+        transport = LeanHttpTransport(server.url)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                for _ in range(30):
+                    task = await client.get_task("t-1")
+                    assert task.task_id == "t-1"
+        assert transport.connections_opened == 1
+        assert server.accepted == 1  # initialize, notification, 30 polls and DELETE on one
+
+
+async def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
+    """The server drops each connection after one answer, saying nothing: the next request
+    must go out on a new connection instead of failing on the dead one."""
+    async with running(KeepAliveServer(close_after_answer=True)) as server:
+        transport = LeanHttpTransport(server.url, delete_session_on_close=False)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                for _ in range(5):
+                    await server.closed_one.wait()
+                    server.closed_one = anyio.Event()
+                    # Wait (no timing: a condition) until the close reached the client's idle
+                    # connection, as it would have by the time a real poller polls again.
+                    while not all(c.stale() for c in transport._idle):
+                        await anyio.lowlevel.checkpoint()
+                    task = await client.get_task("t-1")
+                    assert task.task_id == "t-1"
+        assert transport.connections_opened == server.accepted
+
+
+async def test_connections_are_bounded_by_max_connections() -> None:
+    hold = anyio.Event()
+    async with running(KeepAliveServer(hold=hold)) as server:
+        transport = LeanHttpTransport(server.url, max_connections=3)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                got: list[str] = []
+
+                async def poll(n: int) -> None:
+                    got.append((await client.get_task(f"t-{n}")).task_id)
+
+                async with anyio.create_task_group() as tg:
+                    for n in range(12):
+                        tg.start_soon(poll, n)
+                    while server.open_now < 3:
+                        await anyio.sleep(0.01)
+                    await anyio.sleep(0.05)
+                    hold.set()
+                assert sorted(got) == sorted(f"t-{n}" for n in range(12))
+        assert server.most_open <= 3
+        assert transport.connections_opened <= 3
+
+
+async def test_what_it_refuses() -> None:
+    import httpx
+
+    with pytest.raises(UsageError):
+        LeanHttpTransport("http://127.0.0.1:1/mcp", http_client=httpx.AsyncClient())
+    with pytest.raises(UsageError):
+        LeanHttpTransport("http://127.0.0.1:1/mcp", max_connections=0)
+    with pytest.raises(UsageError):
+        LeanHttpTransport("ftp://127.0.0.1:1/mcp")
+    assert isinstance(LeanHttpTransport("https://127.0.0.1:1/mcp"), HttpTransport)
