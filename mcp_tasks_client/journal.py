@@ -34,7 +34,7 @@ import anyio.to_thread
 import attrs
 
 from . import observability as _obs
-from ._errors import MCPTasksError
+from ._errors import MCPTasksError, UsageError
 from ._generation import Generation
 from .models import JSONObject, Task
 from .outcomes import Cancelled, Completed, Failed, Outcome
@@ -195,8 +195,19 @@ class SQLiteJournal:
     ``close()`` it when done (or use ``with``).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 10.0,
+        max_answered_keys: int = 10_000,
+    ) -> None:
+        if max_answered_keys < 1:
+            raise UsageError("max_answered_keys must be at least 1")
         self.path = str(path)
+        self.max_answered_keys = max_answered_keys
+        """How many answered input keys a task keeps (the oldest go first): a server that
+        asks for ever new keys cannot grow a journal row without bound."""
         self._lock = threading.Lock()
         self._db = self._open(busy_timeout)
 
@@ -357,9 +368,10 @@ class SQLiteJournal:
                 if row is not None:
                     keys = json.loads(row[0])
                     if key not in keys:
+                        kept = [*keys, key][-self.max_answered_keys :]
                         db.execute(
                             "UPDATE tasks SET answered_json=? WHERE server=? AND task_id=?",
-                            (json.dumps([*keys, key]), server, task_id),
+                            (json.dumps(kept), server, task_id),
                         )
             finally:
                 db.execute("COMMIT")

@@ -27,6 +27,7 @@ from mcp_tasks_client import (
     SQLiteJournal,
     Task,
     TaskStatus,
+    UsageError,
 )
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -103,6 +104,24 @@ def test_an_entry_round_trips_and_is_updated_until_it_ends(
             assert await journal.get(entry.server, "t-404") is None
 
     anyio.run(main)
+
+
+def test_answered_keys_are_bounded_oldest_first(tmp_path: Path) -> None:
+    """A server that asks for ever new input keys cannot grow a task's row without bound."""
+
+    async def main() -> None:
+        with SQLiteJournal(tmp_path / "j.db", max_answered_keys=3) as journal:
+            entry = _entry("t-1", Generation.V2026_07_28)
+            await journal.record(entry)
+            for key in ("a", "b", "c", "d", "e"):
+                await journal.answered(entry.server, "t-1", key)
+            got = await journal.get(entry.server, "t-1")
+            assert got is not None
+            assert got.answered_inputs == ("c", "d", "e")
+
+    anyio.run(main)
+    with pytest.raises(UsageError, match="at least 1"):
+        SQLiteJournal(tmp_path / "k.db", max_answered_keys=0)
 
 
 def test_the_file_and_its_wal_are_owner_only(tmp_path: Path) -> None:
