@@ -176,7 +176,12 @@ async def resume(
     async def follow(group: list[JournalEntry]) -> None:
         mine: list[JournalEntry] = []
         for entry in group:
-            if await journal.claim(entry.server, entry.task_id, me, lease):
+            try:
+                got = await journal.claim(entry.server, entry.task_id, me, lease)
+            except MCPTasksError as exc:  # the journal failed: this task is not followed
+                report(Resumed(entry, exc))
+                continue
+            if got:
                 mine.append(entry)
                 claimed.append(entry)
             else:

@@ -242,3 +242,33 @@ async def test_a_poller_whose_journal_fails_still_ends_the_wait(
         entry = await reopened.get(transport.identity, created.task.task_id)
         assert entry is not None
         assert entry.is_open  # the outcome could not be written: a later resume will fetch it
+
+
+class _LeaseTableGone(SQLiteJournal):
+    """A journal whose leases fail (as a shared journal's lease service may): fault injection."""
+
+    async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
+        raise JournalError(self.path, "the lease table is unavailable")
+
+
+async def test_a_journal_whose_leases_fail_reports_each_task_and_follows_none(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.db"
+    with SQLiteJournal(path) as journal:
+        await journal.record(
+            JournalEntry(
+                server="http://127.0.0.1:9/mcp",
+                task_id="t-1",
+                generation=Generation.V2026_07_28,
+                protocol_version=Generation.V2026_07_28.protocol_version,
+                tool="slow_compute",
+                created_at=dt.datetime.now(dt.timezone.utc),
+            )
+        )
+    with _LeaseTableGone(path) as failing:
+        with anyio.fail_after(30):
+            [resumed] = await resume(failing, OPEN, policy=FAST)
+        assert isinstance(resumed.ended, JournalError)
+        assert "lease table" in str(resumed.ended)
+        assert [e.task_id for e in await failing.entries(open_only=True)] == ["t-1"]
