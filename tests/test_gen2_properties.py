@@ -230,6 +230,11 @@ def test_every_request_carries_the_envelope_and_the_extension_only_where_asked(
     capabilities: Any, info: Any, method: str, tasks_asked: bool, params: Any
 ) -> None:
     dialect = dialect_for(Generation.V2026_07_28, capabilities, info)
+    given = (params or {}).get("_meta")
+    if given is not None and not isinstance(given, dict):  # the caller's mistake, said so
+        with pytest.raises(UsageError, match="_meta must be a JSON object"):
+            dialect.params(method, params, tasks=tasks_asked)
+        return
     out = dialect.params(method, params, tasks=tasks_asked)
     assert out is not None
     meta = out["_meta"]

@@ -213,7 +213,10 @@ class Stateless(Dialect):
             extensions[TASKS_EXTENSION] = {}
             capabilities["extensions"] = extensions
         out = dict(params or {})
-        meta = dict(out.get("_meta") or {})
+        given = out.get("_meta")
+        if given is not None and not isinstance(given, dict):
+            raise UsageError(f"params._meta must be a JSON object, got {type(given).__name__}")
+        meta = dict(given or {})
         meta[META_PROTOCOL_VERSION] = self.protocol_version
         meta[META_CLIENT_CAPABILITIES] = capabilities
         meta[META_CLIENT_INFO] = dict(self.client_info)
