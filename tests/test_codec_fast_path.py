@@ -43,6 +43,8 @@ GENERATIONS: dict[str, tuple[FastPath, Callable[[Any], Task], Callable[[Task], A
     "2026-07-28": (fast_task_2026, v2026_07_28.strict_task, v2026_07_28.converter.encode),
 }
 
+DECODERS = {"2025-11-25": v2025_11_25.decode_task, "2026-07-28": v2026_07_28.decode_task}
+
 PROPERTY = settings(
     max_examples=examples(400),
     deadline=None,
@@ -54,12 +56,21 @@ def check_agrees(generation: str, value: Any) -> None:
     """The property: the fast path declines, or gives the strict path's Task exactly."""
     fast_path, strict, _ = GENERATIONS[generation]
     fast = fast_path(value)
+    decode = DECODERS[generation]  # the fast path declining to the strict one, as used
+    refused: DecodeError | None = None
     try:
         expected = strict(value)
-    except DecodeError:  # UnknownValue included
+    except DecodeError as exc:  # UnknownValue included
+        refused = exc
+    if refused is not None:
         assert fast is None, f"the fast path accepted what the strict path refuses: {value!r}"
+        with pytest.raises(DecodeError) as caught:
+            decode(value)
+        assert type(caught.value) is type(refused)
+        assert (caught.value.path, str(caught.value)) == (refused.path, str(refused))
         event("refused by both")
         return
+    assert repr(decode(value)) == repr(expected)
     if fast is None:
         event("fast path declined")
         return

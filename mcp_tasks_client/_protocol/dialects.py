@@ -36,8 +36,6 @@ from .._errors import DecodeError, UsageError
 from .._generation import Generation
 from .._wire import v2025_11_25, v2026_07_28
 from .._wire._converter import WireConverter, _kind_of
-from .._wire._fast_task import fast_task_2025 as _fast_task_2025
-from .._wire._fast_task import fast_task_2026 as _fast_task_2026
 from ..models import (
     TASKS_EXTENSION,
     CallToolResult,
@@ -70,8 +68,8 @@ __all__ = [
 T = TypeVar("T")
 
 # A Task snapshot: the fast path for the common valid shape, else the strict hook (its errors).
-_strict_task_2025 = v2025_11_25.strict_task
-_strict_task_2026 = v2026_07_28.strict_task
+_decode_task_2025 = v2025_11_25.decode_task
+_decode_task_2026 = v2026_07_28.decode_task
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -176,10 +174,10 @@ class Legacy(Dialect):
         return self.converter.decode(raw, CallToolResult)
 
     def read_task(self, raw: JSONObject) -> Task:
-        return _fast_task_2025(raw) or _strict_task_2025(raw)
+        return _decode_task_2025(raw)
 
     def read_cancel(self, raw: JSONObject) -> Task | None:
-        return v2025_11_25.decode_task(raw)
+        return _decode_task_2025(raw)
 
     def created_task_id(self, raw: JSONObject | None) -> str | None:
         task = raw.get("task") if raw is not None else None
@@ -277,7 +275,7 @@ class Stateless(Dialect):
         kind = raw.get("resultType", "complete")
         if kind not in ("complete", "task"):  # A-1 tolerates "task" on tasks/get
             raise DecodeError("$.resultType", f"a task snapshot has resultType {kind!r}", kind)
-        return _fast_task_2026(raw) or _strict_task_2026(raw)
+        return _decode_task_2026(raw)
 
     def read_cancel(self, raw: JSONObject) -> Task | None:
         self.read_ack(raw)

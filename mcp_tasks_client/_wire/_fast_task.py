@@ -22,11 +22,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..models import MAX_DURATION_MS, UNSET, Task, TaskStatus
 
-__all__ = ["fast_task_2025", "fast_task_2026", "fast_timestamp"]
+__all__ = [
+    "fast_task_2025",
+    "fast_task_2026",
+    "fast_timestamp",
+    "task_decoder_2025",
+    "task_decoder_2026",
+]
+
+_R = TypeVar("_R")
 
 _FROM_ISO = dt.datetime.fromisoformat
 _STATUS = {status.value: status for status in TaskStatus}
@@ -96,62 +104,65 @@ def _fast_path(
     known: frozenset[str],
     reordered: tuple[str, ...],
     inlines: bool,
-) -> Callable[[Any], Task | None]:
+    fallback: Callable[[Any], _R],
+) -> Callable[[Any], Task | _R]:
     """The fast path of one generation: its duration keys, the keys its Task reads, the keys
     its strict hook reorders; ``inlines``: 2026-07-28 reads ``result`` (and declines an
-    inlined ``error`` or ``inputRequests``). A closure, so no argument is passed per call."""
+    inlined ``error`` or ``inputRequests``). Declining is ``return fallback(value)``: the
+    strict hook (a decoder) or ``None`` (the bare fast path, which the tests compare). A
+    closure, so nothing is passed per call but the value."""
 
-    seen = _seen.get
+    seen = _seen.get  # ``_seen`` is only ever cleared, never replaced
 
-    def fast(value: Any) -> Task | None:
+    def fast(value: Any) -> Task | _R:
         if type(value) is not dict:
-            return None
+            return fallback(value)
         get = value.get
         task_id = get("taskId")
         status_text = get("status")
         if type(task_id) is not str or type(status_text) is not str:
-            return None
+            return fallback(value)
         status = _STATUS.get(status_text)
         if status is None:
-            return None
+            return fallback(value)
         # The cache is looked up here first: a call less per timestamp on a repeated poll.
         text = get("createdAt")
         created_at = seen(text) if type(text) is str else None
         if created_at is None:
             created_at = fast_timestamp(text)
             if created_at is None:
-                return None
+                return fallback(value)
         text = get("lastUpdatedAt")
         last_updated_at = seen(text) if type(text) is str else None
         if last_updated_at is None:
             last_updated_at = fast_timestamp(text)
             if last_updated_at is None:
-                return None
+                return fallback(value)
         # ttl and pollInterval: a JSON number (never a boolean) in 0..MAX_DURATION_MS, or null;
         # a missing ttl is UNSET (A-06), a missing pollInterval None.
         ttl = get(ttl_key, UNSET)
         if ttl is not None and ttl is not UNSET:
             kind = type(ttl)
             if (kind is not int and kind is not float) or not 0 <= ttl <= _MAX:
-                return None
+                return fallback(value)
         poll_interval = get(interval_key)
         if poll_interval is not None:
             kind = type(poll_interval)
             if (kind is not int and kind is not float) or not 0 <= poll_interval <= _MAX:
-                return None
+                return fallback(value)
         status_message = get("statusMessage")
         if status_message is not None and type(status_message) is not str:
-            return None
+            return fallback(value)
         meta = get("_meta")
         if meta is not None and type(meta) is not dict:
-            return None
+            return fallback(value)
         result = None
         if inlines:
             result = get("result")
             if result is not None and type(result) is not dict:
-                return None
+                return fallback(value)
             if get("error") is not None or get("inputRequests") is not None:
-                return None
+                return fallback(value)
         if known.issuperset(value):
             # The common case; keyword arguments cost more than positional ones.
             if meta is None:
@@ -169,7 +180,7 @@ def _fast_path(
         else:
             for key in reordered:
                 if key in value:
-                    return None
+                    return fallback(value)
             # The keys the Task does not read, in the order received (as the strict hook).
             extra = {k: v for k, v in value.items() if k not in known}
         return Task(
@@ -188,9 +199,23 @@ def _fast_path(
     return fast
 
 
-fast_task_2025 = _fast_path("ttl", "pollInterval", _KNOWN_2025, _REORDERED_2025, False)
+def _decline(value: Any) -> None:
+    return None
+
+
+def task_decoder_2025(fallback: Callable[[Any], _R]) -> Callable[[Any], Task | _R]:
+    """The 2025-11-25 fast path, declining to ``fallback``."""
+    return _fast_path("ttl", "pollInterval", _KNOWN_2025, _REORDERED_2025, False, fallback)
+
+
+def task_decoder_2026(fallback: Callable[[Any], _R]) -> Callable[[Any], Task | _R]:
+    """The 2026-07-28 fast path (``ttlMs``, ``pollIntervalMs``; ``result`` inlined; an inlined
+    ``error`` or ``inputRequests`` declined), declining to ``fallback``."""
+    return _fast_path("ttlMs", "pollIntervalMs", _KNOWN_2026, _REORDERED_2026, True, fallback)
+
+
+fast_task_2025 = task_decoder_2025(_decline)
 """A 2025-11-25 Task from a value, or None when the strict path must decide."""
 
-fast_task_2026 = _fast_path("ttlMs", "pollIntervalMs", _KNOWN_2026, _REORDERED_2026, True)
-"""A 2026-07-28 Task (``ttlMs``, ``pollIntervalMs``; ``result`` inlined) from a value, or
-None when the strict path must decide (an inlined ``error`` or ``inputRequests``)."""
+fast_task_2026 = task_decoder_2026(_decline)
+"""A 2026-07-28 Task from a value, or None when the strict path must decide."""

@@ -26,7 +26,7 @@ from ..models import (
 )
 from ..models.content import CONTENT_TYPES
 from ._converter import Family, WireConverter, _kind_of
-from ._fast_task import fast_task_2025
+from ._fast_task import task_decoder_2025
 
 PROTOCOL_VERSION = "2025-11-25"
 
@@ -199,8 +199,10 @@ def _task_hooks(conv: WireConverter) -> Callable[[Any], Task]:
         task: Task = generic({k: v for k, v in body.items() if k not in later}, Task)
         return attrs.evolve(task, extra={**task.extra, **later}) if later else task
 
+    decode = task_decoder_2025(strict)
+
     def structure(value: Any, _: Any) -> Task:
-        return fast_task_2025(value) or strict(value)
+        return decode(value)
 
     conv.register_structure_hook(Task, structure)
     return strict
@@ -223,7 +225,6 @@ converter, strict_task = _build()
 """``strict_task``: the Task hook without the fast path (what the fast path must agree with)."""
 
 
-def decode_task(value: Any) -> Task:
-    """A Task snapshot: the fast path for the common shape, else the strict hook (its
-    DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""
-    return fast_task_2025(value) or strict_task(value)
+decode_task = task_decoder_2025(strict_task)
+"""A Task snapshot: the fast path for the common shape, else the strict hook (its
+DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""

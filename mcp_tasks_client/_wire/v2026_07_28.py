@@ -24,7 +24,7 @@ import attrs
 from .._errors import DecodeError
 from ..models import ClientCapabilities, CreateTaskResult, Task
 from ._converter import WireConverter, _kind_of
-from ._fast_task import fast_task_2026
+from ._fast_task import task_decoder_2026
 from .v2025_11_25 import install_common
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -73,8 +73,10 @@ def _task_hooks(conv: WireConverter) -> Callable[[Any], Task]:
         out.update({_WIRE_OF.get(k, k): v for k, v in fields.items()})
         return out
 
+    decode = task_decoder_2026(strict)
+
     def structure(value: Any, _: Any) -> Task:
-        return fast_task_2026(value) or strict(value)
+        return decode(value)
 
     conv.register_structure_hook(Task, structure)
     conv.register_unstructure_hook(Task, unstructure)
@@ -126,7 +128,6 @@ converter, strict_task = _build()
 """``strict_task``: the Task hook without the fast path (what the fast path must agree with)."""
 
 
-def decode_task(value: Any) -> Task:
-    """A Task snapshot: the fast path for the common shape, else the strict hook (its
-    DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""
-    return fast_task_2026(value) or strict_task(value)
+decode_task = task_decoder_2026(strict_task)
+"""A Task snapshot: the fast path for the common shape, else the strict hook (its
+DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""
