@@ -113,31 +113,32 @@ def _fast_path(
     closure, so nothing is passed per call but the value."""
 
     seen = _seen.get  # ``_seen`` is only ever cleared, never replaced
+    status_of = _STATUS  # str keys only: no other JSON kind equals one
 
     def fast(value: Any) -> Task | _R:
         if type(value) is not dict:
             return fallback(value)
-        get = value.get
-        task_id = get("taskId")
-        status_text = get("status")
-        if type(task_id) is not str or type(status_text) is not str:
+        try:  # a missing key (KeyError), an unhashable status or timestamp (TypeError)
+            task_id = value["taskId"]
+            status = status_of[value["status"]]
+            # The cache is looked up here first: a call less per timestamp on a repeated poll.
+            created_text = value["createdAt"]
+            created_at = seen(created_text)
+            updated_text = value["lastUpdatedAt"]
+            last_updated_at = seen(updated_text)
+        except (KeyError, TypeError):
             return fallback(value)
-        status = _STATUS.get(status_text)
-        if status is None:
+        if type(task_id) is not str:
             return fallback(value)
-        # The cache is looked up here first: a call less per timestamp on a repeated poll.
-        text = get("createdAt")
-        created_at = seen(text) if type(text) is str else None
         if created_at is None:
-            created_at = fast_timestamp(text)
+            created_at = fast_timestamp(created_text)
             if created_at is None:
                 return fallback(value)
-        text = get("lastUpdatedAt")
-        last_updated_at = seen(text) if type(text) is str else None
         if last_updated_at is None:
-            last_updated_at = fast_timestamp(text)
+            last_updated_at = fast_timestamp(updated_text)
             if last_updated_at is None:
                 return fallback(value)
+        get = value.get
         # ttl and pollInterval: a JSON number (never a boolean) in 0..MAX_DURATION_MS, or null;
         # a missing ttl is UNSET (A-06), a missing pollInterval None.
         ttl = get(ttl_key, UNSET)
