@@ -44,6 +44,7 @@ FUZZ_TESTS = [
     "tests/test_sse_properties.py",
     "tests/test_codec_numbers.py",
     "tests/test_codec_properties.py",
+    "tests/test_codec_fast_path.py",
 ]
 
 

@@ -67,6 +67,10 @@ __all__ = [
 
 T = TypeVar("T")
 
+# A Task snapshot: the fast path for the common valid shape, else the strict hook (its errors).
+_decode_task_2025 = v2025_11_25.decode_task
+_decode_task_2026 = v2026_07_28.decode_task
+
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -169,8 +173,11 @@ class Legacy(Dialect):
             return self.converter.decode(raw, CreateTaskResult)
         return self.converter.decode(raw, CallToolResult)
 
+    def read_task(self, raw: JSONObject) -> Task:
+        return _decode_task_2025(raw)
+
     def read_cancel(self, raw: JSONObject) -> Task | None:
-        return self.converter.decode(raw, Task)
+        return _decode_task_2025(raw)
 
     def created_task_id(self, raw: JSONObject | None) -> str | None:
         task = raw.get("task") if raw is not None else None
@@ -271,7 +278,7 @@ class Stateless(Dialect):
         kind = raw.get("resultType", "complete")
         if kind not in ("complete", "task"):  # A-1 tolerates "task" on tasks/get
             raise DecodeError("$.resultType", f"a task snapshot has resultType {kind!r}", kind)
-        return self.converter.decode(raw, Task)
+        return _decode_task_2026(raw)
 
     def read_cancel(self, raw: JSONObject) -> Task | None:
         self.read_ack(raw)

@@ -8,7 +8,7 @@ JSON-RPC envelopes are classified by their keys (B:27-108).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -26,10 +26,11 @@ from ..models import (
 )
 from ..models.content import CONTENT_TYPES
 from ._converter import Family, WireConverter, _kind_of
+from ._fast_task import task_decoder_2025
 
 PROTOCOL_VERSION = "2025-11-25"
 
-__all__ = ["PROTOCOL_VERSION", "converter", "install_common"]
+__all__ = ["PROTOCOL_VERSION", "converter", "decode_task", "install_common", "strict_task"]
 
 
 def _flag(value: Any, key: str) -> bool:
@@ -188,16 +189,23 @@ _LATER_TASK_KEYS = ("result", "error", "inputRequests")
 """Keys a 2026-07-28 task inlines; under 2025-11-25 they are not fields but ``extra``."""
 
 
-def _task_hooks(conv: WireConverter) -> None:
+def _task_hooks(conv: WireConverter) -> Callable[[Any], Task]:
+    """Register the Task hook (the fast path, else the strict one); return the strict one."""
     generic = conv._attrs_structure_hook(Task)
 
-    def structure(value: Any, _: Any) -> Task:
+    def strict(value: Any) -> Task:
         body = _object_or_fail(value)
         later = {k: body[k] for k in _LATER_TASK_KEYS if k in body}
         task: Task = generic({k: v for k, v in body.items() if k not in later}, Task)
         return attrs.evolve(task, extra={**task.extra, **later}) if later else task
 
+    decode = task_decoder_2025(strict)
+
+    def structure(value: Any, _: Any) -> Task:
+        return decode(value)
+
     conv.register_structure_hook(Task, structure)
+    return strict
 
 
 def _object_or_fail(value: Any) -> Mapping[str, Any]:
@@ -206,11 +214,17 @@ def _object_or_fail(value: Any) -> Mapping[str, Any]:
     return value
 
 
-def _build() -> WireConverter:
+def _build() -> tuple[WireConverter, Callable[[Any], Task]]:
     conv = WireConverter()
     install_common(conv)
-    _task_hooks(conv)
-    return conv
+    strict = _task_hooks(conv)
+    return conv, strict
 
 
-converter = _build()
+converter, strict_task = _build()
+"""``strict_task``: the Task hook without the fast path (what the fast path must agree with)."""
+
+
+decode_task = task_decoder_2025(strict_task)
+"""A Task snapshot: the fast path for the common shape, else the strict hook (its
+DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""

@@ -16,7 +16,7 @@ Decode errors name the wire keys (``$.ttlMs``), never the model's names.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -24,11 +24,12 @@ import attrs
 from .._errors import DecodeError
 from ..models import ClientCapabilities, CreateTaskResult, Task
 from ._converter import WireConverter, _kind_of
+from ._fast_task import task_decoder_2026
 from .v2025_11_25 import install_common
 
 PROTOCOL_VERSION = "2026-07-28"
 
-__all__ = ["PROTOCOL_VERSION", "converter"]
+__all__ = ["PROTOCOL_VERSION", "converter", "decode_task", "strict_task"]
 
 _WIRE_OF = {"ttl": "ttlMs", "pollInterval": "pollIntervalMs"}
 """The model's JSON key (as the generic hooks write it) -> the 2026-07-28 key."""
@@ -50,11 +51,13 @@ def _wire_path(exc: DecodeError) -> DecodeError:
     return exc
 
 
-def _task_hooks(conv: WireConverter) -> None:
+def _task_hooks(conv: WireConverter) -> Callable[[Any], Task]:
+    """Register the Task hooks (decoding: the fast path, else the strict one); return the
+    strict one."""
     generic_structure = conv._attrs_structure_hook(Task)
     generic_unstructure = conv._attrs_unstructure_hook(Task)
 
-    def structure(value: Any, _: Any) -> Task:
+    def strict(value: Any) -> Task:
         body = _object(value)
         legacy = {k: body[k] for k in _WIRE_OF if k in body}
         renamed = {_MODEL_OF.get(k, k): v for k, v in body.items() if k not in legacy}
@@ -70,8 +73,14 @@ def _task_hooks(conv: WireConverter) -> None:
         out.update({_WIRE_OF.get(k, k): v for k, v in fields.items()})
         return out
 
+    decode = task_decoder_2026(strict)
+
+    def structure(value: Any, _: Any) -> Task:
+        return decode(value)
+
     conv.register_structure_hook(Task, structure)
     conv.register_unstructure_hook(Task, unstructure)
+    return strict
 
 
 def _create_task_hooks(conv: WireConverter) -> None:
@@ -106,13 +115,19 @@ def _client_capabilities_hooks(conv: WireConverter) -> None:
     conv.register_unstructure_hook(ClientCapabilities, unstructure)
 
 
-def _build() -> WireConverter:
+def _build() -> tuple[WireConverter, Callable[[Any], Task]]:
     conv = WireConverter()
     install_common(conv)
-    _task_hooks(conv)
+    strict = _task_hooks(conv)
     _create_task_hooks(conv)
     _client_capabilities_hooks(conv)
-    return conv
+    return conv, strict
 
 
-converter = _build()
+converter, strict_task = _build()
+"""``strict_task``: the Task hook without the fast path (what the fast path must agree with)."""
+
+
+decode_task = task_decoder_2026(strict_task)
+"""A Task snapshot: the fast path for the common shape, else the strict hook (its
+DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""

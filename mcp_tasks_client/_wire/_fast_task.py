@@ -1,0 +1,222 @@
+"""A fast path for decoding the common, valid Task snapshot of either generation.
+
+Theory of operation: a poller decodes one Task per ``tasks/get`` answer, and nearly every one
+has the same plain shape: string ``taskId``, a known ``status``, two UTC timestamps written
+``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z``, integer or float durations in range, an optional
+string ``statusMessage`` and an optional ``_meta`` object. For that shape
+:func:`fast_task_2025` and :func:`fast_task_2026` build the :class:`~mcp_tasks_client.Task`
+directly, without the generic cattrs hooks.
+
+Each returns ``None`` (declines) on anything else: another JSON kind anywhere, a missing key,
+an unknown status, a timestamp in any other spelling (an offset, a lower-case ``t``/``z``, a
+fraction of other than 3 or 6 digits, a leap second), a number out of range or a boolean, the
+keys a generation keeps in ``extra`` with a reordering (2025-11-25: ``result``, ``error``,
+``inputRequests``; 2026-07-28: the legacy ``ttl``, ``pollInterval``), an inlined ``error`` or
+``inputRequests`` (2026-07-28). The caller then runs the strict path, so every error
+(DecodeError with its JSON path, UnknownValue) is exactly the strict path's. When the fast
+path does answer, its Task equals the strict path's (``tests/test_codec_fast_path.py``
+checks that property, with the same ``repr``: timezones, int against float, ``extra`` order).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..models import MAX_DURATION_MS, UNSET, Task, TaskStatus
+
+__all__ = [
+    "fast_task_2025",
+    "fast_task_2026",
+    "fast_timestamp",
+    "task_decoder_2025",
+    "task_decoder_2026",
+]
+
+_R = TypeVar("_R")
+
+_FROM_ISO = dt.datetime.fromisoformat
+_STATUS = {status.value: status for status in TaskStatus}
+_MAX = MAX_DURATION_MS
+
+_KNOWN_2025 = frozenset(
+    {"taskId", "status", "createdAt", "lastUpdatedAt", "ttl", "statusMessage", "pollInterval"}
+    | {"_meta"}
+)
+_REORDERED_2025 = ("result", "error", "inputRequests")
+"""Keys the strict 2025-11-25 hook moves to the end of ``extra``: the fast path declines."""
+
+_KNOWN_2026 = frozenset(
+    {"taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "statusMessage"}
+    | {"pollIntervalMs", "result", "error", "inputRequests", "_meta"}
+)
+_REORDERED_2026 = ("ttl", "pollInterval")
+"""The legacy keys the strict 2026-07-28 hook moves to the end of ``extra``: declined."""
+
+
+_SEEN_LIMIT = 1024
+_seen: dict[str, dt.datetime] = {}
+"""Timestamps already read, by their text: a poller reads the same ``createdAt`` (and mostly
+the same ``lastUpdatedAt``) on every poll of a task. A datetime is immutable, so sharing one is
+safe; the cache is emptied when it reaches ``_SEEN_LIMIT`` entries, so it stays small."""
+
+
+def fast_timestamp(text: Any) -> dt.datetime | None:
+    """``YYYY-MM-DDTHH:MM:SSZ`` (optionally ``.fff`` or ``.ffffff`` before the ``Z``) as an
+    aware UTC datetime, or ``None`` for anything else (the strict parser decides those).
+
+    The separators and the length are checked here, the digits and field ranges by
+    ``datetime.fromisoformat`` (ASCII digits only; month 13, 30 February ... raise). On
+    Python 3.10 ``fromisoformat`` does not read ``Z``: ``+00:00`` is what it is given.
+    """
+    if type(text) is not str:
+        return None
+    value = _seen.get(text)
+    if value is not None:
+        return value
+    size = len(text)
+    if size != 20 and not ((size == 24 or size == 27) and text[19] == "."):
+        return None
+    if (
+        text[-1] != "Z"
+        or text[10] != "T"
+        or text[4] != "-"
+        or text[7] != "-"
+        or text[13] != ":"
+        or text[16] != ":"
+        or not text.isascii()
+    ):
+        return None
+    try:
+        value = _FROM_ISO(text[:-1] + "+00:00")
+    except ValueError:
+        return None
+    if len(_seen) >= _SEEN_LIMIT:
+        _seen.clear()
+    _seen[text] = value
+    return value
+
+
+def _fast_path(
+    ttl_key: str,
+    interval_key: str,
+    known: frozenset[str],
+    reordered: tuple[str, ...],
+    inlines: bool,
+    fallback: Callable[[Any], _R],
+) -> Callable[[Any], Task | _R]:
+    """The fast path of one generation: its duration keys, the keys its Task reads, the keys
+    its strict hook reorders; ``inlines``: 2026-07-28 reads ``result`` (and declines an
+    inlined ``error`` or ``inputRequests``). Declining is ``return fallback(value)``: the
+    strict hook (a decoder) or ``None`` (the bare fast path, which the tests compare). A
+    closure, so nothing is passed per call but the value."""
+
+    seen = _seen.get  # ``_seen`` is only ever cleared, never replaced
+    status_of = _STATUS  # str keys only: no other JSON kind equals one
+
+    def fast(value: Any) -> Task | _R:
+        if type(value) is not dict:
+            return fallback(value)
+        try:  # a missing key (KeyError), an unhashable status or timestamp (TypeError)
+            task_id = value["taskId"]
+            status = status_of[value["status"]]
+            # The cache is looked up here first: a call less per timestamp on a repeated poll.
+            created_text = value["createdAt"]
+            created_at = seen(created_text)
+            updated_text = value["lastUpdatedAt"]
+            last_updated_at = seen(updated_text)
+        except (KeyError, TypeError):
+            return fallback(value)
+        if type(task_id) is not str:
+            return fallback(value)
+        if created_at is None:
+            created_at = fast_timestamp(created_text)
+            if created_at is None:
+                return fallback(value)
+        if last_updated_at is None:
+            last_updated_at = fast_timestamp(updated_text)
+            if last_updated_at is None:
+                return fallback(value)
+        get = value.get
+        # ttl and pollInterval: a JSON number (never a boolean) in 0..MAX_DURATION_MS, or null;
+        # a missing ttl is UNSET (A-06), a missing pollInterval None.
+        ttl = get(ttl_key, UNSET)
+        if ttl is not None and ttl is not UNSET:
+            kind = type(ttl)
+            if (kind is not int and kind is not float) or not 0 <= ttl <= _MAX:
+                return fallback(value)
+        poll_interval = get(interval_key)
+        if poll_interval is not None:
+            kind = type(poll_interval)
+            if (kind is not int and kind is not float) or not 0 <= poll_interval <= _MAX:
+                return fallback(value)
+        status_message = get("statusMessage")
+        if status_message is not None and type(status_message) is not str:
+            return fallback(value)
+        meta = get("_meta")
+        if meta is not None and type(meta) is not dict:
+            return fallback(value)
+        result = None
+        if inlines:
+            result = get("result")
+            if result is not None and type(result) is not dict:
+                return fallback(value)
+            if get("error") is not None or get("inputRequests") is not None:
+                return fallback(value)
+        if known.issuperset(value):
+            # The common case; keyword arguments cost more than positional ones.
+            if meta is None:
+                return Task(
+                    task_id,
+                    status,
+                    created_at,
+                    last_updated_at,
+                    ttl,
+                    status_message,
+                    poll_interval,
+                    result,
+                )
+            extra: dict[str, Any] = {}
+        else:
+            for key in reordered:
+                if key in value:
+                    return fallback(value)
+            # The keys the Task does not read, in the order received (as the strict hook).
+            extra = {k: v for k, v in value.items() if k not in known}
+        return Task(
+            task_id,
+            status,
+            created_at,
+            last_updated_at,
+            ttl,
+            status_message,
+            poll_interval,
+            result,
+            meta=meta,
+            extra=extra,
+        )
+
+    return fast
+
+
+def _decline(value: Any) -> None:
+    return None
+
+
+def task_decoder_2025(fallback: Callable[[Any], _R]) -> Callable[[Any], Task | _R]:
+    """The 2025-11-25 fast path, declining to ``fallback``."""
+    return _fast_path("ttl", "pollInterval", _KNOWN_2025, _REORDERED_2025, False, fallback)
+
+
+def task_decoder_2026(fallback: Callable[[Any], _R]) -> Callable[[Any], Task | _R]:
+    """The 2026-07-28 fast path (``ttlMs``, ``pollIntervalMs``; ``result`` inlined; an inlined
+    ``error`` or ``inputRequests`` declined), declining to ``fallback``."""
+    return _fast_path("ttlMs", "pollIntervalMs", _KNOWN_2026, _REORDERED_2026, True, fallback)
+
+
+fast_task_2025 = task_decoder_2025(_decline)
+"""A 2025-11-25 Task from a value, or None when the strict path must decide."""
+
+fast_task_2026 = task_decoder_2026(_decline)
+"""A 2026-07-28 Task from a value, or None when the strict path must decide."""
