@@ -1126,7 +1126,8 @@ class Client:
         rounds before the task exists, as for :meth:`call_tool` (E S21).
 
         With ``journal``, the created task is recorded (:meth:`journal_entry`) before this
-        returns; if the journal fails, NotJournaled carries the created task.
+        returns, within ``timeout`` (default ``Timeouts.request``); if the journal fails or
+        takes longer, NotJournaled carries the created task.
 
         ``on_created(task_id)`` is called by the reader the moment the answer naming the
         created task arrives, before any later message is dispatched: bind the task's input
@@ -1145,8 +1146,13 @@ class Client:
         )
         started = await self._mrtr(call, once, inputs)
         if journal is not None and isinstance(started, CreateTaskResult):
+            limit = self.timeouts.request if timeout is None else timeout
             try:
-                await journal.record(self.journal_entry(started.task, call.name))
+                with anyio.fail_after(limit):  # a journal that hangs must not hold the task
+                    await journal.record(self.journal_entry(started.task, call.name))
+            except TimeoutError as exc:
+                problem = f"the journal did not record the task within {limit:g} s"
+                raise NotJournaled(type(journal).__name__, problem, started) from exc
             except JournalError as exc:
                 raise NotJournaled(exc.path, exc.problem, started) from exc
             except Exception as exc:

@@ -44,6 +44,8 @@ from .models import ClientCapabilities, Implementation, InitializeResult, Task
 from .outcomes import Lost, Outcome
 from .wire import decode
 
+_RELEASE_BOUND = 10.0  # seconds for giving every lease back at the end
+
 __all__ = ["ClientOpener", "Held", "Resumed", "client_for", "resume"]
 
 
@@ -227,7 +229,9 @@ async def resume(
                     inner.start_soon(follow, group)
             outer.cancel_scope.cancel()
     finally:
-        with anyio.CancelScope(shield=True):
+        # Shielded, so a cancelled resume still gives its leases back; bounded, so a journal
+        # that hangs cannot hold it (an unreleased lease simply runs out).
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_RELEASE_BOUND):
             for entry in claimed:
                 with contextlib.suppress(MCPTasksError):
                     await journal.release(entry.server, entry.task_id, me)

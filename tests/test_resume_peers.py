@@ -272,3 +272,25 @@ async def test_a_journal_whose_leases_fail_reports_each_task_and_follows_none(
         assert isinstance(resumed.ended, JournalError)
         assert "lease table" in str(resumed.ended)
         assert [e.task_id for e in await failing.entries(open_only=True)] == ["t-1"]
+
+
+class _HangingJournal(SQLiteJournal):
+    """A journal whose writes never finish (a stuck shared store): fault injection."""
+
+    async def record(self, entry: JournalEntry) -> None:
+        await anyio.sleep_forever()
+
+
+async def test_a_journal_that_hangs_does_not_hold_the_created_task(
+    gen1_url: str, tmp_path: Path
+) -> None:
+    """start() bounds the journal's write by its own timeout: NotJournaled, with the task."""
+    with _HangingJournal(tmp_path / "journal.db") as journal:
+        transport = HttpTransport(gen1_url)
+        async with Client(transport, generation=Generation.V2025_11_25, client_info=INFO) as client:
+            call = ToolCall("slow_echo", {"text": "x", "seconds": 0.2}).as_task()
+            with anyio.fail_after(30), pytest.raises(NotJournaled) as caught:
+                await client.start(call, journal=journal, timeout=2)
+            assert "did not record the task within 2 s" in str(caught.value)
+            created = task_created(caught.value.created)
+            assert (await client.get_task(created.task.task_id)).task_id == created.task.task_id
