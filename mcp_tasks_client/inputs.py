@@ -128,6 +128,10 @@ class InputEventKind(enum.Enum):
     HANDLER_FAILED = "handler_failed"
     DUPLICATE = "duplicate"
     """Delivered again after it was already taken: not handled, not answered twice."""
+    ACCEPTED_AS_TASK = "accepted_as_task"
+    """Answered with a CreateTaskResult (the client's task receiver runs the handler as a task
+    of this client, 2025-11-25); ANSWERED, UNHANDLED, REJECTED or HANDLER_FAILED follows when
+    the handler is done."""
 
 
 @attrs.frozen
@@ -419,18 +423,33 @@ class InputRouter:
         assert self.receiver is not None
         params = {k: v for k, v in (request.params or {}).items() if k != "task"}
 
+        def ended(kind: InputEventKind, error: MCPTasksError | None = None) -> None:
+            self._emit(InputEvent(kind, task_id, request.id, request.method, error))
+
         async def body(receiving: ReceivedTask) -> JSONObject:
-            result = await self._dispatch(
-                task_id, request.id, request.method, params, receiving=receiving
-            )
+            try:
+                result = await self._dispatch(
+                    task_id, request.id, request.method, params, receiving=receiving
+                )
+            except RPCError as exc:
+                kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}
+                ended(kind.get(exc.code, InputEventKind.HANDLER_FAILED), exc)
+                raise
+            except Exception as exc:  # the receiver fails the task with -32603
+                ended(
+                    InputEventKind.HANDLER_FAILED,
+                    RPCError(-32603, f"client handler failed: {type(exc).__name__}: {exc}"),
+                )
+                raise
             encoded: JSONObject = client.encode(result)
+            ended(InputEventKind.ANSWERED)
             return encoded
 
         try:
             created = await self.receiver.accept(client, request, metadata, body)
         finally:
             self.book.answered(task_id, request.id)
-        self._emit(InputEvent(InputEventKind.ANSWERED, task_id, request.id, request.method))
+        ended(InputEventKind.ACCEPTED_AS_TASK)
         return created
 
     # -- 2026-07-28: inputRequests in a snapshot ------------------------------------------

@@ -26,6 +26,7 @@ from mcp_tasks_client import (
     Generation,
     Implementation,
     InputContext,
+    InputEventKind,
     InputRouter,
     JSONRPCNotification,
     SamplingCapability,
@@ -79,6 +80,8 @@ async def test_a_task_augmented_elicitation_runs_as_a_task_of_the_client(
         return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
 
     router.default_elicitation(confirm)
+    events: list[InputEventKind] = []
+    router.subscribe(lambda event: events.append(event.kind))
     assert router.receiver is not None
     async with client_for(transport, router) as client, router.receiver:
         router.attach(client)
@@ -87,6 +90,12 @@ async def test_a_task_augmented_elicitation_runs_as_a_task_of_the_client(
     assert text_of(result) == 'status=completed result={"action":"accept","content":{"ok":true}}'
     assert len(seen) == 1
     assert seen[0] is not None
+    # Answered when the handler is done, not when the CreateTaskResult went out.
+    assert events == [
+        InputEventKind.ARRIVED,
+        InputEventKind.ACCEPTED_AS_TASK,
+        InputEventKind.ANSWERED,
+    ]
 
 
 async def test_task_augmented_sampling_runs_as_a_task(transport: Transport) -> None:
@@ -116,6 +125,8 @@ async def test_a_handler_that_raises_is_a_failed_task(transport: Transport) -> N
         raise RuntimeError("no screen")
 
     router.default_elicitation(broken)
+    events: list[InputEventKind] = []
+    router.subscribe(lambda event: events.append(event.kind))
     assert router.receiver is not None
     async with client_for(transport, router) as client, router.receiver:
         router.attach(client)
@@ -124,6 +135,11 @@ async def test_a_handler_that_raises_is_a_failed_task(transport: Transport) -> N
     assert text_of(result) == (
         "status=failed error=-32603 client handler failed: RuntimeError: no screen"
     )
+    assert events == [
+        InputEventKind.ARRIVED,
+        InputEventKind.ACCEPTED_AS_TASK,
+        InputEventKind.HANDLER_FAILED,
+    ]
 
 
 async def _with_a_handler_that_never_answers(
