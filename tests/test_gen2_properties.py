@@ -399,6 +399,17 @@ def test_mcp_param_headers_mirror_the_arguments(
         assert decode_header_value(headers[name]) == text
 
 
+@given(st.integers(min_value=-(2**53), max_value=2**53), st.booleans())
+def test_an_integer_written_as_a_float_travels_as_the_integer(number: int, nested: bool) -> None:
+    """An integer-typed argument may be written 3.0 (a JSON Schema integer): its header says
+    "3", the same text as for 3, whatever reads it (a server comparing header and body)."""
+    path = ("outer", "inner") if nested else ("n",)
+    arguments: dict[str, Any] = {"outer": {"inner": float(number)}, "n": float(number)}
+    headers = param_headers({path: "Count"}, arguments)
+    assert decode_header_value(headers["Mcp-Param-Count"]) == str(number)
+    assert headers == param_headers({path: "Count"}, {"outer": {"inner": number}, "n": number})
+
+
 @given(
     st.sampled_from(["number", "object", "array", None]),
     _TOKENS,

@@ -424,6 +424,10 @@ def header_annotations(schema: Any) -> dict[ParamPath, str]:
 def _header_text(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        # Only string, integer and boolean properties carry x-mcp-header: a float here is an
+        # integer-typed argument written as 3.0 (a JSON Schema integer), sent as "3".
+        return str(int(value))
     if isinstance(value, (str, int, float)):
         try:
             return str(value)
