@@ -461,7 +461,8 @@ class FaultServer:
         text = str(arguments.get("text", name))
         support = tools[name]
         if self._g2:
-            wants_task = self._declares(params) or "E S2" in self.breaks
+            # E S2 broken: a task anyway (confirm, task-only, keeps -32021: E S3 holds)
+            wants_task = self._declares(params) or ("E S2" in self.breaks and name != "confirm")
         else:
             wants_task = isinstance(params.get("task"), dict)
         if not wants_task:
