@@ -516,7 +516,7 @@ class FaultServer:
             out["statusMessage"] = "failed on purpose"
         if self._g2 and detailed:
             is_error = task.tool == "fail"
-            result = {**self._result(task.text, is_error=is_error), "resultType": "complete"}
+            result = {**self._result(_text(task), is_error=is_error), "resultType": "complete"}
             if task.status == "completed":
                 out["result"] = result
             elif task.status == "failed":
@@ -611,8 +611,7 @@ class FaultServer:
             return (-32603, "the task was cancelled", None)
         if task.tool == "protocol_error":
             return (-32603, "failed on purpose", None)
-        text = task.text if not task.answers else f"{task.text}: {json.dumps(task.answers)}"
-        return {**self._result(text, is_error=task.tool == "fail"), "_meta": meta}
+        return {**self._result(_text(task), is_error=task.tool == "fail"), "_meta": meta}
 
     def _m_tasks_cancel(self, params: JSON) -> JSON | tuple[int, str, Any]:
         task = self._find(params)
@@ -658,6 +657,11 @@ class FaultServer:
         if "E S13" in self.breaks:
             return {"status": task.status}
         return {}
+
+
+def _text(task: _Task) -> str:
+    """The tool's answer: its text, and what the client answered to its questions."""
+    return task.text if not task.answers else f"{task.text}: {json.dumps(task.answers)}"
 
 
 def raw_json(value: Any) -> bytes:
