@@ -15,12 +15,12 @@ from peers.harness import Peer, stdio_command, stdio_env
 
 from mcp_tasks_client import Generation, StdioTransport, Transport
 from mcp_tasks_client.conformance import ProbeReport, ProbeVerdict, probe, unique_rules
-from mcp_tasks_client.testing import DROP, FaultServer
+from mcp_tasks_client.testing import DROP, PRESETS, FaultServer
 
 pytestmark = pytest.mark.anyio
 
 G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
-FAULT_SAFE = ["echo", "need_task", "fail", "protocol_error", "plain"]
+FAULT_SAFE = ["echo", "need_task", "fail", "protocol_error", "plain", "ask", "confirm"]
 MCP1_SAFE: dict[str, dict[str, Any]] = {
     "slow_echo": {"text": "hi", "seconds": 0.3},
     "need_task": {"text": "x", "seconds": 0.2},
@@ -70,8 +70,13 @@ async def test_a_conforming_server_has_nothing_flagged(generation: Generation) -
     check_shape(report)
     assert flagged(report) == set()
     passed = {r.rule_id for r in report.with_verdict(ProbeVerdict.PASS)}
-    probe_only = {"V-19", "C-41", "V-02"} if generation is G1 else {"E S2", "E S3", "E S5"}
-    assert probe_only <= passed
+    if generation is G1:
+        # the probe's own checks, and the in-task input of ask (V-21, V-22, V-25)
+        expected = {"V-19", "C-41", "V-02", "V-11", "V-21", "V-22", "V-25", "V-26"}
+    else:
+        # ask's inputRequests and tasks/update (E S13, E S14); confirm's MRTR (E S21)
+        expected = {"E S2", "E S3", "E S5", "E S7", "E S13", "E S14", "E S21", "V-26"}
+    assert expected <= passed
 
 
 @pytest.mark.parametrize(
@@ -82,6 +87,17 @@ async def test_a_conforming_server_has_nothing_flagged(generation: Generation) -
         (G1, "V-19", "fail"),
         (G1, "C-41", "fail"),  # and V-09 (a cancelled task stays cancelled): see below
         (G1, "V-13", "warn"),
+        (G1, "V-02", "warn"),  # a roots/list before the initialize answer
+        (G1, "V-11", "fail"),  # -32602 from tasks/result while the task works on
+        (G1, "V-21", "fail"),  # the in-task elicitation without related-task
+        (G1, "V-22", "warn"),  # working while its question is open
+        (G1, "V-26", "warn"),
+        (G2, "E S2", "fail"),
+        (G2, "E S7", "fail"),  # isError ended failed
+        (G2, "E S13", "fail"),
+        (G2, "E S14", "fail"),
+        (G2, "E S21", "warn"),  # a task-only tool asking inside its task, not by MRTR first
+        (G2, "V-26", "warn"),
         (G2, "E S3", "fail"),
         (G2, "E S5", "fail"),
         (G2, "E S16", "fail"),
@@ -96,6 +112,54 @@ async def test_a_server_breaking_one_rule_fails_exactly_that_rule(
     also = {("V-09", "fail")} if rule_id == "C-41" else set()  # V-09 covers T:496 too
     assert flagged(report) == {(rule_id, verdict)} | also
     assert report.result(rule_id).evidence
+    if rule_id not in ("V-22", "E S21", "V-02"):  # those quote a message where they can
+        assert report.result(rule_id).messages
+
+
+async def test_the_deviating_2025_server_is_reported_under_its_three_rules() -> None:
+    """The third-party server the issue describes, as a preset: tasks/result of an unfinished
+    task answers -32602 instead of blocking (V-11, a MUST: the next poll shows the task still
+    working, so the probe is sure), its in-task elicitation has no related-task _meta (V-21),
+    and createdAt moves between snapshots (V-26, a SHOULD): each under its rule, with the
+    message as evidence, and nothing else flagged."""
+    server = FaultServer.preset("deviating-2025")
+    with anyio.fail_after(60):
+        async with server.memory() as transport:
+            report = await probe(lambda: transport, G1, safe_tools=FAULT_SAFE, timeout=10)
+    check_shape(report)
+    assert set(PRESETS["deviating-2025"][1]) == {"V-11", "V-21", "V-26"}
+    assert flagged(report) == {("V-11", "fail"), ("V-21", "fail"), ("V-26", "warn")}
+    (v11, *_) = report.result("V-11").messages
+    assert v11["result"]["status"] == "working"  # the poll after the early answer
+    early = [
+        m
+        for m in server.received
+        if m.get("method") == "tasks/result" and m["params"]["taskId"] == v11["result"]["taskId"]
+    ]
+    assert early  # the probe did call tasks/result on the unfinished task
+    (v21, *_) = report.result("V-21").messages
+    assert v21["method"] == "elicitation/create"
+    assert "_meta" not in v21["params"]
+    (v26, *_) = report.result("V-26").messages
+    assert "createdAt" in report.result("V-26").evidence
+    assert v26["result"]["createdAt"] != server.tasks[v26["result"]["taskId"]].created_at
+
+
+async def test_the_deviating_2025_server_over_http() -> None:
+    with anyio.fail_after(60):
+        async with FaultServer.preset("deviating-2025").http() as http:
+            report = await probe(http.url, G1, safe_tools=["echo", "ask"], timeout=10)
+    assert flagged(report) == {("V-11", "fail"), ("V-21", "fail"), ("V-26", "warn")}
+
+
+async def test_the_asking_tool_over_http_passes() -> None:
+    """Over HTTP the question comes on the SSE stream of the blocking tasks/result."""
+    with anyio.fail_after(60):
+        async with FaultServer(G1).http() as http:
+            report = await probe(http.url, G1, safe_tools=["ask"], timeout=10)
+    assert flagged(report) == set()
+    for rule_id in ("V-21", "V-22", "V-25"):
+        assert report.result(rule_id).verdict is ProbeVerdict.PASS
 
 
 async def test_the_forbidden_tool_probe_is_opt_in() -> None:

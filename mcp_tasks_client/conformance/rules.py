@@ -394,9 +394,8 @@ RULES: Mapping[str, Rule] = _rules(
         M,
         G2,
         "a tool's isError result ends the task completed, never failed",
-        "a failed task carried a tool result",
+        "a failed task carried the tool's isError result",
         "SEP §Task Execution Errors",
-        checked=False,
     ),
     Rule(
         "E S8",

@@ -698,7 +698,12 @@ class Validator:
             ):
                 self._add(found, "E S8", f"error is {task.get('error')!r}", msg, task_id)
             elif "result" in task:
-                self._add(found, "E S8", "a failed task with a result", msg, task_id)
+                inlined = _obj(task["result"])
+                if inlined is not None and inlined.get("isError") is True:
+                    detail = "a failed task carries its tool's isError result"
+                    self._add(found, "E S7", detail, msg, task_id)
+                else:
+                    self._add(found, "E S8", "a failed task with a result", msg, task_id)
 
     def _tasks_notification(self, params: JSON, msg: JSON, found: list[Finding]) -> None:
         sub = _meta(params).get(SUBSCRIPTION_ID_META)

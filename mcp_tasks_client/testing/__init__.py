@@ -12,7 +12,9 @@
 
 - Scripted servers for fault tests: :class:`FaultServer` (a tasks server of either
   generation, in process or on 127.0.0.1, that breaks the rules you name and lets a hook
-  answer any request: illegal transitions, dropped or slow answers, malformed messages),
+  answer any request: illegal transitions, dropped or slow answers, malformed messages; its
+  ``ask`` tool sends the client requests for input in its task; :data:`PRESETS` names servers
+  with several deviations at once),
   :class:`HostileHTTPServer` (raw HTTP/1.1 on 127.0.0.1, every byte scripted) and
   :func:`scripted_client` (a client wired to an in-memory server end you write).
 
@@ -22,7 +24,7 @@ Importing this module needs ``hypothesis`` (``pip install mcp-tasks-client[testi
 
 from __future__ import annotations
 
-from ._fault_server import BREAKABLE, DROP, FaultServer, Hook, raw_json
+from ._fault_server import BREAKABLE, DROP, PRESETS, FaultServer, Hook, raw_json
 from ._http import HOSTILE_INIT_RESULT, Conn, Handler, HostileHTTPServer, Received, sse_event
 from ._models import *  # noqa: F403 - the model strategies are this module's API
 from ._models import __all__ as _model_names
@@ -40,6 +42,7 @@ __all__ = [
     "BREAKABLE",
     "DROP",
     "HOSTILE_INIT_RESULT",
+    "PRESETS",
     "SCRIPTED_CLIENT_INFO",
     "TASK_CALLS",
     "Conn",

@@ -20,7 +20,19 @@ Tools (``execution.taskSupport`` in brackets): ``echo`` [optional] answers its `
 ``need_task`` [required] the same; ``fail`` [required] ends in a tool error (2025-11-25: a
 ``failed`` task; 2026-07-28: ``completed`` with ``isError``, E S7); ``protocol_error``
 [optional] ends ``failed`` with a JSON-RPC error; ``slow`` [optional] stays ``working`` until
-cancelled; ``plain`` [no execution: task forbidden].
+cancelled; ``plain`` [no execution: task forbidden]; ``ask`` [optional] asks for input in its
+task (``{"sampling": true}``: a ``sampling/createMessage``, else a form
+``elicitation/create``); 2026-07-28 only: ``confirm`` [required] asks its input by MRTR
+before it creates its task (E S21).
+
+Input in a task (``ask``): 2025-11-25, the task goes ``input_required`` at its first poll and
+the server sends its ``elicitation/create`` (tagged with related-task ``_meta``) on the stream
+of the client's ``tasks/result`` (in process: on the connection; over HTTP: an SSE response),
+which blocks; once the client answers, the task is ``working`` again, ends after ``steps`` more
+polls, and ``tasks/result`` answers then. 2026-07-28, ``tasks/get`` shows ``input_required``
+with ``inputRequests`` (keys ``q1``, then ``q2``), each answered by ``tasks/update`` (an empty
+ack); then the task runs ``steps`` polls. :data:`PRESETS` names servers that break several
+rules at once, as servers in the wild do (:meth:`FaultServer.preset`).
 """
 
 from __future__ import annotations
@@ -39,9 +51,9 @@ from .._generation import Generation
 from .._transports.base import Transport
 from .._transports.memory import MemoryServerEnd, memory_transport_pair
 from ..models import RELATED_TASK_META, TASKS_EXTENSION
-from ._http import Conn, HostileHTTPServer, Received
+from ._http import Conn, HostileHTTPServer, Received, sse_event
 
-__all__ = ["BREAKABLE", "DROP", "FaultServer", "Hook", "raw_json"]
+__all__ = ["BREAKABLE", "DROP", "PRESETS", "FaultServer", "Hook", "raw_json"]
 
 JSON = dict[str, Any]
 
@@ -58,6 +70,7 @@ Answer = JSON | bytes | _Drop | None
 Hook = Callable[[JSON], Awaitable[Answer]]
 
 BREAKABLE: Mapping[str, str] = {
+    "V-02": "a roots/list request goes out before the initialize answer (in process only)",
     "V-05": "a created task is already input_required",
     "V-08": "tasks/get leaves ttl out",
     "V-12": "tasks/result answers only _meta",
@@ -65,15 +78,36 @@ BREAKABLE: Mapping[str, str] = {
     "V-14": "cancelling a terminal task succeeds",
     "V-16": "need_task called without a task answers a plain result",
     "V-17": "a task for the plain tool is accepted",
+    "V-11": "tasks/result of an unfinished task answers -32602 at once instead of blocking "
+    "(after any question it asks)",
     "V-19": "tasks/list leaves the newest task out",
+    "V-21": "ask's in-task request carries no related-task _meta",
+    "V-22": "ask's task stays working while its question is open (asked on the stream of the "
+    "first tasks/get after creation)",
+    "V-26": "every tasks/get moves the task's createdAt",
     "C-41": "tasks/cancel answers cancelled but the task goes on working",
     "E S2": "a task is created for a call that did not declare the extension",
     "E S3": "need_task called without the extension answers a plain result",
     "E S5": "the first tasks/get of each task answers -32602",
+    "E S7": "fail's isError result ends its task failed (the result inlined next to an error)",
+    "E S13": "the tasks/update ack carries a status",
+    "E S14": "ask's second input request reuses the key of its first (shown once, then dropped)",
     "E S16": "tasks/result answers a result",
     "E S17": "tasks/list answers a result",
+    "E S21": "confirm creates its task at once and asks its input inside it, not by MRTR first",
 }
 """The rules :class:`FaultServer` can break, and how it breaks each."""
+
+PRESETS: Mapping[str, tuple[Generation, frozenset[str], str]] = {
+    "deviating-2025": (
+        Generation.V2025_11_25,
+        frozenset({"V-11", "V-21", "V-26"}),
+        "answers tasks/result for an unfinished task with -32602 instead of blocking, sends "
+        "in-task elicitations without related-task metadata, and changes a task's createdAt "
+        "between snapshots",
+    ),
+}
+"""Named servers with several deviations: name -> (generation, the rules broken, what it does)."""
 
 _TOOLS: dict[str, str | None] = {
     "echo": "optional",
@@ -82,6 +116,14 @@ _TOOLS: dict[str, str | None] = {
     "protocol_error": "optional",
     "slow": "optional",
     "plain": None,
+    "ask": "optional",
+    "confirm": "required",
+}
+_GEN2_ONLY = frozenset({"confirm"})
+_FORM = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
 }
 _TERMINAL = frozenset({"completed", "failed", "cancelled"})
 _EPOCH = dt.datetime(2026, 8, 1, tzinfo=dt.timezone.utc)
@@ -99,6 +141,44 @@ class _Task:
     polls: int = 0
     gets: int = 0
     cancel_answered: bool = False
+    questions: list[tuple[str, JSON]] = attrs.Factory(list)
+    """Input still to ask, in order: (key, {"method", "params"})."""
+    asked: Any = None
+    """2025-11-25: the id of the request sent for the first question, until it is answered."""
+    answers: list[Any] = attrs.Factory(list)
+    shown_reused: bool = False
+    answered: anyio.Event = attrs.Factory(anyio.Event)
+    ended: anyio.Event = attrs.Factory(anyio.Event)
+
+
+class _Channel:
+    """Where a server->client request goes: the stream of the request being answered."""
+
+    async def push(self, message: JSON) -> None:  # pragma: no cover - nothing to push to
+        return None
+
+
+class _MemoryChannel(_Channel):
+    def __init__(self, end: MemoryServerEnd) -> None:
+        self._end = end
+
+    async def push(self, message: JSON) -> None:
+        await self._end.send(message)
+
+
+class _SSEChannel(_Channel):
+    """The SSE response of one POST: opened at the first push, the answer its last event."""
+
+    def __init__(self, conn: Conn, headers: dict[str, str]) -> None:
+        self._conn = conn
+        self._headers = headers
+        self.opened = False
+
+    async def push(self, message: JSON) -> None:
+        if not self.opened:
+            self.opened = True
+            await self._conn.head(200, {"Content-Type": "text/event-stream", **self._headers})
+        await self._conn.write(sse_event(message))
 
 
 class FaultServer:
@@ -122,8 +202,21 @@ class FaultServer:
         self.tasks: dict[str, _Task] = {}
         self.received: list[JSON] = []
         """Every message the server read, in order."""
+        self.sent_requests: list[JSON] = []
+        """Every request the server sent the client, in order."""
         self._ids = itertools.count(1)
         self._clock = itertools.count(1)
+        self._request_ids = itertools.count(1)
+        self._asking: dict[Any, _Task] = {}
+
+    @classmethod
+    def preset(cls, name: str, *, on_message: Hook | None = None, steps: int = 2) -> FaultServer:
+        """The server :data:`PRESETS` names (its generation, the rules it breaks)."""
+        try:
+            generation, breaks, _ = PRESETS[name]
+        except KeyError:
+            raise ValueError(f"no FaultServer preset {name!r}; see PRESETS") from None
+        return cls(generation, breaks=breaks, on_message=on_message, steps=steps)
 
     @property
     def _g2(self) -> bool:
@@ -133,11 +226,21 @@ class FaultServer:
 
     @asynccontextmanager
     async def http(self) -> AsyncIterator[HostileHTTPServer]:
-        """Serve on a free port of 127.0.0.1: ``async with server.http() as h: h.url``."""
+        """Serve on a free port of 127.0.0.1: ``async with server.http() as h: h.url``.
+
+        A request that sends the client requests of its own answers as an SSE stream."""
+        headers = {} if self._g2 else {"Mcp-Session-Id": "fault-1"}
 
         async def on_request(request: Received, conn: Conn) -> None:
             body = request.json
-            answer = await self.answer(body) if isinstance(body, dict) else None
+            channel = _SSEChannel(conn, headers)
+            answer = await self.answer(body, channel) if isinstance(body, dict) else None
+            if channel.opened:
+                if isinstance(answer, dict):
+                    await conn.write(sse_event(answer))
+                elif isinstance(answer, bytes):
+                    await conn.write(b"data: " + answer + b"\n\n")
+                return
             if answer is None or isinstance(answer, _Drop):
                 return
             if isinstance(answer, bytes):
@@ -145,10 +248,17 @@ class FaultServer:
                 await conn.head(200, {"Content-Type": "application/json", "Content-Length": length})
                 await conn.write(answer)
                 return
-            headers = {} if self._g2 else {"Mcp-Session-Id": "fault-1"}
             await conn.json(answer, headers=headers)
 
-        async with HostileHTTPServer(on_request, on_initialize=on_request) as server:
+        async def on_response(request: Received, conn: Conn) -> None:
+            body = request.json
+            if isinstance(body, dict):
+                await self.answer(body)
+            await conn.head(202, {"Content-Length": "0"})
+
+        async with HostileHTTPServer(
+            on_request, on_initialize=on_request, on_response=on_response
+        ) as server:
             yield server
 
     @asynccontextmanager
@@ -163,25 +273,45 @@ class FaultServer:
                 group.cancel_scope.cancel()
 
     async def _serve_memory(self, end: MemoryServerEnd) -> None:
-        try:
-            while True:
-                message = await end.receive()
-                if not isinstance(message, dict):
-                    continue
-                answer = await self.answer(message)
+        channel = _MemoryChannel(end)
+
+        async def one(message: JSON) -> None:
+            answer = await self.answer(message, channel)
+            try:
                 if isinstance(answer, bytes):
                     await end.send_raw(answer)
                 elif isinstance(answer, dict):
                     await end.send(answer)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+
+        async with anyio.create_task_group() as group:
+            while True:
+                try:
+                    message = await end.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    group.cancel_scope.cancel()
+                    return
+                if not isinstance(message, dict):
+                    continue
+                if "method" in message and "id" in message:
+                    # each request on its own: one that waits for the client (a blocking
+                    # tasks/result asking a question) holds up nothing else
+                    group.start_soon(one, message)
+                else:
+                    await self.answer(message, channel)
 
     # -- the protocol -----------------------------------------------------------------------
 
-    async def answer(self, message: JSON) -> Answer:
-        """The answer to one message the client sent (None for a notification or a reply)."""
+    async def answer(self, message: JSON, channel: _Channel | None = None) -> Answer:
+        """The answer to one message the client sent (None for a notification or a reply).
+
+        ``channel`` is where requests to the client go while answering (None: nowhere)."""
         self.received.append(message)
-        if "method" not in message or "id" not in message:
+        if "method" not in message:
+            self._client_answered(message)
+            return None
+        if "id" not in message:
             return None
         if self.on_message is not None:
             scripted = await self.on_message(message)
@@ -190,10 +320,15 @@ class FaultServer:
         method = message["method"]
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         assert isinstance(params, dict)
-        handler = getattr(self, "_m_" + method.replace("/", "_"), None)
-        if handler is None:
-            return self._error(message, -32601, f"method {method} not found")
-        out: JSON | tuple[int, str, Any] = handler(params)
+        out: JSON | tuple[int, str, Any]
+        slow = getattr(self, "_a_" + method.replace("/", "_"), None)
+        if slow is not None:
+            out = await slow(params, channel or _Channel())
+        else:
+            handler = getattr(self, "_m_" + method.replace("/", "_"), None)
+            if handler is None:
+                return self._error(message, -32601, f"method {method} not found")
+            out = handler(params)
         if isinstance(out, tuple):
             code, text, data = out
             return self._error(message, code, text, data)
@@ -218,6 +353,69 @@ class FaultServer:
         extensions = caps.get("extensions") if isinstance(caps, dict) else None
         return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
+    # -- server->client requests -----------------------------------------------------------
+
+    async def _request(self, channel: _Channel, method: str, params: JSON) -> Any:
+        request_id = f"fault-{next(self._request_ids)}"
+        request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        self.sent_requests.append(request)
+        await channel.push(request)
+        return request_id
+
+    def _client_answered(self, message: JSON) -> None:
+        task = self._asking.pop(message.get("id"), None)
+        if task is None:
+            return
+        task.answers.append(message.get("result", message.get("error")))
+        task.asked = None
+        task.questions.pop(0)
+        if task.status == "input_required":
+            task.status = "working"
+            task.updated_at = self._now()
+        task.answered.set()
+
+    async def _ask(self, task: _Task, channel: _Channel) -> None:
+        """2025-11-25: send the task's first question as a request to the client."""
+        if task.asked is not None or not task.questions:
+            return
+        _, question = task.questions[0]
+        params = dict(question["params"])
+        if "V-21" not in self.breaks:
+            params["_meta"] = {RELATED_TASK_META: {"taskId": task.task_id}}
+        task.asked = "sending"
+        request_id = await self._request(channel, question["method"], params)
+        task.asked = request_id
+        self._asking[request_id] = task
+
+    def _questions(self, task: _Task, arguments: JSON) -> list[tuple[str, JSON]]:
+        if arguments.get("sampling") is True:
+            first: JSON = {
+                "method": "sampling/createMessage",
+                "params": {
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "hi?"}}],
+                    "maxTokens": 16,
+                },
+            }
+        else:
+            first = {
+                "method": "elicitation/create",
+                "params": {"mode": "form", "message": f"{task.text}?", "requestedSchema": _FORM},
+            }
+        if task.tool == "confirm" or not self._g2:
+            return [("confirm" if task.tool == "confirm" else "q1", first)]
+        second = {
+            "method": "elicitation/create",
+            "params": {"mode": "form", "message": "and again?", "requestedSchema": _FORM},
+        }
+        return [("q1", first), ("q1" if "E S14" in self.breaks else "q2", second)]
+
+    # -- methods ----------------------------------------------------------------------------
+
+    async def _a_initialize(self, params: JSON, channel: _Channel) -> JSON:
+        if "V-02" in self.breaks:
+            await self._request(channel, "roots/list", {})
+        return self._m_initialize(params)
+
     def _m_initialize(self, params: JSON) -> JSON:
         return {
             "protocolVersion": "2025-11-25",
@@ -238,9 +436,12 @@ class FaultServer:
     def _m_ping(self, params: JSON) -> JSON:
         return {}
 
+    def _tools(self) -> dict[str, str | None]:
+        return {n: s for n, s in _TOOLS.items() if self._g2 or n not in _GEN2_ONLY}
+
     def _m_tools_list(self, params: JSON) -> JSON:
         tools = []
-        for name, support in _TOOLS.items():
+        for name, support in self._tools().items():
             tool: JSON = {"name": name, "inputSchema": {"type": "object"}}
             if support is not None:
                 tool["execution"] = {"taskSupport": support}
@@ -252,13 +453,16 @@ class FaultServer:
 
     def _m_tools_call(self, params: JSON) -> JSON | tuple[int, str, Any]:
         name = params.get("name")
-        if name not in _TOOLS:
+        tools = self._tools()
+        if name not in tools:
             return (-32602, f"unknown tool {name!r}", None)
         arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
-        text = str((arguments or {}).get("text", name))
-        support = _TOOLS[name]
+        arguments = arguments or {}
+        text = str(arguments.get("text", name))
+        support = tools[name]
         if self._g2:
-            wants_task = self._declares(params) or "E S2" in self.breaks
+            # E S2 broken: a task anyway (confirm, task-only, keeps -32021: E S3 holds)
+            wants_task = self._declares(params) or ("E S2" in self.breaks and name != "confirm")
         else:
             wants_task = isinstance(params.get("task"), dict)
         if not wants_task:
@@ -273,9 +477,20 @@ class FaultServer:
             return (-32601, "this tool does not run as a task", None)
         if support is None and self._g2:
             return self._result(text)
+        responses = params.get("inputResponses")
+        mrtr = name == "confirm" and "E S21" not in self.breaks
+        if mrtr and not (isinstance(responses, dict) and "confirm" in responses):
+            probe = _Task("", "confirm", text, None, "", "")
+            return {
+                "resultType": "input_required",
+                "inputRequests": dict(self._questions(probe, arguments)),
+                "requestState": "fault-confirm",
+            }
         requested = params.get("task", {}).get("ttl") if not self._g2 else None
         now = self._now()
         task = _Task(f"task-{next(self._ids)}", str(name), text, requested, now, now)
+        if name == "ask" or (name == "confirm" and not mrtr):
+            task.questions = self._questions(task, arguments)
         if "V-05" in self.breaks:
             task.status = "input_required"
         self.tasks[task.task_id] = task
@@ -300,23 +515,30 @@ class FaultServer:
         if task.status == "failed" and "V-13" not in self.breaks:
             out["statusMessage"] = "failed on purpose"
         if self._g2 and detailed:
+            is_error = task.tool == "fail"
+            result = {**self._result(_text(task), is_error=is_error), "resultType": "complete"}
             if task.status == "completed":
-                out["result"] = {
-                    **self._result(task.text, is_error=task.tool == "fail"),
-                    "resultType": "complete",
-                }
+                out["result"] = result
             elif task.status == "failed":
                 out["error"] = {"code": -32603, "message": "failed on purpose"}
+                if is_error:  # E S7 broken: the tool's own isError result, failed
+                    out["result"] = result
+            elif task.status == "input_required" and task.questions:
+                key, question = task.questions[0]
+                out["inputRequests"] = {key: question}
         return out
 
     def _finish(self, task: _Task) -> None:
         if task.status in _TERMINAL:
             return
-        if task.tool == "protocol_error" or (task.tool == "fail" and not self._g2):
+        if task.tool == "protocol_error" or (
+            task.tool == "fail" and (not self._g2 or "E S7" in self.breaks)
+        ):
             task.status = "failed"
         else:
             task.status = "completed"
         task.updated_at = self._now()
+        task.ended.set()
 
     def _find(self, params: JSON) -> _Task | tuple[int, str, Any]:
         task = self.tasks.get(params.get("taskId"))  # type: ignore[arg-type]
@@ -324,20 +546,45 @@ class FaultServer:
             return (-32602, f"no task {params.get('taskId')!r}", None)
         return task
 
-    def _m_tasks_get(self, params: JSON) -> JSON | tuple[int, str, Any]:
+    async def _a_tasks_get(self, params: JSON, channel: _Channel) -> JSON | tuple[int, str, Any]:
         task = self._find(params)
         if isinstance(task, tuple):
             return task
         task.gets += 1
         if "E S5" in self.breaks and task.gets == 1:
             return (-32602, f"no task {task.task_id!r} (yet)", None)
-        if task.status not in _TERMINAL and task.tool != "slow":
+        if task.questions and task.status not in _TERMINAL:
+            self._waiting(task)
+            if not self._g2 and "V-22" in self.breaks:
+                await self._ask(task, channel)  # asked while the task says working
+        elif task.status not in _TERMINAL and task.tool != "slow":
             task.polls += 1
             if task.polls >= self.steps:
                 self._finish(task)
-        return self._task(task)
+        out = self._task(task)
+        if "V-26" in self.breaks:
+            moved = dt.datetime.fromisoformat(task.created_at.replace("Z", "+00:00"))
+            moved += dt.timedelta(milliseconds=task.gets)
+            out["createdAt"] = moved.isoformat().replace("+00:00", "Z")
+        return out
 
-    def _m_tasks_result(self, params: JSON) -> JSON | tuple[int, str, Any]:
+    def _waiting(self, task: _Task) -> None:
+        """A poll of a task with a question open: it is input_required (unless V-22 is
+        broken); 2026-07-28 with E S14 broken, a reused key shown once is dropped next."""
+        if self._g2 and task.shown_reused:
+            task.shown_reused = False
+            task.questions.pop(0)
+            if not task.questions:
+                task.status = "working"
+                task.updated_at = self._now()
+                return
+        if self._g2 and len(task.questions) == 1 and "E S14" in self.breaks and task.answers:
+            task.shown_reused = True
+        if task.status != "input_required" and (self._g2 or "V-22" not in self.breaks):
+            task.status = "input_required"
+            task.updated_at = self._now()
+
+    async def _a_tasks_result(self, params: JSON, channel: _Channel) -> JSON | tuple[int, str, Any]:
         if self._g2:
             if "E S16" in self.breaks:
                 return {"content": []}
@@ -345,7 +592,18 @@ class FaultServer:
         task = self._find(params)
         if isinstance(task, tuple):
             return task
-        self._finish(task)
+        if task.questions and task.status not in _TERMINAL:
+            await self._ask(task, channel)
+            while task.questions and task.status not in _TERMINAL:
+                answered = task.answered = anyio.Event()
+                await answered.wait()
+        if task.status not in _TERMINAL:
+            if "V-11" in self.breaks:
+                return (-32602, f"task {task.task_id} is not finished yet", None)
+            if task.answers:
+                await task.ended.wait()  # an asking task blocks until its polls end it
+            else:
+                self._finish(task)
         meta = {RELATED_TASK_META: {"taskId": task.task_id}}
         if "V-12" in self.breaks:
             return {"_meta": meta}
@@ -353,7 +611,7 @@ class FaultServer:
             return (-32603, "the task was cancelled", None)
         if task.tool == "protocol_error":
             return (-32603, "failed on purpose", None)
-        return {**self._result(task.text, is_error=task.tool == "fail"), "_meta": meta}
+        return {**self._result(_text(task), is_error=task.tool == "fail"), "_meta": meta}
 
     def _m_tasks_cancel(self, params: JSON) -> JSON | tuple[int, str, Any]:
         task = self._find(params)
@@ -363,6 +621,7 @@ class FaultServer:
             if task.status not in _TERMINAL:
                 task.status = "cancelled"
                 task.updated_at = self._now()
+                task.ended.set()
             return {}
         if task.status in _TERMINAL and "V-14" not in self.breaks:
             return (-32602, f"task {task.task_id} is already {task.status}", None)
@@ -371,6 +630,7 @@ class FaultServer:
         if task.status not in _TERMINAL:
             task.status = "cancelled"
             task.updated_at = self._now()
+            task.ended.set()
         return self._task(task)
 
     def _m_tasks_list(self, params: JSON) -> JSON | tuple[int, str, Any]:
@@ -385,7 +645,23 @@ class FaultServer:
         task = self._find(params)
         if isinstance(task, tuple):
             return task
+        responses = params.get("inputResponses")
+        if isinstance(responses, dict) and task.questions:
+            key, _ = task.questions[0]
+            if key in responses and not task.shown_reused:  # other keys: ignored (S13)
+                task.questions.pop(0)
+                task.answers.append(responses[key])
+                if task.status == "input_required":
+                    task.status = "working"
+                    task.updated_at = self._now()
+        if "E S13" in self.breaks:
+            return {"status": task.status}
         return {}
+
+
+def _text(task: _Task) -> str:
+    """The tool's answer: its text, and what the client answered to its questions."""
+    return task.text if not task.answers else f"{task.text}: {json.dumps(task.answers)}"
 
 
 def raw_json(value: Any) -> bytes:

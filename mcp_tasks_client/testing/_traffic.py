@@ -646,6 +646,12 @@ def _failed_without_error(t: list[tuple[str, Message]]) -> None:
         del result["error"]
 
 
+@_m2("E S7", end="failed", listen=False)
+def _is_error_result_failed(t: list[tuple[str, Message]]) -> None:
+    for result in _terminal_results(t):
+        result["result"] = {**_call_result("no", True), "resultType": "complete"}
+
+
 @_m2("E S13", input_required=True)
 def _update_ack_not_empty(t: list[tuple[str, Message]]) -> None:
     _results(t, "tasks/update")[0]["status"] = "working"

@@ -1,0 +1,223 @@
+"""The FaultServer's server->client requests, through a real Client, Poller and InputRouter
+with the strict validator on the wire (``ValidatingTransport``): the in-task input of both
+generations fires exactly the rule the server is scripted to break (V-21, V-22, V-11, V-26,
+E S13, E S14, E S7), and nothing when it behaves; the deviating-2025 preset fires exactly its
+three rules."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_client import (
+    Client,
+    CreateMessageResult,
+    CreateTaskResult,
+    ElicitationCapability,
+    ElicitResult,
+    Generation,
+    HttpTransport,
+    Implementation,
+    Poller,
+    PollPolicy,
+    SamplingCapability,
+    TaskStatus,
+    TextContent,
+    ToolCall,
+    Transport,
+)
+from mcp_tasks_client.conformance import ConformancePolicy, ValidatingTransport, Validator
+from mcp_tasks_client.inputs import InputContext, InputRouter
+from mcp_tasks_client.models import ElicitAction, ElicitRequestParams
+from mcp_tasks_client.outcomes import Completed, Failed, Outcome
+from mcp_tasks_client.testing import BREAKABLE, PRESETS, FaultServer
+
+pytestmark = pytest.mark.anyio
+
+G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
+INFO = Implementation("fault-inputs-tests", "0")
+
+
+class Asked:
+    """An elicitation handler that accepts, and records where each question came from."""
+
+    def __init__(self) -> None:
+        self.task_ids: list[str | None] = []
+        self.arrived = anyio.Event()
+
+    async def __call__(self, ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        self.task_ids.append(ctx.task_id)
+        self.arrived.set()
+        return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
+
+    async def sample(self, ctx: InputContext, params: Any) -> CreateMessageResult:
+        self.task_ids.append(ctx.task_id)
+        return CreateMessageResult("assistant", TextContent("ok"), "test-model")
+
+
+@asynccontextmanager
+async def validated(
+    server: FaultServer, connect: Callable[[], Transport]
+) -> AsyncIterator[tuple[Client, Poller, InputRouter, Validator, Asked]]:
+    validator = Validator(server.generation)
+    transport = ValidatingTransport(connect(), validator, policy=ConformancePolicy.RECORD)
+    asked = Asked()
+    router = InputRouter(elicitation=ElicitationCapability(form={}), sampling=SamplingCapability())
+    router.default_elicitation(asked)
+    router.default_sampling(asked.sample)
+    client = Client(
+        transport,
+        generation=server.generation,
+        client_info=INFO,
+        capabilities=router.capabilities(),
+    )
+    policy = PollPolicy(floor=0.01, initial=0.01, jitter=0.0)
+    async with client:
+        router.attach(client)
+        if server.generation is G2:
+            await client.discover()
+        async with Poller(client, policy, inputs=router) as poller:
+            yield client, poller, router, validator, asked
+
+
+async def run(
+    server: FaultServer, tool: str = "ask", arguments: dict[str, Any] | None = None
+) -> tuple[set[str], Outcome, Asked]:
+    """One task of ``tool`` waited on in process; the rule ids the validator found."""
+    with anyio.fail_after(30):
+        async with server.memory() as inner, validated(server, lambda: inner) as opened:
+            client, poller, router, v, asked = opened
+            call = ToolCall(tool, arguments or {}).as_task()
+            started = await client.start(call, inputs=router)
+            outcome = await poller.wait(started, deadline=20)
+    return {f.rule_id for f in v.findings}, outcome, asked
+
+
+@pytest.mark.parametrize("generation", [G1, G2])
+@pytest.mark.parametrize("arguments", [{}, {"sampling": True}], ids=["elicit", "sample"])
+async def test_a_behaving_server_asks_in_its_task_and_nothing_fires(
+    generation: Generation, arguments: dict[str, Any]
+) -> None:
+    server = FaultServer(generation)
+    found, outcome, asked = await run(server, "ask", arguments)
+    assert found == set()
+    assert isinstance(outcome, Completed)
+    (task,) = server.tasks.values()
+    if generation is G1:
+        (request,) = server.sent_requests
+        method = "sampling/createMessage" if arguments else "elicitation/create"
+        assert request["method"] == method
+        meta = request["params"]["_meta"]
+        assert meta["io.modelcontextprotocol/related-task"] == {"taskId": task.task_id}
+    else:
+        assert server.sent_requests == []  # 2026-07-28: inputRequests, not requests
+        updates = [m for m in server.received if m.get("method") == "tasks/update"]
+        keys = [k for m in updates for k in m["params"]["inputResponses"]]
+        assert keys == ["q1", "q2"]  # the first question, then the second
+    assert asked.task_ids == [task.task_id] * len(task.answers)
+    assert task.answers  # the answers reached the server, and the result says so
+    assert "ok" in str(outcome.result.content)
+
+
+async def test_a_behaving_2025_task_is_input_required_while_asked_and_working_after() -> None:
+    """V-22 as the server plays it, step by step: input_required once it has a question, the
+    question on the blocking tasks/result, working again once answered, and the tasks/result
+    answers only when polls have ended the task."""
+    server = FaultServer(G1, steps=2)
+    with anyio.fail_after(30):
+        async with server.memory() as inner, validated(server, lambda: inner) as opened:
+            client, _, _, v, asked = opened
+            started = await client.start(ToolCall("ask", {}).as_task())
+            assert isinstance(started, CreateTaskResult)
+            task_id = started.task.task_id
+            assert (await client.get_task(task_id)).status is TaskStatus.INPUT_REQUIRED
+            results: list[dict[str, Any]] = []
+            async with anyio.create_task_group() as group:
+
+                async def blocking_result() -> None:
+                    results.append(dict(await client.task_result_raw(task_id)))
+
+                group.start_soon(blocking_result)
+                await asked.arrived.wait()
+                await anyio.wait_all_tasks_blocked()  # the answer went out and was read
+                statuses = [(await client.get_task(task_id)).status for _ in range(2)]
+            assert statuses == [TaskStatus.WORKING, TaskStatus.COMPLETED]
+    assert asked.task_ids == [task_id]
+    assert "ok" in str(results[0]["content"])
+    assert v.findings == []
+
+
+@pytest.mark.parametrize(
+    ("generation", "rule_id", "tool"),
+    [
+        (G1, "V-21", "ask"),
+        (G1, "V-11", "ask"),
+        (G1, "V-26", "echo"),
+        (G2, "V-26", "echo"),
+        (G2, "E S13", "ask"),
+        (G2, "E S14", "ask"),
+        (G2, "E S7", "fail"),
+    ],
+)
+async def test_each_scripted_break_fires_exactly_its_rule(
+    generation: Generation, rule_id: str, tool: str
+) -> None:
+    assert rule_id in BREAKABLE
+    found, outcome, _ = await run(FaultServer(generation, breaks={rule_id}), tool)
+    assert found == {rule_id}
+    assert isinstance(outcome, Failed if rule_id == "E S7" else Completed)
+
+
+async def test_v22_broken_the_question_comes_on_a_poll_while_the_task_says_working() -> None:
+    """V-22 is a SHOULD the validator cannot see from one connection's messages alone (a
+    question may be open while the server goes on working): the probe checks it. Here the
+    server breaks it; the client still answers and the task ends."""
+    server = FaultServer(G1, breaks={"V-22"})
+    found, outcome, asked = await run(server)
+    assert found == set()
+    assert isinstance(outcome, Completed)
+    (task,) = server.tasks.values()
+    assert asked.task_ids == [task.task_id]
+    assert "input_required" not in str(server.received)  # never said so: nothing to quote
+
+
+async def test_the_deviating_2025_preset_through_the_validator() -> None:
+    generation, breaks, _ = PRESETS["deviating-2025"]
+    server = FaultServer.preset("deviating-2025")
+    assert (server.generation, server.breaks) == (generation, breaks)
+    found, outcome, asked = await run(server)
+    assert found == {"V-11", "V-21", "V-26"}
+    assert isinstance(outcome, Completed)  # the client got there anyway
+    assert asked.task_ids == [None]  # untagged: the router's default answered it
+    (request,) = server.sent_requests
+    assert "_meta" not in request["params"]
+
+
+async def test_over_http_the_question_comes_on_the_result_stream() -> None:
+    """Over HTTP the blocking tasks/result answers as an SSE stream: the question, then (after
+    the client POSTed its answer) the result."""
+    server = FaultServer(G1)
+    with anyio.fail_after(30):
+        async with server.http() as http:
+
+            def connect() -> Transport:
+                return HttpTransport(http.url)
+
+            async with validated(server, connect) as (client, poller, _, v, asked):
+                started = await client.start(ToolCall("ask", {}).as_task())
+                outcome = await poller.wait(started, deadline=20)
+    assert v.findings == []
+    assert isinstance(outcome, Completed)
+    (task,) = server.tasks.values()
+    assert asked.task_ids == [task.task_id]
+    answers = [r for r in http.received if r.json and "result" in r.json]
+    assert [a.json["id"] for a in answers] == [server.sent_requests[0]["id"]]
+
+
+def test_a_preset_that_does_not_exist() -> None:
+    with pytest.raises(ValueError, match="PRESETS"):
+        FaultServer.preset("polite")
