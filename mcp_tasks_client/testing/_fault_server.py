@@ -72,6 +72,8 @@ BREAKABLE: Mapping[str, str] = {
     "E S5": "the first tasks/get of each task answers -32602",
     "E S16": "tasks/result answers a result",
     "E S17": "tasks/list answers a result",
+    "V-28": "tasks/list lists the tasks of every session, not only the caller's (over HTTP; "
+    "without it each 2025-11-25 session has its own Mcp-Session-Id and sees its own tasks)",
 }
 """The rules :class:`FaultServer` can break, and how it breaks each."""
 
@@ -84,6 +86,7 @@ _TOOLS: dict[str, str | None] = {
     "plain": None,
 }
 _TERMINAL = frozenset({"completed", "failed", "cancelled"})
+_ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400}  # 2026-07-28 HTTP, E S24
 _EPOCH = dt.datetime(2026, 8, 1, tzinfo=dt.timezone.utc)
 
 
@@ -99,6 +102,7 @@ class _Task:
     polls: int = 0
     gets: int = 0
     cancel_answered: bool = False
+    session: str | None = None
 
 
 class FaultServer:
@@ -124,6 +128,8 @@ class FaultServer:
         """Every message the server read, in order."""
         self._ids = itertools.count(1)
         self._clock = itertools.count(1)
+        self._sessions = itertools.count(1)
+        self._session: str | None = None  # the session of the request being answered
 
     @property
     def _g2(self) -> bool:
@@ -137,7 +143,10 @@ class FaultServer:
 
         async def on_request(request: Received, conn: Conn) -> None:
             body = request.json
-            answer = await self.answer(body) if isinstance(body, dict) else None
+            session = request.headers.get("mcp-session-id")
+            if not self._g2 and isinstance(body, dict) and body.get("method") == "initialize":
+                session = f"fault-{next(self._sessions)}"
+            answer = await self.answer(body, session=session) if isinstance(body, dict) else None
             if answer is None or isinstance(answer, _Drop):
                 return
             if isinstance(answer, bytes):
@@ -145,8 +154,12 @@ class FaultServer:
                 await conn.head(200, {"Content-Type": "application/json", "Content-Length": length})
                 await conn.write(answer)
                 return
-            headers = {} if self._g2 else {"Mcp-Session-Id": "fault-1"}
-            await conn.json(answer, headers=headers)
+            headers = {} if self._g2 else {"Mcp-Session-Id": session or "fault-0"}
+            status = 200
+            error = answer.get("error")
+            if self._g2 and isinstance(error, dict):
+                status = _ERROR_STATUS.get(error.get("code"), 200)  # type: ignore[arg-type]
+            await conn.json(answer, status=status, headers=headers)
 
         async with HostileHTTPServer(on_request, on_initialize=on_request) as server:
             yield server
@@ -178,8 +191,10 @@ class FaultServer:
 
     # -- the protocol -----------------------------------------------------------------------
 
-    async def answer(self, message: JSON) -> Answer:
-        """The answer to one message the client sent (None for a notification or a reply)."""
+    async def answer(self, message: JSON, *, session: str | None = None) -> Answer:
+        """The answer to one message the client sent (None for a notification or a reply);
+        ``session``: the HTTP session it came in (tasks/list lists only that session's tasks
+        unless V-28 is broken)."""
         self.received.append(message)
         if "method" not in message or "id" not in message:
             return None
@@ -193,6 +208,7 @@ class FaultServer:
         handler = getattr(self, "_m_" + method.replace("/", "_"), None)
         if handler is None:
             return self._error(message, -32601, f"method {method} not found")
+        self._session = session  # read by the (synchronous) handler below
         out: JSON | tuple[int, str, Any] = handler(params)
         if isinstance(out, tuple):
             code, text, data = out
@@ -276,6 +292,7 @@ class FaultServer:
         requested = params.get("task", {}).get("ttl") if not self._g2 else None
         now = self._now()
         task = _Task(f"task-{next(self._ids)}", str(name), text, requested, now, now)
+        task.session = self._session
         if "V-05" in self.breaks:
             task.status = "input_required"
         self.tasks[task.task_id] = task
@@ -377,6 +394,8 @@ class FaultServer:
         if self._g2 and "E S17" not in self.breaks:
             return (-32601, "tasks/list is not a 2026-07-28 method", None)
         tasks = list(self.tasks.values())
+        if self._session is not None and "V-28" not in self.breaks:
+            tasks = [t for t in tasks if t.session in (None, self._session)]
         if "V-19" in self.breaks and tasks:
             tasks = tasks[:-1]
         return {"tasks": [self._task(t) for t in tasks]}
