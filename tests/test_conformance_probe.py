@@ -179,7 +179,8 @@ async def test_a_server_listing_every_session_warns_v28() -> None:
     check_shape(report)
     assert flagged(report) == {("V-28", "warn")}
     result = report.result("V-28")
-    assert "fault-1" in result.evidence and "fault-2" in result.evidence  # two sessions
+    assert "fault-1" in result.evidence
+    assert "fault-2" in result.evidence
     (listing,) = result.messages
     assert {t["taskId"] for t in listing["result"]["tasks"]} >= {"task-1"}
 
@@ -194,7 +195,8 @@ async def test_with_credentials_v28_is_not_applicable() -> None:
     assert flagged(report) == set()
     result = report.result("V-28")
     assert result.verdict is ProbeVerdict.NOT_APPLICABLE
-    assert "['Authorization']" in result.evidence and "one requestor" in result.evidence
+    assert "['Authorization']" in result.evidence
+    assert "one requestor" in result.evidence
 
 
 async def test_v28_needs_http() -> None:
