@@ -16,6 +16,11 @@ Drive it two ways:
   hook that sleeps, then returns None; an illegal transition is a hook that answers a
   ``tasks/get`` with a status of its choosing.
 
+Over HTTP each 2025-11-25 ``initialize`` gets its own ``Mcp-Session-Id`` (``fault-1``,
+``fault-2``, ...) and ``tasks/list`` lists only that session's tasks (V-28 broken: every
+session's); 2026-07-28 errors carry their HTTP status (404 for -32601, 400 for -32020 to
+-32022, E S24).
+
 Tools (``execution.taskSupport`` in brackets): ``echo`` [optional] answers its ``text``;
 ``need_task`` [required] the same; ``fail`` [required] ends in a tool error (2025-11-25: a
 ``failed`` task; 2026-07-28: ``completed`` with ``isError``, E S7); ``protocol_error``
