@@ -273,6 +273,7 @@ async def test_the_fault_server_keeps_the_http_rules_of_both_generations() -> No
 
 async def test_without_a_validator_no_observer_is_installed() -> None:
     transport = HttpTransport("http://127.0.0.1:9/mcp")
-    assert transport._http_observer is None
-    ValidatingTransport(transport, Validator(G1))
-    assert transport._http_observer is not None
+    async with transport:  # opened and closed (nothing is sent): its streams are closed
+        assert transport._http_observer is None
+        ValidatingTransport(transport, Validator(G1))
+        assert transport._http_observer is not None
