@@ -49,9 +49,9 @@ async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult
 
 def validating(url: str, generation: Generation) -> tuple[Validator, ValidatingTransport]:
     validator = Validator(generation)
-    return validator, ValidatingTransport(
-        HttpTransport(url), validator, policy=ConformancePolicy.RECORD
-    )
+    transport = ValidatingTransport(HttpTransport(url), validator, policy=ConformancePolicy.RECORD)
+    assert transport.sees_http  # so V-27a-d (2025-11-25), E C7 and E S24 (2026) are checked too
+    return validator, transport
 
 
 async def tour_2025(url: str) -> list[Finding]:

@@ -213,6 +213,60 @@ async def test_fault_server_over_http_in_2026() -> None:
         async with FaultServer(G2, breaks={"E S16"}).http() as http:
             report = await probe(http.url, G2, safe_tools=FAULT_SAFE, timeout=10)
     assert flagged(report) == {("E S16", "fail")}
+    for rule_id in ("E C7", "E S24"):  # the HTTP facts: no session id; -32601 with 404
+        assert report.result(rule_id).verdict is ProbeVerdict.PASS
+
+
+HTTP_1 = ("V-27a", "V-27b", "V-27c")
+
+
+async def test_over_http_the_transport_rules_and_v28_pass() -> None:
+    """The FaultServer over HTTP gives each session its own Mcp-Session-Id and lists only its
+    tasks: a second session does not see the first one's task (V-28 pass)."""
+    with anyio.fail_after(60):
+        async with FaultServer(G1).http() as http:
+            report = await probe(http.url, G1, safe_tools=FAULT_SAFE, timeout=10)
+    check_shape(report)
+    assert flagged(report) == set()
+    for rule_id in (*HTTP_1, "V-28", "V-19"):
+        assert report.result(rule_id).verdict is ProbeVerdict.PASS, report.result(rule_id)
+    assert "did not list" in report.result("V-28").evidence
+    assert report.result("V-27d").verdict is ProbeVerdict.NOT_APPLICABLE  # no GET stream
+
+
+async def test_a_server_listing_every_session_warns_v28() -> None:
+    """tasks/list across sessions, no credentials: the server tells no requestor apart yet
+    declares tasks.list (V-28, a SHOULD), with the second session's listing as evidence."""
+    with anyio.fail_after(60):
+        async with FaultServer(G1, breaks={"V-28"}).http() as http:
+            report = await probe(http.url, G1, safe_tools=FAULT_SAFE, timeout=10)
+    check_shape(report)
+    assert flagged(report) == {("V-28", "warn")}
+    result = report.result("V-28")
+    assert "fault-1" in result.evidence
+    assert "fault-2" in result.evidence
+    (listing,) = result.messages
+    assert {t["taskId"] for t in listing["result"]["tasks"]} >= {"task-1"}
+
+
+async def test_with_credentials_v28_is_not_applicable() -> None:
+    """Both sessions carry the caller's headers: one requestor, so listing is correct."""
+    with anyio.fail_after(60):
+        async with FaultServer(G1, breaks={"V-28"}).http() as http:
+            headers = {"Authorization": "Bearer probe"}
+            report = await probe(http.url, G1, safe_tools=["echo"], timeout=10, headers=headers)
+            assert all(r.headers.get("authorization") == "Bearer probe" for r in http.received)
+    assert flagged(report) == set()
+    result = report.result("V-28")
+    assert result.verdict is ProbeVerdict.NOT_APPLICABLE
+    assert "['Authorization']" in result.evidence
+    assert "one requestor" in result.evidence
+
+
+async def test_v28_needs_http() -> None:
+    report = await probe_fault(G1)  # in memory: a second connection would be another server
+    assert report.result("V-28").verdict is ProbeVerdict.NOT_APPLICABLE
+    assert "needs HTTP" in report.result("V-28").evidence
 
 
 # -- the real peers ----------------------------------------------------------------------------
@@ -229,8 +283,14 @@ async def test_mcp1(mcp1_http_url: str) -> None:
     check_shape(report)
     assert flagged(report) == MCP1
     assert set(report.result("V-12").messages[0]["result"]) == {"_meta"}
-    for rule_id in ("V-19", "V-22", "C-41", "V-02"):
+    for rule_id in ("V-19", "V-22", "C-41", "V-02", *HTTP_1, "V-28"):
         assert report.result(rule_id).verdict is ProbeVerdict.PASS
+
+
+# V-28 on the peers: mcp 1.30 and the TypeScript SDK 1.32 both list only the session's own
+# tasks, so a second session without credentials does not see the first one's task: pass.
+# (mcp 1.30 stops task support of every session once any session ends: the probe runs V-28
+# last, so the second session's end disturbs no other step.)
 
 
 async def test_ts1(ts1_http_url: str) -> None:
@@ -239,6 +299,8 @@ async def test_ts1(ts1_http_url: str) -> None:
         report = await probe(ts1_http_url, G1, safe_tools=MCP1_SAFE, timeout=20)
     check_shape(report)
     assert flagged(report) == TS1
+    for rule_id in (*HTTP_1, "V-28"):
+        assert report.result(rule_id).verdict is ProbeVerdict.PASS
 
 
 async def test_fastmcp4(fastmcp4_http_url: str) -> None:
@@ -248,7 +310,7 @@ async def test_fastmcp4(fastmcp4_http_url: str) -> None:
         report = await probe(fastmcp4_http_url, G2, safe_tools=FASTMCP4_SAFE, timeout=20)
     check_shape(report)
     assert flagged(report) == {("E S21", "warn")}
-    for rule_id in ("E S2", "E S3", "E S5", "E S7", "E S16", "E S17"):
+    for rule_id in ("E S2", "E S3", "E S5", "E S7", "E S16", "E S17", "E C7", "E S24"):
         assert report.result(rule_id).verdict is ProbeVerdict.PASS
 
 

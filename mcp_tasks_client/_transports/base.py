@@ -21,7 +21,15 @@ from .._errors import MCPTasksError
 from .._limits import Limits
 from ..models import JSONRPCMessage, JSONRPCRequest, RequestId
 
-__all__ = ["HeadersFor", "Incoming", "Transport", "TransportFault", "TransportWrapper"]
+__all__ = [
+    "HeadersFor",
+    "HttpExchange",
+    "HttpObserver",
+    "Incoming",
+    "Transport",
+    "TransportFault",
+    "TransportWrapper",
+]
 
 HeadersFor = Callable[[JSONRPCMessage], Mapping[str, str]]
 """What a message's HTTP headers must say besides the transport's own (the dialect's)."""
@@ -42,6 +50,42 @@ class TransportFault:
 
 
 Incoming = JSONRPCMessage | TransportFault
+
+
+@attrs.frozen
+class HttpExchange:
+    """The HTTP facts of one exchange, as an HTTP transport saw them (sans-I/O: no socket).
+
+    An HTTP transport hands one to its observer (``observe_http``) once a response's status
+    and headers are in, before any message of its body is delivered: what the strict
+    validator needs of the rules below JSON-RPC (V-27a-d, E C7, E S24).
+    """
+
+    kind: str
+    """What was sent: ``"request"``, ``"notification"``, ``"response"`` (all POSTed) or
+    ``"get"`` (the standalone GET stream, or a resumption)."""
+    status: int
+    """The HTTP status code."""
+    content_type: str
+    """The response's media type, lower case, without parameters (``""`` when absent)."""
+    session_id: str | None = None
+    """The response's ``Mcp-Session-Id`` header, exactly as it came (None when absent)."""
+    method: str | None = None
+    """The JSON-RPC method of what was sent (None for a response or a GET)."""
+    request_id: RequestId | None = None
+    """The JSON-RPC id of the request it answers (``kind == "request"``)."""
+    body: bool | None = None
+    """For a POSTed notification or response answered 2xx: whether the answer had a body
+    (None: not looked at)."""
+
+    def to_json(self) -> dict[str, object]:
+        """A plain dict (what ``Validator.feed`` takes as an ``("http", ...)`` item)."""
+        return attrs.asdict(self)
+
+
+HttpObserver = Callable[[HttpExchange], None]
+"""Called by an HTTP transport with each :class:`HttpExchange` (synchronously, in the task
+that made the exchange)."""
 
 
 class Transport(abc.ABC):

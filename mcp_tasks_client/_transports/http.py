@@ -69,7 +69,7 @@ from .._limits import Limits
 from .._wire.jsonrpc import parse_message, serialize_message
 from ..models import JSONRPCError, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
 from ._sse import SSEDecoder
-from .base import HeadersFor, Incoming, Transport, TransportFault
+from .base import HeadersFor, HttpExchange, HttpObserver, Incoming, Transport, TransportFault
 
 log = _obs.get_logger("transport.http")
 
@@ -191,6 +191,7 @@ class HttpTransport(Transport):
         self._closed = False
         self._headers_for: HeadersFor | None = None
         self._handed_off: set[int] = set()  # responses whose drain a background task owns
+        self._http_observer: HttpObserver | None = None
 
     def _default_client(self, max_connections: int) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -260,6 +261,14 @@ class HttpTransport(Transport):
     @property
     def cancels_by_closing(self) -> bool:
         return self._headers_for is not None
+
+    def observe_http(self, observer: HttpObserver | None) -> None:
+        """Show ``observer`` the HTTP facts of every exchange from now on (one observer; None
+        stops it): an :class:`~mcp_tasks_client.conformance.HttpExchange` per response, once
+        its status and headers are in, before any message in it is delivered. The
+        conformance kit's ValidatingTransport installs one. Without an observer the
+        transport does no more than before (one ``is not None`` test per exchange)."""
+        self._http_observer = observer
 
     # -- sending -----------------------------------------------------------------------------
 
@@ -450,6 +459,8 @@ class HttpTransport(Transport):
         headers = self._message_headers(message)
         try:
             async with self._stream("POST", headers, serialize_message(message)) as response:
+                if self._http_observer is not None:
+                    await self._observe_accepted(self._http_observer, message, response)
                 await self._check_status(response, what)
                 if response.status_code >= 400:
                     body = await self._read_prefix(response)
@@ -485,6 +496,8 @@ class HttpTransport(Transport):
         body = serialize_message(message)
         state = _StreamState()
         async with self._stream("POST", headers, body) as response:
+            if self._http_observer is not None:
+                self._http_observer(_exchange("request", response, message.method, message.id))
             if message.method == "initialize":
                 self._capture_session(response)
             await self._check_status(response, message.method)
@@ -516,6 +529,25 @@ class HttpTransport(Transport):
         if not state.answered:
             await self._resume(message, state)
         return None
+
+    async def _observe_accepted(
+        self, observer: HttpObserver, message: JSONRPCMessage, response: httpx.Response
+    ) -> None:
+        """The exchange of a POSTed notification or response, with whether a 2xx answer had a
+        body: by its Content-Length, an SSE stream is one, else the body is read (bounded by
+        ``max_error_body_bytes``). Only with an observer: nothing is read otherwise."""
+        body: bool | None = None
+        if 200 <= response.status_code < 300:
+            declared = response.headers.get("content-length", "").strip()
+            if declared.isdigit():
+                body = int(declared) > 0
+            elif _media_type(response) == _SSE:
+                body = True
+            else:
+                body = bool(await self._read_prefix(response))
+        kind = "notification" if getattr(message, "method", None) is not None else "response"
+        exchange = _exchange(kind, response, getattr(message, "method", None))
+        observer(attrs.evolve(exchange, body=body))
 
     def _capture_session(self, response: httpx.Response) -> None:
         session_id = response.headers.get("mcp-session-id")
@@ -621,6 +653,8 @@ class HttpTransport(Transport):
             headers["Last-Event-ID"] = _header_value(state.last_event_id)
             try:
                 async with self._stream("GET", headers) as response:
+                    if self._http_observer is not None:
+                        self._http_observer(_exchange("get", response))
                     await self._check_status(response, message.method)
                     if response.status_code >= 400:
                         continue  # this attempt failed; the next one may not
@@ -663,6 +697,8 @@ class HttpTransport(Transport):
                 if state.last_event_id is not None:
                     headers["Last-Event-ID"] = _header_value(state.last_event_id)
                 async with self._stream("GET", headers) as response:
+                    if self._http_observer is not None:
+                        self._http_observer(_exchange("get", response))
                     if response.status_code == 405:
                         raise GetStreamUnavailable("the server offers no GET stream (HTTP 405)")
                     await self._check_status(response, "GET")
@@ -701,6 +737,24 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
     with anyio.move_on_after(_DRAIN_SECONDS):
         async for _ in chunks:
             pass  # anything after the response belongs to no one (X:125)
+
+
+def _media_type(response: httpx.Response) -> str:
+    value: str = response.headers.get("content-type", "")
+    return value.split(";")[0].strip().lower()
+
+
+def _exchange(
+    kind: str, response: httpx.Response, method: str | None = None, request_id: Any = None
+) -> HttpExchange:
+    return HttpExchange(
+        kind,
+        response.status_code,
+        _media_type(response),
+        response.headers.get("mcp-session-id"),
+        method,
+        request_id,
+    )
 
 
 def _no_cookies() -> http.cookiejar.CookieJar:

@@ -5,7 +5,9 @@
 - :class:`Validator`: sans-I/O; fed the messages a client sends and receives (raw JSON-RPC
   objects), it returns :class:`Finding` s naming the rule each message broke.
 - :class:`ValidatingTransport` and :class:`ConformancePolicy`: the seam into a live
-  ``Client``; findings are recorded, made warnings, or fail the request they answer.
+  ``Client``; findings are recorded, made warnings, or fail the request they answer. Over
+  HTTP it also shows the validator each exchange's :class:`HttpExchange` (status, content
+  type, ``Mcp-Session-Id``).
 
 - :func:`probe`: scripted checks against a live server (read-only unless the caller names
   tools safe to call), a :class:`ProbeReport` with one :class:`RuleResult` per rule (pass,
@@ -17,6 +19,7 @@ Hypothesis strategies of valid traffic, and mutators that break exactly one rule
 
 from __future__ import annotations
 
+from .._transports.base import HttpExchange
 from .live import PROBE_CLIENT_INFO, ProbeReport, ProbeVerdict, RuleResult, probe
 from .rules import RULES, Level, Rule, Verdict, render_markdown, rule, unique_rules
 from .transport import ConformancePolicy, ConformanceViolation, ValidatingTransport
@@ -28,6 +31,7 @@ __all__ = [
     "ConformancePolicy",
     "ConformanceViolation",
     "Finding",
+    "HttpExchange",
     "Level",
     "ProbeReport",
     "ProbeVerdict",

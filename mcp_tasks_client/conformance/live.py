@@ -8,6 +8,12 @@ task ids, the methods 2026-07-28 removed. A tool is called only when the caller 
 read, cancelled, and its questions answered (each required property of a form gets a plain
 value). Tools the server advertises are never called unasked.
 
+Over HTTP the validator also sees each exchange's status, content type and session id
+(V-27a-d, E C7, E S24). For V-28 (2025-11-25, HTTP, ``tasks.list`` declared, a safe
+task-capable tool) the probe opens a second session with the same headers and lists tasks:
+without credentials, seeing the first session's task means the server tells no requestor
+apart (a warning); with credentials both sessions are one requestor, so it says nothing.
+
 The :class:`ProbeReport` has one :class:`RuleResult` per rule of the generation: ``fail`` or
 ``warn`` with the evidence (the validator's finding, or the probe's own check and the answer
 it got), ``pass`` when the probe exercised the rule and nothing broke it, ``not_applicable``
@@ -29,7 +35,7 @@ from .._client import Client, Timeouts
 from .._errors import MCPTasksError, RPCError, TaskNotCancellable, TaskNotFound
 from .._generation import Generation
 from .._protocol.scheduler import PollPolicy
-from .._transports.base import Incoming, Transport, TransportFault
+from .._transports.base import HttpExchange, Incoming, Transport, TransportFault
 from .._transports.http import HttpTransport
 from .._wire.jsonrpc import encode_message
 from ..builders import ToolCall
@@ -200,11 +206,26 @@ _NEEDS: Mapping[str, tuple[frozenset[str], str]] = {
         "notifications on a listen (probe(..., listen=True))",
     ),
     "E C43": (frozenset({"created"}), "a task (name a task-capable tool in safe_tools)"),
+    "V-27a": (frozenset({"http:notification"}), "a notification POSTed over HTTP"),
+    "V-27b": (frozenset({"http:request"}), "a request over HTTP"),
+    "V-27c": (frozenset({"http:session"}), "a server that sets Mcp-Session-Id (HTTP)"),
+    "V-27d": (frozenset({"http:get"}), "the GET stream (the probe opens none)"),
+    "V-28": (
+        frozenset({"never"}),
+        "HTTP, tasks.list declared and a safe task-capable tool (a second session lists tasks)",
+    ),
+    "E C7": (frozenset({"http:request"}), "a request over HTTP"),
+    "E S24": (
+        frozenset({"http:error"}),
+        "an error answered as JSON over HTTP (tasks/result, tasks/list answer -32601)",
+    ),
 }
 
 _NOT_PROBED: Mapping[str, str] = {
-    "V-27": "HTTP status codes and headers are below the client; the probe speaks through it",
+    "V-27": "its probe-only parts (a bogus MCP-Protocol-Version, a terminated session, one "
+    "stream per message) are not sent; what one exchange shows is V-27a-d",
 }
+_STATUS_CODES = frozenset({-32601, -32020, -32021, -32022})
 
 
 class _Recorder(ValidatingTransport):
@@ -214,6 +235,15 @@ class _Recorder(ValidatingTransport):
         super().__init__(inner, validator, policy=ConformancePolicy.RECORD)
         self._probe = probe
         self._methods: dict[Any, str] = {}
+        self._json_answers: set[Any] = set()
+
+    def _http_exchange(self, exchange: HttpExchange) -> None:
+        self._probe.tags.add(f"http:{exchange.kind}")
+        if exchange.session_id is not None:
+            self._probe.tags.add("http:session")
+        if exchange.kind == "request" and exchange.content_type == "application/json":
+            self._json_answers.add(exchange.request_id)
+        super()._http_exchange(exchange)
 
     async def send(self, message: JSONRPCMessage) -> None:
         raw = encode_message(message)
@@ -236,6 +266,32 @@ class _Recorder(ValidatingTransport):
             method = self._methods.get(raw.get("id"))
             if method is not None:
                 self._probe.tags.add(f"answered:{method}")
+        elif (
+            "error" in raw
+            and raw.get("id") in self._json_answers
+            and isinstance(raw["error"], dict)
+            and raw["error"].get("code") in _STATUS_CODES
+        ):
+            self._probe.tags.add("http:error")
+        self._json_answers.discard(raw.get("id"))
+        return item
+
+
+class _Tap(ValidatingTransport):
+    """The second session of V-28: validated too, its tasks/list answers kept as evidence."""
+
+    def __init__(self, inner: Transport, validator: Validator, probe: _Probe) -> None:
+        super().__init__(
+            inner, validator, policy=ConformancePolicy.RECORD, on_finding=probe.findings.append
+        )
+        self.answers: list[JSON] = []
+
+    async def receive(self) -> Incoming:
+        item = await super().receive()
+        if not isinstance(item, TransportFault):
+            raw = encode_message(item)
+            if "method" not in raw:
+                self.answers.append(raw)
         return item
 
 
@@ -294,6 +350,10 @@ class _Probe:
         self.client: Client | None = None
         self.router: InputRouter | None = None
         self.mrtr_answers = 0
+        self.connect: Callable[[], Transport] | None = None
+        self.first: _Recorder | None = None
+        self.client_info = PROBE_CLIENT_INFO
+        self.v28_task: str | None = None
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -319,6 +379,7 @@ class _Probe:
     async def run(self, connect: Callable[[], Transport], client_info: Implementation) -> None:
         validator = Validator(self.generation)
         transport = _Recorder(connect(), validator, self)
+        self.connect, self.first, self.client_info = connect, transport, client_info
         transport._on_finding = self.findings.append
         router = InputRouter(elicitation=ElicitationCapability(form={}))
         router.default_elicitation(self._answer)
@@ -456,6 +517,12 @@ class _Probe:
                 await self._cancel_2025(client, tools)
             elif not cancels:
                 self.note(("C-41", "V-15", "V-14"), "the server does not declare tasks.cancel")
+        if lists and self.v28_task is not None:
+            # Last: a second session's end must not disturb the steps of the first (mcp 1.30
+            # stops task support of every session when one ends).
+            await self._step(("V-28",), self._v28(client, self.v28_task))
+        elif not lists:
+            self.note(("V-28",), "the server does not declare tasks.list")
 
     async def _raw_call(self, client: Client, call: ToolCall, *, task: bool) -> JSON | None:
         params: JSON = {"name": call.name, "arguments": dict(call.arguments or {})}
@@ -520,6 +587,7 @@ class _Probe:
         self.task_tools[task_id] = tool
         if lists:
             await self._v19(client, task_id)
+            self.v28_task = self.v28_task or task_id
         outcome = await poller.wait(started, deadline=self.timeout)
         if isinstance(outcome, Failed):
             self.tags.add("failed")
@@ -555,6 +623,56 @@ class _Probe:
             f"(all pages: {sorted(listed)})",
             self.last_answer("tasks/list") or {},
         )
+
+    async def _v28(self, client: Client, task_id: str) -> None:
+        """A second session with the same headers lists tasks: does it see ``task_id``?"""
+        first = self.first
+        if first is None or self.connect is None or not first.sees_http:
+            self.note(("V-28",), "needs HTTP (another stdio connection is another server)")
+            return
+        inner = self.connect()
+        if inner is first.inner:
+            self.note(("V-28",), "the transport factory gave the same transport again")
+            return
+        tap = _Tap(inner, Validator(self.generation), self)
+        timeouts = Timeouts(request=self.timeout, initialize=self.timeout, orphan_watch=1.0)
+        second = Client(
+            tap, generation=self.generation, client_info=self.client_info, timeouts=timeouts
+        )
+        async with second:
+            sessions = f"sessions {first.session!r} and {second.transport.session!r}"
+            listed = await self._list_ids(second)
+        credentials = sorted(getattr(inner, "headers", None) or {})
+        seen = task_id in listed
+        if not seen:
+            try:
+                await client.get_task(task_id)
+            except TaskNotFound:
+                self.note(("V-28",), f"task {task_id} was gone before the second session listed")
+                return
+        evidence = [a for a in tap.answers if isinstance(a.get("result"), dict)][-1:]
+        if credentials:
+            self.note(
+                ("V-28",),
+                f"both sessions carried the caller's headers {credentials} (one requestor), "
+                f"so the second {'listing' if seen else 'not listing'} task {task_id} is "
+                "correct; telling requestors apart needs a second credential",
+            )
+        elif seen:
+            self.check(
+                "V-28",
+                ProbeVerdict.WARN,
+                f"a second session without credentials ({sessions}) listed task {task_id} of "
+                "the first: the server tells no requestor apart, yet declares tasks.list",
+                *evidence,
+            )
+        else:
+            self.check(
+                "V-28",
+                ProbeVerdict.PASS,
+                f"a second session without credentials ({sessions}) did not list task "
+                f"{task_id} of the first",
+            )
 
     async def _cancel_2025(self, client: Client, tools: Mapping[str, Tool]) -> None:
         for tool, arguments in self._safe(tools):
@@ -770,6 +888,7 @@ async def probe(
     listen: bool = False,
     client_info: Implementation = PROBE_CLIENT_INFO,
     timeout: float = 30.0,
+    headers: Mapping[str, str] | None = None,
 ) -> ProbeReport:
     """Probe the server at ``server`` (a URL, or a factory of fresh transports, e.g. for stdio)
     in ``generation``; see the module docstring.
@@ -777,7 +896,9 @@ async def probe(
     ``safe_tools``: the tools the probe may call, with their arguments (a plain list of names
     calls each with no arguments). ``negative``: also send what a client must not (a task for
     a task-forbidden tool, V-17). ``listen``: wait on 2026-07-28 tasks with a listen stream.
-    ``timeout`` bounds each step. Never raises for what the server does.
+    ``timeout`` bounds each step. ``headers``: sent with every request to a URL ``server``
+    (credentials: then V-28 cannot tell requestors apart and says so). Never raises for what
+    the server does.
     """
     if isinstance(safe_tools, Mapping):
         safe: Mapping[str, Mapping[str, Any]] = safe_tools
@@ -787,7 +908,7 @@ async def probe(
         url = server
 
         def connect() -> Transport:
-            return HttpTransport(url)
+            return HttpTransport(url, headers=headers)
 
     else:
         connect = server

@@ -318,10 +318,58 @@ RULES: Mapping[str, Rule] = _rules(
         "V-27",
         M,
         G1,
-        "Streamable HTTP: 202 for notifications, JSON or SSE for requests, "
-        "400 for a bogus version, 404 for a dead session",
+        "Streamable HTTP: 400 for a bogus MCP-Protocol-Version, 404 for a terminated session, "
+        "each message on one stream (the parts a single exchange shows are V-27a-d)",
         "a transport rule was broken",
-        "X:96-219",
+        "X:96-219, X:280",
+        checked=False,
+    ),
+    # V-27 split: the parts of V-27 one HTTP exchange shows, checked from the transport's
+    # HttpExchange records (a letter names a part; the source is still V-27's).
+    Rule(
+        "V-27a",
+        M,
+        G1,
+        "a POSTed notification or response is answered 202 Accepted with no body "
+        "(a 4xx when rejected)",
+        "a POSTed notification or response was answered otherwise than 202 with no body",
+        "V-27 (part), X:95-100",
+    ),
+    Rule(
+        "V-27b",
+        M,
+        G1,
+        "a POSTed request is answered with Content-Type application/json or "
+        "text/event-stream (never 202)",
+        "a request was answered 202, or with another content type",
+        "V-27 (part), X:101-104",
+    ),
+    Rule(
+        "V-27c",
+        M,
+        G1,
+        "an Mcp-Session-Id is visible ASCII only (0x21-0x7E), and not empty",
+        "the server sent an Mcp-Session-Id with a byte outside 0x21-0x7E",
+        "V-27 (part), X:200",
+    ),
+    Rule(
+        "V-27d",
+        M,
+        G1,
+        "a GET the server accepts is answered text/event-stream (or the GET is refused 405)",
+        "a GET was answered 2xx without an SSE stream",
+        "V-27 (part), X:133-154",
+    ),
+    Rule(
+        "V-28",
+        S,
+        G1,
+        "a server that cannot tell requestors apart does not declare tasks.list (probe: a "
+        "second session, with the same credentials or none, lists the first one's task only "
+        "when both carry credentials)",
+        "a second session without credentials listed another session's task: the server "
+        "tells no requestor apart, yet declares tasks.list",
+        "T:876, T:871",
         checked=False,
     ),
     Rule(
@@ -481,6 +529,24 @@ RULES: Mapping[str, Rule] = _rules(
         "a notifications/tasks lacks a DetailedTask field",
         "SEP §Task Status Notifications, E C42",
         aliases=("E C42",),
+    ),
+    Rule(
+        "E S24",
+        S,
+        G2,
+        "an error answered as a JSON body has the HTTP status of its code: -32601 404; "
+        "-32020, -32021, -32022 400 (the HTTP-status part of S24, with E C51-C54; stated "
+        "without a keyword, so a warning)",
+        "an error came with an HTTP status other than its code's",
+        "E S24 (part), E C51-C54",
+    ),
+    Rule(
+        "E C7",
+        S,
+        G2,
+        "a 2026-07-28 server mints and echoes no Mcp-Session-Id (there are no sessions)",
+        "a 2026-07-28 answer carries an Mcp-Session-Id",
+        "E C7 (CL #1, HTTP §Earlier revisions)",
     ),
     Rule(
         "E C15",

@@ -7,6 +7,11 @@ arrives; or :meth:`Validator.exchange` for a (request, response) pair and
 returns the :class:`Finding` s the message produced: the rule it broke (from
 :data:`~mcp_tasks_client.conformance.RULES`), the verdict, a detail and the offending message.
 
+Over HTTP it can also be fed the HTTP facts of each exchange (:meth:`Validator.http`, an
+:class:`~mcp_tasks_client.conformance.HttpExchange` the transport gives ValidatingTransport):
+status, content type and ``Mcp-Session-Id`` for the rules below JSON-RPC (V-27a-d, E C7,
+E S24); feed an exchange before the messages its body carries.
+
 Messages are raw JSON-RPC objects (``{"jsonrpc": "2.0", "id": ..., "result": ...}``), so a
 malformed answer is a finding, never a decode error. The validator keeps what the rules across
 messages need: the server's capabilities, the tools' ``taskSupport``, each task's last
@@ -27,6 +32,7 @@ from typing import Any
 import attrs
 
 from .._generation import Generation
+from .._transports.base import HttpExchange
 from .._wire._converter import parse_timestamp
 from ..models import RELATED_TASK_META, TASKS_EXTENSION
 from .rules import Rule, Verdict, rule
@@ -39,6 +45,9 @@ _STATUSES = frozenset({"working", "input_required", "completed", "failed", "canc
 _TERMINAL = frozenset({"completed", "failed", "cancelled"})
 _TASK_SUPPORT = frozenset({"forbidden", "optional", "required"})
 _RESULT_TYPES = frozenset({"complete", "input_required", "task"})
+_JSON_TYPE = "application/json"
+_SSE_TYPE = "text/event-stream"
+_ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400}  # E C51-C54, E S24
 
 JSON = dict[str, Any]
 
@@ -158,6 +167,7 @@ class Validator:
         self._progress_closed: set[Any] = set()
         self._call_tokens: dict[Any, Any] = {}
         self._listens: dict[Any, bool] = {}
+        self._http: dict[Any, HttpExchange] = {}
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -196,10 +206,75 @@ class Validator:
                 self._notification(msg, found)
         elif "id" in msg:
             pending = self._pending.pop(msg["id"], None)
+            exchange = self._http.pop(msg["id"], None) if self._http else None
             if pending is not None:
                 self._answer(pending, msg, found)
+                if exchange is not None:
+                    self._error_status(exchange, msg, found)
         self.findings.extend(found)
         return found
+
+    def http(self, exchange: HttpExchange | Mapping[str, Any]) -> list[Finding]:
+        """The HTTP facts of one exchange (an :class:`HttpExchange`, or its ``to_json()``):
+        fed when the response's headers are in, before the messages of its body."""
+        if not isinstance(exchange, HttpExchange):
+            exchange = HttpExchange(**exchange)
+        found: list[Finding] = []
+        evidence: JSON = exchange.to_json()
+        status = exchange.status
+        accepted = 200 <= status < 300
+        kind = exchange.kind
+        session_id = exchange.session_id
+        if self._gen2:
+            if session_id is not None:
+                self._add(found, "E C7", f"Mcp-Session-Id on the answer to {kind}", evidence)
+            if kind == "request" and exchange.request_id is not None:
+                self._http[exchange.request_id] = exchange
+        else:
+            if session_id is not None and (
+                not session_id or any(not 0x21 <= ord(ch) <= 0x7E for ch in session_id)
+            ):
+                self._add(found, "V-27c", f"Mcp-Session-Id {session_id!r}", evidence)
+            what = exchange.method or kind
+            if kind in ("notification", "response") and accepted:
+                if status != 202:
+                    self._add(found, "V-27a", f"{what} answered {status}", evidence)
+                elif exchange.body:
+                    self._add(found, "V-27a", f"{what} answered 202 with a body", evidence)
+            elif kind == "request" and accepted:
+                if status == 202:
+                    self._add(found, "V-27b", f"{what} answered 202", evidence)
+                elif exchange.content_type not in (_JSON_TYPE, _SSE_TYPE):
+                    self._add(
+                        found,
+                        "V-27b",
+                        f"{what} answered {status} {exchange.content_type or 'no content type'}",
+                        evidence,
+                    )
+            elif kind == "get" and accepted and exchange.content_type != _SSE_TYPE:
+                self._add(
+                    found,
+                    "V-27d",
+                    f"GET answered {status} {exchange.content_type or 'no content type'}",
+                    evidence,
+                )
+        self.findings.extend(found)
+        return found
+
+    def _error_status(self, exchange: HttpExchange, msg: JSON, found: list[Finding]) -> None:
+        """E S24: a JSON error's HTTP status (an SSE stream's 200 says nothing of it)."""
+        error = _obj(msg.get("error"))
+        if not self._gen2 or error is None or exchange.content_type != _JSON_TYPE:
+            return
+        expected = _ERROR_STATUS.get(error.get("code"))  # type: ignore[arg-type]
+        if expected is not None and exchange.status != expected:
+            self._add(
+                found,
+                "E S24",
+                f"error {error.get('code')} to {exchange.method} came with HTTP "
+                f"{exchange.status}, not {expected}",
+                {**msg, "http": exchange.to_json()},
+            )
 
     def exchange(self, request: Mapping[str, Any], response: Mapping[str, Any]) -> list[Finding]:
         """A request and its answer, one after the other."""
@@ -212,15 +287,20 @@ class Validator:
         return self.received(request)
 
     def feed(self, traffic: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Finding]:
-        """``(direction, message)`` pairs, direction ``"sent"`` or ``"received"``."""
+        """``(direction, message)`` pairs, direction ``"sent"``, ``"received"`` or ``"http"``
+        (an :class:`HttpExchange`'s ``to_json()``)."""
         found: list[Finding] = []
         for direction, message in traffic:
             if direction == "sent":
                 found.extend(self.sent(message))
             elif direction == "received":
                 found.extend(self.received(message))
+            elif direction == "http":
+                found.extend(self.http(message))
             else:
-                raise ValueError(f"direction must be 'sent' or 'received', not {direction!r}")
+                raise ValueError(
+                    f"direction must be 'sent', 'received' or 'http', not {direction!r}"
+                )
         return found
 
     # -- helpers -----------------------------------------------------------------------------

@@ -16,6 +16,11 @@ Drive it two ways:
   hook that sleeps, then returns None; an illegal transition is a hook that answers a
   ``tasks/get`` with a status of its choosing.
 
+Over HTTP each 2025-11-25 ``initialize`` gets its own ``Mcp-Session-Id`` (``fault-1``,
+``fault-2``, ...) and ``tasks/list`` lists only that session's tasks (V-28 broken: every
+session's); 2026-07-28 errors carry their HTTP status (404 for -32601, 400 for -32020 to
+-32022, E S24).
+
 Tools (``execution.taskSupport`` in brackets): ``echo`` [optional] answers its ``text``;
 ``need_task`` [required] the same; ``fail`` [required] ends in a tool error (2025-11-25: a
 ``failed`` task; 2026-07-28: ``completed`` with ``isError``, E S7); ``protocol_error``
@@ -95,6 +100,8 @@ BREAKABLE: Mapping[str, str] = {
     "E S16": "tasks/result answers a result",
     "E S17": "tasks/list answers a result",
     "E S21": "confirm creates its task at once and asks its input inside it, not by MRTR first",
+    "V-28": "tasks/list lists the tasks of every session, not only the caller's (over HTTP; "
+    "without it each 2025-11-25 session has its own Mcp-Session-Id and sees its own tasks)",
 }
 """The rules :class:`FaultServer` can break, and how it breaks each."""
 
@@ -126,6 +133,7 @@ _FORM = {
     "required": ["ok"],
 }
 _TERMINAL = frozenset({"completed", "failed", "cancelled"})
+_ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400}  # 2026-07-28 HTTP, E S24
 _EPOCH = dt.datetime(2026, 8, 1, tzinfo=dt.timezone.utc)
 
 
@@ -149,6 +157,8 @@ class _Task:
     shown_reused: bool = False
     answered: anyio.Event = attrs.Factory(anyio.Event)
     ended: anyio.Event = attrs.Factory(anyio.Event)
+
+    session: str | None = None
 
 
 class _Channel:
@@ -209,6 +219,9 @@ class FaultServer:
         self._request_ids = itertools.count(1)
         self._asking: dict[Any, _Task] = {}
 
+        self._sessions = itertools.count(1)
+        self._session: str | None = None  # the session of the request being answered
+
     @classmethod
     def preset(cls, name: str, *, on_message: Hook | None = None, steps: int = 2) -> FaultServer:
         """The server :data:`PRESETS` names (its generation, the rules it breaks)."""
@@ -229,12 +242,19 @@ class FaultServer:
         """Serve on a free port of 127.0.0.1: ``async with server.http() as h: h.url``.
 
         A request that sends the client requests of its own answers as an SSE stream."""
-        headers = {} if self._g2 else {"Mcp-Session-Id": "fault-1"}
 
         async def on_request(request: Received, conn: Conn) -> None:
             body = request.json
+            session = request.headers.get("mcp-session-id")
+            if not self._g2 and isinstance(body, dict) and body.get("method") == "initialize":
+                session = f"fault-{next(self._sessions)}"
+            headers = {} if self._g2 else {"Mcp-Session-Id": session or "fault-0"}
             channel = _SSEChannel(conn, headers)
-            answer = await self.answer(body, channel) if isinstance(body, dict) else None
+            answer = (
+                await self.answer(body, channel, session=session)
+                if isinstance(body, dict)
+                else None
+            )
             if channel.opened:
                 if isinstance(answer, dict):
                     await conn.write(sse_event(answer))
@@ -248,7 +268,11 @@ class FaultServer:
                 await conn.head(200, {"Content-Type": "application/json", "Content-Length": length})
                 await conn.write(answer)
                 return
-            await conn.json(answer, headers=headers)
+            status = 200
+            error = answer.get("error")
+            if self._g2 and isinstance(error, dict):
+                status = _ERROR_STATUS.get(error.get("code"), 200)  # type: ignore[arg-type]
+            await conn.json(answer, status=status, headers=headers)
 
         async def on_response(request: Received, conn: Conn) -> None:
             body = request.json
@@ -303,10 +327,14 @@ class FaultServer:
 
     # -- the protocol -----------------------------------------------------------------------
 
-    async def answer(self, message: JSON, channel: _Channel | None = None) -> Answer:
+    async def answer(
+        self, message: JSON, channel: _Channel | None = None, *, session: str | None = None
+    ) -> Answer:
         """The answer to one message the client sent (None for a notification or a reply).
 
-        ``channel`` is where requests to the client go while answering (None: nowhere)."""
+        ``channel`` is where requests to the client go while answering (None: nowhere);
+        ``session``: the HTTP session it came in (tasks/list lists only that session's tasks
+        unless V-28 is broken)."""
         self.received.append(message)
         if "method" not in message:
             self._client_answered(message)
@@ -328,6 +356,7 @@ class FaultServer:
             handler = getattr(self, "_m_" + method.replace("/", "_"), None)
             if handler is None:
                 return self._error(message, -32601, f"method {method} not found")
+            self._session = session  # read by the (synchronous) handler below
             out = handler(params)
         if isinstance(out, tuple):
             code, text, data = out
@@ -491,6 +520,7 @@ class FaultServer:
         task = _Task(f"task-{next(self._ids)}", str(name), text, requested, now, now)
         if name == "ask" or (name == "confirm" and not mrtr):
             task.questions = self._questions(task, arguments)
+        task.session = self._session
         if "V-05" in self.breaks:
             task.status = "input_required"
         self.tasks[task.task_id] = task
@@ -637,6 +667,8 @@ class FaultServer:
         if self._g2 and "E S17" not in self.breaks:
             return (-32601, "tasks/list is not a 2026-07-28 method", None)
         tasks = list(self.tasks.values())
+        if self._session is not None and "V-28" not in self.breaks:
+            tasks = [t for t in tasks if t.session in (None, self._session)]
         if "V-19" in self.breaks and tasks:
             tasks = tasks[:-1]
         return {"tasks": [self._task(t) for t in tasks]}

@@ -1,7 +1,9 @@
 """Whole conversations of a conforming server, and mutators that break exactly one rule.
 
 Traffic is a tuple of ``(direction, message)`` pairs, ``direction`` ``"sent"`` (client to
-server) or ``"received"``, each message a raw JSON-RPC object: what
+server) or ``"received"``, each message a raw JSON-RPC object, and (traffic over HTTP,
+``valid_traffic(..., http=True)``) ``"http"`` items, the HTTP facts of an exchange as
+``HttpExchange.to_json()`` gives them, right after the message they answer: what
 :meth:`mcp_tasks_client.conformance.Validator.feed` takes, and what a scripted server can
 replay to a client under test.
 """
@@ -53,12 +55,30 @@ def status_sequences(
     return [*running, final]
 
 
+_JSON_TYPE, _SSE_TYPE = "application/json", "text/event-stream"
+
+
+def _exchange(kind: str, status: int, content_type: str, **more: Any) -> Message:
+    out: Message = {
+        "kind": kind,
+        "status": status,
+        "content_type": content_type,
+        "session_id": None,
+        "method": None,
+        "request_id": None,
+        "body": None,
+    }
+    out.update(more)
+    return out
+
+
 class _Builder:
     """Accumulates traffic with fresh ids and a clock that only moves forward."""
 
-    def __init__(self, draw: st.DrawFn, generation: Generation) -> None:
+    def __init__(self, draw: st.DrawFn, generation: Generation, http: bool = False) -> None:
         self.draw = draw
         self.generation = generation
+        self.http = http
         self.out: list[tuple[str, Message]] = []
         self.next_id = 1
         self.now = draw(
@@ -90,7 +110,23 @@ class _Builder:
         if body:
             message["params"] = body
         self.out.append(("sent", message))
+        if self.http:
+            content_type = self.draw(st.sampled_from([_JSON_TYPE, _SSE_TYPE]))
+            exchange = _exchange("request", 200, content_type, method=method, request_id=rid)
+            if method == "initialize":
+                exchange["session_id"] = self.draw(
+                    st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1)
+                )
+            self.out.append(("http", exchange))
         return rid
+
+    def sent_accepted(self, message: Message) -> None:
+        """A notification or response the client POSTs: 202, no body."""
+        self.out.append(("sent", message))
+        if self.http:
+            kind = "notification" if "method" in message else "response"
+            exchange = _exchange(kind, 202, "", method=message.get("method"), body=False)
+            self.out.append(("http", exchange))
 
     def result(self, rid: int, result: dict[str, Any]) -> None:
         self.out.append(("received", {"jsonrpc": "2.0", "id": rid, "result": result}))
@@ -120,8 +156,9 @@ def _traffic1(
     notify: bool | None,
     support: str | None,
     min_running: int,
+    http: bool | None,
 ) -> Traffic:
-    b = _Builder(draw, G1)
+    b = _Builder(draw, G1, draw(st.booleans()) if http is None else http)
     task_id = draw(st.uuids()).hex
     ttl = draw(st.one_of(st.none(), st.integers(1000, 3_600_000)))
     poll = draw(st.integers(1, 5000))
@@ -143,6 +180,9 @@ def _traffic1(
             "serverInfo": {"name": "s", "version": "1"},
         },
     )
+    if b.http:
+        b.sent_accepted({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        b.out.append(("http", _exchange("get", b.draw(st.sampled_from([200, 405])), _SSE_TYPE)))
     schema = {"type": "object"}
     tool = {"name": "job", "inputSchema": schema, "execution": {"taskSupport": support}}
     b.exchange("tools/list", {}, {"tools": [tool]})
@@ -201,7 +241,7 @@ def _traffic1(
             }
             b.out.append(("received", ask))
             answer = {"action": "accept", "content": {}, "_meta": related}
-            b.out.append(("sent", {"jsonrpc": "2.0", "id": ask["id"], "result": answer}))
+            b.sent_accepted({"jsonrpc": "2.0", "id": ask["id"], "result": answer})
     final = statuses[-1]
     last_updated = _ts(b.now)
     if final != "cancelled":
@@ -227,8 +267,9 @@ def _traffic2(
     progress: bool | None,
     listen: bool | None,
     min_running: int,
+    http: bool | None,
 ) -> Traffic:
-    b = _Builder(draw, G2)
+    b = _Builder(draw, G2, draw(st.booleans()) if http is None else http)
     task_id = draw(st.uuids()).hex
     ttl = draw(st.one_of(st.none(), st.integers(1000, 3_600_000)))
     poll = draw(st.integers(1, 5000))
@@ -315,6 +356,10 @@ def _traffic2(
         b.exchange("tasks/get", {"taskId": task_id}, {**last, "resultType": "complete"})
     if listen_id is not None:
         b.result(listen_id, {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: listen_id}})
+    if b.http:  # a removed method (E S16), answered as 2026-07-28 HTTP answers -32601
+        rid = b.request("tasks/result", {"taskId": task_id})
+        b.out[-1][1].update(status=404, content_type=_JSON_TYPE)
+        b.error(rid, -32601, "tasks/result is not a 2026-07-28 method")
     return tuple(b.out)
 
 
@@ -328,6 +373,7 @@ def valid_traffic(
     listen: bool | None = None,
     support: str | None = None,
     min_running: int = 0,
+    http: bool | None = None,
 ) -> st.SearchStrategy[Traffic]:
     """One task's whole conversation with a conforming server, in ``generation``.
 
@@ -338,10 +384,16 @@ def valid_traffic(
     ``server/discover``, a ``tools/call`` answered with a task, polls of DetailedTasks,
     ``tasks/update`` answers, ``tasks/cancel`` acks, and (``listen``) a listen stream. Leave an
     option None to let hypothesis choose it.
+
+    ``http``: the conversation is over Streamable HTTP, and each exchange's HTTP facts follow
+    the message they answer as ``("http", HttpExchange.to_json())`` items (2025-11-25: a
+    session id on the initialize answer, 202 for notifications/initialized and the
+    elicitation's answer, a GET stream; 2026-07-28: no session id, and a ``tasks/result``
+    answered 404 -32601).
     """
     if generation is G1:
-        return _traffic1(end, input_required, progress, notify, support, min_running)
-    return _traffic2(end, input_required, progress, listen, min_running)
+        return _traffic1(end, input_required, progress, notify, support, min_running, http)
+    return _traffic2(end, input_required, progress, listen, min_running, http)
 
 
 # --- mutators ---------------------------------------------------------------------------------
@@ -729,6 +781,60 @@ def _progress_after_task(t: list[tuple[str, Message]]) -> None:
         "params": {"progressToken": "p-1", "progress": 2},
     }
     t.insert(at, ("received", note))
+
+
+# --- HTTP (traffic drawn with http=True) ---------------------------------------------------
+
+
+def _http_items(
+    t: list[tuple[str, Message]], kind: str, method: str | None = None
+) -> list[Message]:
+    return [
+        m
+        for d, m in t
+        if d == "http" and m["kind"] == kind and (method is None or m["method"] == method)
+    ]
+
+
+@_m1("V-27a", http=True)
+def _notification_answered_200(t: list[tuple[str, Message]]) -> None:
+    _http_items(t, "notification", "notifications/initialized")[0]["status"] = 200
+
+
+@_m1("V-27a", http=True)
+def _accepted_with_a_body(t: list[tuple[str, Message]]) -> None:
+    _http_items(t, "notification", "notifications/initialized")[0]["body"] = True
+
+
+@_m1("V-27b", http=True)
+def _request_answered_text(t: list[tuple[str, Message]]) -> None:
+    _http_items(t, "request", "tools/list")[0]["content_type"] = "text/plain"
+
+
+@_m1("V-27b", http=True)
+def _request_answered_202(t: list[tuple[str, Message]]) -> None:
+    _http_items(t, "request", "tools/list")[0]["status"] = 202
+
+
+@_m1("V-27c", http=True)
+def _session_id_with_a_space(t: list[tuple[str, Message]]) -> None:
+    _http_items(t, "request", "initialize")[0]["session_id"] = "session 1"
+
+
+@_m1("V-27d", http=True)
+def _get_answered_json(t: list[tuple[str, Message]]) -> None:
+    get = _http_items(t, "get")[0]
+    get.update(status=200, content_type=_JSON_TYPE)
+
+
+@_m2("E C7", http=True)
+def _session_id_in_2026(t: list[tuple[str, Message]]) -> None:
+    _http_items(t, "request", "server/discover")[0]["session_id"] = "s-1"
+
+
+@_m2("E S24", http=True)
+def _method_not_found_with_200(t: list[tuple[str, Message]]) -> None:
+    _http_items(t, "request", "tasks/result")[-1].update(status=200, content_type=_JSON_TYPE)
 
 
 @st.composite
