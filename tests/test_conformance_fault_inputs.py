@@ -2,7 +2,7 @@
 with the strict validator on the wire (``ValidatingTransport``): the in-task input of both
 generations fires exactly the rule the server is scripted to break (V-21, V-22, V-11, V-26,
 E S13, E S14, E S7), and nothing when it behaves; the deviating-2025 preset fires exactly its
-three rules."""
+three rules. V-22 needs a client that polls while a question is open: the handler ``look`` s."""
 
 from __future__ import annotations
 
@@ -43,29 +43,42 @@ INFO = Implementation("fault-inputs-tests", "0")
 
 
 class Asked:
-    """An elicitation handler that accepts, and records where each question came from."""
+    """An elicitation handler that accepts, and records where each question came from.
 
-    def __init__(self) -> None:
+    ``look``: before answering a question of a task, it asks the server how the task is (a
+    ``tasks/get`` while the question is open, as a client showing the status would)."""
+
+    def __init__(self, *, look: bool = False) -> None:
         self.task_ids: list[str | None] = []
         self.arrived = anyio.Event()
+        self.look = look
+        self.client: Client | None = None
+        self.seen: list[TaskStatus] = []
+        """What each look saw."""
 
     async def __call__(self, ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
         self.task_ids.append(ctx.task_id)
         self.arrived.set()
+        await self._look(ctx)
         return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
 
     async def sample(self, ctx: InputContext, params: Any) -> CreateMessageResult:
         self.task_ids.append(ctx.task_id)
+        await self._look(ctx)
         return CreateMessageResult("assistant", TextContent("ok"), "test-model")
+
+    async def _look(self, ctx: InputContext) -> None:
+        if self.look and self.client is not None and ctx.task_id is not None:
+            self.seen.append((await self.client.get_task(ctx.task_id)).status)
 
 
 @asynccontextmanager
 async def validated(
-    server: FaultServer, connect: Callable[[], Transport]
+    server: FaultServer, connect: Callable[[], Transport], *, look: bool = False
 ) -> AsyncIterator[tuple[Client, Poller, InputRouter, Validator, Asked]]:
     validator = Validator(server.generation)
     transport = ValidatingTransport(connect(), validator, policy=ConformancePolicy.RECORD)
-    asked = Asked()
+    asked = Asked(look=look)
     router = InputRouter(elicitation=ElicitationCapability(form={}), sampling=SamplingCapability())
     router.default_elicitation(asked)
     router.default_sampling(asked.sample)
@@ -75,6 +88,7 @@ async def validated(
         client_info=INFO,
         capabilities=router.capabilities(),
     )
+    asked.client = client
     policy = PollPolicy(floor=0.01, initial=0.01, jitter=0.0)
     async with client:
         router.attach(client)
@@ -85,11 +99,15 @@ async def validated(
 
 
 async def run(
-    server: FaultServer, tool: str = "ask", arguments: dict[str, Any] | None = None
+    server: FaultServer,
+    tool: str = "ask",
+    arguments: dict[str, Any] | None = None,
+    *,
+    look: bool = False,
 ) -> tuple[set[str], Outcome, Asked]:
     """One task of ``tool`` waited on in process; the rule ids the validator found."""
     with anyio.fail_after(30):
-        async with server.memory() as inner, validated(server, lambda: inner) as opened:
+        async with server.memory() as inner, validated(server, lambda: inner, look=look) as opened:
             client, poller, router, v, asked = opened
             call = ToolCall(tool, arguments or {}).as_task()
             started = await client.start(call, inputs=router)
@@ -172,17 +190,42 @@ async def test_each_scripted_break_fires_exactly_its_rule(
     assert isinstance(outcome, Failed if rule_id == "E S7" else Completed)
 
 
-async def test_v22_broken_the_question_comes_on_a_poll_while_the_task_says_working() -> None:
-    """V-22 is a SHOULD the validator cannot see from one connection's messages alone (a
-    question may be open while the server goes on working): the probe checks it. Here the
-    server breaks it; the client still answers and the task ends."""
-    server = FaultServer(G1, breaks={"V-22"})
-    found, outcome, asked = await run(server)
+@pytest.mark.parametrize("arguments", [{}, {"sampling": True}], ids=["elicit", "sample"])
+async def test_a_look_at_an_asking_task_fires_nothing_on_a_behaving_server(
+    arguments: dict[str, Any],
+) -> None:
+    """V-22 kept: the tasks/get the handler sends while its question is open says
+    input_required."""
+    server = FaultServer(G1)
+    found, outcome, asked = await run(server, "ask", arguments, look=True)
     assert found == set()
+    assert isinstance(outcome, Completed)
+    assert asked.seen == [TaskStatus.INPUT_REQUIRED]
+
+
+async def test_v22_broken_a_look_while_the_question_is_open_says_working() -> None:
+    """The server asks on a poll's stream and its task goes on saying working: the validator
+    sees the handler's tasks/get (sent after the question arrived, answered before the client
+    answered it) say working, V-22 and nothing else; the client still answers and the task
+    ends."""
+    server = FaultServer(G1, breaks={"V-22"})
+    found, outcome, asked = await run(server, look=True)
+    assert found == {"V-22"}
     assert isinstance(outcome, Completed)
     (task,) = server.tasks.values()
     assert asked.task_ids == [task.task_id]
+    assert asked.seen == [TaskStatus.WORKING]
     assert "input_required" not in str(server.received)  # never said so: nothing to quote
+
+
+async def test_v22_broken_but_answered_at_once_the_validator_cannot_tell() -> None:
+    """Without a look between the question and its answer, no poll provably saw the question
+    open: the validator stays silent (sound, not complete; the probe looks)."""
+    server = FaultServer(G1, breaks={"V-22"})
+    found, outcome, _ = await run(server)
+    assert "V-22" not in found
+    assert found == set()
+    assert isinstance(outcome, Completed)
 
 
 async def test_the_deviating_2025_preset_through_the_validator() -> None:
