@@ -264,3 +264,92 @@ async def test_over_http_the_question_comes_on_the_result_stream() -> None:
 def test_a_preset_that_does_not_exist() -> None:
     with pytest.raises(ValueError, match="PRESETS"):
         FaultServer.preset("polite")
+
+
+@pytest.mark.parametrize(
+    ("breaks", "expected"),
+    [((), set()), (("V-21",), {"V-21"}), (("V-22",), {"V-22"})],
+    ids=["behaving", "V-21", "V-22"],
+)
+async def test_over_http_the_question_comes_on_the_get_stream(
+    breaks: tuple[str, ...], expected: set[str]
+) -> None:
+    """``ask_on="get"``: the question goes out on the GET SSE stream the client opened when
+    asked (``open_listen_stream``), not on a POST's response; the InputRouter answers it
+    there and the validator sees it (the breaks it carries fire, each alone)."""
+    server = FaultServer(G1, breaks=breaks, ask_on="get")
+    with anyio.fail_after(30):
+        async with server.http() as http:
+
+            def connect() -> Transport:
+                return HttpTransport(http.url)
+
+            async with validated(server, connect, look=True) as (client, poller, _, v, asked):
+                await client.open_listen_stream()
+                started = await client.start(ToolCall("ask", {}).as_task())
+                outcome = await poller.wait(started, deadline=20)
+    assert {f.rule_id for f in v.findings} == expected
+    assert isinstance(outcome, Completed)
+    assert "ok" in str(outcome.result.content)  # the answer reached the server
+    (task,) = server.tasks.values()
+    assert server.get_streams_opened == 1
+    assert [r.http_method for r in http.received].count("GET") == 1
+    (question,) = server.sent_requests
+    answers = [r for r in http.received if r.json and "result" in r.json]
+    assert [a.json["id"] for a in answers] == [question["id"]]
+    if "V-21" in breaks:
+        assert asked.task_ids == [None]  # untagged: the router's default answered it
+    else:
+        assert asked.task_ids == [task.task_id]
+        kept = "V-22" not in breaks
+        assert asked.seen == [TaskStatus.INPUT_REQUIRED if kept else TaskStatus.WORKING]
+
+
+def test_ask_on_is_checked() -> None:
+    with pytest.raises(ValueError, match="ask_on"):
+        FaultServer(G1, ask_on="post")
+    with pytest.raises(ValueError, match="GET stream"):
+        FaultServer(G2, ask_on="get")
+
+
+async def test_over_http_a_question_for_the_get_stream_waits_until_the_client_opens_one() -> None:
+    """The client opens no GET stream unless asked: until it does, the blocking tasks/result
+    brings no question (the server holds it); once it does, the question arrives there, is
+    answered, and the polls end the task."""
+    result_arrived = anyio.Event()
+
+    async def hook(message: dict[str, Any]) -> None:
+        if message.get("method") == "tasks/result":
+            result_arrived.set()
+
+    server = FaultServer(G1, ask_on="get", on_message=hook)
+    with anyio.fail_after(30):
+        async with server.http() as http:
+
+            def connect() -> Transport:
+                return HttpTransport(http.url)
+
+            async with validated(server, connect) as (client, _, _, v, asked):
+                started = await client.start(ToolCall("ask", {}).as_task())
+                assert isinstance(started, CreateTaskResult)
+                task_id = started.task.task_id
+                assert (await client.get_task(task_id)).status is TaskStatus.INPUT_REQUIRED
+                results: list[dict[str, Any]] = []
+                async with anyio.create_task_group() as group:
+
+                    async def blocking_result() -> None:
+                        results.append(dict(await client.task_result_raw(task_id)))
+
+                    group.start_soon(blocking_result)
+                    await result_arrived.wait()
+                    await anyio.wait_all_tasks_blocked()  # the server holds its question
+                    assert server.sent_requests == []
+                    assert server.tasks[task_id].asked == "sending"
+                    await client.open_listen_stream()
+                    await asked.arrived.wait()
+                    status = TaskStatus.INPUT_REQUIRED  # until the answer is in, and polls
+                    while status is not TaskStatus.COMPLETED:
+                        status = (await client.get_task(task_id)).status
+    assert asked.task_ids == [task_id]
+    assert "ok" in str(results[0]["content"])
+    assert v.findings == []
