@@ -3,6 +3,8 @@ produces no finding; each mutator's traffic produces exactly the rule it breaks.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from budget import examples
 from hypothesis import HealthCheck, given, settings
@@ -107,13 +109,13 @@ def _v22_traffic(order: str, *, tagged: bool = True, status: str = "working") ->
         "ttl": None,
     }
     meta = {"io.modelcontextprotocol/related-task": {"taskId": "t-1"}} if tagged else {}
-    question = {
+    question: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": "s-1",
         "method": "elicitation/create",
         "params": {"mode": "form", "message": "ok?", "requestedSchema": {}, "_meta": meta},
     }
-    steps = {
+    steps: dict[str, tuple[str, dict[str, Any]]] = {
         "q": ("received", question),
         "g": ("sent", {"jsonrpc": "2.0", "id": 9, "method": "tasks/get", "params": task}),
         "a": ("sent", {"jsonrpc": "2.0", "id": "s-1", "result": {"action": "accept"}}),
