@@ -205,8 +205,9 @@ class FaultServer:
         self.ask_on = ask_on
         """Where a 2025-11-25 in-task question goes over HTTP: ``"result"``, the stream of
         the request being answered (the blocking tasks/result, or the poll V-22 broken asks
-        on); ``"get"``, the client's GET SSE stream (the question waits until one is open).
-        In process there is one connection: both are it."""
+        on); ``"get"``, the client's GET SSE stream (the question, and the request that would
+        have carried it, wait until one is open). In process there is one connection: both
+        are it."""
         self.breaks = frozenset(breaks)
         unknown = self.breaks - BREAKABLE.keys()
         if unknown:
@@ -228,13 +229,15 @@ class FaultServer:
         """How many GET SSE streams clients opened (over HTTP)."""
 
     @classmethod
-    def preset(cls, name: str, *, on_message: Hook | None = None, steps: int = 2) -> FaultServer:
+    def preset(
+        cls, name: str, *, on_message: Hook | None = None, steps: int = 2, ask_on: str = "result"
+    ) -> FaultServer:
         """The server :data:`PRESETS` names (its generation, the rules it breaks)."""
         try:
             generation, breaks, _ = PRESETS[name]
         except KeyError:
             raise ValueError(f"no FaultServer preset {name!r}; see PRESETS") from None
-        return cls(generation, breaks=breaks, on_message=on_message, steps=steps)
+        return cls(generation, breaks=breaks, on_message=on_message, steps=steps, ask_on=ask_on)
 
     @property
     def _g2(self) -> bool:
