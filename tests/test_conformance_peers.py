@@ -64,10 +64,18 @@ async def tour_2025(url: str) -> list[Finding]:
         client_info=INFO,
         capabilities=router.capabilities(),
     )
+    looked: list[str] = []
+
+    async def look_and_accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        # a tasks/get while the task's question is open: what V-22 is checked on
+        if ctx.task_id is not None:
+            looked.append((await client.get_task(ctx.task_id)).status.value)
+        return await accept(ctx, params)
+
     with anyio.fail_after(60):
         async with client:
             router.attach(client)
-            router.default_elicitation(accept)
+            router.default_elicitation(look_and_accept)
             _ = [tool async for tool in client.list_tools()]
             async with Poller(client, FAST, inputs=router) as poller:
                 echo = task_created(
@@ -97,6 +105,7 @@ async def tour_2025(url: str) -> list[Finding]:
                 await client.request("tools/call", {"name": "need_task", "arguments": {}})
             except RPCError:
                 pass
+    assert looked, "confirm's question was never asked in its task"
     return validator.findings
 
 
@@ -144,7 +153,8 @@ def rules_of(findings: list[Finding]) -> set[tuple[str, str]]:
 async def test_mcp1_deviations(mcp1_http_url: str) -> None:
     """mcp 1.30: leaves ``ttl`` out of tasks/get when it is null (V-08, A-06), answers
     tasks/result of a failed task with only ``_meta`` (V-12), and answers a task-required
-    tool's plain call with an isError result instead of -32601 (V-16). Nothing else."""
+    tool's plain call with an isError result instead of -32601 (V-16). Nothing else (V-22
+    kept: the tour's look while confirm asks sees input_required)."""
     findings = await tour_2025(mcp1_http_url)
     assert rules_of(findings) == {("V-08", "fail"), ("V-12", "fail"), ("V-16", "fail")}
     for f in findings:
@@ -158,7 +168,7 @@ async def test_mcp1_deviations(mcp1_http_url: str) -> None:
 async def test_ts1_deviations(ts1_http_url: str) -> None:
     """TypeScript SDK 1.32: creates the eliciting task already input_required (V-05, a
     warning: A-07), a failed task has no statusMessage (V-13, SHOULD), and a task-required
-    tool's plain call is an isError result (V-16). Nothing else."""
+    tool's plain call is an isError result (V-16). Nothing else (V-22 kept, as on mcp 1.30)."""
     findings = await tour_2025(ts1_http_url)
     assert rules_of(findings) == {("V-05", "warn"), ("V-13", "warn"), ("V-16", "fail")}
     (created,) = [f for f in findings if f.rule_id == "V-05"]

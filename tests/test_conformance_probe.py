@@ -269,6 +269,26 @@ async def test_v28_needs_http() -> None:
     assert "needs HTTP" in report.result("V-28").evidence
 
 
+async def test_v02_over_http_a_request_on_the_initialize_response_stream() -> None:
+    """V-02 broken over HTTP: the initialize answer is an SSE stream carrying a roots/list
+    request before the answer, so before the client could send notifications/initialized.
+    The probe warns under V-02 (and nothing else); the client answered the request (it
+    declared no roots: an error) and went on."""
+    server = FaultServer(G1, breaks={"V-02"})
+    with anyio.fail_after(60):
+        async with server.http() as http:
+            report = await probe(http.url, G1, safe_tools=FAULT_SAFE, timeout=10)
+    check_shape(report)
+    assert flagged(report) == {("V-02", "warn")}
+    assert "roots/list" in report.result("V-02").evidence
+    (asked, *_) = server.sent_requests
+    assert asked["method"] == "roots/list"
+    posted = [r.json for r in http.received if r.http_method == "POST" and r.json]
+    assert posted[0]["method"] == "initialize"
+    (answer,) = [m for m in posted if m.get("id") == asked["id"] and "method" not in m]
+    assert "error" in answer
+
+
 # -- the real peers ----------------------------------------------------------------------------
 
 MCP1 = {("V-08", "fail"), ("V-12", "fail"), ("V-16", "fail")}

@@ -3,6 +3,8 @@ produces no finding; each mutator's traffic produces exactly the rule it breaks.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from budget import examples
 from hypothesis import HealthCheck, given, settings
@@ -90,3 +92,69 @@ def test_the_readme_property_example_runs() -> None:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("ok: ")
+
+
+def _asking_validator() -> Validator:
+    return Validator(Generation.V2025_11_25, client_capabilities={"elicitation": {}})
+
+
+def _v22_traffic(order: str, *, tagged: bool = True, status: str = "working") -> Traffic:
+    """A 2025-11-25 task asking one question, and one tasks/get placed by ``order``: the
+    letters q (the question arrives), g (the get is sent), a (the client answers), r (the
+    get's answer arrives)."""
+    task = {
+        "taskId": "t-1",
+        "createdAt": "2026-08-01T00:00:00Z",
+        "lastUpdatedAt": "2026-08-01T00:00:01Z",
+        "ttl": None,
+    }
+    meta = {"io.modelcontextprotocol/related-task": {"taskId": "t-1"}} if tagged else {}
+    question: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": "s-1",
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": "ok?", "requestedSchema": {}, "_meta": meta},
+    }
+    steps: dict[str, tuple[str, dict[str, Any]]] = {
+        "q": ("received", question),
+        "g": ("sent", {"jsonrpc": "2.0", "id": 9, "method": "tasks/get", "params": task}),
+        "a": ("sent", {"jsonrpc": "2.0", "id": "s-1", "result": {"action": "accept"}}),
+        "r": ("received", {"jsonrpc": "2.0", "id": 9, "result": {**task, "status": status}}),
+    }
+    head: Traffic = (
+        ("sent", {"jsonrpc": "2.0", "id": 1, "method": "tasks/result", "params": task}),
+    )
+    return (*head, *(steps[c] for c in order))
+
+
+@pytest.mark.parametrize(
+    ("order", "tagged", "status", "fires"),
+    [
+        ("qgra", True, "working", True),  # asked, polled, told working, then answered
+        ("gqra", True, "working", False),  # the poll was sent before the question arrived
+        ("qgar", True, "working", False),  # the answer may have reached the server first
+        ("qagr", True, "working", False),  # answered: leaving input_required is not checked
+        ("qgra", True, "input_required", False),
+        ("qgra", True, "cancelled", False),  # ended: it waits for nothing
+        ("qgra", False, "working", False),  # untagged (V-21's business): no task to blame
+    ],
+)
+def test_v22_fires_only_when_the_poll_provably_saw_the_open_question(
+    order: str, tagged: bool, status: str, fires: bool
+) -> None:
+    findings = _asking_validator().feed(_v22_traffic(order, tagged=tagged, status=status))
+    # the untagged question is V-21 (tasks/result is open), and only that
+    assert [f.rule_id for f in findings] == (["V-22"] if fires else [] if tagged else ["V-21"])
+    if fires:
+        (finding,) = findings
+        assert finding.task_id == "t-1"
+        assert finding.evidence["result"]["status"] == "working"
+
+
+def test_v22_a_question_the_server_withdrew_is_not_open() -> None:
+    withdrawn = (
+        "received",
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s-1"}},
+    )
+    traffic = (*_v22_traffic("q"), withdrawn, *_v22_traffic("gr")[1:])
+    assert _asking_validator().feed(traffic) == []

@@ -92,6 +92,16 @@ class _Snapshot:
     last_updated_at: Any
 
 
+@attrs.frozen
+class _Question:
+    """A server->client request tagged with related-task ``task_id``, not answered yet."""
+
+    task_id: str
+    method: str
+    seq: int
+    """When it arrived."""
+
+
 @attrs.define
 class _TaskState:
     created_at: str | None = None
@@ -168,6 +178,8 @@ class Validator:
         self._call_tokens: dict[Any, Any] = {}
         self._listens: dict[Any, bool] = {}
         self._http: dict[Any, HttpExchange] = {}
+        self._questions: dict[Any, _Question] = {}
+        """2025-11-25 in-task requests the client has not answered, by their id (V-22)."""
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -192,6 +204,8 @@ class Validator:
                 self._client_caps = _obj(params.get("capabilities")) or {}
             if method == "subscriptions/listen":
                 self._listens[msg["id"]] = False
+        elif "method" not in msg and "id" in msg:
+            self._questions.pop(msg["id"], None)  # the client answered a server request
         return []
 
     def received(self, message: Mapping[str, Any]) -> list[Finding]:
@@ -361,6 +375,7 @@ class Validator:
         elif method == "tasks/get" and result is not None:
             if not self._task_shape1(result, msg, found, ttl_required=True, rule_id="V-07"):
                 self._related_task_meta(result, msg, found)
+                self._input_required_while_asked(result, pending.seq, msg, found)
                 self._snapshot(result, pending.seq, msg, found)
         elif method == "tasks/cancel" and result is not None:
             if pending.terminal_at_send:
@@ -607,6 +622,7 @@ class Validator:
         if self._gen2 or method not in ("elicitation/create", "sampling/createMessage"):
             return
         related = _obj(_meta(params).get(RELATED_TASK_META))
+        self._question_asked(msg, method, params, related)
         open_results = [
             (_obj(p.message.get("params")) or {}).get("taskId")
             for p in self._pending.values()
@@ -632,9 +648,37 @@ class Validator:
             if "tools" not in sampling:
                 self._add(found, "V-25", "sampling tools without sampling.tools", msg)
 
+    # -- V-22: input_required while a question is open (2025-11-25) -----------------------
+
+    def _question_asked(self, msg: JSON, method: str, params: JSON, related: JSON | None) -> None:
+        """An in-task question arrived: its task waits for the client's answer."""
+        task_id = related.get("taskId") if related is not None else None
+        if isinstance(task_id, str) and "task" not in params:  # a task-augmented one: no wait
+            self._questions[msg.get("id")] = _Question(task_id, method, self._seq)
+
+    def _input_required_while_asked(
+        self, task: JSON, seq: int, msg: JSON, found: list[Finding]
+    ) -> None:
+        """V-22, the half a client can be sure of: a tasks/get sent after the task's question
+        arrived and answered before the client answered it was answered while the server knew
+        the question was open; it says ``working``. (Leaving input_required once answered is
+        not checked: the answer and a later poll can cross on their way to the server.)"""
+        if task["status"] != "working":
+            return  # input_required keeps the rule; a terminal task asks no more
+        for request_id, question in self._questions.items():
+            if question.task_id == task["taskId"] and question.seq < seq:
+                detail = (
+                    f"a tasks/get sent after {question.method} {request_id!r} arrived, and "
+                    "answered before the client answered it, says working"
+                )
+                self._add(found, "V-22", detail, msg, question.task_id)
+                return
+
     def _notification(self, msg: JSON, found: list[Finding]) -> None:
         method = msg.get("method")
         params = _obj(msg.get("params")) or {}
+        if method == "notifications/cancelled" and not self._gen2:
+            self._questions.pop(params.get("requestId"), None)  # the server withdrew it
         if method == "notifications/progress":
             self._progress_notification(params, msg, found)
         elif self._gen2:

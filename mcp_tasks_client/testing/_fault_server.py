@@ -34,10 +34,12 @@ Input in a task (``ask``): 2025-11-25, the task goes ``input_required`` at its f
 the server sends its ``elicitation/create`` (tagged with related-task ``_meta``) on the stream
 of the client's ``tasks/result`` (in process: on the connection; over HTTP: an SSE response),
 which blocks; once the client answers, the task is ``working`` again, ends after ``steps`` more
-polls, and ``tasks/result`` answers then. 2026-07-28, ``tasks/get`` shows ``input_required``
-with ``inputRequests`` (keys ``q1``, then ``q2``), each answered by ``tasks/update`` (an empty
-ack); then the task runs ``steps`` polls. :data:`PRESETS` names servers that break several
-rules at once, as servers in the wild do (:meth:`FaultServer.preset`).
+polls, and ``tasks/result`` answers then. Over HTTP, ``ask_on="get"`` sends the question on the
+client's standalone GET SSE stream instead (it waits until the client opens one), and
+``tasks/result`` answers as plain JSON once the task ends. 2026-07-28, ``tasks/get`` shows
+``input_required`` with ``inputRequests`` (keys ``q1``, then ``q2``), each answered by
+``tasks/update`` (an empty ack); then the task runs ``steps`` polls. :data:`PRESETS` names
+servers that break several rules at once, as servers in the wild do (:meth:`FaultServer.preset`).
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ Answer = JSON | bytes | _Drop | None
 Hook = Callable[[JSON], Awaitable[Answer]]
 
 BREAKABLE: Mapping[str, str] = {
-    "V-02": "a roots/list request goes out before the initialize answer (in process only)",
+    "V-02": "a roots/list request goes out before the initialize answer (over HTTP: on the "
+    "initialize response's SSE stream)",
     "V-05": "a created task is already input_required",
     "V-08": "tasks/get leaves ttl out",
     "V-12": "tasks/result answers only _meta",
@@ -127,6 +130,7 @@ _TOOLS: dict[str, str | None] = {
     "confirm": "required",
 }
 _GEN2_ONLY = frozenset({"confirm"})
+_ASK_ON = frozenset({"result", "get"})
 _FORM = {
     "type": "object",
     "properties": {"ok": {"type": "boolean"}},
@@ -201,8 +205,19 @@ class FaultServer:
         breaks: Iterable[str] = (),
         on_message: Hook | None = None,
         steps: int = 2,
+        ask_on: str = "result",
     ) -> None:
+        if ask_on not in _ASK_ON:
+            raise ValueError(f"ask_on is one of {sorted(_ASK_ON)}, not {ask_on!r}")
+        if ask_on == "get" and generation is Generation.V2026_07_28:
+            raise ValueError("2026-07-28 asks by inputRequests; it has no GET stream (E C56)")
         self.generation = generation
+        self.ask_on = ask_on
+        """Where a 2025-11-25 in-task question goes over HTTP: ``"result"``, the stream of
+        the request being answered (the blocking tasks/result, or the poll V-22 broken asks
+        on); ``"get"``, the client's GET SSE stream (the question, and the request that would
+        have carried it, wait until one is open). In process there is one connection: both
+        are it."""
         self.breaks = frozenset(breaks)
         unknown = self.breaks - BREAKABLE.keys()
         if unknown:
@@ -218,18 +233,24 @@ class FaultServer:
         self._clock = itertools.count(1)
         self._request_ids = itertools.count(1)
         self._asking: dict[Any, _Task] = {}
+        self._get_streams: list[_SSEChannel] = []
+        self._get_opened: anyio.Event | None = None
+        self.get_streams_opened = 0
+        """How many GET SSE streams clients opened (over HTTP)."""
 
         self._sessions = itertools.count(1)
         self._session: str | None = None  # the session of the request being answered
 
     @classmethod
-    def preset(cls, name: str, *, on_message: Hook | None = None, steps: int = 2) -> FaultServer:
+    def preset(
+        cls, name: str, *, on_message: Hook | None = None, steps: int = 2, ask_on: str = "result"
+    ) -> FaultServer:
         """The server :data:`PRESETS` names (its generation, the rules it breaks)."""
         try:
             generation, breaks, _ = PRESETS[name]
         except KeyError:
             raise ValueError(f"no FaultServer preset {name!r}; see PRESETS") from None
-        return cls(generation, breaks=breaks, on_message=on_message, steps=steps)
+        return cls(generation, breaks=breaks, on_message=on_message, steps=steps, ask_on=ask_on)
 
     @property
     def _g2(self) -> bool:
@@ -280,8 +301,27 @@ class FaultServer:
                 await self.answer(body)
             await conn.head(202, {"Content-Length": "0"})
 
+        async def on_get(request: Received, conn: Conn) -> None:
+            # the standalone GET stream: open until the client goes; asks go out on it
+            if self._g2:
+                await conn.head(405, {"Content-Length": "0"})
+                return
+            headers = {"Mcp-Session-Id": request.headers.get("mcp-session-id") or "fault-0"}
+            await conn.head(200, {"Content-Type": "text/event-stream", **headers})
+            channel = _SSEChannel(conn, headers)
+            channel.opened = True
+            self.get_streams_opened += 1
+            self._get_streams.append(channel)
+            if self._get_opened is not None:
+                self._get_opened.set()
+            try:
+                await conn.client_closed()
+            finally:
+                self._get_streams.remove(channel)
+
+        self._get_opened = anyio.Event()
         async with HostileHTTPServer(
-            on_request, on_initialize=on_request, on_response=on_response
+            on_request, on_initialize=on_request, on_response=on_response, on_get=on_get
         ) as server:
             yield server
 
@@ -412,6 +452,12 @@ class FaultServer:
         if "V-21" not in self.breaks:
             params["_meta"] = {RELATED_TASK_META: {"taskId": task.task_id}}
         task.asked = "sending"
+        if self.ask_on == "get" and self._get_opened is not None:
+            while not self._get_streams:  # over HTTP: wait for the client's GET stream
+                if self._get_opened.is_set():  # one opened and closed again
+                    self._get_opened = anyio.Event()
+                await self._get_opened.wait()
+            channel = self._get_streams[-1]
         request_id = await self._request(channel, question["method"], params)
         task.asked = request_id
         self._asking[request_id] = task

@@ -633,6 +633,30 @@ def _elicitation_without_related_task(t: list[tuple[str, Message]]) -> None:
     del _elicitation(t)["params"]["_meta"]
 
 
+@_m1("V-22", input_required=True)
+def _working_while_asked(t: list[tuple[str, Message]]) -> None:
+    # a poll between the question's arrival and the client's answer says working
+    ask = _elicitation(t)
+    at = next(i for i, (_, m) in enumerate(t) if m is ask) + 1
+    asking = copy.deepcopy(
+        next(r for r in _results(t, "tasks/get") if r["status"] == "input_required")
+    )
+    asking["status"] = "working"
+    rid = _next_id(t)
+    t[at:at] = [
+        (
+            "sent",
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "method": "tasks/get",
+                "params": {"taskId": asking["taskId"]},
+            },
+        ),
+        ("received", {"jsonrpc": "2.0", "id": rid, "result": asking}),
+    ]
+
+
 @_m1("V-23", notify=True)
 def _incomplete_status_notification(t: list[tuple[str, Message]]) -> None:
     note = next(m for d, m in t if m.get("method") == "notifications/tasks/status")
