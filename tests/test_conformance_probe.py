@@ -228,10 +228,42 @@ async def test_over_http_the_transport_rules_and_v28_pass() -> None:
             report = await probe(http.url, G1, safe_tools=FAULT_SAFE, timeout=10)
     check_shape(report)
     assert flagged(report) == set()
-    for rule_id in (*HTTP_1, "V-28", "V-19"):
+    for rule_id in (*HTTP_1, "V-27", "V-28", "V-19"):
         assert report.result(rule_id).verdict is ProbeVerdict.PASS, report.result(rule_id)
     assert "did not list" in report.result("V-28").evidence
     assert report.result("V-27d").verdict is ProbeVerdict.NOT_APPLICABLE  # no GET stream
+
+
+async def test_a_bogus_version_served_and_an_ended_session_alive_fail_v27() -> None:
+    """V-27's probe-only parts, on a session of the probe's own: a request with a bogus
+    MCP-Protocol-Version must get 400, one in a session the server let the client DELETE 404."""
+    server = FaultServer(G1, breaks={"V-27"})
+    with anyio.fail_after(60):
+        async with server.http() as http:
+            report = await probe(http.url, G1, safe_tools=FAULT_SAFE, timeout=10)
+    assert flagged(report) == {("V-27", "fail")}
+    result = report.result("V-27")
+    assert "1999-01-01" in result.evidence
+    assert "not 404" in result.evidence
+    assert {m["status"] for m in result.messages} == {200}
+
+
+async def test_a_server_that_refuses_delete_leaves_the_ended_session_part_out() -> None:
+    """A 405 to DELETE: the server does not let clients end sessions (allowed), so only the
+    version part is checked."""
+
+    async def refuse_delete(request: Any, conn: Any) -> None:
+        await conn.head(405, {"Content-Length": "0"})
+
+    server = FaultServer(G1)
+    with anyio.fail_after(60):
+        async with server.http() as http:
+            http.on_delete = refuse_delete
+            report = await probe(http.url, G1, safe_tools=FAULT_SAFE, timeout=10)
+    result = report.result("V-27")
+    assert result.verdict is ProbeVerdict.PASS
+    assert "405" in result.evidence
+    assert server.ended_sessions == set()
 
 
 async def test_a_server_listing_every_session_warns_v28() -> None:
@@ -303,8 +335,8 @@ async def test_mcp1(mcp1_http_url: str) -> None:
     check_shape(report)
     assert flagged(report) == MCP1
     assert set(report.result("V-12").messages[0]["result"]) == {"_meta"}
-    for rule_id in ("V-19", "V-22", "C-41", "V-02", *HTTP_1, "V-28"):
-        assert report.result(rule_id).verdict is ProbeVerdict.PASS
+    for rule_id in ("V-19", "V-22", "C-41", "V-02", *HTTP_1, "V-27", "V-28"):
+        assert report.result(rule_id).verdict is ProbeVerdict.PASS, report.result(rule_id)
 
 
 # V-28 on the peers: mcp 1.30 and the TypeScript SDK 1.32 both list only the session's own
@@ -319,8 +351,8 @@ async def test_ts1(ts1_http_url: str) -> None:
         report = await probe(ts1_http_url, G1, safe_tools=MCP1_SAFE, timeout=20)
     check_shape(report)
     assert flagged(report) == TS1
-    for rule_id in (*HTTP_1, "V-28"):
-        assert report.result(rule_id).verdict is ProbeVerdict.PASS
+    for rule_id in (*HTTP_1, "V-27", "V-28"):
+        assert report.result(rule_id).verdict is ProbeVerdict.PASS, report.result(rule_id)
 
 
 async def test_fastmcp4(fastmcp4_http_url: str) -> None:

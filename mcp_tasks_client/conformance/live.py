@@ -13,6 +13,10 @@ Over HTTP the validator also sees each exchange's status, content type and sessi
 task-capable tool) the probe opens a second session with the same headers and lists tasks:
 without credentials, seeing the first session's task means the server tells no requestor
 apart (a warning); with credentials both sessions are one requestor, so it says nothing.
+Last (2025-11-25, a URL), V-27's two probe-only parts on a session of the probe's own: a
+request with a bogus ``MCP-Protocol-Version`` must get 400, and once the server accepted a
+``DELETE`` of that session, a request in it must get 404 (a 405 to the DELETE: the server does
+not let clients end sessions, so not applicable).
 
 The :class:`ProbeReport` has one :class:`RuleResult` per rule of the generation: ``fail`` or
 ``warn`` with the evidence (the validator's finding, or the probe's own check and the answer
@@ -30,6 +34,7 @@ from typing import Any
 
 import anyio
 import attrs
+import httpx
 
 from .._client import Client, Timeouts
 from .._errors import MCPTasksError, RPCError, TaskNotCancellable, TaskNotFound
@@ -221,10 +226,8 @@ _NEEDS: Mapping[str, tuple[frozenset[str], str]] = {
     ),
 }
 
-_NOT_PROBED: Mapping[str, str] = {
-    "V-27": "its probe-only parts (a bogus MCP-Protocol-Version, a terminated session, one "
-    "stream per message) are not sent; what one exchange shows is V-27a-d",
-}
+_NOT_PROBED: Mapping[str, str] = {}
+_BOGUS_VERSION = "1999-01-01"
 _STATUS_CODES = frozenset({-32601, -32020, -32021, -32022})
 
 
@@ -354,6 +357,8 @@ class _Probe:
         self.first: _Recorder | None = None
         self.client_info = PROBE_CLIENT_INFO
         self.v28_task: str | None = None
+        self.url: str | None = None
+        self.headers: Mapping[str, str] = {}
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -523,6 +528,86 @@ class _Probe:
             await self._step(("V-28",), self._v28(client, self.v28_task))
         elif not lists:
             self.note(("V-28",), "the server does not declare tasks.list")
+        await self._step(("V-27",), self._v27())
+
+    async def _v27(self) -> None:
+        """V-27's probe-only parts, on a session of the probe's own, after every other step
+        (ending a session may disturb the others: mcp 1.30 stops task support for all)."""
+        url = self.url
+        if url is None:
+            self.note(("V-27",), "needs a URL (its parts are Streamable HTTP's)")
+            return
+        version = self.generation.value
+        base = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            **self.headers,
+        }
+        info = {"name": self.client_info.name, "version": self.client_info.version}
+        opening = {"protocolVersion": version, "capabilities": {}, "clientInfo": info}
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": opening}
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+
+        def seen(response: httpx.Response, sent: Mapping[str, Any]) -> JSON:
+            return {
+                "request": dict(sent),
+                "status": response.status_code,
+                "body": response.text[:300],
+            }
+
+        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as http:
+            opened = await http.post(url, json=initialize, headers=base)
+            if opened.status_code != 200:
+                self.note(("V-27",), f"a session of its own did not open ({opened.status_code})")
+                return
+            session = opened.headers.get("mcp-session-id")
+            headers = {**base, "MCP-Protocol-Version": version}
+            if session is not None:
+                headers["Mcp-Session-Id"] = session
+            ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await http.post(url, json=ready, headers=headers)
+            sent = {**ping, "headers": {"MCP-Protocol-Version": _BOGUS_VERSION}}
+            bogus = await http.post(
+                url, json=ping, headers={**headers, "MCP-Protocol-Version": _BOGUS_VERSION}
+            )
+            if bogus.status_code == 400:
+                self.check("V-27", ProbeVerdict.PASS, "a bogus MCP-Protocol-Version got 400")
+            else:
+                self.check(
+                    "V-27",
+                    ProbeVerdict.FAIL,
+                    f"a request with MCP-Protocol-Version {_BOGUS_VERSION} got "
+                    f"{bogus.status_code}, not 400",
+                    seen(bogus, sent),
+                )
+            if session is None:
+                self.check(
+                    "V-27", ProbeVerdict.PASS, "no Mcp-Session-Id: no ended session to check"
+                )
+                return
+            ended = await http.delete(url, headers=headers)
+            if ended.status_code == 405:
+                self.check(
+                    "V-27",
+                    ProbeVerdict.PASS,
+                    "DELETE answered 405 (the server does not let clients end a session, "
+                    "which it may): no ended session to check",
+                )
+                return
+            if not 200 <= ended.status_code < 300:
+                self.note(("V-27",), f"DELETE of its session answered {ended.status_code}")
+                return
+            after = await http.post(url, json={**ping, "id": 3}, headers=headers)
+            if after.status_code == 404:
+                self.check("V-27", ProbeVerdict.PASS, "a request in an ended session got 404")
+            else:
+                self.check(
+                    "V-27",
+                    ProbeVerdict.FAIL,
+                    f"a request in a session the server ended (DELETE answered "
+                    f"{ended.status_code}) got {after.status_code}, not 404",
+                    seen(after, {**ping, "id": 3, "headers": {"Mcp-Session-Id": session}}),
+                )
 
     async def _raw_call(self, client: Client, call: ToolCall, *, task: bool) -> JSON | None:
         params: JSON = {"name": call.name, "arguments": dict(call.arguments or {})}
@@ -913,6 +998,8 @@ async def probe(
     else:
         connect = server
     runner = _Probe(generation, safe, negative=negative, listen=listen, timeout=timeout)
+    if isinstance(server, str):
+        runner.url, runner.headers = server, dict(headers or {})
     error: str | None = None
     try:
         with anyio.fail_after(max(timeout * (4 + 4 * len(safe)), timeout)):

@@ -321,9 +321,10 @@ RULES: Mapping[str, Rule] = _rules(
         "V-27",
         M,
         G1,
-        "Streamable HTTP: 400 for a bogus MCP-Protocol-Version, 404 for a terminated session, "
-        "each message on one stream (the parts a single exchange shows are V-27a-d)",
-        "a transport rule was broken",
+        "Streamable HTTP: 400 for a bogus MCP-Protocol-Version, 404 for a session the server "
+        "ended (the probe checks both on a session of its own; the parts a single exchange "
+        "shows are V-27a-d; each message on exactly one stream is not checked)",
+        "a bogus MCP-Protocol-Version was served, or an ended session was not answered 404",
         "X:96-219, X:280",
         checked=False,
     ),

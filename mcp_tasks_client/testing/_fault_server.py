@@ -103,6 +103,8 @@ BREAKABLE: Mapping[str, str] = {
     "E S16": "tasks/result answers a result",
     "E S17": "tasks/list answers a result",
     "E S21": "confirm creates its task at once and asks its input inside it, not by MRTR first",
+    "V-27": "over HTTP, a bogus MCP-Protocol-Version is served (not 400) and a session the "
+    "client ended with DELETE goes on (not 404)",
     "V-28": "tasks/list lists the tasks of every session, not only the caller's (over HTTP; "
     "without it each 2025-11-25 session has its own Mcp-Session-Id and sees its own tasks)",
 }
@@ -227,6 +229,8 @@ class FaultServer:
         self.tasks: dict[str, _Task] = {}
         self.received: list[JSON] = []
         """Every message the server read, in order."""
+        self.ended_sessions: set[str] = set()
+        """2025-11-25 HTTP sessions the client ended with DELETE (then answered 404)."""
         self.sent_requests: list[JSON] = []
         """Every request the server sent the client, in order."""
         self._ids = itertools.count(1)
@@ -267,6 +271,18 @@ class FaultServer:
         async def on_request(request: Received, conn: Conn) -> None:
             body = request.json
             session = request.headers.get("mcp-session-id")
+            if not self._g2 and "V-27" not in self.breaks:
+                version = request.headers.get("mcp-protocol-version")
+                rpc_id = body.get("id") if isinstance(body, dict) else None
+                if version is not None and version != self.generation.value:
+                    refused = self._error({"id": rpc_id}, -32600, f"unsupported version {version}")
+                    await conn.json(refused, status=400)
+                    return
+                if session is not None and session in self.ended_sessions:
+                    await conn.json(
+                        self._error({"id": rpc_id}, -32600, "session ended"), status=404
+                    )
+                    return
             if not self._g2 and isinstance(body, dict) and body.get("method") == "initialize":
                 session = f"fault-{next(self._sessions)}"
             headers = {} if self._g2 else {"Mcp-Session-Id": session or "fault-0"}
@@ -295,6 +311,15 @@ class FaultServer:
                 status = _ERROR_STATUS.get(error.get("code"), 200)  # type: ignore[arg-type]
             await conn.json(answer, status=status, headers=headers)
 
+        async def on_delete(request: Received, conn: Conn) -> None:
+            session = request.headers.get("mcp-session-id")
+            if self._g2:
+                await conn.head(405, {"Content-Length": "0"})
+                return
+            if session is not None:
+                self.ended_sessions.add(session)
+            await conn.head(200, {"Content-Length": "0"})
+
         async def on_response(request: Received, conn: Conn) -> None:
             body = request.json
             if isinstance(body, dict):
@@ -321,7 +346,11 @@ class FaultServer:
 
         self._get_opened = anyio.Event()
         async with HostileHTTPServer(
-            on_request, on_initialize=on_request, on_response=on_response, on_get=on_get
+            on_request,
+            on_initialize=on_request,
+            on_response=on_response,
+            on_delete=on_delete,
+            on_get=on_get,
         ) as server:
             yield server
 

@@ -154,8 +154,8 @@ async def _accept(request: Received, conn: Conn) -> None:
 class HostileHTTPServer:
     """``async with HostileHTTPServer(on_request) as server: server.url``.
 
-    ``on_initialize``, ``on_notification``, ``on_response``, ``on_get`` override the polite
-    defaults. ``received`` lists every request, in arrival order.
+    ``on_initialize``, ``on_notification``, ``on_response``, ``on_get``, ``on_delete`` override
+    the polite defaults. ``received`` lists every request, in arrival order.
     """
 
     def __init__(
@@ -166,6 +166,7 @@ class HostileHTTPServer:
         on_notification: Handler | None = None,
         on_response: Handler | None = None,
         on_get: Handler | None = None,
+        on_delete: Handler | None = None,
         tls: ssl.SSLContext | None = None,
     ) -> None:
         self.on_request = on_request
@@ -173,6 +174,7 @@ class HostileHTTPServer:
         self.on_notification = on_notification or _accept
         self.on_response = on_response or _accept
         self.on_get = on_get
+        self.on_delete = on_delete
         self.tls = tls
         self.received: list[Received] = []
         self.bytes_sent = 0
@@ -230,7 +232,10 @@ class HostileHTTPServer:
 
     async def _dispatch(self, request: Received, conn: Conn) -> None:
         if request.http_method == "DELETE":
-            await conn.head(200, {"Content-Length": "0"})
+            if self.on_delete is None:
+                await conn.head(200, {"Content-Length": "0"})
+            else:
+                await self.on_delete(request, conn)
             return
         if request.http_method == "GET":
             if self.on_get is None:
