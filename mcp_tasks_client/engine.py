@@ -28,6 +28,7 @@ result, the early error is recorded as a violation in ``warnings``.
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
 import functools
 import logging
@@ -239,14 +240,11 @@ class _Tracked:
         if self.done_event is not None:
             self.done_event.set()
 
-    async def wait_done(self) -> None:
-        """Until the task ended (a checkpoint even when it already has)."""
-        if self.is_done:
-            await anyio.lowlevel.checkpoint()
-            return
+    def done_wakeup(self) -> anyio.Event:
+        """The event set when the task ends, made on first use (one for every wait)."""
         if self.done_event is None:
             self.done_event = anyio.Event()
-        await self.done_event.wait()
+        return self.done_event
 
     def close_watchers(self) -> None:
         watchers, self.watchers = self.watchers, None
@@ -404,13 +402,12 @@ class Poller:
                     _call(on_progress, latest)
             ended = False
             try:
-                if until == math.inf:
-                    await tracked.wait_done()
+                with _bounded(until):
+                    if tracked.is_done:
+                        await anyio.lowlevel.checkpoint()
+                    else:  # inline (no coroutine of its own while it sleeps)
+                        await tracked.done_wakeup().wait()
                     ended = True
-                else:
-                    with anyio.CancelScope(deadline=until):
-                        await tracked.wait_done()
-                        ended = True
             except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
                 with anyio.CancelScope(shield=True):
                     await self._abandon([tracked], [tracked])
@@ -496,11 +493,8 @@ class Poller:
             while remaining:
                 ended: _Tracked | None = None
                 try:
-                    if until == math.inf:
+                    with _bounded(until):
                         ended = await inbox.get()
-                    else:
-                        with anyio.CancelScope(deadline=until):
-                            ended = await inbox.get()
                 except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
                     with anyio.CancelScope(shield=True):
                         await self._abandon([t for t in held if t.task_id in remaining], held)
@@ -1247,6 +1241,15 @@ class Poller:
                 for tracked in chosen:
                     group.start_soon(cancel, tracked.task_id)
         return tuple(t.task_id for t in chosen)
+
+
+_UNBOUNDED = contextlib.nullcontext()
+
+
+def _bounded(until: float) -> contextlib.AbstractContextManager[object]:
+    """A cancel scope with ``until`` as its deadline; none at all for no deadline (a scope is
+    several hundred bytes, and a wait may sleep for hours)."""
+    return _UNBOUNDED if until == math.inf else anyio.CancelScope(deadline=until)
 
 
 def _append(tracked: _Tracked, name: str, item: object) -> None:
