@@ -219,7 +219,9 @@ class _Tracked:
     done_event: anyio.Event | None = None
     """Made by the first :meth:`wait_done` that has to wait; one for all of them."""
     watchers: list[_WatchQueue] | None = None
-    listeners: list[_Inbox] | None = None
+    listeners: _Inbox | list[_Inbox] | None = None
+    """The ``as_completed`` inboxes told when it ends: the one inbox itself (the usual case:
+    no list per task), or a list once there are more."""
     progress_callbacks: list[ProgressCallback] | None = None
     message: StatusMessage | None = None
     """The latest accepted snapshot's status message, with when it was first seen."""
@@ -245,6 +247,23 @@ class _Tracked:
         if self.done_event is None:
             self.done_event = anyio.Event()
         return self.done_event
+
+    def add_listener(self, inbox: _Inbox) -> None:
+        current = self.listeners
+        if current is None:
+            self.listeners = inbox
+        elif isinstance(current, _Inbox):
+            self.listeners = [current, inbox]
+        else:
+            current.append(inbox)
+
+    def remove_listener(self, inbox: _Inbox) -> None:
+        """Remove ``inbox`` once (it is there as often as it was added)."""
+        current = self.listeners
+        if current is inbox:
+            self.listeners = None
+        elif isinstance(current, list) and inbox in current:
+            current.remove(inbox)
 
     def close_watchers(self) -> None:
         watchers, self.watchers = self.watchers, None
@@ -480,7 +499,7 @@ class Poller:
             for ref in tasks:
                 tracked = await self._hold(ref, until)
                 held.append(tracked)
-                _append(tracked, "listeners", inbox)
+                tracked.add_listener(inbox)
                 if tracked.is_done:
                     inbox.put(tracked)
                 elif on_progress is not None and tracked not in reporting:
@@ -512,7 +531,7 @@ class Poller:
                     yield ended.task_id, ended.ended
         finally:
             for tracked in held:
-                _discard(tracked, "listeners", inbox)
+                tracked.remove_listener(inbox)
                 self._release(tracked)
             for tracked in reporting:
                 assert on_progress is not None
@@ -1206,8 +1225,12 @@ class Poller:
         tracked.set_done()
         self._listen_set_changed()
         tracked.close_watchers()
-        for listener in tracked.listeners or ():
-            listener.put(tracked)
+        listeners = tracked.listeners
+        if isinstance(listeners, _Inbox):
+            listeners.put(tracked)
+        else:
+            for listener in listeners or ():
+                listener.put(tracked)
         if tracked.refs <= 0:
             self._tracked.pop(tracked.task_id, None)
 
