@@ -412,13 +412,30 @@ def scheduler_cost(count: int, polls: int) -> dict[str, float]:
     return {"cpu_us": cpu / done * 1e6, "polls": done}
 
 
-async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict[str, float]:
+async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict[str, Any]:
     """How late polls start (start minus due time) while a Poller tracks ``idle`` tasks polled
-    hourly and ``active`` ones polled every second (jitter 0.5)."""
+    hourly and ``active`` ones polled every second (jitter 0.5). Beside the lateness: the
+    garbage collector's passes during the polling (a full pass stops the loop for as long as
+    it walks every container), the containers it tracks with every task held, and the CPU one
+    full pass then costs (what a pause would be on a quiet machine)."""
     from mcp_tasks_client import Poller, PollPolicy
 
     policy = PollPolicy(floor=0.01, initial=1.0, backoff=1.0, jitter=0.5)
     late: list[float] = []
+    passes = [0, 0, 0]  # collections of each generation once the first poll started
+    pauses: list[float] = []  # how long each full (generation 2) pass took, wall clock
+    started: list[float] = []
+
+    def counted(phase: str, info: dict[str, int]) -> None:
+        if not late:
+            return  # setting up: not polling yet
+        if phase == "start":
+            passes[info["generation"]] += 1
+            started[:] = [time.perf_counter()]
+        elif info["generation"] == 2 and started:
+            pauses.append((time.perf_counter() - started[0]) * 1e3)
+
+    full: dict[str, float] = {}
     async with _lib_client(url) as client:
         seeds = _seeded(client, idle, 3_600_000)
         hot = _seeded(client, active, 1000)
@@ -438,15 +455,25 @@ async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict
                 return await original(task_id, timeout)
 
             poller._get = timed  # type: ignore[method-assign]
-            with anyio.move_on_after(seconds):
-                async with anyio.create_task_group() as tg:
+            gc.callbacks.append(counted)
+            async with anyio.create_task_group() as tg:
 
-                    async def hold(refs: list[Any]) -> None:
-                        async for _ in poller.as_completed(refs):
-                            pass
+                async def hold(refs: list[Any]) -> None:
+                    async for _ in poller.as_completed(refs):
+                        pass
 
-                    tg.start_soon(hold, seeds)
-                    tg.start_soon(hold, hot)
+                tg.start_soon(hold, seeds)
+                tg.start_soon(hold, hot)
+                await anyio.sleep(seconds)
+                gc.callbacks.remove(counted)
+                measured = len(late)
+                # After the window, every task still held: what one full pass costs.
+                full["objects"] = len(gc.get_objects())
+                cpu0 = time.process_time()
+                gc.collect()
+                full["cpu_ms"] = (time.process_time() - cpu0) * 1e3
+                tg.cancel_scope.cancel()
+    late = late[:measured]
     late.sort()
     if not late:
         return {"polls": 0}
@@ -454,6 +481,11 @@ async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict
         "polls": len(late),
         "p50_ms": late[len(late) // 2] * 1e3,
         "p99_ms": late[int(len(late) * 0.99)] * 1e3,
+        "max_ms": late[-1] * 1e3,
+        "gc_passes": passes,  # generation 0, 1, 2, during the polling (not the one forced)
+        "full_gc_pauses_ms": pauses,
+        "gc_objects": full.get("objects", 0),
+        "full_gc_cpu_ms": full.get("cpu_ms", 0.0),
     }
 
 
