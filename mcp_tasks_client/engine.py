@@ -317,6 +317,10 @@ class Poller:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False
         self._wake = anyio.Event()
+        # When the sleeping driver wakes by itself (-inf while it is not sleeping on a time):
+        # an answered poll due no sooner need not wake it (one wake-up per due time, not one
+        # per answer).
+        self._sleeping_until = -math.inf
         # PollPolicy.max_in_flight: polls running, and due ones waiting for a slot (oldest
         # first). A counter the driver reads, not a limiter each poll acquires.
         self._in_flight = 0
@@ -773,8 +777,12 @@ class Poller:
             due = self._scheduler.next_due()
             delay = math.inf if due is None else due - anyio.current_time()
             if delay > 0:
-                with anyio.move_on_after(delay):
-                    await self._wake.wait()
+                self._sleeping_until = math.inf if due is None else due
+                try:
+                    with anyio.move_on_after(delay):
+                        await self._wake.wait()
+                finally:
+                    self._sleeping_until = -math.inf
 
     async def _run_poll(self, tracked: _Tracked, task_id: str) -> None:
         try:
@@ -827,13 +835,14 @@ class Poller:
         if task_id in self._acknowledged:  # pushed to us: a slow safety poll only (A-25)
             base = interval if interval is not None else self.policy.initial
             interval = base * self.policy.listen_safety_factor
-        self._scheduler.answered(
+        due = self._scheduler.answered(
             task_id,
             anyio.current_time(),
             interval,
             not_after=tracked.expires_at,
         )
-        self._wake.set()
+        if due < self._sleeping_until:
+            self._wake.set()
 
     def _on_status(self, notification: JSONRPCNotification) -> None:
         """A status notification: news sooner than the next poll (C-22: never instead)."""
