@@ -412,12 +412,16 @@ def scheduler_cost(count: int, polls: int) -> dict[str, float]:
     return {"cpu_us": cpu / done * 1e6, "polls": done}
 
 
-async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict[str, Any]:
+async def lib_lateness(
+    url: str, idle: int, active: int, seconds: float, freeze: bool = False
+) -> dict[str, Any]:
     """How late polls start (start minus due time) while a Poller tracks ``idle`` tasks polled
     hourly and ``active`` ones polled every second (jitter 0.5). Beside the lateness: the
     garbage collector's passes during the polling (a full pass stops the loop for as long as
     it walks every container), the containers it tracks with every task held, and the CPU one
-    full pass then costs (what a pause would be on a quiet machine)."""
+    full pass then costs (what a pause would be on a quiet machine). ``freeze``: the caller
+    calls ``gc.freeze()`` once every task is held (what a host may do; the library never
+    does), so full passes no longer walk what was set up."""
     from mcp_tasks_client import Poller, PollPolicy
 
     policy = PollPolicy(floor=0.01, initial=1.0, backoff=1.0, jitter=0.5)
@@ -464,6 +468,11 @@ async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict
 
                 tg.start_soon(hold, seeds)
                 tg.start_soon(hold, hot)
+                if freeze:
+                    while len(poller._tracked) < idle + active:  # noqa: ASYNC110
+                        await anyio.sleep(0.001)
+                    gc.collect()
+                    gc.freeze()
                 await anyio.sleep(seconds)
                 gc.callbacks.remove(counted)
                 measured = len(late)
@@ -561,6 +570,7 @@ def main() -> None:
     parser.add_argument("--transport", default="http")
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--gc-freeze", action="store_true")
     a = parser.parse_args()
     rows: dict[str, Any] = {
         "floor": lambda: asyncio.run(floor(a.url, a.calls)),
@@ -584,7 +594,7 @@ def main() -> None:
         "lib-mem-track": lambda: anyio.run(lib_memory, a.url, a.count, False, backend=a.backend),
         "scheduler": lambda: scheduler_cost(a.count, a.calls),
         "lib-lateness": lambda: anyio.run(
-            lib_lateness, a.url, a.count, a.tasks, a.seconds, backend=a.backend
+            lib_lateness, a.url, a.count, a.tasks, a.seconds, a.gc_freeze, backend=a.backend
         ),
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
