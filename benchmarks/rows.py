@@ -413,7 +413,12 @@ def scheduler_cost(count: int, polls: int) -> dict[str, float]:
 
 
 async def lib_lateness(
-    url: str, idle: int, active: int, seconds: float, freeze: bool = False
+    url: str,
+    idle: int,
+    active: int,
+    seconds: float,
+    freeze: bool = False,
+    transport: str = "http",
 ) -> dict[str, Any]:
     """How late polls start (start minus due time) while a Poller tracks ``idle`` tasks polled
     hourly and ``active`` ones polled every second (jitter 0.5). Beside the lateness: the
@@ -440,7 +445,7 @@ async def lib_lateness(
             pauses.append((time.perf_counter() - started[0]) * 1e3)
 
     full: dict[str, float] = {}
-    async with _lib_client(url) as client:
+    async with _lib_client(url, transport) as client:
         seeds = _seeded(client, idle, 3_600_000)
         hot = _seeded(client, active, 1000)
         hot = [
@@ -594,7 +599,14 @@ def main() -> None:
         "lib-mem-track": lambda: anyio.run(lib_memory, a.url, a.count, False, backend=a.backend),
         "scheduler": lambda: scheduler_cost(a.count, a.calls),
         "lib-lateness": lambda: anyio.run(
-            lib_lateness, a.url, a.count, a.tasks, a.seconds, a.gc_freeze, backend=a.backend
+            lib_lateness,
+            a.url,
+            a.count,
+            a.tasks,
+            a.seconds,
+            a.gc_freeze,
+            a.transport,
+            backend=a.backend,
         ),
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
