@@ -229,15 +229,21 @@ def main() -> None:
             )
             say("")
             say(
-                "| tasks | per waited task (one `wait()` each) "
+                "| tasks | per waited task (one `wait()` each, in a task of its own) "
+                "| of which the caller's task (a bare task sleeping on an event) "
+                "| the poller's own per waited task "
                 "| per tracked task (one `as_completed`) |"
             )
-            say("|---|---|---|")
+            say("|---|---|---|---|---|")
             for count in counts:
                 c = ["--count", str(count)]
-                waited = _row(me, base, ["lib-mem-wait", *c])["bytes_per_task"]
+                w = _row(me, base, ["lib-mem-wait", *c])
+                waited, caller = w["bytes_per_task"], w.get("caller_task_bytes", 0.0)
                 tracked = _row(me, base, ["lib-mem-track", *c])["bytes_per_task"]
-                say(f"| {count:,} | {waited / 1024:.2f} KiB | {tracked / 1024:.2f} KiB |")
+                say(
+                    f"| {count:,} | {waited / 1024:.2f} KiB | {caller / 1024:.2f} KiB "
+                    f"| {(waited - caller) / 1024:.2f} KiB | {tracked / 1024:.2f} KiB |"
+                )
             say("")
         if "sched" in only:
             say(

@@ -333,6 +333,9 @@ async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
     async with _lib_client(url) as client:
         created = _seeded(client, count, 3_600_000)
         gc.collect()
+        # No collections while 100,000 tasks are set up (each would walk every object): the
+        # explicit collect before the reading finds whatever cyclic garbage there is.
+        gc.disable()
         tracemalloc.start()
         base = tracemalloc.get_traced_memory()[0]
         async with Poller(client, idle) as poller, anyio.create_task_group() as tg:
@@ -351,9 +354,42 @@ async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
             await anyio.sleep(0.05)
             gc.collect()
             held = tracemalloc.get_traced_memory()[0] - base
+            tracemalloc.stop()  # the teardown is not measured: no need to trace it
+            gc.enable()
             tg.cancel_scope.cancel()
+    if not waited:
+        return {"bytes_per_task": held / count}
+    # What the caller's own task costs: one task per wait is the caller's choice, and in
+    # anyio 4.16 a task that sleeps on an event of its own is ~4-5 KiB on either loop.
+    bare = await _bare_tasks(min(count, 20_000))
+    return {
+        "bytes_per_task": held / count,
+        "caller_task_bytes": bare,
+        "poller_bytes_per_task": held / count - bare,
+    }
+
+
+async def _bare_tasks(count: int) -> float:
+    """Heap per task of ``count`` tasks each sleeping on an ``anyio.Event`` of its own (the
+    least a caller's task that waits for something costs), measured as ``lib_memory`` does."""
+
+    async def sleeper() -> None:
+        await anyio.Event().wait()
+
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    async with anyio.create_task_group() as tg:
+        for _ in range(count):
+            tg.start_soon(sleeper)
+        await anyio.sleep(0.05)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
         tracemalloc.stop()
-    return {"bytes_per_task": held / count}
+        gc.enable()
+        tg.cancel_scope.cancel()
+    return held / count
 
 
 def scheduler_cost(count: int, polls: int) -> dict[str, float]:
@@ -376,14 +412,40 @@ def scheduler_cost(count: int, polls: int) -> dict[str, float]:
     return {"cpu_us": cpu / done * 1e6, "polls": done}
 
 
-async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict[str, float]:
+async def lib_lateness(
+    url: str,
+    idle: int,
+    active: int,
+    seconds: float,
+    freeze: bool = False,
+    transport: str = "http",
+) -> dict[str, Any]:
     """How late polls start (start minus due time) while a Poller tracks ``idle`` tasks polled
-    hourly and ``active`` ones polled every second (jitter 0.5)."""
+    hourly and ``active`` ones polled every second (jitter 0.5). Beside the lateness: the
+    garbage collector's passes during the polling (a full pass stops the loop for as long as
+    it walks every container), the containers it tracks with every task held, and the CPU one
+    full pass then costs (what a pause would be on a quiet machine). ``freeze``: the caller
+    calls ``gc.freeze()`` once every task is held (what a host may do; the library never
+    does), so full passes no longer walk what was set up."""
     from mcp_tasks_client import Poller, PollPolicy
 
     policy = PollPolicy(floor=0.01, initial=1.0, backoff=1.0, jitter=0.5)
     late: list[float] = []
-    async with _lib_client(url) as client:
+    passes = [0, 0, 0]  # collections of each generation once the first poll started
+    pauses: list[float] = []  # how long each full (generation 2) pass took, wall clock
+    started: list[float] = []
+
+    def counted(phase: str, info: dict[str, int]) -> None:
+        if not late:
+            return  # setting up: not polling yet
+        if phase == "start":
+            passes[info["generation"]] += 1
+            started[:] = [time.perf_counter()]
+        elif info["generation"] == 2 and started:
+            pauses.append((time.perf_counter() - started[0]) * 1e3)
+
+    full: dict[str, float] = {}
+    async with _lib_client(url, transport) as client:
         seeds = _seeded(client, idle, 3_600_000)
         hot = _seeded(client, active, 1000)
         hot = [
@@ -402,15 +464,30 @@ async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict
                 return await original(task_id, timeout)
 
             poller._get = timed  # type: ignore[method-assign]
-            with anyio.move_on_after(seconds):
-                async with anyio.create_task_group() as tg:
+            gc.callbacks.append(counted)
+            async with anyio.create_task_group() as tg:
 
-                    async def hold(refs: list[Any]) -> None:
-                        async for _ in poller.as_completed(refs):
-                            pass
+                async def hold(refs: list[Any]) -> None:
+                    async for _ in poller.as_completed(refs):
+                        pass
 
-                    tg.start_soon(hold, seeds)
-                    tg.start_soon(hold, hot)
+                tg.start_soon(hold, seeds)
+                tg.start_soon(hold, hot)
+                if freeze:
+                    while len(poller._tracked) < idle + active:  # noqa: ASYNC110
+                        await anyio.sleep(0.001)
+                    gc.collect()
+                    gc.freeze()
+                await anyio.sleep(seconds)
+                gc.callbacks.remove(counted)
+                measured = len(late)
+                # After the window, every task still held: what one full pass costs.
+                full["objects"] = len(gc.get_objects())
+                cpu0 = time.process_time()
+                gc.collect()
+                full["cpu_ms"] = (time.process_time() - cpu0) * 1e3
+                tg.cancel_scope.cancel()
+    late = late[:measured]
     late.sort()
     if not late:
         return {"polls": 0}
@@ -418,6 +495,11 @@ async def lib_lateness(url: str, idle: int, active: int, seconds: float) -> dict
         "polls": len(late),
         "p50_ms": late[len(late) // 2] * 1e3,
         "p99_ms": late[int(len(late) * 0.99)] * 1e3,
+        "max_ms": late[-1] * 1e3,
+        "gc_passes": passes,  # generation 0, 1, 2, during the polling (not the one forced)
+        "full_gc_pauses_ms": pauses,
+        "gc_objects": full.get("objects", 0),
+        "full_gc_cpu_ms": full.get("cpu_ms", 0.0),
     }
 
 
@@ -493,6 +575,7 @@ def main() -> None:
     parser.add_argument("--transport", default="http")
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--gc-freeze", action="store_true")
     a = parser.parse_args()
     rows: dict[str, Any] = {
         "floor": lambda: asyncio.run(floor(a.url, a.calls)),
@@ -516,7 +599,14 @@ def main() -> None:
         "lib-mem-track": lambda: anyio.run(lib_memory, a.url, a.count, False, backend=a.backend),
         "scheduler": lambda: scheduler_cost(a.count, a.calls),
         "lib-lateness": lambda: anyio.run(
-            lib_lateness, a.url, a.count, a.tasks, a.seconds, backend=a.backend
+            lib_lateness,
+            a.url,
+            a.count,
+            a.tasks,
+            a.seconds,
+            a.gc_freeze,
+            a.transport,
+            backend=a.backend,
         ),
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),

@@ -28,6 +28,7 @@ result, the early error is recorded as a violation in ``warnings``.
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
 import functools
 import logging
@@ -39,8 +40,8 @@ from typing import Any, TypeAlias
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import attrs
-from anyio.streams.memory import MemoryObjectSendStream
 
 from . import observability as _obs
 from ._client import Client
@@ -138,7 +139,7 @@ class _WatchQueue:
         self.backlog = backlog
         self.skipped = 0
         self._items: collections.deque[WatchItem] = collections.deque()
-        self._ready = anyio.Event()
+        self._ready: anyio.Event | None = None  # made when a reader has to wait
         self._closed = False
 
     def push(self, item: WatchItem) -> None:
@@ -155,48 +156,119 @@ class _WatchQueue:
             self._items.popleft()
             self.skipped += 1
         self._items.append(item)
-        self._ready.set()
+        if self._ready is not None:
+            self._ready.set()
 
     def close(self) -> None:
         self._closed = True
-        self._ready.set()
+        if self._ready is not None:
+            self._ready.set()
 
     async def get(self) -> WatchItem:
         """The oldest unread item; EndOfStream once closed and read to the end."""
         while not self._items:
             if self._closed:
                 raise anyio.EndOfStream
-            self._ready = anyio.Event()
-            await self._ready.wait()
+            ready = self._ready = anyio.Event()
+            await ready.wait()
         return self._items.popleft()
+
+
+class _Inbox:
+    """What one ``as_completed`` has been told and not yielded yet: the tasks that ended, in
+    order. Its event is made only when the reader has to wait (one per wake-up, not per
+    task)."""
+
+    __slots__ = ("_ended", "_wake")
+
+    def __init__(self) -> None:
+        self._ended: collections.deque[_Tracked] = collections.deque()
+        self._wake: anyio.Event | None = None
+
+    def put(self, tracked: _Tracked) -> None:
+        self._ended.append(tracked)
+        if self._wake is not None:
+            self._wake.set()
+
+    async def get(self) -> _Tracked:
+        """The oldest ended task not read yet (a checkpoint even when one is there)."""
+        if self._ended:
+            await anyio.lowlevel.checkpoint()
+        while not self._ended:
+            wake = self._wake = anyio.Event()
+            await wake.wait()
+        self._wake = None
+        return self._ended.popleft()
 
 
 @attrs.define(eq=False)
 class _Tracked:
+    """One tracked task (slotted, and small: a poller may hold 100,000 of them). What only
+    some tasks need (an event to wait on, watchers, listeners, progress callbacks, input
+    scopes) is made on first use; ``None`` until then."""
+
     task_id: str
     machine: TaskMachine
     expires_at: float | None  # monotonic, from createdAt + ttl
     refs: int = 0
     finishing: bool = False
-    done: anyio.Event = attrs.field(factory=anyio.Event)
+    is_done: bool = False
+    """Ended: ``outcome`` or ``error`` is set, and every waiter was woken."""
     outcome: Outcome | None = None
     error: MCPTasksError | None = None
-    watchers: list[_WatchQueue] = attrs.field(factory=list)
-    listeners: list[MemoryObjectSendStream[_Tracked]] = attrs.field(factory=list)
-    progress_callbacks: list[ProgressCallback] = attrs.field(factory=list)
+    done_event: anyio.Event | None = None
+    """Made by the first :meth:`wait_done` that has to wait; one for all of them."""
+    watchers: list[_WatchQueue] | None = None
+    listeners: _Inbox | list[_Inbox] | None = None
+    """The ``as_completed`` inboxes told when it ends: the one inbox itself (the usual case:
+    no list per task), or a list once there are more."""
+    progress_callbacks: list[ProgressCallback] | None = None
     message: StatusMessage | None = None
     """The latest accepted snapshot's status message, with when it was first seen."""
     # 2026-07-28 input: handlers running, and snapshots in a row asking nothing new.
     inputs_running: int = 0
     stuck_polls: int = 0
-    input_scopes: set[anyio.CancelScope] = attrs.field(factory=set)
+    input_scopes: set[anyio.CancelScope] | None = None
     """One per running 2026 input handler of this task: cancelled when its tracking ends."""
     span: Any = None
     """The task's lifecycle span (tracking to outcome), None when spans are off."""
 
     def stop_inputs(self) -> None:
-        for scope in self.input_scopes:
+        for scope in self.input_scopes or ():
             scope.cancel()
+
+    def set_done(self) -> None:
+        self.is_done = True
+        if self.done_event is not None:
+            self.done_event.set()
+
+    def done_wakeup(self) -> anyio.Event:
+        """The event set when the task ends, made on first use (one for every wait)."""
+        if self.done_event is None:
+            self.done_event = anyio.Event()
+        return self.done_event
+
+    def add_listener(self, inbox: _Inbox) -> None:
+        current = self.listeners
+        if current is None:
+            self.listeners = inbox
+        elif isinstance(current, _Inbox):
+            self.listeners = [current, inbox]
+        else:
+            current.append(inbox)
+
+    def remove_listener(self, inbox: _Inbox) -> None:
+        """Remove ``inbox`` once (it is there as often as it was added)."""
+        current = self.listeners
+        if current is inbox:
+            self.listeners = None
+        elif isinstance(current, list) and inbox in current:
+            current.remove(inbox)
+
+    def close_watchers(self) -> None:
+        watchers, self.watchers = self.watchers, None
+        for watcher in watchers or ():
+            watcher.close()
 
     # The blocking tasks/result opened on input_required (C-21), and what it returned.
     result_call: anyio.Event | None = None
@@ -245,6 +317,10 @@ class Poller:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False
         self._wake = anyio.Event()
+        # When the sleeping driver wakes by itself (-inf while it is not sleeping on a time):
+        # an answered poll due no sooner need not wake it (one wake-up per due time, not one
+        # per answer).
+        self._sleeping_until = -math.inf
         # PollPolicy.max_in_flight: polls running, and due ones waiting for a slot (oldest
         # first). A counter the driver reads, not a limiter each poll acquires.
         self._in_flight = 0
@@ -334,11 +410,46 @@ class Poller:
         """
         if isinstance(task, CallToolResult):
             return Completed(None, task)
-        async for _, ended in self.as_completed([task], deadline=deadline, on_progress=on_progress):
-            if isinstance(ended, MCPTasksError):
-                raise ended
-            return ended
-        raise AssertionError("unreachable: as_completed yields every task")  # pragma: no cover
+        # as_completed for one task, without its inbox: the wait sleeps on the task's own
+        # event (shared by every wait on it), so a waited task costs the poller no more than
+        # a tracked one plus that event.
+        until = anyio.current_time() + _seconds(deadline)
+        tracked = await self._hold(task, until)
+        reporting = False
+        try:
+            if on_progress is not None and not tracked.is_done:
+                reporting = True
+                _append(tracked, "progress_callbacks", on_progress)
+                latest = self.client.progress(tracked.task_id)
+                if latest is not None:
+                    _call(on_progress, latest)
+            ended = False
+            try:
+                with _bounded(until):
+                    if tracked.is_done:
+                        await anyio.lowlevel.checkpoint()
+                    else:  # inline (no coroutine of its own while it sleeps)
+                        await tracked.done_wakeup().wait()
+                    ended = True
+            except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
+                with anyio.CancelScope(shield=True):
+                    await self._abandon([tracked], [tracked])
+                raise
+            if not ended:
+                sent = await self._abandon([tracked], [tracked])
+                raise DeadlineExceeded(
+                    [tracked.task_id],
+                    {tracked.task_id: tracked.machine.current},
+                    cancel_sent=sent,
+                )
+            result = tracked.ended
+            if isinstance(result, MCPTasksError):
+                raise result
+            return result
+        finally:
+            if reporting:
+                _discard(tracked, "progress_callbacks", on_progress)
+            self._release(tracked)
 
     async def wait_any(
         self,
@@ -385,19 +496,19 @@ class Poller:
         each event says which), until that task ends.
         """
         until = anyio.current_time() + _seconds(deadline)
-        send, receive = anyio.create_memory_object_stream[_Tracked](math.inf)
+        inbox = _Inbox()
         held: list[_Tracked] = []
-        reporting: list[_Tracked] = []  # the tasks on_progress was registered with
+        reporting: set[_Tracked] = set()  # the tasks on_progress was registered with
         try:
             for ref in tasks:
                 tracked = await self._hold(ref, until)
                 held.append(tracked)
-                tracked.listeners.append(send)
-                if tracked.done.is_set():
-                    send.send_nowait(tracked)
+                tracked.add_listener(inbox)
+                if tracked.is_done:
+                    inbox.put(tracked)
                 elif on_progress is not None and tracked not in reporting:
-                    reporting.append(tracked)
-                    tracked.progress_callbacks.append(on_progress)
+                    reporting.add(tracked)
+                    _append(tracked, "progress_callbacks", on_progress)
                     latest = self.client.progress(tracked.task_id)
                     if latest is not None:
                         _call(on_progress, latest)
@@ -405,8 +516,8 @@ class Poller:
             while remaining:
                 ended: _Tracked | None = None
                 try:
-                    with anyio.CancelScope(deadline=until):
-                        ended = await receive.receive()
+                    with _bounded(until):
+                        ended = await inbox.get()
                 except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
                     with anyio.CancelScope(shield=True):
                         await self._abandon([t for t in held if t.task_id in remaining], held)
@@ -424,14 +535,11 @@ class Poller:
                     yield ended.task_id, ended.ended
         finally:
             for tracked in held:
-                if send in tracked.listeners:
-                    tracked.listeners.remove(send)
+                tracked.remove_listener(inbox)
                 self._release(tracked)
             for tracked in reporting:
                 assert on_progress is not None
-                tracked.progress_callbacks.remove(on_progress)
-            send.close()
-            receive.close()
+                _discard(tracked, "progress_callbacks", on_progress)
 
     async def watch(
         self, task: TaskRef, *, deadline: float | dt.timedelta | None = None
@@ -456,10 +564,10 @@ class Poller:
         if latest is not None and not tracked.machine.is_terminal:
             queue.push(latest)
         queue.push(tracked.machine.current)
-        if tracked.machine.is_terminal or tracked.done.is_set():
+        if tracked.machine.is_terminal or tracked.is_done:
             queue.close()
         else:
-            tracked.watchers.append(queue)
+            _append(tracked, "watchers", queue)
         try:
             while True:
                 snapshot: WatchItem | None = None
@@ -483,8 +591,7 @@ class Poller:
             if tracked.error is not None:
                 raise tracked.error
         finally:
-            if queue in tracked.watchers:
-                tracked.watchers.remove(queue)
+            _discard(tracked, "watchers", queue)
             queue.close()
             self._release(tracked)
 
@@ -494,7 +601,7 @@ class Poller:
         return [
             t.machine.current
             for t in self._tracked.values()
-            if not t.done.is_set() and t.machine.current.status in live
+            if not t.is_done and t.machine.current.status in live
         ]
 
     def snapshot(self, task_id: str) -> Task | None:
@@ -517,7 +624,7 @@ class Poller:
         in flight), or None when it is not being polled (not tracked, or ending): for a
         display; the schedule is the policy's and the server's, never changed by asking."""
         tracked = self._tracked.get(task_id)
-        if tracked is None or tracked.finishing or tracked.done.is_set():
+        if tracked is None or tracked.finishing or tracked.is_done:
             return None
         due = self._scheduler.due(task_id)
         return None if due is None else max(0.0, due - anyio.current_time())
@@ -565,7 +672,7 @@ class Poller:
 
     def _release(self, tracked: _Tracked) -> None:
         tracked.refs -= 1
-        if tracked.refs <= 0 and not tracked.finishing and not tracked.done.is_set():
+        if tracked.refs <= 0 and not tracked.finishing and not tracked.is_done:
             # Nobody waits on it any more: stop polling (the library never polls unasked).
             self._scheduler.untrack(tracked.task_id)
             self._tracked.pop(tracked.task_id, None)
@@ -574,7 +681,7 @@ class Poller:
                 tracked.result_scope.cancel()
             tracked.stop_inputs()  # nor keep asking its questions
             self._listen_set_changed()
-        elif tracked.refs <= 0 and tracked.done.is_set():
+        elif tracked.refs <= 0 and tracked.is_done:
             self._tracked.pop(tracked.task_id, None)
 
     def _expiry(self, task: Task) -> float | None:
@@ -670,8 +777,12 @@ class Poller:
             due = self._scheduler.next_due()
             delay = math.inf if due is None else due - anyio.current_time()
             if delay > 0:
-                with anyio.move_on_after(delay):
-                    await self._wake.wait()
+                self._sleeping_until = math.inf if due is None else due
+                try:
+                    with anyio.move_on_after(delay):
+                        await self._wake.wait()
+                finally:
+                    self._sleeping_until = -math.inf
 
     async def _run_poll(self, tracked: _Tracked, task_id: str) -> None:
         try:
@@ -683,7 +794,7 @@ class Poller:
 
     async def _poll(self, task_id: str) -> None:
         tracked = self._tracked.get(task_id)
-        if tracked is None or tracked.finishing or tracked.done.is_set():
+        if tracked is None or tracked.finishing or tracked.is_done:
             return
         expired = tracked.expires_at is not None and anyio.current_time() >= tracked.expires_at
         mark = tracked.machine.mark()
@@ -704,7 +815,7 @@ class Poller:
         except MCPTasksError as exc:
             self._end(tracked, error=exc)
             return
-        if self._tracked.get(task_id) is not tracked or tracked.done.is_set():
+        if self._tracked.get(task_id) is not tracked or tracked.is_done:
             return  # released or ended while the poll was in flight
         if tracked.machine.is_stale(mark) or tracked.finishing:
             # A terminal status arrived (a notification) while this poll was in flight: its
@@ -714,7 +825,7 @@ class Poller:
             return
         if snapshot is not None:
             self._observe(tracked, snapshot)
-        if tracked.finishing or tracked.done.is_set():
+        if tracked.finishing or tracked.is_done:
             return
         if expired:
             self._expire(tracked)
@@ -724,13 +835,14 @@ class Poller:
         if task_id in self._acknowledged:  # pushed to us: a slow safety poll only (A-25)
             base = interval if interval is not None else self.policy.initial
             interval = base * self.policy.listen_safety_factor
-        self._scheduler.answered(
+        due = self._scheduler.answered(
             task_id,
             anyio.current_time(),
             interval,
             not_after=tracked.expires_at,
         )
-        self._wake.set()
+        if due < self._sleeping_until:
+            self._wake.set()
 
     def _on_status(self, notification: JSONRPCNotification) -> None:
         """A status notification: news sooner than the next poll (C-22: never instead)."""
@@ -740,7 +852,7 @@ class Poller:
             self._warn(exc)
             return
         tracked = self._tracked.get(snapshot.task_id)
-        if tracked is not None and not tracked.finishing and not tracked.done.is_set():
+        if tracked is not None and not tracked.finishing and not tracked.is_done:
             self._observe(tracked, snapshot)
 
     def _observe(self, tracked: _Tracked, snapshot: Task) -> None:
@@ -775,7 +887,7 @@ class Poller:
             previous.status_message,
             previous.last_updated_at,
         ):
-            for watcher in tracked.watchers:
+            for watcher in tracked.watchers or ():
                 watcher.push(snapshot)
         if snapshot.status.is_terminal:
             self._start_finish(tracked)
@@ -790,7 +902,7 @@ class Poller:
         return frozenset(
             task_id
             for task_id, tracked in self._tracked.items()
-            if not tracked.finishing and not tracked.done.is_set()
+            if not tracked.finishing and not tracked.is_done
         )
 
     def _listen_set_changed(self) -> None:
@@ -858,11 +970,11 @@ class Poller:
             self._warn(item)
             return
         tracked = self._tracked.get(item.task_id)
-        if tracked is None or tracked.finishing or tracked.done.is_set():
+        if tracked is None or tracked.finishing or tracked.is_done:
             return
-        for watcher in tracked.watchers:
+        for watcher in tracked.watchers or ():
             watcher.push(item)
-        for callback in list(tracked.progress_callbacks):
+        for callback in list(tracked.progress_callbacks or ()):
             _call(callback, item)
 
     # -- input ---------------------------------------------------------------------------
@@ -901,12 +1013,14 @@ class Poller:
         (partial answers are allowed, E A-10). The next poll shows what the server made of it."""
         assert self.inputs is not None
         scope = anyio.CancelScope()
+        if tracked.input_scopes is None:
+            tracked.input_scopes = set()
         tracked.input_scopes.add(scope)
         try:
             with scope:  # the wait ended: the question is moot, stop asking
                 async with self._input_limiter:
                     response = await self.inputs.answer_input(tracked.task_id, key, request)
-                if response is None or tracked.done.is_set():
+                if response is None or tracked.is_done:
                     return
                 await self.client.update_task(
                     tracked.task_id, {key: response}, timeout=self.policy.request_timeout
@@ -921,14 +1035,15 @@ class Poller:
             self._warn(exc)
         finally:
             tracked.inputs_running -= 1
-            tracked.input_scopes.discard(scope)
+            if tracked.input_scopes is not None:
+                tracked.input_scopes.discard(scope)
 
     def _open_result(self, tracked: _Tracked) -> None:
         """C-21: on input_required, one blocking tasks/result; the server sends its input
         requests while it is open (T:431-450). Never two at once for one task (T:3.2)."""
         if not self.policy.open_result_on_input_required:
             return
-        if tracked.result_call is not None or tracked.finishing or tracked.done.is_set():
+        if tracked.result_call is not None or tracked.finishing or tracked.is_done:
             return
         call = tracked.result_call = anyio.Event()
         assert self._task_group is not None
@@ -972,9 +1087,9 @@ class Poller:
         if event.task_id is None:
             return
         tracked = self._tracked.get(event.task_id)
-        if tracked is None or tracked.done.is_set():
+        if tracked is None or tracked.is_done:
             return
-        for watcher in tracked.watchers:
+        for watcher in tracked.watchers or ():
             watcher.push(event)
         if (
             event.kind is InputEventKind.UNHANDLED
@@ -985,14 +1100,12 @@ class Poller:
     # -- ending ----------------------------------------------------------------------------
 
     def _start_finish(self, tracked: _Tracked) -> None:
-        if tracked.finishing or tracked.done.is_set():
+        if tracked.finishing or tracked.is_done:
             return
         tracked.finishing = True
         self._scheduler.untrack(tracked.task_id)
         self._listen_set_changed()
-        for watcher in tracked.watchers:
-            watcher.close()  # the terminal snapshot was the last one
-        tracked.watchers.clear()
+        tracked.close_watchers()  # the terminal snapshot was the last one
         assert self._task_group is not None
         self._task_group.start_soon(
             self._guarded, tracked, functools.partial(self._finish, tracked)
@@ -1111,20 +1224,22 @@ class Poller:
         outcome: Outcome | None = None,
         error: MCPTasksError | None = None,
     ) -> None:
-        if tracked.done.is_set():
+        if tracked.is_done:
             return
         tracked.outcome, tracked.error = outcome, error
         tracked.finishing = True
         self._untracked(tracked, type(outcome).__name__ if outcome is not None else "error", error)
         self._scheduler.untrack(tracked.task_id)
         tracked.stop_inputs()
-        tracked.done.set()
+        tracked.set_done()
         self._listen_set_changed()
-        for watcher in tracked.watchers:
-            watcher.close()
-        tracked.watchers.clear()
-        for listener in tracked.listeners:
-            listener.send_nowait(tracked)
+        tracked.close_watchers()
+        listeners = tracked.listeners
+        if isinstance(listeners, _Inbox):
+            listeners.put(tracked)
+        else:
+            for listener in listeners or ():
+                listener.put(tracked)
         if tracked.refs <= 0:
             self._tracked.pop(tracked.task_id, None)
 
@@ -1137,7 +1252,7 @@ class Poller:
         chosen = [
             tracked
             for tracked in dict.fromkeys(waiting)
-            if not tracked.done.is_set()
+            if not tracked.is_done
             and tracked.task_id not in self._cancel_sent
             and tracked.refs <= held.count(tracked)  # another wait still holds it: keep it
         ]
@@ -1158,6 +1273,31 @@ class Poller:
                 for tracked in chosen:
                     group.start_soon(cancel, tracked.task_id)
         return tuple(t.task_id for t in chosen)
+
+
+_UNBOUNDED = contextlib.nullcontext()
+
+
+def _bounded(until: float) -> contextlib.AbstractContextManager[object]:
+    """A cancel scope with ``until`` as its deadline; none at all for no deadline (a scope is
+    several hundred bytes, and a wait may sleep for hours)."""
+    return _UNBOUNDED if until == math.inf else anyio.CancelScope(deadline=until)
+
+
+def _append(tracked: _Tracked, name: str, item: object) -> None:
+    """Add ``item`` to one of ``tracked``'s lazily made lists."""
+    items = getattr(tracked, name)
+    if items is None:
+        setattr(tracked, name, [item])
+    else:
+        items.append(item)
+
+
+def _discard(tracked: _Tracked, name: str, item: object) -> None:
+    """Remove ``item`` (once) from one of ``tracked``'s lazily made lists, if it is there."""
+    items = getattr(tracked, name)
+    if items is not None and item in items:
+        items.remove(item)
 
 
 def _call(callback: ProgressCallback, progress: TaskProgress) -> None:

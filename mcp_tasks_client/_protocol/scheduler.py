@@ -14,7 +14,9 @@ at that time :meth:`PollScheduler.pop_due` tells it which tasks to poll. When a 
 
 Time is whatever monotonic float the engine passes in; randomness is an injected
 ``random.Random``. The heap never holds more than one live entry per task (older ones are
-skipped lazily), so the cost of a poll is O(log n) in the number of tracked tasks.
+skipped lazily), so the cost of a poll is O(log n) in the number of tracked tasks. A live
+entry is one tuple, both in the heap and in the task's slot (no object of its own per task:
+a poller may track 100,000 tasks, and the garbage collector walks every container).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import enum
 import heapq
 import math
 import random
+from typing import TypeAlias
 
 import attrs
 
@@ -107,11 +110,9 @@ class PollPolicy:
             raise ValueError(f"jitter must be < 1.0, got {self.jitter}")
 
 
-@attrs.define
-class _Entry:
-    due: float
-    version: int
-    attempt: int = 0
+_Entry: TypeAlias = "tuple[float, int, str, int]"
+"""``(due, version, task_id, attempt)``: ordered by due time, then by when it was scheduled
+(versions are unique, so a comparison never reaches the id)."""
 
 
 class PollScheduler:
@@ -120,8 +121,8 @@ class PollScheduler:
     def __init__(self, policy: PollPolicy, rng: random.Random | None = None) -> None:
         self.policy = policy
         self._rng = rng if rng is not None else random.Random()
-        self._entries: dict[str, _Entry] = {}
-        self._heap: list[tuple[float, int, str]] = []
+        self._entries: dict[str, _Entry] = {}  # the live entry of each task
+        self._heap: list[_Entry] = []
         self._version = 0
 
     def __len__(self) -> int:
@@ -142,9 +143,7 @@ class PollScheduler:
 
         ``not_after`` pulls the poll earlier (a ttl running out), but never under the floor.
         """
-        entry = _Entry(due=0.0, version=0)
-        self._entries[task_id] = entry
-        return self._schedule(task_id, entry, now, server_interval, not_after)
+        return self._schedule(task_id, 0, now, server_interval, not_after)
 
     def untrack(self, task_id: str) -> None:
         self._entries.pop(task_id, None)  # its heap entries are skipped lazily
@@ -158,9 +157,8 @@ class PollScheduler:
         not_after: float | None = None,
     ) -> float:
         """A poll of ``task_id`` answered at ``now``: schedule the next one; returns its time."""
-        entry = self._entries[task_id]
-        entry.attempt += 1
-        return self._schedule(task_id, entry, now, server_interval, not_after)
+        attempt = self._entries[task_id][3] + 1
+        return self._schedule(task_id, attempt, now, server_interval, not_after)
 
     def wait_for(self, attempt: int, server_interval: float | None) -> float:
         """The wait before the next poll, before jitter."""
@@ -177,39 +175,37 @@ class PollScheduler:
         """When ``task_id`` is next polled (in the past while its poll is in flight), or None
         when it is not tracked."""
         entry = self._entries.get(task_id)
-        return None if entry is None else entry.due
+        return None if entry is None else entry[0]
 
     def next_due(self) -> float | None:
         """When the engine must next wake up, or None when nothing is tracked."""
-        heap = self._heap
+        heap, entries = self._heap, self._entries
         while heap:
-            due, version, task_id = heap[0]
-            entry = self._entries.get(task_id)
-            if entry is not None and entry.version == version:
-                return due
+            top = heap[0]
+            if entries.get(top[2]) is top:
+                return top[0]
             heapq.heappop(heap)
         return None
 
     def pop_due(self, now: float) -> list[str]:
         """The tasks whose poll is due at ``now``; they stay tracked, awaiting ``answered``."""
         out: list[str] = []
-        heap = self._heap
+        heap, entries = self._heap, self._entries
         while heap and heap[0][0] <= now:
-            _, version, task_id = heapq.heappop(heap)
-            entry = self._entries.get(task_id)
-            if entry is not None and entry.version == version:
-                out.append(task_id)
+            top = heapq.heappop(heap)
+            if entries.get(top[2]) is top:
+                out.append(top[2])
         return out
 
     def _schedule(
         self,
         task_id: str,
-        entry: _Entry,
+        attempt: int,
         now: float,
         server_interval: float | None,
         not_after: float | None,
     ) -> float:
-        wait = self.wait_for(entry.attempt, server_interval)
+        wait = self.wait_for(attempt, server_interval)
         jitter = self.policy.jitter
         if jitter:
             wait *= self._rng.uniform(1.0 - jitter, 1.0 + jitter)
@@ -217,7 +213,7 @@ class PollScheduler:
             wait = min(wait, not_after - now)
         wait = max(self.policy.floor, wait)
         self._version += 1
-        entry.version = self._version
-        entry.due = now + wait
-        heapq.heappush(self._heap, (entry.due, entry.version, task_id))
-        return entry.due
+        entry = (now + wait, self._version, task_id, attempt)
+        self._entries[task_id] = entry
+        heapq.heappush(self._heap, entry)
+        return entry[0]

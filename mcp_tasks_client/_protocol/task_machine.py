@@ -66,6 +66,8 @@ class Observation:
 class TaskMachine:
     """The last accepted snapshot of one task, and the rules the next one must keep."""
 
+    __slots__ = ("_accepted", "_terminal_at", "current")
+
     def __init__(self, first: Task) -> None:
         self.current = first
         self._accepted = 0
