@@ -191,6 +191,17 @@ class HttpTransport(Transport):
         self._closed = False
         self._headers_for: HeadersFor | None = None
         self._handed_off: set[int] = set()  # responses whose drain a background task owns
+        # The cheap path (issue 12): with a client of our own, a request goes straight to its
+        # connection pool (the transport httpx would pick for this URL), skipping the client
+        # layer (auth flow, redirects, cookies, event hooks: none of them configured on it).
+        self._url = parsed
+        self._extensions = {"timeout": self._timeout.as_dict()}
+        self._direct = self._direct_transport(parsed) if self._owns_client else None
+        # A POST's headers, built once per (session id, protocol version, caller's headers):
+        self._post_key: tuple[str | None, str | None] | None = None
+        self._post_seen: dict[str, str] = {}
+        self._post_headers: dict[str, str] = {}
+        self._post_raw: list[tuple[bytes, bytes]] = []
 
     def _default_client(self, max_connections: int) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -201,6 +212,21 @@ class HttpTransport(Transport):
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
         )
+
+    def _direct_transport(self, url: httpx.URL) -> httpx.AsyncBaseTransport | None:
+        """The pool our own client would send ``url`` through (a proxy's when the environment
+        names one), to send to it directly; None keeps the client's full ``send``: a URL with
+        credentials in it (httpx turns them into an Authorization header), a client without
+        that lookup (another httpx)."""
+        client = self._client
+        pick = getattr(client, "_transport_for_url", None)
+        if not isinstance(client, httpx.AsyncClient) or pick is None or url.userinfo:
+            return None
+        try:
+            transport = pick(url)
+        except Exception:  # pragma: no cover - another httpx: the full path works anyway
+            return None
+        return transport if isinstance(transport, httpx.AsyncBaseTransport) else None
 
     async def _close_http(self) -> None:
         if self._owns_client:
@@ -367,10 +393,23 @@ class HttpTransport(Transport):
         """One HTTP exchange with this transport's timeouts and never a redirect followed,
         whatever the (possibly injected) client's defaults say. A response whose drain was
         handed to a background task (``_consume_sse(hand_off=True)``) is closed by it."""
-        request = self._client.build_request(
-            method, self.url, content=content, headers=headers, timeout=self._timeout
-        )
-        response = await self._client.send(request, stream=True, follow_redirects=False)
+        if self._direct is not None:
+            raw = self._post_raw if headers is self._post_headers else self._raw_headers(headers)
+            if content is not None or method == "POST":
+                raw = [*raw, (b"Content-Length", str(len(content or b"")).encode("ascii"))]
+            request = httpx.Request(
+                method,
+                self._url,
+                headers=raw,
+                stream=httpx.ByteStream(content or b""),
+                extensions=self._extensions,
+            )
+            response = await self._direct.handle_async_request(request)
+        else:
+            request = self._client.build_request(
+                method, self.url, content=content, headers=headers, timeout=self._timeout
+            )
+            response = await self._client.send(request, stream=True, follow_redirects=False)
         try:
             yield response
         finally:
@@ -378,6 +417,20 @@ class HttpTransport(Transport):
                 self._handed_off.discard(id(response))
             else:
                 await response.aclose()
+
+    def _raw_headers(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+        """The header lines ``build_request`` would send (the client's defaults updated with
+        ``headers``, ``Host`` first; the body's ``Content-Length`` goes last)."""
+        merged = httpx.Headers(self._client.headers)
+        merged.update(headers)
+        return [(b"Host", self._url.netloc), *merged.raw]
+
+    def _chunks(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """A body's bytes as they arrive. Only identity encoding is accepted
+        (``_check_status``), so a direct response's raw stream is its content."""
+        if self._direct is not None:
+            return aiter(response.stream)  # type: ignore[arg-type]
+        return response.aiter_bytes()
 
     def _error(self, exc: BaseException, what: str) -> TransportError:
         """The one mapping from the HTTP stack's exceptions to this library's (STYLE: httpx)."""
@@ -413,7 +466,7 @@ class HttpTransport(Transport):
         not read (the connection is closed instead of drained)."""
         limit = self.limits.max_error_body_bytes
         kept = bytearray()
-        async for chunk in response.aiter_bytes():
+        async for chunk in self._chunks(response):
             kept += chunk[: limit - len(kept)]
             if len(kept) >= limit:
                 break
@@ -425,12 +478,14 @@ class HttpTransport(Transport):
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            if len(body) + len(chunk) > limit:
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in self._chunks(response):
+            size += len(chunk)
+            if size > limit:
                 raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
-            body += chunk
-        return bytes(body)
+            parts.append(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _sse_decoder(self) -> SSEDecoder:
         limit = self.limits.max_message_bytes
@@ -472,10 +527,20 @@ class HttpTransport(Transport):
         self._scopes.pop(message.id, None)
 
     def _message_headers(self, message: JSONRPCMessage) -> dict[str, str]:
-        headers = self._headers(f"{_JSON}, {_SSE}")  # X:92 MUST
-        headers["Content-Type"] = _JSON
-        if self._headers_for is not None:
-            headers.update(self._headers_for(message))
+        """A POST's headers. Without a dialect's per-message headers (2025-11-25) this is one
+        dict, rebuilt only when the session, the protocol version or ``self.headers`` change:
+        nothing downstream may change it."""
+        key = (self.session_id, self.protocol_version)
+        if key != self._post_key or self.headers != self._post_seen:
+            headers = self._headers(f"{_JSON}, {_SSE}")  # X:92 MUST
+            headers["Content-Type"] = _JSON
+            self._post_raw = self._raw_headers(headers) if self._direct is not None else []
+            self._post_headers, self._post_key = headers, key
+            self._post_seen = dict(self.headers)
+        if self._headers_for is None:
+            return self._post_headers
+        headers = dict(self._post_headers)
+        headers.update(self._headers_for(message))
         return headers
 
     async def _post_request(self, message: JSONRPCRequest, inline: bool = False) -> Incoming | None:
@@ -558,7 +623,7 @@ class HttpTransport(Transport):
         """
         request_id = message.id if message is not None else None
         decoder = self._sse_decoder()
-        chunks = response.aiter_bytes()
+        chunks = self._chunks(response)
         try:
             while not state.answered:
                 try:
