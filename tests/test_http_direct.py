@@ -16,7 +16,7 @@ import anyio
 import httpx
 import pytest
 
-from mcp_tasks_client import Client, Generation, HttpTransport, Implementation
+from mcp_tasks_client import Client, Generation, HttpTransport, Implementation, UsageError
 from mcp_tasks_client.testing import Conn, HostileHTTPServer, Received
 
 pytestmark = pytest.mark.anyio
@@ -125,3 +125,8 @@ async def test_headers_the_caller_changes_are_sent_from_the_next_request_on() ->
     assert posts[-1]["x-other"] == "yes"
     assert "mcp-session-id" not in posts[0]
     assert posts[1]["mcp-session-id"] == "hostile-1"
+
+
+def test_a_pool_of_no_connections_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="max_connections"):
+        HttpTransport("http://127.0.0.1:1/mcp", max_connections=0)
