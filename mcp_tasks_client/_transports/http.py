@@ -122,6 +122,13 @@ class HttpTransport(Transport):
     defaults do not change them. ``max_connections`` sizes the pool of the client the transport
     creates (ignored with ``http_client``). Sizes are bounded by the Client's ``Limits``.
 
+    With no ``http_client``, each request goes straight to the connection pool of the client
+    the transport creates (the one httpx would pick for the URL, a proxy's when the
+    environment names one), with header lines built once per session: the bytes on the wire
+    are those ``AsyncClient.send`` would write, without its per-request client layer (auth,
+    redirects, cookies, event hooks: none configured on that client). An injected client,
+    or a URL with credentials in it, goes through ``AsyncClient.send``.
+
     Args:
         url: The MCP endpoint, ``http://`` or ``https://`` (anything else is a UsageError).
         headers: Sent with every request, to this URL only (an ``Authorization`` header...).
