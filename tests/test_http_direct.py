@@ -16,8 +16,16 @@ import anyio
 import httpx
 import pytest
 
-from mcp_tasks_client import Client, Generation, HttpTransport, Implementation, UsageError
-from mcp_tasks_client.testing import Conn, HostileHTTPServer, Received
+from mcp_tasks_client import (
+    Client,
+    CreateTaskResult,
+    Generation,
+    HttpTransport,
+    Implementation,
+    ToolCall,
+    UsageError,
+)
+from mcp_tasks_client.testing import Conn, FaultServer, HostileHTTPServer, Received
 
 pytestmark = pytest.mark.anyio
 
@@ -130,3 +138,37 @@ async def test_headers_the_caller_changes_are_sent_from_the_next_request_on() ->
 def test_a_pool_of_no_connections_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="max_connections"):
         HttpTransport("http://127.0.0.1:1/mcp", max_connections=0)
+
+
+async def _gen2_session(transport: HttpTransport) -> None:
+    async with Client(transport, generation=Generation.V2026_07_28, client_info=INFO) as client:
+        created = await client.start(ToolCall("echo", {"text": "hi"}).as_task())
+        assert isinstance(created, CreateTaskResult)
+        await client.get_task(created.task.task_id)
+
+
+async def test_2026_routing_headers_go_the_same_lines_on_the_direct_path() -> None:
+    """2026-07-28's per-message headers (Mcp-Method, Mcp-Name...) are added to the kept
+    lines where httpx's merge would put them."""
+    wires = []
+    with anyio.fail_after(20):
+        for inject in (False, True):
+            async with (
+                httpx.AsyncClient() as http,
+                FaultServer(Generation.V2026_07_28).http() as server,
+            ):
+                transport = HttpTransport(server.url, http_client=http if inject else None)
+                assert (transport._direct is None) is inject
+                await _gen2_session(transport)
+                port = str(server.port)
+                wires.append(
+                    [
+                        (m, t, [(k, v.replace(port, "PORT")) for k, v in h], b)
+                        for m, t, h, b in _wire(server)
+                    ]
+                )
+    direct, full = wires
+    assert direct == full
+    methods = [dict(h).get("mcp-method") for _, _, h, _ in direct]
+    assert "tools/call" in methods
+    assert "tasks/get" in methods

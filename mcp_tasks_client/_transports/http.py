@@ -212,8 +212,7 @@ class HttpTransport(Transport):
         # A POST's headers, built once per (session id, protocol version, caller's headers):
         self._post_key: tuple[str | None, str | None] | None = None
         self._post_seen: dict[str, str] = {}
-        self._post_headers: dict[str, str] = {}
-        self._post_raw: list[tuple[bytes, bytes]] = []
+        self._post_headers = _Lines()
 
     def _default_client(self, max_connections: int) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -406,7 +405,7 @@ class HttpTransport(Transport):
         whatever the (possibly injected) client's defaults say. A response whose drain was
         handed to a background task (``_consume_sse(hand_off=True)``) is closed by it."""
         if self._direct is not None:
-            raw = self._post_raw if headers is self._post_headers else self._raw_headers(headers)
+            raw = headers.raw if isinstance(headers, _Lines) else self._raw_headers(headers)
             if content is not None or method == "POST":
                 raw = [*raw, (b"Content-Length", str(len(content or b"")).encode("ascii"))]
             request = httpx.Request(
@@ -544,16 +543,31 @@ class HttpTransport(Transport):
         nothing downstream may change it."""
         key = (self.session_id, self.protocol_version)
         if key != self._post_key or self.headers != self._post_seen:
-            headers = self._headers(f"{_JSON}, {_SSE}")  # X:92 MUST
+            headers = _Lines(self._headers(f"{_JSON}, {_SSE}"))  # X:92 MUST
             headers["Content-Type"] = _JSON
-            self._post_raw = self._raw_headers(headers) if self._direct is not None else []
+            if self._direct is not None:
+                headers.raw = self._raw_headers(headers)
+                headers.names = {name.lower() for name, _ in headers.raw}
             self._post_headers, self._post_key = headers, key
             self._post_seen = dict(self.headers)
+        base = self._post_headers
         if self._headers_for is None:
-            return self._post_headers
-        headers = dict(self._post_headers)
-        headers.update(self._headers_for(message))
-        return headers
+            return base
+        extra = self._headers_for(message)
+        if not extra:
+            return base
+        if self._direct is None:
+            merged = dict(base)
+            merged.update(extra)
+            return merged
+        lines = _Lines(base)
+        lines.update(extra)
+        if any(name.lower().encode("ascii") in base.names for name in extra):
+            lines.raw = self._raw_headers(lines)  # one replaces a line: merge as httpx does
+        else:  # new lines go after the others, as httpx's merge puts them
+            encoded = [(k.encode("ascii"), v.encode("ascii")) for k, v in extra.items()]
+            lines.raw = [*base.raw, *encoded]
+        return lines
 
     async def _post_request(self, message: JSONRPCRequest, inline: bool = False) -> Incoming | None:
         """One request's POST. ``inline`` (:meth:`exchange`): a single answer (a JSON body, an
@@ -772,6 +786,15 @@ class HttpTransport(Transport):
             except DecodeError as exc:
                 await self._deliver(TransportFault(None, exc, fatal=False))
                 return
+
+
+class _Lines(dict[str, str]):
+    """A request's headers with the header lines the direct path sends (``raw``: what
+    ``build_request`` would write before ``Content-Length``; ``names``: their names, lower
+    case). Built once per session for a POST; nothing downstream changes either."""
+
+    raw: list[tuple[bytes, bytes]] = []  # noqa: RUF012 - always replaced, never appended to
+    names: frozenset[bytes] | set[bytes] = frozenset()
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
