@@ -189,9 +189,9 @@ class HttpTransport(Transport):
         )
         # Pool sized to the concurrency (measured: the default 20 idle connections churned
         # ~1,100 TCP connections for 100 in flight; a pool of 100 under the Poller's 64 polls
-        # in flight opened up to 123 in a 200-task burst, 64 at most 56). No cookie is kept:
-        # MCP carries its session in a header, and a server could otherwise grow the jar
-        # without bound.
+        # in flight opened up to 122 in a 200-task burst, a pool of 64 at most 63). No cookie
+        # is kept: MCP carries its session in a header, and a server could otherwise grow the
+        # jar without bound.
         self._client = http_client or self._default_client(max_connections)
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
