@@ -122,6 +122,13 @@ class HttpTransport(Transport):
     defaults do not change them. ``max_connections`` sizes the pool of the client the transport
     creates (ignored with ``http_client``). Sizes are bounded by the Client's ``Limits``.
 
+    With no ``http_client``, each request goes straight to the connection pool of the client
+    the transport creates (the one httpx would pick for the URL, a proxy's when the
+    environment names one), with header lines built once per session: the bytes on the wire
+    are those ``AsyncClient.send`` would write, without its per-request client layer (auth,
+    redirects, cookies, event hooks: none configured on that client). An injected client,
+    or a URL with credentials in it, goes through ``AsyncClient.send``.
+
     Args:
         url: The MCP endpoint, ``http://`` or ``https://`` (anything else is a UsageError).
         headers: Sent with every request, to this URL only (an ``Authorization`` header...).
@@ -131,7 +138,8 @@ class HttpTransport(Transport):
         connect_timeout: Seconds to establish a connection.
         write_timeout: Seconds to send a request body.
         max_connections: The pool size of the client the transport creates (ignored with
-            ``http_client``); size it to ``PollPolicy.max_in_flight``.
+            ``http_client``); the default is ``PollPolicy.max_in_flight``'s (64): size it to
+            yours.
         resumption: Opt-in resumption of a broken SSE stream (:class:`StreamResumption`);
             ``None``: a broken stream is StreamInterrupted.
         delete_session_on_close: Send ``DELETE`` for the session when the transport closes
@@ -148,7 +156,7 @@ class HttpTransport(Transport):
         http_client: httpx.AsyncClient | None = None,
         connect_timeout: float = 10.0,
         write_timeout: float = 30.0,
-        max_connections: int = 100,
+        max_connections: int = 64,
         resumption: StreamResumption | None = None,
         delete_session_on_close: bool = True,
         session_id: str | None = None,
@@ -165,6 +173,8 @@ class HttpTransport(Transport):
             raise UsageError(f"not a usable URL: {url!r} ({exc})") from None
         if parsed.scheme not in ("http", "https"):
             raise UsageError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
+        if max_connections < 1:
+            raise UsageError(f"max_connections must be >= 1, got {max_connections}")
         self.url = url
         self.headers = dict(headers or {})
         self.resumption = resumption
@@ -178,8 +188,10 @@ class HttpTransport(Transport):
             connect=connect_timeout, read=None, write=write_timeout, pool=None
         )
         # Pool sized to the concurrency (measured: the default 20 idle connections churned
-        # ~1,100 TCP connections for 100 in flight). No cookie is kept: MCP carries its session
-        # in a header, and a server could otherwise grow the jar without bound.
+        # ~1,100 TCP connections for 100 in flight; a pool of 100 under the Poller's 64 polls
+        # in flight opened up to 122 in a 200-task burst, a pool of 64 at most 63). No cookie
+        # is kept: MCP carries its session in a header, and a server could otherwise grow the
+        # jar without bound.
         self._client = http_client or self._default_client(max_connections)
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
@@ -192,6 +204,16 @@ class HttpTransport(Transport):
         self._headers_for: HeadersFor | None = None
         self._handed_off: set[int] = set()  # responses whose drain a background task owns
         self._http_observer: HttpObserver | None = None
+        # The cheap path (issue 12): with a client of our own, a request goes straight to its
+        # connection pool (the transport httpx would pick for this URL), skipping the client
+        # layer (auth flow, redirects, cookies, event hooks: none of them configured on it).
+        self._url = parsed
+        self._extensions = {"timeout": self._timeout.as_dict()}
+        self._direct = self._direct_transport(parsed) if self._owns_client else None
+        # A POST's headers, built once per (session id, protocol version, caller's headers):
+        self._post_key: tuple[str | None, str | None] | None = None
+        self._post_seen: dict[str, str] = {}
+        self._post_headers = _Lines()
 
     def _default_client(self, max_connections: int) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -202,6 +224,21 @@ class HttpTransport(Transport):
                 max_connections=max_connections, max_keepalive_connections=max_connections
             ),
         )
+
+    def _direct_transport(self, url: httpx.URL) -> httpx.AsyncBaseTransport | None:
+        """The pool our own client would send ``url`` through (a proxy's when the environment
+        names one), to send to it directly; None keeps the client's full ``send``: a URL with
+        credentials in it (httpx turns them into an Authorization header), a client without
+        that lookup (another httpx)."""
+        client = self._client
+        pick = getattr(client, "_transport_for_url", None)
+        if not isinstance(client, httpx.AsyncClient) or pick is None or url.userinfo:
+            return None
+        try:
+            transport = pick(url)
+        except Exception:  # pragma: no cover - another httpx: the full path works anyway
+            return None
+        return transport if isinstance(transport, httpx.AsyncBaseTransport) else None
 
     async def _close_http(self) -> None:
         if self._owns_client:
@@ -376,10 +413,23 @@ class HttpTransport(Transport):
         """One HTTP exchange with this transport's timeouts and never a redirect followed,
         whatever the (possibly injected) client's defaults say. A response whose drain was
         handed to a background task (``_consume_sse(hand_off=True)``) is closed by it."""
-        request = self._client.build_request(
-            method, self.url, content=content, headers=headers, timeout=self._timeout
-        )
-        response = await self._client.send(request, stream=True, follow_redirects=False)
+        if self._direct is not None:
+            raw = headers.raw if isinstance(headers, _Lines) else self._raw_headers(headers)
+            if content is not None or method == "POST":
+                raw = [*raw, (b"Content-Length", str(len(content or b"")).encode("ascii"))]
+            request = httpx.Request(
+                method,
+                self._url,
+                headers=raw,
+                stream=httpx.ByteStream(content or b""),
+                extensions=self._extensions,
+            )
+            response = await self._direct.handle_async_request(request)
+        else:
+            request = self._client.build_request(
+                method, self.url, content=content, headers=headers, timeout=self._timeout
+            )
+            response = await self._client.send(request, stream=True, follow_redirects=False)
         try:
             yield response
         finally:
@@ -387,6 +437,20 @@ class HttpTransport(Transport):
                 self._handed_off.discard(id(response))
             else:
                 await response.aclose()
+
+    def _raw_headers(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+        """The header lines ``build_request`` would send (the client's defaults updated with
+        ``headers``, ``Host`` first; the body's ``Content-Length`` goes last)."""
+        merged = httpx.Headers(self._client.headers)
+        merged.update(headers)
+        return [(b"Host", self._url.netloc), *merged.raw]
+
+    def _chunks(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """A body's bytes as they arrive. Only identity encoding is accepted
+        (``_check_status``), so a direct response's raw stream is its content."""
+        if self._direct is not None:
+            return aiter(response.stream)  # type: ignore[arg-type]
+        return response.aiter_bytes()
 
     def _error(self, exc: BaseException, what: str) -> TransportError:
         """The one mapping from the HTTP stack's exceptions to this library's (STYLE: httpx)."""
@@ -422,7 +486,7 @@ class HttpTransport(Transport):
         not read (the connection is closed instead of drained)."""
         limit = self.limits.max_error_body_bytes
         kept = bytearray()
-        async for chunk in response.aiter_bytes():
+        async for chunk in self._chunks(response):
             kept += chunk[: limit - len(kept)]
             if len(kept) >= limit:
                 break
@@ -434,12 +498,14 @@ class HttpTransport(Transport):
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            if len(body) + len(chunk) > limit:
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in self._chunks(response):
+            size += len(chunk)
+            if size > limit:
                 raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
-            body += chunk
-        return bytes(body)
+            parts.append(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _sse_decoder(self) -> SSEDecoder:
         limit = self.limits.max_message_bytes
@@ -483,11 +549,36 @@ class HttpTransport(Transport):
         self._scopes.pop(message.id, None)
 
     def _message_headers(self, message: JSONRPCMessage) -> dict[str, str]:
-        headers = self._headers(f"{_JSON}, {_SSE}")  # X:92 MUST
-        headers["Content-Type"] = _JSON
-        if self._headers_for is not None:
-            headers.update(self._headers_for(message))
-        return headers
+        """A POST's headers. Without a dialect's per-message headers (2025-11-25) this is one
+        dict, rebuilt only when the session, the protocol version or ``self.headers`` change:
+        nothing downstream may change it."""
+        key = (self.session_id, self.protocol_version)
+        if key != self._post_key or self.headers != self._post_seen:
+            headers = _Lines(self._headers(f"{_JSON}, {_SSE}"))  # X:92 MUST
+            headers["Content-Type"] = _JSON
+            if self._direct is not None:
+                headers.raw = self._raw_headers(headers)
+                headers.names = {name.lower() for name, _ in headers.raw}
+            self._post_headers, self._post_key = headers, key
+            self._post_seen = dict(self.headers)
+        base = self._post_headers
+        if self._headers_for is None:
+            return base
+        extra = self._headers_for(message)
+        if not extra:
+            return base
+        if self._direct is None:
+            merged = dict(base)
+            merged.update(extra)
+            return merged
+        lines = _Lines(base)
+        lines.update(extra)
+        if any(name.lower().encode("ascii") in base.names for name in extra):
+            lines.raw = self._raw_headers(lines)  # one replaces a line: merge as httpx does
+        else:  # new lines go after the others, as httpx's merge puts them
+            encoded = [(k.encode("ascii"), v.encode("ascii")) for k, v in extra.items()]
+            lines.raw = [*base.raw, *encoded]
+        return lines
 
     async def _post_request(self, message: JSONRPCRequest, inline: bool = False) -> Incoming | None:
         """One request's POST. ``inline`` (:meth:`exchange`): a single answer (a JSON body, an
@@ -590,7 +681,7 @@ class HttpTransport(Transport):
         """
         request_id = message.id if message is not None else None
         decoder = self._sse_decoder()
-        chunks = response.aiter_bytes()
+        chunks = self._chunks(response)
         try:
             while not state.answered:
                 try:
@@ -731,6 +822,15 @@ class HttpTransport(Transport):
             except DecodeError as exc:
                 await self._deliver(TransportFault(None, exc, fatal=False))
                 return
+
+
+class _Lines(dict[str, str]):
+    """A request's headers with the header lines the direct path sends (``raw``: what
+    ``build_request`` would write before ``Content-Length``; ``names``: their names, lower
+    case). Built once per session for a POST; nothing downstream changes either."""
+
+    raw: list[tuple[bytes, bytes]] = []  # noqa: RUF012 - always replaced, never appended to
+    names: frozenset[bytes] | set[bytes] = frozenset()
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
