@@ -26,6 +26,7 @@ import h11
 import httpx
 
 from .._errors import UsageError
+from . import _h1
 from .http import HttpTransport, StreamResumption
 
 __all__ = ["LeanHttpTransport"]
@@ -52,6 +53,22 @@ class _Response:
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         connection = self._connection
+        if connection.h11 is None:  # a head read by _h1: Content-Length framing
+            while connection.remaining:
+                data = connection.buffer
+                if not data:
+                    data = await connection.receive()
+                    if not data:
+                        raise httpx.RemoteProtocolError(
+                            "peer closed connection without sending complete message body: "
+                            f"{connection.remaining} bytes missing"
+                        )
+                take = connection.remaining
+                chunk, connection.buffer = data[:take], data[take:]
+                connection.remaining -= len(chunk)
+                yield chunk
+            self.complete = True
+            return
         while True:
             event = await connection.next_event()
             if isinstance(event, h11.Data):
@@ -72,10 +89,17 @@ class _Response:
 
 
 class _Connection:
+    """One kept-alive connection. An exchange is read either by ``_h1`` (``h11`` is None:
+    ``buffer`` holds what was received and not read, ``remaining`` the body bytes yet to
+    come) or, for anything ``_h1`` declines, by an h11 connection made for that exchange."""
+
     def __init__(self, stream: anyio.abc.ByteStream, raw: Any) -> None:
         self.stream = stream
         self.raw = raw  # the socket, for the idle check
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        self.h11: h11.Connection | None = None
+        self.buffer = b""
+        self.remaining = 0
+        self.keep = False
 
     def stale(self) -> bool:
         """An idle connection with something to read was closed by the server (or holds
@@ -88,33 +112,46 @@ class _Connection:
             return True
         return bool(readable)
 
+    async def receive(self) -> bytes:
+        """The next bytes off the connection; b"" at its end."""
+        try:
+            return await self.stream.receive(_READ)
+        except (anyio.EndOfStream, anyio.IncompleteRead):
+            return b""
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
+        except ssl.SSLError as exc:
+            raise httpx.ReadError(str(exc)) from exc
+
     async def next_event(self) -> Any:
+        h = self.h11
+        assert h is not None
         while True:
             try:
-                event = self.h11.next_event()
+                event = h.next_event()
             except h11.RemoteProtocolError as exc:
                 raise httpx.RemoteProtocolError(str(exc)) from exc
             if event is not h11.NEED_DATA:
                 return event
+            data = await self.receive()
             try:
-                data = await self.stream.receive(_READ)
-            except (anyio.EndOfStream, anyio.IncompleteRead):
-                data = b""
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
-            except ssl.SSLError as exc:
-                raise httpx.ReadError(str(exc)) from exc
-            try:
-                self.h11.receive_data(data)  # b"": the EOF, read as ConnectionClosed or an error
+                h.receive_data(data)  # b"": the EOF, read as ConnectionClosed or an error
             except h11.RemoteProtocolError as exc:  # pragma: no cover - raised on next_event
                 raise httpx.RemoteProtocolError(str(exc)) from exc
 
     def ended_without_io(self) -> bool:
         """Whether the unread rest of a body is already here and ends it (an empty 202, an
         error body shorter than what was read): then the connection can be kept."""
+        h = self.h11
+        if h is None:
+            if len(self.buffer) < self.remaining:
+                return False
+            self.buffer = self.buffer[self.remaining :]
+            self.remaining = 0
+            return True
         try:
             while True:
-                event = self.h11.next_event()
+                event = h.next_event()
                 if isinstance(event, h11.EndOfMessage):
                     return True
                 if not isinstance(event, h11.Data):
@@ -123,11 +160,13 @@ class _Connection:
             return False
 
     def reusable(self) -> bool:
+        """Whether the exchange ended cleanly with nothing after it: then the next one starts
+        on this connection (bytes past the end of a response are nobody's: closed)."""
         h = self.h11
-        if h.our_state is h11.DONE and h.their_state is h11.DONE:
-            h.start_next_cycle()
-            return True
-        return False
+        if h is None:
+            return self.keep and not self.remaining and not self.buffer
+        self.h11 = None
+        return h.our_state is h11.DONE and h.their_state is h11.DONE and not h.trailing_data[0]
 
 
 class LeanHttpTransport(HttpTransport):
@@ -186,6 +225,11 @@ class LeanHttpTransport(HttpTransport):
         )
         target = parsed.raw_path.decode("ascii") or "/"
         self._target = target
+        # The common exchange is written and read by _h1; a target or host it cannot write
+        # sends every request through h11 instead.
+        ok = _h1.target_ok(target, self._authority)
+        self._fast_target = target.encode("ascii") if ok else None
+        self._fast_host = self._authority.encode("ascii") if ok else b""
         self._ssl_context = ssl_context
         self._connect_timeout = connect_timeout
         self._write_timeout = write_timeout
@@ -297,19 +341,23 @@ class LeanHttpTransport(HttpTransport):
         headers: dict[str, str],
         content: bytes | None,
     ) -> _Response:
-        h = connection.h11
-        fields = [("Host", self._authority), *headers.items()]
         if content is not None:
-            fields.append(("Content-Length", str(len(content))))
+            length: int | None = len(content)
         elif method in ("POST", "PUT"):
-            fields.append(("Content-Length", "0"))
-        try:
-            data = h.send(h11.Request(method=method, target=self._target, headers=fields))
-            if content:
-                data = (data or b"") + (h.send(h11.Data(data=content)) or b"")
-            data = (data or b"") + (h.send(h11.EndOfMessage()) or b"")
-        except h11.LocalProtocolError as exc:
-            raise httpx.LocalProtocolError(str(exc)) from exc
+            length = 0
+        else:
+            length = None
+        head = None
+        if self._fast_target is not None:
+            head = _h1.request_head(method, self._fast_target, self._fast_host, headers, length)
+        if head is not None:
+            data = head + content if content else head
+        else:  # a header _h1 does not judge: h11 writes the request and reads its answer
+            h = connection.h11 = _exchange_h11()
+            try:
+                data = b"".join(h.send(e) or b"" for e in self._events(method, headers, content))
+            except h11.LocalProtocolError as exc:
+                raise httpx.LocalProtocolError(str(exc)) from exc
         try:
             with anyio.fail_after(self._write_timeout):
                 await connection.stream.send(data)
@@ -317,6 +365,35 @@ class LeanHttpTransport(HttpTransport):
             raise httpx.WriteTimeout(f"request not sent within {self._write_timeout} s") from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise httpx.WriteError(f"{type(exc).__name__}: {exc}") from exc
+        if connection.h11 is None:
+            read = connection.buffer
+            ended = False
+            while True:
+                parsed = _h1.parse_head(read)
+                if parsed is not _h1.NEED_DATA:
+                    break
+                more = await connection.receive()
+                if not more:
+                    ended = True  # the end before a whole head: h11 names it
+                    break
+                read += more
+            if isinstance(parsed, _h1.Head):
+                connection.buffer = read[parsed.size :]
+                connection.remaining = parsed.content_length
+                connection.keep = not parsed.close
+                return _Response(self, connection, parsed.status_code, parsed.headers)
+            # Declined: h11 reads this answer from its first byte, as if it had sent the
+            # request (it writes the same bytes; they are not sent again).
+            h = connection.h11 = _exchange_h11()
+            try:
+                for event in self._events(method, headers, content):
+                    h.send(event)
+            except h11.LocalProtocolError as exc:  # pragma: no cover - _h1 wrote it already
+                raise httpx.LocalProtocolError(str(exc)) from exc
+            connection.buffer = b""
+            h.receive_data(read)
+            if ended:
+                h.receive_data(b"")
         while True:
             event = await connection.next_event()
             if isinstance(event, h11.InformationalResponse):
@@ -334,6 +411,23 @@ class LeanHttpTransport(HttpTransport):
             text = value.decode("latin-1")
             fields_in[key] = f"{fields_in[key]}, {text}" if key in fields_in else text
         return _Response(self, connection, event.status_code, fields_in)
+
+    def _events(self, method: str, headers: dict[str, str], content: bytes | None) -> list[Any]:
+        """The request as h11 events (h11 validates every header)."""
+        fields = [("Host", self._authority), *headers.items()]
+        if content is not None:
+            fields.append(("Content-Length", str(len(content))))
+        elif method in ("POST", "PUT"):
+            fields.append(("Content-Length", "0"))
+        events: list[Any] = [h11.Request(method=method, target=self._target, headers=fields)]
+        if content:
+            events.append(h11.Data(data=content))
+        events.append(h11.EndOfMessage())
+        return events
+
+
+def _exchange_h11() -> h11.Connection:
+    return h11.Connection(h11.CLIENT, max_incomplete_event_size=_h1.MAX_HEAD)
 
 
 async def _close(connection: _Connection) -> None:
