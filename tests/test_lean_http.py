@@ -10,7 +10,7 @@ connection, so it cannot show reuse).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -45,8 +45,15 @@ class KeepAliveServer:
     connections. ``close_after_answer``: close each connection after its first answer
     (without saying so in a header: an idle connection the server drops). Counts what it saw."""
 
-    def __init__(self, *, close_after_answer: bool = False, hold: anyio.Event | None = None):
+    def __init__(
+        self,
+        *,
+        close_after_answer: bool = False,
+        hold: anyio.Event | None = None,
+        shape: Callable[[int, bytes], bytes] | None = None,
+    ):
         self.close_after_answer = close_after_answer
+        self.shape = shape  # the answer's bytes from its status and JSON body (default: h11's)
         self.hold = hold  # tasks/get answers wait for it (to pile requests up)
         self.accepted = 0
         self.open_now = 0
@@ -138,6 +145,11 @@ class KeepAliveServer:
         if payload:
             data += conn.send(h11.Data(data=payload)) or b""
         data += conn.send(h11.EndOfMessage()) or b""
+        if self.shape is not None:
+            data = self.shape(status, payload)
+            await stream.send(data[:9])  # the head in two pieces, when the network keeps them
+            await anyio.lowlevel.checkpoint()
+            data = data[9:]
         await stream.send(data)
 
 
@@ -221,3 +233,66 @@ async def test_what_it_refuses() -> None:
     with pytest.raises(UsageError):
         LeanHttpTransport("ftp://127.0.0.1:1/mcp")
     assert isinstance(LeanHttpTransport("https://127.0.0.1:1/mcp"), HttpTransport)
+
+
+def _chunked(status: int, payload: bytes) -> bytes:
+    if not payload:
+        return b"HTTP/1.1 %d Accepted\r\nContent-Length: 0\r\n\r\n" % status
+    return (
+        b"HTTP/1.1 %d OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+        b"Mcp-Session-Id: lean-1\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (status, len(payload), payload)
+    )
+
+
+def _bare_lf(status: int, payload: bytes) -> bytes:
+    return (
+        b"HTTP/1.1 %d OK\nContent-Type: application/json\nMcp-Session-Id: lean-1\n"
+        b"Content-Length: %d\n\n%s" % (status, len(payload), payload)
+    )
+
+
+def _plain(status: int, payload: bytes, extra: bytes = b"") -> bytes:
+    return (
+        b"HTTP/1.1 %d OK\r\ncontent-type: application/json\r\nmcp-session-id: lean-1\r\n"
+        b"%scontent-length: %d\r\n\r\n%s" % (status, extra, len(payload), payload)
+    )
+
+
+def _then_garbage(status: int, payload: bytes) -> bytes:
+    return _plain(status, payload) + b"HTTP/1.1 200 OK\r\n"
+
+
+def _says_close(status: int, payload: bytes) -> bytes:
+    return _plain(status, payload, b"Connection: keep-alive, close\r\n")
+
+
+@pytest.mark.parametrize(
+    ("shape", "kept"),
+    [
+        (_plain, True),
+        (_chunked, True),
+        (_bare_lf, True),
+        (_then_garbage, False),
+        (_says_close, False),
+    ],
+    ids=["content-length", "chunked", "bare-lf", "bytes-after-the-answer", "connection-close"],
+)
+async def test_every_answer_shape_is_read_and_only_a_clean_end_keeps_the_connection(
+    shape: Callable[[int, bytes], bytes], kept: bool
+) -> None:
+    """The common answer (Content-Length) is read by the transport's own parser, any other
+    by h11; a connection is reused only after an answer that ended cleanly with nothing after
+    it (bytes past the answer are nobody's: the connection is closed, never read as the next
+    answer), and never after the server said Connection: close."""
+    async with running(KeepAliveServer(shape=shape)) as server:
+        transport = LeanHttpTransport(server.url)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                for n in range(5):
+                    task = await client.get_task(f"t-{n}")
+                    assert task.task_id == f"t-{n}"
+        assert transport.connections_opened == server.accepted
+        if kept:
+            assert server.accepted == 1
+        else:  # initialize, the notification, 5 polls and DELETE: one connection each
+            assert server.accepted == 8
