@@ -26,6 +26,7 @@ from mcp_tasks_client import (
     HttpTransport,
     Implementation,
     LeanHttpTransport,
+    TransportError,
     UsageError,
 )
 
@@ -51,8 +52,10 @@ class KeepAliveServer:
         close_after_answer: bool = False,
         hold: anyio.Event | None = None,
         shape: Callable[[int, bytes], bytes] | None = None,
+        answers: int | None = None,
     ):
         self.close_after_answer = close_after_answer
+        self.answers = answers  # after this many answers the server reads nothing more
         self.shape = shape  # the answer's bytes from its status and JSON body (default: h11's)
         self.hold = hold  # tasks/get answers wait for it (to pile requests up)
         self.accepted = 0
@@ -73,6 +76,10 @@ class KeepAliveServer:
         try:
             async with stream:
                 while True:
+                    if self.answers is not None:
+                        if self.answers == 0:
+                            await anyio.sleep_forever()  # the socket's buffers fill up
+                        self.answers -= 1
                     request, body = await self._read(conn, stream)
                     if request is None:
                         return
@@ -296,3 +303,25 @@ async def test_every_answer_shape_is_read_and_only_a_clean_end_keeps_the_connect
             assert server.accepted == 1
         else:  # initialize, the notification, 5 polls and DELETE: one connection each
             assert server.accepted == 8
+
+
+async def test_a_request_the_server_never_reads_ends_at_the_write_timeout() -> None:
+    """The server stops reading after the handshake: a request too big for the socket buffers
+    ends with a TransportError naming the write timeout, in a caller's own exchange (a
+    request) and on the awaited path (a notification), each on the connection the handshake
+    left idle (a fresh one the test server would buffer without bound)."""
+    blob = "x" * (64 * 1024 * 1024)
+    for kind in ("request", "notification"):
+        async with running(KeepAliveServer(answers=2)) as server:
+            transport = LeanHttpTransport(
+                server.url, write_timeout=0.5, delete_session_on_close=False
+            )
+            with anyio.fail_after(30):
+                async with client_on(transport) as client:
+                    with pytest.raises(TransportError, match=r"not sent within 0\.5 s"):
+                        if kind == "request":
+                            await client.request("x/big", {"blob": blob}, timeout=20)
+                        else:
+                            await client.notify("notifications/big", {"blob": blob}, timeout=20)
+            assert transport.connections_opened == 1
+            assert transport._open == 0  # the connection it was written on is closed

@@ -14,10 +14,12 @@ the one mapping of :class:`HttpTransport` (``_error``) names them: a TLS failure
 
 from __future__ import annotations
 
+import math
 import select
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -25,8 +27,10 @@ import anyio.abc
 import h11
 import httpx
 
-from .._errors import UsageError
+from .._errors import TransportClosed, UsageError
+from ..models import JSONRPCRequest
 from . import _h1
+from .base import Incoming, TransportFault
 from .http import HttpTransport, StreamResumption
 
 __all__ = ["LeanHttpTransport"]
@@ -236,9 +240,34 @@ class LeanHttpTransport(HttpTransport):
         self._max_connections = max_connections
         self._idle: list[_Connection] = []
         self._open = 0
-        self._slot_freed = anyio.Event()
+        self._slot_freed: anyio.Event | None = None  # made by the first caller to wait for one
         self.connections_opened = 0
         """TCP connections this transport opened (a reused one is not counted again)."""
+
+    async def exchange(self, message: JSONRPCRequest) -> Incoming | None:
+        """:meth:`HttpTransport.exchange`, with the write timeout folded into its scope."""
+        if self._task_group is None or self._closed:
+            raise TransportClosed("the HTTP transport is not open")
+        scope = anyio.CancelScope()
+        self._scopes[message.id] = scope
+        inline = _Inline(scope)
+        token = _INLINE.set(inline)
+        item: Incoming | None = None
+        try:
+            with scope:
+                item = await self._request_here(message)
+        finally:
+            _INLINE.reset(token)
+            self._scopes.pop(message.id, None)
+        if scope.cancelled_caught:
+            if inline.write_timed_out:
+                error = httpx.WriteTimeout(self._write_timeout_text())
+                return TransportFault(message.id, self._error(error, message.method))
+            return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
+        return item
+
+    def _write_timeout_text(self) -> str:
+        return f"request not sent within {self._write_timeout} s"
 
     def _default_client(self, max_connections: int) -> Any:
         return None  # no httpx client: this transport's own connections
@@ -294,11 +323,14 @@ class LeanHttpTransport(HttpTransport):
                     self._freed()
                     raise
             event = self._slot_freed
+            if event is None:
+                event = self._slot_freed = anyio.Event()
             await event.wait()
 
     def _freed(self) -> None:
-        self._slot_freed.set()
-        self._slot_freed = anyio.Event()
+        event, self._slot_freed = self._slot_freed, None
+        if event is not None:
+            event.set()
 
     async def _release(self, connection: _Connection, keep: bool) -> None:
         if keep and not self._closed:
@@ -331,6 +363,10 @@ class LeanHttpTransport(HttpTransport):
         if response is not None and not response.complete:
             response.complete = connection.ended_without_io()
         keep = response is not None and response.complete and connection.reusable()
+        if keep and not self._closed:  # back to the pool: nothing to await
+            self._idle.append(connection)
+            self._freed()
+            return
         with anyio.CancelScope(shield=True):
             await self._release(connection, keep)
 
@@ -358,18 +394,33 @@ class LeanHttpTransport(HttpTransport):
                 data = b"".join(h.send(e) or b"" for e in self._events(method, headers, content))
             except h11.LocalProtocolError as exc:
                 raise httpx.LocalProtocolError(str(exc)) from exc
+        inline = _INLINE.get()
         try:
-            with anyio.fail_after(self._write_timeout):
-                await connection.stream.send(data)
+            if inline is None:
+                with anyio.fail_after(self._write_timeout):
+                    await connection.stream.send(data)
+            else:
+                # In an inline exchange the write timeout is the deadline of the exchange's
+                # own scope for the length of the send: one cancel scope per request, not two.
+                scope = inline.scope
+                scope.deadline = deadline = anyio.current_time() + self._write_timeout
+                try:
+                    await connection.stream.send(data)
+                except BaseException:
+                    if anyio.current_time() >= deadline:
+                        inline.write_timed_out = True
+                    raise
+                finally:
+                    scope.deadline = math.inf
         except TimeoutError as exc:
-            raise httpx.WriteTimeout(f"request not sent within {self._write_timeout} s") from exc
+            raise httpx.WriteTimeout(self._write_timeout_text()) from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise httpx.WriteError(f"{type(exc).__name__}: {exc}") from exc
         if connection.h11 is None:
             read = connection.buffer
             ended = False
             while True:
-                parsed = _h1.parse_head(read)
+                parsed = _h1.parse_head(read) if read else _h1.NEED_DATA
                 if parsed is not _h1.NEED_DATA:
                     break
                 more = await connection.receive()
@@ -424,6 +475,21 @@ class LeanHttpTransport(HttpTransport):
             events.append(h11.Data(data=content))
         events.append(h11.EndOfMessage())
         return events
+
+
+class _Inline:
+    """The inline exchange running in this task: its scope, and whether its write timed out."""
+
+    __slots__ = ("scope", "write_timed_out")
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope = scope
+        self.write_timed_out = False
+
+
+# Set only while a caller's task runs its own exchange (``exchange``), and read only by
+# ``_start`` in that task (the tasks the exchange spawns, an SSE drain, write nothing).
+_INLINE: ContextVar[_Inline | None] = ContextVar("mcp_tasks_lean_inline", default=None)
 
 
 def _exchange_h11() -> h11.Connection:
