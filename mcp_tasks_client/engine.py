@@ -669,7 +669,9 @@ class Poller:
                 continue
             due = self._scheduler.next_due()
             delay = math.inf if due is None else due - anyio.current_time()
-            if delay > 0:
+            if delay == math.inf:  # nothing due: only a wake-up (no deadline scope per poll)
+                await self._wake.wait()
+            elif delay > 0:
                 with anyio.move_on_after(delay):
                     await self._wake.wait()
 
