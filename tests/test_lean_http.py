@@ -325,3 +325,34 @@ async def test_a_request_the_server_never_reads_ends_at_the_write_timeout() -> N
                             await client.notify("notifications/big", {"blob": blob}, timeout=20)
             assert transport.connections_opened == 1
             assert transport._open == 0  # the connection it was written on is closed
+
+
+async def test_a_caller_that_stops_waiting_for_a_connection_leaves_the_line() -> None:
+    """One connection, three callers: the first holds it, the second gives up waiting, the
+    third still gets the connection when it frees (a freed slot wakes one waiter in line)."""
+    hold = anyio.Event()
+    async with running(KeepAliveServer(hold=hold)) as server:
+        transport = LeanHttpTransport(server.url, max_connections=1)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                got: list[str] = []
+                gave_up = anyio.CancelScope()
+
+                async def poll(n: int, scope: anyio.CancelScope | None = None) -> None:
+                    with scope or anyio.CancelScope():
+                        got.append((await client.get_task(f"t-{n}")).task_id)
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(poll, 1)
+                    while server.open_now < 1 or not transport._open:
+                        await anyio.lowlevel.checkpoint()
+                    tg.start_soon(poll, 2, gave_up)
+                    tg.start_soon(poll, 3)
+                    while len(transport._waiting) < 2:
+                        await anyio.lowlevel.checkpoint()
+                    gave_up.cancel()
+                    while len(transport._waiting) > 1:
+                        await anyio.lowlevel.checkpoint()
+                    hold.set()
+                assert sorted(got) == ["t-1", "t-3"]
+        assert transport.connections_opened == 1
