@@ -1,12 +1,19 @@
-"""Opt-in lean HTTP/1.1 for high-volume polling: h11 over anyio streams (TLS by anyio), no httpx.
+"""Opt-in lean HTTP/1.1 for high-volume polling: over anyio streams (TLS by anyio), no httpx.
 
 :class:`LeanHttpTransport` is :class:`HttpTransport` with its HTTP client swapped: everything
 above one HTTP exchange (Streamable HTTP's JSON and SSE answers, the session header, the GET
 stream, resumption, DELETE on close, Limits, the status and error mapping) is the same code.
-Below it, one request is written with a single ``send`` and read with h11; connections are
-kept alive in a small pool of our own, and an idle connection is checked (one non-blocking
-readability test) before it is reused. What it does not do: proxies, HTTP/2, an injected
-client, compression (never asked for anyway), cookies (never kept anyway).
+Below it, one request is written with a single ``send``. The common exchange (our own header
+set; an answer framed by ``Content-Length``) is written and read by a small bounded HTTP/1.1
+reader of our own (``_h1``, a subset of what h11 accepts, read the same way); anything else
+(a caller's header it does not judge, a chunked or SSE answer, bare-LF heads, HTTP/1.0...) by
+h11, from the answer's first byte, so every HTTP error is h11's. Connections are kept alive in
+a small pool of our own (a freed one goes to the first caller in line), an idle connection is
+checked (one non-blocking readability test) before it is reused, and one with bytes after an
+answer, or whose server said ``Connection: close``, is closed. In a caller's own exchange the
+write timeout is that exchange's cancel scope's deadline for the length of the send (one
+scope per request). What it does not do: proxies, HTTP/2, an injected client, compression
+(never asked for anyway), cookies (never kept anyway).
 
 Errors of the socket, TLS and h11 layers are raised as the matching ``httpx`` exceptions, so
 the one mapping of :class:`HttpTransport` (``_error``) names them: a TLS failure is TLSError.
@@ -175,7 +182,7 @@ class _Connection:
 
 
 class LeanHttpTransport(HttpTransport):
-    """Streamable HTTP on h11 over anyio streams: an opt-in, lower-CPU :class:`HttpTransport`.
+    """Streamable HTTP/1.1 over anyio streams: an opt-in, lower-CPU :class:`HttpTransport`.
 
     The same behaviour and arguments as :class:`HttpTransport` (JSON and SSE answers, the
     session, the GET stream, resumption, DELETE on close, Limits), except:
