@@ -216,6 +216,8 @@ def test_a_response_head_is_read_as_h11_reads_it_or_declined(data: bytes) -> Non
         b"HTTP/1.1 200 OK\r\nA: 1\r\nA: 2\r\nContent-Length: 0\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nX: " + b"a" * _h1.MAX_HEAD,
+        b" ",
+        b"\x00HTTP/1.1 200 OK\r\n",
     ],
 )
 def test_response_heads_of_each_kind(data: bytes) -> None:

@@ -123,6 +123,8 @@ class Head:
 def parse_head(data: bytes) -> Head | _Decline | _NeedData:
     """The response head at the start of ``data``: a :class:`Head`, NEED_DATA (no blank line
     yet, fewer than MAX_HEAD bytes), or DECLINE (let h11 read it, from the first byte)."""
+    if data and data[0] < 0x21:
+        return DECLINE  # h11 refuses this at once, before any blank line (a control or space)
     # The blank line as h11 finds it (LF, optional CR, LF); ours only when it is CRLF CRLF.
     blank = data.find(b"\n\r\n")
     bare = data.find(b"\n\n", 0, len(data) if blank < 0 else blank + 1)
