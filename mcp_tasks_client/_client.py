@@ -38,6 +38,7 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import attrs
 
 from . import observability as _obs
@@ -229,10 +230,43 @@ class OrphanedTask:
     """The answer as received (decode it, or keep it for the record)."""
 
 
+def _timed_out(scope: anyio.CancelScope) -> None:
+    """Raise TimeoutError, as ``anyio.fail_after`` does, if ``scope``'s deadline ended it."""
+    if scope.cancelled_caught and anyio.current_time() >= scope.deadline:
+        raise TimeoutError
+
+
+class _Done:
+    """An ``anyio.Event`` made only once someone waits: a request answered in its caller's
+    own task (``Transport.exchange``) never does, and makes none."""
+
+    __slots__ = ("_event", "_set")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: anyio.Event | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        if self._set:
+            await anyio.lowlevel.checkpoint()  # as Event.wait does on a set event
+            return
+        if self._event is None:
+            self._event = anyio.Event()
+        await self._event.wait()
+
+
 @attrs.define
 class _Waiter:
     method: str
-    done: anyio.Event = attrs.field(factory=anyio.Event)
+    done: _Done = attrs.field(factory=_Done)
     result: JSONObject | None = None
     error: MCPTasksError | None = None
     on_result: Callable[[JSONObject], None] | None = None
@@ -665,7 +699,8 @@ class Client:
             and method not in _NOT_INLINE
         )
         try:
-            with anyio.fail_after(limit):
+            # fail_after's scope without its generator (a scope per request is enough cost).
+            with anyio.CancelScope(deadline=anyio.current_time() + limit) as deadline:
                 if inline:
                     sent = True
                     item = await self.transport.exchange(message)
@@ -676,6 +711,7 @@ class Client:
                     sent = True
                 if not waiter.done.is_set():
                     await waiter.done.wait()
+            _timed_out(deadline)
         except TimeoutError:
             if not waiter.done.is_set():
                 keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "timeout")

@@ -759,16 +759,9 @@ class Poller:
         limit = self.policy.max_in_flight
         ready = self._ready
         while True:
-            for task_id in self._scheduler.pop_due(anyio.current_time()):
-                if self._in_flight >= limit or ready:
-                    self.polls_delayed += 1
-                ready.append(task_id)
-            while ready and self._in_flight < limit:
-                task_id = ready.popleft()
-                tracked = self._tracked.get(task_id)
-                if tracked is not None:
-                    self._in_flight += 1
-                    self._task_group.start_soon(self._run_poll, tracked, task_id)
+            self._take_due()
+            while (poll := self._next_poll()) is not None:
+                self._task_group.start_soon(self._run_poll, *poll)
             if self._wake.is_set():
                 self._wake = anyio.Event()
             if ready and self._in_flight >= limit:
@@ -779,18 +772,53 @@ class Poller:
             if delay > 0:
                 self._sleeping_until = math.inf if due is None else due
                 try:
-                    with anyio.move_on_after(delay):
+                    if delay == math.inf:  # nothing due: only a wake-up (no deadline scope)
                         await self._wake.wait()
+                    else:
+                        with anyio.move_on_after(delay):
+                            await self._wake.wait()
                 finally:
                     self._sleeping_until = -math.inf
 
+    def _take_due(self) -> None:
+        """The tasks due now into the line, counting those that must wait for a slot."""
+        ready = self._ready
+        limit = self.policy.max_in_flight
+        for task_id in self._scheduler.pop_due(anyio.current_time()):
+            if self._in_flight >= limit or ready:
+                self.polls_delayed += 1
+            ready.append(task_id)
+
+    def _next_poll(self) -> tuple[_Tracked, str] | None:
+        """The next task in line, when a slot is free (taken for it)."""
+        ready = self._ready
+        while ready and self._in_flight < self.policy.max_in_flight:
+            task_id = ready.popleft()
+            tracked = self._tracked.get(task_id)
+            if tracked is not None:
+                self._in_flight += 1
+                return tracked, task_id
+        return None
+
     async def _run_poll(self, tracked: _Tracked, task_id: str) -> None:
-        try:
-            await self._guarded(tracked, functools.partial(self._poll, task_id))
-        finally:
+        """One poll, then the next one due or in line, in this same task while there is one
+        (a task spawned per poll cost more than the rest of the poller's per-poll work)."""
+        while True:
+            try:
+                await self._guarded(tracked, functools.partial(self._poll, task_id))
+            except BaseException:
+                self._in_flight -= 1
+                if self._ready:
+                    self._wake.set()
+                raise
             self._in_flight -= 1
-            if self._ready:
-                self._wake.set()
+            self._take_due()
+            poll = self._next_poll()
+            if poll is None:
+                if self._ready:
+                    self._wake.set()
+                return
+            tracked, task_id = poll
 
     async def _poll(self, task_id: str) -> None:
         tracked = self._tracked.get(task_id)

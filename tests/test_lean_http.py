@@ -10,7 +10,7 @@ connection, so it cannot show reuse).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -26,6 +26,8 @@ from mcp_tasks_client import (
     HttpTransport,
     Implementation,
     LeanHttpTransport,
+    Timeouts,
+    TransportError,
     UsageError,
 )
 
@@ -45,8 +47,17 @@ class KeepAliveServer:
     connections. ``close_after_answer``: close each connection after its first answer
     (without saying so in a header: an idle connection the server drops). Counts what it saw."""
 
-    def __init__(self, *, close_after_answer: bool = False, hold: anyio.Event | None = None):
+    def __init__(
+        self,
+        *,
+        close_after_answer: bool = False,
+        hold: anyio.Event | None = None,
+        shape: Callable[[int, bytes], bytes] | None = None,
+        answers: int | None = None,
+    ):
         self.close_after_answer = close_after_answer
+        self.answers = answers  # after this many answers the server reads nothing more
+        self.shape = shape  # the answer's bytes from its status and JSON body (default: h11's)
         self.hold = hold  # tasks/get answers wait for it (to pile requests up)
         self.accepted = 0
         self.open_now = 0
@@ -66,6 +77,10 @@ class KeepAliveServer:
         try:
             async with stream:
                 while True:
+                    if self.answers is not None:
+                        if self.answers == 0:
+                            await anyio.sleep_forever()  # the socket's buffers fill up
+                        self.answers -= 1
                     request, body = await self._read(conn, stream)
                     if request is None:
                         return
@@ -138,6 +153,11 @@ class KeepAliveServer:
         if payload:
             data += conn.send(h11.Data(data=payload)) or b""
         data += conn.send(h11.EndOfMessage()) or b""
+        if self.shape is not None:
+            data = self.shape(status, payload)
+            await stream.send(data[:9])  # the head in two pieces, when the network keeps them
+            await anyio.lowlevel.checkpoint()
+            data = data[9:]
         await stream.send(data)
 
 
@@ -221,3 +241,125 @@ async def test_what_it_refuses() -> None:
     with pytest.raises(UsageError):
         LeanHttpTransport("ftp://127.0.0.1:1/mcp")
     assert isinstance(LeanHttpTransport("https://127.0.0.1:1/mcp"), HttpTransport)
+
+
+def _chunked(status: int, payload: bytes) -> bytes:
+    if not payload:
+        return b"HTTP/1.1 %d Accepted\r\nContent-Length: 0\r\n\r\n" % status
+    return (
+        b"HTTP/1.1 %d OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+        b"Mcp-Session-Id: lean-1\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (status, len(payload), payload)
+    )
+
+
+def _bare_lf(status: int, payload: bytes) -> bytes:
+    return (
+        b"HTTP/1.1 %d OK\nContent-Type: application/json\nMcp-Session-Id: lean-1\n"
+        b"Content-Length: %d\n\n%s" % (status, len(payload), payload)
+    )
+
+
+def _plain(status: int, payload: bytes, extra: bytes = b"") -> bytes:
+    return (
+        b"HTTP/1.1 %d OK\r\ncontent-type: application/json\r\nmcp-session-id: lean-1\r\n"
+        b"%scontent-length: %d\r\n\r\n%s" % (status, extra, len(payload), payload)
+    )
+
+
+def _then_garbage(status: int, payload: bytes) -> bytes:
+    return _plain(status, payload) + b"HTTP/1.1 200 OK\r\n"
+
+
+def _says_close(status: int, payload: bytes) -> bytes:
+    return _plain(status, payload, b"Connection: keep-alive, close\r\n")
+
+
+@pytest.mark.parametrize(
+    ("shape", "kept"),
+    [
+        (_plain, True),
+        (_chunked, True),
+        (_bare_lf, True),
+        (_then_garbage, False),
+        (_says_close, False),
+    ],
+    ids=["content-length", "chunked", "bare-lf", "bytes-after-the-answer", "connection-close"],
+)
+async def test_every_answer_shape_is_read_and_only_a_clean_end_keeps_the_connection(
+    shape: Callable[[int, bytes], bytes], kept: bool
+) -> None:
+    """The common answer (Content-Length) is read by the transport's own parser, any other
+    by h11; a connection is reused only after an answer that ended cleanly with nothing after
+    it (bytes past the answer are nobody's: the connection is closed, never read as the next
+    answer), and never after the server said Connection: close."""
+    async with running(KeepAliveServer(shape=shape)) as server:
+        transport = LeanHttpTransport(server.url)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                for n in range(5):
+                    task = await client.get_task(f"t-{n}")
+                    assert task.task_id == f"t-{n}"
+        assert transport.connections_opened == server.accepted
+        if kept:
+            assert server.accepted == 1
+        else:  # initialize, the notification, 5 polls and DELETE: one connection each
+            assert server.accepted == 8
+
+
+async def test_a_request_the_server_never_reads_ends_at_the_write_timeout() -> None:
+    """The server stops reading after the handshake: a request too big for the socket buffers
+    ends with a TransportError naming the write timeout, in a caller's own exchange (a
+    request) and on the awaited path (a notification), each on the connection the handshake
+    left idle (a fresh one the test server would buffer without bound)."""
+    blob = "x" * (64 * 1024 * 1024)
+    for kind in ("request", "notification"):
+        async with running(KeepAliveServer(answers=2)) as server:
+            transport = LeanHttpTransport(
+                server.url, write_timeout=0.5, delete_session_on_close=False
+            )
+            with anyio.fail_after(30):
+                async with client_on(transport) as client:
+                    with pytest.raises(TransportError, match=r"not sent within 0\.5 s"):
+                        if kind == "request":
+                            await client.request("x/big", {"blob": blob}, timeout=20)
+                        else:
+                            await client.notify("notifications/big", {"blob": blob}, timeout=20)
+            assert transport.connections_opened == 1
+            assert transport._open == 0  # the connection it was written on is closed
+
+
+async def test_a_caller_that_stops_waiting_for_a_connection_leaves_the_line() -> None:
+    """One connection, three callers: the first holds it, the second gives up waiting, the
+    third still gets the connection when it frees (a freed slot wakes one waiter in line).
+    No cancel notification for the one that gave up (it would be one more caller in line)."""
+    hold = anyio.Event()
+    async with running(KeepAliveServer(hold=hold)) as server:
+        transport = LeanHttpTransport(server.url, max_connections=1)
+        with anyio.fail_after(20):
+            quiet = Timeouts(notify_cancelled=False)
+            client = Client(
+                transport, generation=Generation.V2025_11_25, client_info=INFO, timeouts=quiet
+            )
+            async with client:
+                got: list[str] = []
+                gave_up = anyio.CancelScope()
+
+                async def poll(n: int, scope: anyio.CancelScope | None = None) -> None:
+                    with scope or anyio.CancelScope():
+                        got.append((await client.get_task(f"t-{n}")).task_id)
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(poll, 1)
+                    while transport._idle:  # until poll 1 took the handshake's connection
+                        await anyio.lowlevel.checkpoint()
+                    tg.start_soon(poll, 2, gave_up)
+                    tg.start_soon(poll, 3)
+                    while len(transport._waiting) < 2:
+                        await anyio.lowlevel.checkpoint()
+                    gave_up.cancel()
+                    while len(transport._waiting) > 1:
+                        await anyio.lowlevel.checkpoint()
+                    hold.set()
+                assert sorted(got) == ["t-1", "t-3"]
+        assert transport.connections_opened == 1
+        assert server.most_open == 1

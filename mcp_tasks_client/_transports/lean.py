@@ -1,12 +1,19 @@
-"""Opt-in lean HTTP/1.1 for high-volume polling: h11 over anyio streams (TLS by anyio), no httpx.
+"""Opt-in lean HTTP/1.1 for high-volume polling: over anyio streams (TLS by anyio), no httpx.
 
 :class:`LeanHttpTransport` is :class:`HttpTransport` with its HTTP client swapped: everything
 above one HTTP exchange (Streamable HTTP's JSON and SSE answers, the session header, the GET
 stream, resumption, DELETE on close, Limits, the status and error mapping) is the same code.
-Below it, one request is written with a single ``send`` and read with h11; connections are
-kept alive in a small pool of our own, and an idle connection is checked (one non-blocking
-readability test) before it is reused. What it does not do: proxies, HTTP/2, an injected
-client, compression (never asked for anyway), cookies (never kept anyway).
+Below it, one request is written with a single ``send``. The common exchange (our own header
+set; an answer framed by ``Content-Length``) is written and read by a small bounded HTTP/1.1
+reader of our own (``_h1``, a subset of what h11 accepts, read the same way); anything else
+(a caller's header it does not judge, a chunked or SSE answer, bare-LF heads, HTTP/1.0...) by
+h11, from the answer's first byte, so every HTTP error is h11's. Connections are kept alive in
+a small pool of our own (a freed one goes to the first caller in line), an idle connection is
+checked (one non-blocking readability test) before it is reused, and one with bytes after an
+answer, or whose server said ``Connection: close``, is closed. In a caller's own exchange the
+write timeout is that exchange's cancel scope's deadline for the length of the send (one
+scope per request). What it does not do: proxies, HTTP/2, an injected client, compression
+(never asked for anyway), cookies (never kept anyway).
 
 Errors of the socket, TLS and h11 layers are raised as the matching ``httpx`` exceptions, so
 the one mapping of :class:`HttpTransport` (``_error``) names them: a TLS failure is TLSError.
@@ -14,10 +21,13 @@ the one mapping of :class:`HttpTransport` (``_error``) names them: a TLS failure
 
 from __future__ import annotations
 
+import math
 import select
 import ssl
+from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -25,7 +35,10 @@ import anyio.abc
 import h11
 import httpx
 
-from .._errors import UsageError
+from .._errors import TransportClosed, UsageError
+from ..models import JSONRPCRequest
+from . import _h1
+from .base import Incoming, TransportFault
 from .http import HttpTransport, StreamResumption
 
 __all__ = ["LeanHttpTransport"]
@@ -52,6 +65,22 @@ class _Response:
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         connection = self._connection
+        if connection.h11 is None:  # a head read by _h1: Content-Length framing
+            while connection.remaining:
+                data = connection.buffer
+                if not data:
+                    data = await connection.receive()
+                    if not data:
+                        raise httpx.RemoteProtocolError(
+                            "peer closed connection without sending complete message body: "
+                            f"{connection.remaining} bytes missing"
+                        )
+                take = connection.remaining
+                chunk, connection.buffer = data[:take], data[take:]
+                connection.remaining -= len(chunk)
+                yield chunk
+            self.complete = True
+            return
         while True:
             event = await connection.next_event()
             if isinstance(event, h11.Data):
@@ -72,10 +101,17 @@ class _Response:
 
 
 class _Connection:
+    """One kept-alive connection. An exchange is read either by ``_h1`` (``h11`` is None:
+    ``buffer`` holds what was received and not read, ``remaining`` the body bytes yet to
+    come) or, for anything ``_h1`` declines, by an h11 connection made for that exchange."""
+
     def __init__(self, stream: anyio.abc.ByteStream, raw: Any) -> None:
         self.stream = stream
         self.raw = raw  # the socket, for the idle check
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+        self.h11: h11.Connection | None = None
+        self.buffer = b""
+        self.remaining = 0
+        self.keep = False
 
     def stale(self) -> bool:
         """An idle connection with something to read was closed by the server (or holds
@@ -88,33 +124,46 @@ class _Connection:
             return True
         return bool(readable)
 
+    async def receive(self) -> bytes:
+        """The next bytes off the connection; b"" at its end."""
+        try:
+            return await self.stream.receive(_READ)
+        except (anyio.EndOfStream, anyio.IncompleteRead):
+            return b""
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
+        except ssl.SSLError as exc:
+            raise httpx.ReadError(str(exc)) from exc
+
     async def next_event(self) -> Any:
+        h = self.h11
+        assert h is not None
         while True:
             try:
-                event = self.h11.next_event()
+                event = h.next_event()
             except h11.RemoteProtocolError as exc:
                 raise httpx.RemoteProtocolError(str(exc)) from exc
             if event is not h11.NEED_DATA:
                 return event
+            data = await self.receive()
             try:
-                data = await self.stream.receive(_READ)
-            except (anyio.EndOfStream, anyio.IncompleteRead):
-                data = b""
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
-            except ssl.SSLError as exc:
-                raise httpx.ReadError(str(exc)) from exc
-            try:
-                self.h11.receive_data(data)  # b"": the EOF, read as ConnectionClosed or an error
+                h.receive_data(data)  # b"": the EOF, read as ConnectionClosed or an error
             except h11.RemoteProtocolError as exc:  # pragma: no cover - raised on next_event
                 raise httpx.RemoteProtocolError(str(exc)) from exc
 
     def ended_without_io(self) -> bool:
         """Whether the unread rest of a body is already here and ends it (an empty 202, an
         error body shorter than what was read): then the connection can be kept."""
+        h = self.h11
+        if h is None:
+            if len(self.buffer) < self.remaining:
+                return False
+            self.buffer = self.buffer[self.remaining :]
+            self.remaining = 0
+            return True
         try:
             while True:
-                event = self.h11.next_event()
+                event = h.next_event()
                 if isinstance(event, h11.EndOfMessage):
                     return True
                 if not isinstance(event, h11.Data):
@@ -123,15 +172,17 @@ class _Connection:
             return False
 
     def reusable(self) -> bool:
+        """Whether the exchange ended cleanly with nothing after it: then the next one starts
+        on this connection (bytes past the end of a response are nobody's: closed)."""
         h = self.h11
-        if h.our_state is h11.DONE and h.their_state is h11.DONE:
-            h.start_next_cycle()
-            return True
-        return False
+        if h is None:
+            return self.keep and not self.remaining and not self.buffer
+        self.h11 = None
+        return h.our_state is h11.DONE and h.their_state is h11.DONE and not h.trailing_data[0]
 
 
 class LeanHttpTransport(HttpTransport):
-    """Streamable HTTP on h11 over anyio streams: an opt-in, lower-CPU :class:`HttpTransport`.
+    """Streamable HTTP/1.1 over anyio streams: an opt-in, lower-CPU :class:`HttpTransport`.
 
     The same behaviour and arguments as :class:`HttpTransport` (JSON and SSE answers, the
     session, the GET stream, resumption, DELETE on close, Limits), except:
@@ -186,15 +237,45 @@ class LeanHttpTransport(HttpTransport):
         )
         target = parsed.raw_path.decode("ascii") or "/"
         self._target = target
+        # The common exchange is written and read by _h1; a target or host it cannot write
+        # sends every request through h11 instead.
+        ok = _h1.target_ok(target, self._authority)
+        self._fast_target = target.encode("ascii") if ok else None
+        self._fast_host = self._authority.encode("ascii") if ok else b""
         self._ssl_context = ssl_context
         self._connect_timeout = connect_timeout
         self._write_timeout = write_timeout
         self._max_connections = max_connections
         self._idle: list[_Connection] = []
         self._open = 0
-        self._slot_freed = anyio.Event()
+        self._waiting: deque[anyio.Event] = deque()  # callers waiting for a slot, in order
         self.connections_opened = 0
         """TCP connections this transport opened (a reused one is not counted again)."""
+
+    async def exchange(self, message: JSONRPCRequest) -> Incoming | None:
+        """:meth:`HttpTransport.exchange`, with the write timeout folded into its scope."""
+        if self._task_group is None or self._closed:
+            raise TransportClosed("the HTTP transport is not open")
+        scope = anyio.CancelScope()
+        self._scopes[message.id] = scope
+        inline = _Inline(scope)
+        token = _INLINE.set(inline)
+        item: Incoming | None = None
+        try:
+            with scope:
+                item = await self._request_here(message)
+        finally:
+            _INLINE.reset(token)
+            self._scopes.pop(message.id, None)
+        if scope.cancelled_caught:
+            if inline.write_timed_out:
+                error = httpx.WriteTimeout(self._write_timeout_text())
+                return TransportFault(message.id, self._error(error, message.method))
+            return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
+        return item
+
+    def _write_timeout_text(self) -> str:
+        return f"request not sent within {self._write_timeout} s"
 
     def _default_client(self, max_connections: int) -> Any:
         return None  # no httpx client: this transport's own connections
@@ -249,12 +330,22 @@ class LeanHttpTransport(HttpTransport):
                     self._open -= 1
                     self._freed()
                     raise
-            event = self._slot_freed
-            await event.wait()
+            # Wait in line: a freed slot wakes the first waiter only (waking all of them, ~48
+            # with 64 polls in flight on 16 connections, costs O(waiters) per request).
+            event = anyio.Event()
+            self._waiting.append(event)
+            try:
+                await event.wait()
+            except BaseException:
+                if event.is_set():
+                    self._freed()  # woken, but leaving: the slot is the next waiter's
+                else:
+                    self._waiting.remove(event)
+                raise
 
     def _freed(self) -> None:
-        self._slot_freed.set()
-        self._slot_freed = anyio.Event()
+        if self._waiting:
+            self._waiting.popleft().set()
 
     async def _release(self, connection: _Connection, keep: bool) -> None:
         if keep and not self._closed:
@@ -287,6 +378,10 @@ class LeanHttpTransport(HttpTransport):
         if response is not None and not response.complete:
             response.complete = connection.ended_without_io()
         keep = response is not None and response.complete and connection.reusable()
+        if keep and not self._closed:  # back to the pool: nothing to await
+            self._idle.append(connection)
+            self._freed()
+            return
         with anyio.CancelScope(shield=True):
             await self._release(connection, keep)
 
@@ -297,26 +392,74 @@ class LeanHttpTransport(HttpTransport):
         headers: dict[str, str],
         content: bytes | None,
     ) -> _Response:
-        h = connection.h11
-        fields = [("Host", self._authority), *headers.items()]
         if content is not None:
-            fields.append(("Content-Length", str(len(content))))
+            length: int | None = len(content)
         elif method in ("POST", "PUT"):
-            fields.append(("Content-Length", "0"))
+            length = 0
+        else:
+            length = None
+        head = None
+        if self._fast_target is not None:
+            head = _h1.request_head(method, self._fast_target, self._fast_host, headers, length)
+        if head is not None:
+            data = head + content if content else head
+        else:  # a header _h1 does not judge: h11 writes the request and reads its answer
+            h = connection.h11 = _exchange_h11()
+            try:
+                data = b"".join(h.send(e) or b"" for e in self._events(method, headers, content))
+            except h11.LocalProtocolError as exc:
+                raise httpx.LocalProtocolError(str(exc)) from exc
+        inline = _INLINE.get()
         try:
-            data = h.send(h11.Request(method=method, target=self._target, headers=fields))
-            if content:
-                data = (data or b"") + (h.send(h11.Data(data=content)) or b"")
-            data = (data or b"") + (h.send(h11.EndOfMessage()) or b"")
-        except h11.LocalProtocolError as exc:
-            raise httpx.LocalProtocolError(str(exc)) from exc
-        try:
-            with anyio.fail_after(self._write_timeout):
-                await connection.stream.send(data)
+            if inline is None:
+                with anyio.fail_after(self._write_timeout):
+                    await connection.stream.send(data)
+            else:
+                # In an inline exchange the write timeout is the deadline of the exchange's
+                # own scope for the length of the send: one cancel scope per request, not two.
+                scope = inline.scope
+                scope.deadline = deadline = anyio.current_time() + self._write_timeout
+                try:
+                    await connection.stream.send(data)
+                except BaseException:
+                    if anyio.current_time() >= deadline:
+                        inline.write_timed_out = True
+                    raise
+                finally:
+                    scope.deadline = math.inf
         except TimeoutError as exc:
-            raise httpx.WriteTimeout(f"request not sent within {self._write_timeout} s") from exc
+            raise httpx.WriteTimeout(self._write_timeout_text()) from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise httpx.WriteError(f"{type(exc).__name__}: {exc}") from exc
+        if connection.h11 is None:
+            read = connection.buffer
+            ended = False
+            while True:
+                parsed = _h1.parse_head(read) if read else _h1.NEED_DATA
+                if parsed is not _h1.NEED_DATA:
+                    break
+                more = await connection.receive()
+                if not more:
+                    ended = True  # the end before a whole head: h11 names it
+                    break
+                read += more
+            if isinstance(parsed, _h1.Head):
+                connection.buffer = read[parsed.size :]
+                connection.remaining = parsed.content_length
+                connection.keep = not parsed.close
+                return _Response(self, connection, parsed.status_code, parsed.headers)
+            # Declined: h11 reads this answer from its first byte, as if it had sent the
+            # request (it writes the same bytes; they are not sent again).
+            h = connection.h11 = _exchange_h11()
+            try:
+                for event in self._events(method, headers, content):
+                    h.send(event)
+            except h11.LocalProtocolError as exc:  # pragma: no cover - _h1 wrote it already
+                raise httpx.LocalProtocolError(str(exc)) from exc
+            connection.buffer = b""
+            h.receive_data(read)
+            if ended:
+                h.receive_data(b"")
         while True:
             event = await connection.next_event()
             if isinstance(event, h11.InformationalResponse):
@@ -334,6 +477,38 @@ class LeanHttpTransport(HttpTransport):
             text = value.decode("latin-1")
             fields_in[key] = f"{fields_in[key]}, {text}" if key in fields_in else text
         return _Response(self, connection, event.status_code, fields_in)
+
+    def _events(self, method: str, headers: dict[str, str], content: bytes | None) -> list[Any]:
+        """The request as h11 events (h11 validates every header)."""
+        fields = [("Host", self._authority), *headers.items()]
+        if content is not None:
+            fields.append(("Content-Length", str(len(content))))
+        elif method in ("POST", "PUT"):
+            fields.append(("Content-Length", "0"))
+        events: list[Any] = [h11.Request(method=method, target=self._target, headers=fields)]
+        if content:
+            events.append(h11.Data(data=content))
+        events.append(h11.EndOfMessage())
+        return events
+
+
+class _Inline:
+    """The inline exchange running in this task: its scope, and whether its write timed out."""
+
+    __slots__ = ("scope", "write_timed_out")
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope = scope
+        self.write_timed_out = False
+
+
+# Set only while a caller's task runs its own exchange (``exchange``), and read only by
+# ``_start`` in that task (the tasks the exchange spawns, an SSE drain, write nothing).
+_INLINE: ContextVar[_Inline | None] = ContextVar("mcp_tasks_lean_inline", default=None)
+
+
+def _exchange_h11() -> h11.Connection:
+    return h11.Connection(h11.CLIENT, max_incomplete_event_size=_h1.MAX_HEAD)
 
 
 async def _close(connection: _Connection) -> None:

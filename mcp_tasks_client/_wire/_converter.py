@@ -449,6 +449,8 @@ def _parse_float(text: str) -> float:
     return value
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float)
+
 # Where a lone surrogate may come from: a ``\uD800``-``\uDFFF`` escape (the JSON text), or a
 # surrogate code point already in a ``str`` handed in (bytes decoded as UTF-8 hold none).
 _MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
@@ -464,7 +466,9 @@ def loads(data: bytes | str) -> Any:
     the whole message with a DecodeError naming its path (``$.id``)."""
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
+        if text.startswith("\ufeff"):  # what json.loads says of it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # too deep: RecursionError
         raise DecodeError("$", f"not valid JSON: {exc}", _preview(data)) from None
     if _MAY_HOLD_SURROGATE.search(text):  # rare: a valid pair escaped, or a lone surrogate
@@ -508,7 +512,12 @@ def _has_surrogate(text: str) -> bool:
 
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 JSON with no embedded newline (stdio frames by line, X:3.3)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    return _ENCODER.encode(value).encode()
+
+
+# One encoder and one decoder for every message (json.dumps and json.loads with options build
+# a new one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _preview(data: bytes | str) -> str:
