@@ -80,6 +80,16 @@ def _row(python: Path | str, base: str, args: list[str], checkout: Path = REPO) 
     return result
 
 
+def _has_ts1() -> bool:
+    """The TypeScript SDK rows run when node is on PATH and the SDK is installed (``nox -s
+    bench`` installs it: ``tests/peers/install.py --only ts1``)."""
+    import shutil
+
+    root = Path(os.environ.get("MCP_TASKS_PEERS_DIR", REPO / ".peers"))
+    sdk = root / "npm-sdk1" / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    return shutil.which("node") is not None and sdk.exists()
+
+
 def _has_lean() -> bool:
     sys.path.insert(0, str(REPO))
     try:
@@ -116,6 +126,7 @@ def main() -> None:
     me = sys.executable
     peer = _peer_python()
     lean = _has_lean()
+    ts1 = _has_ts1()
     only = set(a.only.split(",")) if a.only else {"seq", "burst", "mem", "sched", "codec"}
     started = time.perf_counter()
     calls = ["--calls", str(a.calls)]
@@ -153,6 +164,8 @@ def main() -> None:
                     )
             if peer is not None:
                 seq["official Python SDK mcp==1.30.0 (asyncio)"] = (peer, ["mcp1", *calls])
+            if ts1:
+                seq["official TypeScript SDK 1.32.2 (node)"] = (me, ["ts1", *calls])
             results = _rounds(base, seq, a.rounds)
             ref = {
                 b: _median(results[f"bare httpx loop ({b})"], "cpu_us") for b in ("asyncio", "trio")
@@ -165,7 +178,10 @@ def main() -> None:
                 f"**Per `tasks/get` round trip**, sequential, one task, {a.calls} calls after 50 "
                 f"warm-up, median of {a.rounds} rounds (each its own process). CPU is user + "
                 "system time; user time alone (10 ms resolution over the run) leaves out the "
-                "kernel's loopback work, which a busy machine inflates:"
+                "kernel's loopback work, which a busy machine inflates. The TypeScript SDK row "
+                "is a node process (`process.cpuUsage()`), its ratios to the asyncio loop"
+                + ("" if ts1 else "; not run: node, npm or the SDK's npm folder is missing")
+                + ":"
             )
             say("")
             say(
@@ -174,7 +190,7 @@ def main() -> None:
             )
             say("|---|---|---|---|---|---|---|")
             for name, samples in results.items():
-                backend = "trio" if "(trio)" in name else "asyncio"
+                backend = "trio" if "(trio)" in name else "asyncio"  # node: vs asyncio's
                 cpu = _median(samples, "cpu_us")
                 user = _median(samples, "user_us")
                 spread = " / ".join(f"{s['cpu_us']:.0f}" for s in samples)
@@ -201,6 +217,11 @@ def main() -> None:
                 burst["this library, LeanHttpTransport, Poller.wait_all, defaults"] = (
                     me,
                     ["lib-burst", *burst_args, "--transport", "lean"],
+                )
+            if ts1:
+                burst["official TypeScript SDK 1.32.2 (node), Promise.all"] = (
+                    me,
+                    ["ts1-burst", *burst_args],
                 )
             results = _rounds(base, burst, a.rounds)
             say(

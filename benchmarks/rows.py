@@ -469,6 +469,41 @@ def mcp1_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     return _measure(lambda: [validate(payload) for _ in range(rounds)], rounds)
 
 
+# -- the official TypeScript SDK (a node process of its own) ------------------------------------
+
+
+def ts1_sdk_dir() -> Path:
+    """The npm folder ``tests/peers/install.py --only ts1`` makes (the TypeScript SDK 1.32)."""
+    root = os.environ.get("MCP_TASKS_PEERS_DIR")
+    base = Path(root) if root else Path(__file__).resolve().parent.parent / ".peers"
+    return base / "npm-sdk1"
+
+
+def ts1(url: str, mode: str, *counts: int) -> dict[str, float]:
+    """``benchmarks/ts1_client.mjs``: the SDK's Client over StreamableHTTPClientTransport, CPU
+    measured by node's ``process.cpuUsage()`` of the node process only (this process only
+    waits for it). ``--no-warnings``: the SDK adds an abort listener per request to one
+    signal, and node warns past 1,500 of them."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("node is not on PATH")
+    script = Path(__file__).resolve().parent / "ts1_client.mjs"
+    done = subprocess.run(
+        [node, "--no-warnings", str(script), str(ts1_sdk_dir()), url, mode, *map(str, counts)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"ts1_client.mjs failed:\n{done.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 CODEC_PAYLOAD = {
     "taskId": "786512e2-9e0d-44bd-8f29-789f320fe840",
     "status": "working",
@@ -521,6 +556,8 @@ def main() -> None:
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
         "mcp1-codec": lambda: mcp1_codec(CODEC_PAYLOAD, a.calls),
+        "ts1": lambda: ts1(a.url, "seq", a.calls),
+        "ts1-burst": lambda: ts1(a.url, "burst", a.tasks, a.polls),
     }
     result = rows[a.row]()
     print(json.dumps(result))
