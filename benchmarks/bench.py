@@ -113,6 +113,62 @@ def _median(samples: list[dict[str, Any]], key: str) -> float:
     return statistics.median(s[key] for s in samples)
 
 
+LATENCY_TASKS = 100
+POLL_INTERVAL_MS = 500
+PUSH_INTERVAL_MS = 5000
+
+
+def _latency(base: str, me: str, rounds: int, say: Any) -> None:
+    """Completion latency, polling and push (``rows.py lib-latency[-push]``): per row the
+    median over rounds of each quantile, the largest maximum."""
+    common = ["--tasks", str(LATENCY_TASKS)]
+    rows: dict[str, tuple[Path | str, list[str]]] = {}
+    for backend in ("asyncio", "trio"):
+        b = ["--backend", backend]
+        rows[f"polling, pollInterval {POLL_INTERVAL_MS} ms ({backend})"] = (
+            me,
+            ["lib-latency", *b, *common, "--interval", str(POLL_INTERVAL_MS)],
+        )
+        rows[f"push, GET stream `notifications/tasks/status` ({backend})"] = (
+            me,
+            ["lib-latency-push", *b, *common, "--interval", str(PUSH_INTERVAL_MS)],
+        )
+    results = _rounds(base, rows, rounds)
+    say(
+        f"**Completion latency**: {LATENCY_TASKS} tasks waited at once (default `PollPolicy`, "
+        "HttpTransport; the waits started evenly over one interval, at most 1 s), each "
+        "completing at an instant the server chose and reported (spread "
+        "over 1 s; the server's and the client's `time.monotonic()` are one clock); latency "
+        "is when the Poller saw the terminal snapshot (`watch()`), and when `wait()` returned "
+        "(after its `tasks/result`), minus that instant. Polling rows: relative to the poll "
+        "interval (the default policy's jitter is ±10 %); push rows (the server's pollInterval "
+        f"{PUSH_INTERVAL_MS} ms, so no poll comes in time): relative to one `tasks/get` round "
+        f"trip on the idle client. Median over {rounds} rounds of each quantile, the largest "
+        "maximum:"
+    )
+    say("")
+    say(
+        "| how | seen p50 | seen p99 | seen max | `wait()` returned p50 / p99 / max "
+        "| relative (seen p99) | polls sent |"
+    )
+    say("|---|---|---|---|---|---|---|")
+    for name, samples in results.items():
+        q = {k: _median(samples, k) for k in samples[0] if k.endswith("_ms")}
+        seen_max = max(s["seen_max_ms"] for s in samples)
+        ret_max = max(s["returned_max_ms"] for s in samples)
+        if name.startswith("push"):
+            rel = f"{q['seen_p99_ms'] / q['rtt_ms']:.1f} round trips ({q['rtt_ms']:.1f} ms)"
+        else:
+            rel = f"{q['seen_p99_ms'] / POLL_INTERVAL_MS:.2f} poll intervals"
+        polls = "/".join(str(s["polls"]) for s in samples)
+        say(
+            f"| {name} | {q['seen_p50_ms']:.1f} ms | {q['seen_p99_ms']:.1f} ms "
+            f"| {seen_max:.1f} ms | {q['returned_p50_ms']:.1f} / {q['returned_p99_ms']:.1f} / "
+            f"{ret_max:.1f} ms | {rel} | {polls} |"
+        )
+    say("")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -120,14 +176,15 @@ def main() -> None:
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--write", action="store_true")
     parser.add_argument(
-        "--only", default="", help="comma-separated sections: seq,burst,mem,sched,codec"
+        "--only", default="", help="comma-separated sections: seq,burst,mem,sched,latency,codec"
     )
     a = parser.parse_args()
     me = sys.executable
     peer = _peer_python()
     lean = _has_lean()
     ts1 = _has_ts1()
-    only = set(a.only.split(",")) if a.only else {"seq", "burst", "mem", "sched", "codec"}
+    sections = {"seq", "burst", "mem", "sched", "latency", "codec"}
+    only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     calls = ["--calls", str(a.calls)]
     out: list[str] = []
@@ -281,6 +338,8 @@ def main() -> None:
                 f"p99 {r.get('p99_ms', 0):.1f} ms |"
             )
             say("")
+        if "latency" in only:
+            _latency(base, me, a.rounds, say)
         if "codec" in only:
             say(
                 "**Codec**: decoding one `tasks/get` result (a Task with a status message), "

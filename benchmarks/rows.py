@@ -433,6 +433,90 @@ def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     return _measure(lambda: [read(payload) for _ in range(rounds)], rounds)
 
 
+async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[str, float]:
+    """Completion latency: ``tasks`` tasks waited at once (the waits started evenly over
+    one poll interval, at most 1 s, so their polls are not in step), each completing at a
+    known server instant (``POST /schedule`` once every wait has started: 200 ms on, spread
+    over 1 s; the server's ``time.monotonic()``, the same clock as this process's), waited
+    with the default PollPolicy. Per task: when the
+    Poller saw the terminal snapshot (``watch()`` yields it) and when ``wait()`` returned
+    (after its ``tasks/result``), minus the completion instant. ``push``: the GET stream is
+    open (``client.open_listen_stream()``) and the server sends ``notifications/tasks/status``
+    at completion. ``rtt_ms``: the median wall time of one ``tasks/get`` on the idle client,
+    measured first."""
+    import urllib.request
+
+    from mcp_tasks_client import Poller, PollPolicy, Task
+
+    if push:
+        url += "-push"  # the bench server offers its GET stream on this path only
+    seen: dict[str, float] = {}
+    returned: dict[str, float] = {}
+    async with _lib_client(url) as client:
+        if push:
+            await client.open_listen_stream()
+        probe = (await _lib_start(client, 0)).task.task_id
+        trips = []
+        for _ in range(WARMUP):
+            t0 = time.perf_counter()
+            await client.get_task(probe)
+            trips.append(time.perf_counter() - t0)
+        trips.sort()
+        created = [await _lib_start(client, 0, interval) for _ in range(tasks)]
+        base = url.rsplit("/", 1)[0]
+        plan = {c.task.task_id: 200 + n * 1000 // tasks for n, c in enumerate(created)}
+
+        def post(path: str, body: bytes | None) -> Any:
+            request = urllib.request.Request(f"{base}{path}", data=body, method="POST")
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return json.loads(answer.read())
+
+        def get(path: str) -> Any:
+            with urllib.request.urlopen(f"{base}{path}", timeout=10) as answer:
+                return json.loads(answer.read())
+
+        async with Poller(client, PollPolicy()) as poller, anyio.create_task_group() as tg:
+
+            async def one(ref: Any, delay: float) -> None:
+                task_id = ref.task.task_id
+                await anyio.sleep(delay)
+                async with anyio.create_task_group() as inner:
+
+                    async def terminal() -> None:
+                        async for item in poller.watch(ref):
+                            if isinstance(item, Task) and item.status.is_terminal:
+                                seen[task_id] = time.monotonic()
+
+                    inner.start_soon(terminal)
+                    await poller.wait(ref)
+                    returned[task_id] = time.monotonic()
+
+            for n, ref in enumerate(created):  # started over one interval, as if created so
+                tg.start_soon(one, ref, n * min(interval, 1000) / 1000 / tasks)
+            while len(poller._tracked) < tasks:  # noqa: ASYNC110 - every wait holds its task
+                await anyio.sleep(0.001)
+            await anyio.to_thread.run_sync(post, "/schedule", json.dumps(plan).encode())
+        polls = poller.polls_sent
+    completed: dict[str, float] = await anyio.to_thread.run_sync(get, "/completions")
+
+    def quantiles(times: dict[str, float], name: str) -> dict[str, float]:
+        late = sorted((times[k] - completed[k]) * 1e3 for k in times)
+        return {
+            f"{name}_p50_ms": late[len(late) // 2],
+            f"{name}_p99_ms": late[min(len(late) - 1, int(len(late) * 0.99))],
+            f"{name}_max_ms": late[-1],
+        }
+
+    return {
+        "tasks": len(returned),
+        "polls": polls,
+        "interval_ms": interval,
+        "rtt_ms": trips[len(trips) // 2] * 1e3,
+        **quantiles(seen, "seen"),
+        **quantiles(returned, "returned"),
+    }
+
+
 # -- the official Python SDK ---------------------------------------------------------------------
 
 
@@ -528,6 +612,7 @@ def main() -> None:
     parser.add_argument("--transport", default="http")
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--interval", type=int, default=200, help="pollInterval in ms")
     a = parser.parse_args()
     rows: dict[str, Any] = {
         "floor": lambda: asyncio.run(floor(a.url, a.calls)),
@@ -552,6 +637,12 @@ def main() -> None:
         "scheduler": lambda: scheduler_cost(a.count, a.calls),
         "lib-lateness": lambda: anyio.run(
             lib_lateness, a.url, a.count, a.tasks, a.seconds, backend=a.backend
+        ),
+        "lib-latency": lambda: anyio.run(
+            lib_latency, a.url, a.tasks, a.interval, False, backend=a.backend
+        ),
+        "lib-latency-push": lambda: anyio.run(
+            lib_latency, a.url, a.tasks, a.interval, True, backend=a.backend
         ),
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
