@@ -517,6 +517,51 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
     }
 
 
+def fresh_payloads(count: int) -> list[dict[str, Any]]:
+    """``count`` copies of CODEC_PAYLOAD, each with two timestamps of its own (never seen
+    before by the decoder: no cache helps), with 0, 3 or 6 fraction digits in turn."""
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    out = []
+    for n in range(count):
+        created = start + dt.timedelta(seconds=n, microseconds=n % 1000 * 1000)
+        updated = created + dt.timedelta(seconds=5, microseconds=n % 997)
+        spec = ("seconds", "milliseconds", "microseconds")[n % 3]
+        out.append(
+            {
+                **CODEC_PAYLOAD,
+                "createdAt": created.replace(tzinfo=None).isoformat(timespec=spec) + "Z",
+                "lastUpdatedAt": updated.replace(tzinfo=None).isoformat(timespec=spec) + "Z",
+            }
+        )
+    return out
+
+
+def lib_codec_fresh(count: int) -> dict[str, float]:
+    """``read_task`` over ``count`` payloads with fresh timestamps (warmed on others)."""
+    from mcp_tasks_client import Generation, Implementation
+    from mcp_tasks_client._protocol.dialects import dialect_for
+    from mcp_tasks_client.models import ClientCapabilities  # type: ignore[attr-defined]
+
+    dialect = dialect_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
+    read = dialect.read_task
+    payloads = fresh_payloads(count + 200)
+    for payload in payloads[count:]:
+        read(payload)
+    todo = payloads[:count]
+    return _measure(lambda: [read(p) for p in todo], count)
+
+
+def mcp1_codec_fresh(count: int) -> dict[str, float]:
+    from mcp import types
+
+    validate = types.GetTaskResult.model_validate
+    payloads = fresh_payloads(count + 200)
+    for payload in payloads[count:]:
+        validate(payload)
+    todo = payloads[:count]
+    return _measure(lambda: [validate(p) for p in todo], count)
+
+
 # -- the official Python SDK ---------------------------------------------------------------------
 
 
@@ -647,6 +692,8 @@ def main() -> None:
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
         "mcp1-codec": lambda: mcp1_codec(CODEC_PAYLOAD, a.calls),
+        "lib-codec-fresh": lambda: lib_codec_fresh(a.calls),
+        "mcp1-codec-fresh": lambda: mcp1_codec_fresh(a.calls),
         "ts1": lambda: ts1(a.url, "seq", a.calls),
         "ts1-burst": lambda: ts1(a.url, "burst", a.tasks, a.polls),
     }
