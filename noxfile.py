@@ -139,9 +139,10 @@ def serve(session: nox.Session) -> None:
 
 @nox.session(python=None)
 def bench(session: nox.Session) -> None:
-    """Per poll, per burst, per waited task, scheduler and codec costs side by side with the
-    bare httpx loop, the wire floor and the official SDK client; writes benchmarks/RESULTS.md
-    (`-- --rounds N`, `-- --full`; any argument replaces the default `--write`)."""
+    """Per poll, per burst, per waited task, scheduler and codec costs and completion latency
+    side by side with the bare httpx loop, the wire floor and the official Python and
+    TypeScript SDK clients; writes benchmarks/RESULTS.md (`-- --rounds N`, `-- --full`; any
+    argument replaces the default `--write`)."""
     session.install("-e", ".")
     # The official clients' rows: the Python SDK's venv, and the TypeScript SDK's npm folder
     # when node and npm are on PATH (without them its rows are left out, and the run says so).

@@ -8,6 +8,10 @@ in the machine's load touches every row alike; a row's figure is the median of i
 CPU is the client process's ``time.process_time()``; the ratio column divides by the bare
 httpx loop on the same event loop. ``--write`` replaces the generated section of
 ``benchmarks/RESULTS.md``. ``--full`` uses larger counts (100,000 tasks for memory).
+
+The official TypeScript SDK's rows (``ts1_client.mjs``, a node process) run when node and the
+SDK's npm folder (``tests/peers/install.py --only ts1``) are there. Completion latency: the
+server completes tasks at instants it reports, and pushes their status on a GET stream.
 """
 
 from __future__ import annotations
