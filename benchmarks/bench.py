@@ -181,14 +181,11 @@ def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None
     fresh timestamps (it never does), rounds interleaved; the ratio is per round, then its
     median (each pair close in time, so load touches both alike)."""
     calls = ["--calls", str(CODEC_DECODES)]
-    rows: dict[str, tuple[Path | str, list[str]]] = {
-        "ours, repeated": (me, ["lib-codec", *calls]),
-        "ours, fresh": (me, ["lib-codec-fresh", *calls]),
-    }
+    rows: dict[str, tuple[Path | str, list[str]]] = {"ours": (me, ["lib-codec-both", *calls])}
     if peer is not None:
-        rows["theirs, repeated"] = (peer, ["mcp1-codec", *calls])
-        rows["theirs, fresh"] = (peer, ["mcp1-codec-fresh", *calls])
+        rows["theirs"] = (peer, ["mcp1-codec-both", *calls])
     results = _rounds(base, rows, rounds)
+    key = {"repeated": "cpu_us", "fresh": "fresh_cpu_us"}
     say(
         "**Codec**: decoding one `tasks/get` result (a Task with a status message), CPU per "
         f"decode, {CODEC_DECODES:,} decodes per round, {rounds} rounds interleaved: the same "
@@ -203,11 +200,11 @@ def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None
     )
     say("|---|---|---|---|---|")
     for case in ("repeated", "fresh"):
-        ours = [s["cpu_us"] for s in results[f"ours, {case}"]]
+        ours = [s[key[case]] for s in results["ours"]]
         if peer is None:
             say(f"| {case} | {statistics.median(ours):.1f} | not run | - | - |")
             continue
-        theirs = [s["cpu_us"] for s in results[f"theirs, {case}"]]
+        theirs = [s[key[case]] for s in results["theirs"]]
         ratios = [t / o for t, o in zip(theirs, ours, strict=True)]
         say(
             f"| {case} | {statistics.median(ours):.1f} | {statistics.median(theirs):.1f} "
@@ -233,6 +230,16 @@ def main() -> None:
     sections = {"seq", "burst", "mem", "sched", "latency", "codec"}
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
+    laps: list[tuple[str, float]] = []
+    last = [started]
+
+    def lap(section: str) -> None:
+        """How long a section that ran took (the run's time, per section)."""
+        now = time.perf_counter()
+        if section in only:
+            laps.append((section, now - last[0]))
+        last[0] = now
+
     calls = ["--calls", str(a.calls)]
     out: list[str] = []
     say = out.append
@@ -305,6 +312,7 @@ def main() -> None:
             say("")
         else:
             ref = {}
+        lap("seq")
         if "burst" in only:
             tasks, polls = 200, 20
             burst_args = ["--tasks", str(tasks), "--polls", str(polls)]
@@ -346,6 +354,7 @@ def main() -> None:
                 conns = "/".join(str(s["connections"]) for s in samples)
                 say(f"| {name} | {cpu:.0f} | {ratio} | {conns} | {spread} |")
             say("")
+        lap("burst")
         if "mem" in only:
             counts = [10_000, 100_000] if a.full else [10_000]
             say(
@@ -364,6 +373,7 @@ def main() -> None:
                 tracked = _row(me, base, ["lib-mem-track", *c])["bytes_per_task"]
                 say(f"| {count:,} | {waited / 1024:.2f} KiB | {tracked / 1024:.2f} KiB |")
             say("")
+        lap("mem")
         if "sched" in only:
             say(
                 "**Scheduler** (the sans-I/O PollScheduler alone: CPU per poll, 20,000 polls), and "
@@ -385,11 +395,15 @@ def main() -> None:
                 f"p99 {r.get('p99_ms', 0):.1f} ms |"
             )
             say("")
+        lap("sched")
         if "latency" in only:
             _latency(base, me, a.rounds, say)
+        lap("latency")
         if "codec" in only:
             _codec(base, me, peer, a.rounds, say)
-    say(f"Whole run: {time.perf_counter() - started:.0f} s.")
+    lap("codec")
+    spent = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in laps)
+    say(f"Whole run: {time.perf_counter() - started:.0f} s ({spent}).")
     text = "\n".join(out)
     print(text)
     if a.write:

@@ -709,6 +709,15 @@ def main() -> None:
         "mcp1-codec": lambda: mcp1_codec(CODEC_PAYLOAD, a.calls),
         "lib-codec-fresh": lambda: lib_codec_fresh(a.calls),
         "mcp1-codec-fresh": lambda: mcp1_codec_fresh(a.calls),
+        # both cases in one process (the bench's codec section: half the process starts)
+        "lib-codec-both": lambda: {
+            **lib_codec(CODEC_PAYLOAD, a.calls),
+            "fresh_cpu_us": lib_codec_fresh(a.calls)["cpu_us"],
+        },
+        "mcp1-codec-both": lambda: {
+            **mcp1_codec(CODEC_PAYLOAD, a.calls),
+            "fresh_cpu_us": mcp1_codec_fresh(a.calls)["cpu_us"],
+        },
         "ts1": lambda: ts1(a.url, "seq", a.calls),
         "ts1-burst": lambda: ts1(a.url, "burst", a.tasks, a.polls),
     }
