@@ -290,7 +290,8 @@ def main() -> None:
                 f"warm-up, median of {a.rounds} rounds (each its own process). CPU is user + "
                 "system time; user time alone (10 ms resolution over the run) leaves out the "
                 "kernel's loopback work, which a busy machine inflates. The TypeScript SDK row "
-                "is a node process (`process.cpuUsage()`), its ratios to the asyncio loop"
+                "is a node process (`process.cpuUsage()`, after 1,000 warm-up calls: V8 "
+                "compiles hot code over the first ones), its ratios to the asyncio loop"
                 + ("" if ts1 else "; not run: node, npm or the SDK's npm folder is missing")
                 + ":"
             )
