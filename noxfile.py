@@ -9,6 +9,7 @@ that is installed and fails for one that is not.
 from __future__ import annotations
 
 import os
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -138,9 +139,15 @@ def serve(session: nox.Session) -> None:
 
 @nox.session(python=None)
 def bench(session: nox.Session) -> None:
-    """Per poll, per burst, per waited task, scheduler and codec costs side by side with the
-    bare httpx loop, the wire floor and the official SDK client; writes benchmarks/RESULTS.md
-    (`-- --rounds N`, `-- --full`; any argument replaces the default `--write`)."""
+    """Per poll, per burst, per waited task, scheduler and codec costs and completion latency
+    side by side with the bare httpx loop, the wire floor and the official Python and
+    TypeScript SDK clients; writes benchmarks/RESULTS.md (`-- --rounds N`, `-- --full`; any
+    argument replaces the default `--write`)."""
     session.install("-e", ".")
-    session.run("python", "tests/peers/install.py", "--only", "mcp1")  # the official client row
+    # The official clients' rows: the Python SDK's venv, and the TypeScript SDK's npm folder
+    # when node and npm are on PATH (without them its rows are left out, and the run says so).
+    only = ["--only", "mcp1"]
+    if shutil.which("node") and shutil.which("npm"):
+        only += ["--only", "ts1"]
+    session.run("python", "tests/peers/install.py", *only)
     session.run("python", "benchmarks/bench.py", *(session.posargs or ["--write"]))

@@ -8,6 +8,10 @@ in the machine's load touches every row alike; a row's figure is the median of i
 CPU is the client process's ``time.process_time()``; the ratio column divides by the bare
 httpx loop on the same event loop. ``--write`` replaces the generated section of
 ``benchmarks/RESULTS.md``. ``--full`` uses larger counts (100,000 tasks for memory).
+
+The official TypeScript SDK's rows (``ts1_client.mjs``, a node process) run when node and the
+SDK's npm folder (``tests/peers/install.py --only ts1``) are there. Completion latency: the
+server completes tasks at instants it reports, and pushes their status on a GET stream.
 """
 
 from __future__ import annotations
@@ -80,6 +84,16 @@ def _row(python: Path | str, base: str, args: list[str], checkout: Path = REPO) 
     return result
 
 
+def _has_ts1() -> bool:
+    """The TypeScript SDK rows run when node is on PATH and the SDK is installed (``nox -s
+    bench`` installs it: ``tests/peers/install.py --only ts1``)."""
+    import shutil
+
+    root = Path(os.environ.get("MCP_TASKS_PEERS_DIR", REPO / ".peers"))
+    sdk = root / "npm-sdk1" / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    return shutil.which("node") is not None and sdk.exists()
+
+
 def _has_lean() -> bool:
     sys.path.insert(0, str(REPO))
     try:
@@ -103,6 +117,102 @@ def _median(samples: list[dict[str, Any]], key: str) -> float:
     return statistics.median(s[key] for s in samples)
 
 
+LATENCY_TASKS = 100
+POLL_INTERVAL_MS = 500
+PUSH_INTERVAL_MS = 5000
+
+
+def _latency(base: str, me: str, rounds: int, say: Any) -> None:
+    """Completion latency, polling and push (``rows.py lib-latency[-push]``): per row the
+    median over rounds of each quantile, the largest maximum."""
+    common = ["--tasks", str(LATENCY_TASKS)]
+    rows: dict[str, tuple[Path | str, list[str]]] = {}
+    for backend in ("asyncio", "trio"):
+        b = ["--backend", backend]
+        rows[f"polling, pollInterval {POLL_INTERVAL_MS} ms ({backend})"] = (
+            me,
+            ["lib-latency", *b, *common, "--interval", str(POLL_INTERVAL_MS)],
+        )
+        rows[f"push, GET stream `notifications/tasks/status` ({backend})"] = (
+            me,
+            ["lib-latency-push", *b, *common, "--interval", str(PUSH_INTERVAL_MS)],
+        )
+    results = _rounds(base, rows, rounds)
+    say(
+        f"**Completion latency**: {LATENCY_TASKS} tasks waited at once (default `PollPolicy`, "
+        "HttpTransport; the waits started evenly over one interval, at most 1 s), each "
+        "completing at an instant the server chose and reported (spread "
+        "over 1 s; the server's and the client's `time.monotonic()` are one clock); latency "
+        "is when the Poller saw the terminal snapshot (`watch()`), and when `wait()` returned "
+        "(after its `tasks/result`), minus that instant. Polling rows: relative to the poll "
+        "interval (the default policy's jitter is ±10 %); push rows (the server's pollInterval "
+        f"{PUSH_INTERVAL_MS} ms, so no poll comes in time): relative to one `tasks/get` round "
+        f"trip on the idle client. Median over {rounds} rounds of each quantile, the largest "
+        "maximum:"
+    )
+    say("")
+    say(
+        "| how | seen p50 | seen p99 | seen max | `wait()` returned p50 / p99 / max "
+        "| relative (seen p99) | polls sent |"
+    )
+    say("|---|---|---|---|---|---|---|")
+    for name, samples in results.items():
+        q = {k: _median(samples, k) for k in samples[0] if k.endswith("_ms")}
+        seen_max = max(s["seen_max_ms"] for s in samples)
+        ret_max = max(s["returned_max_ms"] for s in samples)
+        if name.startswith("push"):
+            rel = f"{q['seen_p99_ms'] / q['rtt_ms']:.1f} round trips ({q['rtt_ms']:.1f} ms)"
+        else:
+            rel = f"{q['seen_p99_ms'] / POLL_INTERVAL_MS:.2f} poll intervals"
+        polls = "/".join(str(s["polls"]) for s in samples)
+        say(
+            f"| {name} | {q['seen_p50_ms']:.1f} ms | {q['seen_p99_ms']:.1f} ms "
+            f"| {seen_max:.1f} ms | {q['returned_p50_ms']:.1f} / {q['returned_p99_ms']:.1f} / "
+            f"{ret_max:.1f} ms | {rel} | {polls} |"
+        )
+    say("")
+
+
+CODEC_DECODES = 20_000
+
+
+def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None:
+    """The codec against pydantic, on the repeated payload (the timestamp cache hits) and on
+    fresh timestamps (it never does), rounds interleaved; the ratio is per round, then its
+    median (each pair close in time, so load touches both alike)."""
+    calls = ["--calls", str(CODEC_DECODES)]
+    rows: dict[str, tuple[Path | str, list[str]]] = {"ours": (me, ["lib-codec-both", *calls])}
+    if peer is not None:
+        rows["theirs"] = (peer, ["mcp1-codec-both", *calls])
+    results = _rounds(base, rows, rounds)
+    key = {"repeated": "cpu_us", "fresh": "fresh_cpu_us"}
+    say(
+        "**Codec**: decoding one `tasks/get` result (a Task with a status message), CPU per "
+        f"decode, {CODEC_DECODES:,} decodes per round, {rounds} rounds interleaved: the same "
+        "payload repeated (a poller's case: the timestamps were read before), and every payload "
+        "with two timestamps never seen before (0, 3 or 6 fraction digits). Ratio: pydantic's "
+        "time over ours, per round, then the median (≥ 2 is the target):"
+    )
+    say("")
+    say(
+        "| payloads | this library (`read_task`) µs | mcp==1.30.0 pydantic "
+        "`GetTaskResult.model_validate` µs | ratio (theirs / ours) | ratio per round |"
+    )
+    say("|---|---|---|---|---|")
+    for case in ("repeated", "fresh"):
+        ours = [s[key[case]] for s in results["ours"]]
+        if peer is None:
+            say(f"| {case} | {statistics.median(ours):.1f} | not run | - | - |")
+            continue
+        theirs = [s[key[case]] for s in results["theirs"]]
+        ratios = [t / o for t, o in zip(theirs, ours, strict=True)]
+        say(
+            f"| {case} | {statistics.median(ours):.1f} | {statistics.median(theirs):.1f} "
+            f"| {statistics.median(ratios):.2f} | {' / '.join(f'{r:.2f}' for r in ratios)} |"
+        )
+    say("")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -110,14 +220,26 @@ def main() -> None:
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--write", action="store_true")
     parser.add_argument(
-        "--only", default="", help="comma-separated sections: seq,burst,mem,sched,codec"
+        "--only", default="", help="comma-separated sections: seq,burst,mem,sched,latency,codec"
     )
     a = parser.parse_args()
     me = sys.executable
     peer = _peer_python()
     lean = _has_lean()
-    only = set(a.only.split(",")) if a.only else {"seq", "burst", "mem", "sched", "codec"}
+    ts1 = _has_ts1()
+    sections = {"seq", "burst", "mem", "sched", "latency", "codec"}
+    only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
+    laps: list[tuple[str, float]] = []
+    last = [started]
+
+    def lap(section: str) -> None:
+        """How long a section that ran took (the run's time, per section)."""
+        now = time.perf_counter()
+        if section in only:
+            laps.append((section, now - last[0]))
+        last[0] = now
+
     calls = ["--calls", str(a.calls)]
     out: list[str] = []
     say = out.append
@@ -153,6 +275,8 @@ def main() -> None:
                     )
             if peer is not None:
                 seq["official Python SDK mcp==1.30.0 (asyncio)"] = (peer, ["mcp1", *calls])
+            if ts1:
+                seq["official TypeScript SDK 1.32.2 (node)"] = (me, ["ts1", *calls])
             results = _rounds(base, seq, a.rounds)
             ref = {
                 b: _median(results[f"bare httpx loop ({b})"], "cpu_us") for b in ("asyncio", "trio")
@@ -165,7 +289,11 @@ def main() -> None:
                 f"**Per `tasks/get` round trip**, sequential, one task, {a.calls} calls after 50 "
                 f"warm-up, median of {a.rounds} rounds (each its own process). CPU is user + "
                 "system time; user time alone (10 ms resolution over the run) leaves out the "
-                "kernel's loopback work, which a busy machine inflates:"
+                "kernel's loopback work, which a busy machine inflates. The TypeScript SDK row "
+                "is a node process (`process.cpuUsage()`, after 1,000 warm-up calls: V8 "
+                "compiles hot code over the first ones), its ratios to the asyncio loop"
+                + ("" if ts1 else "; not run: node, npm or the SDK's npm folder is missing")
+                + ":"
             )
             say("")
             say(
@@ -174,7 +302,7 @@ def main() -> None:
             )
             say("|---|---|---|---|---|---|---|")
             for name, samples in results.items():
-                backend = "trio" if "(trio)" in name else "asyncio"
+                backend = "trio" if "(trio)" in name else "asyncio"  # node: vs asyncio's
                 cpu = _median(samples, "cpu_us")
                 user = _median(samples, "user_us")
                 spread = " / ".join(f"{s['cpu_us']:.0f}" for s in samples)
@@ -185,6 +313,7 @@ def main() -> None:
             say("")
         else:
             ref = {}
+        lap("seq")
         if "burst" in only:
             tasks, polls = 200, 20
             burst_args = ["--tasks", str(tasks), "--polls", str(polls)]
@@ -201,6 +330,11 @@ def main() -> None:
                 burst["this library, LeanHttpTransport, Poller.wait_all, defaults"] = (
                     me,
                     ["lib-burst", *burst_args, "--transport", "lean"],
+                )
+            if ts1:
+                burst["official TypeScript SDK 1.32.2 (node), Promise.all"] = (
+                    me,
+                    ["ts1-burst", *burst_args],
                 )
             results = _rounds(base, burst, a.rounds)
             say(
@@ -221,6 +355,7 @@ def main() -> None:
                 conns = "/".join(str(s["connections"]) for s in samples)
                 say(f"| {name} | {cpu:.0f} | {ratio} | {conns} | {spread} |")
             say("")
+        lap("burst")
         if "mem" in only:
             counts = [10_000, 100_000] if a.full else [10_000]
             say(
@@ -245,6 +380,7 @@ def main() -> None:
                     f"| {(waited - caller) / 1024:.2f} KiB | {tracked / 1024:.2f} KiB |"
                 )
             say("")
+        lap("mem")
         if "sched" in only:
             say(
                 "**Scheduler** (the sans-I/O PollScheduler alone: CPU per poll, 20,000 polls), and "
@@ -266,22 +402,15 @@ def main() -> None:
                 f"p99 {r.get('p99_ms', 0):.1f} ms |"
             )
             say("")
+        lap("sched")
+        if "latency" in only:
+            _latency(base, me, a.rounds, say)
+        lap("latency")
         if "codec" in only:
-            say(
-                "**Codec**: decoding one `tasks/get` result (a Task with a status message), "
-                "CPU per decode, 20,000 decodes:"
-            )
-            say("")
-            say("| codec | µs per decode |")
-            say("|---|---|")
-            ours = _row(me, base, ["lib-codec", "--calls", "20000"])["cpu_us"]
-            say(f"| this library (cattrs, `read_task`) | {ours:.1f} |")
-            if peer is not None:
-                theirs = _row(peer, base, ["mcp1-codec", "--calls", "20000"])["cpu_us"]
-                say(f"| mcp==1.30.0 pydantic `GetTaskResult.model_validate` | {theirs:.1f} |")
-                say(f"| ratio (theirs / ours; ≥ 2 is the target) | {theirs / ours:.2f} |")
-            say("")
-    say(f"Whole run: {time.perf_counter() - started:.0f} s.")
+            _codec(base, me, peer, a.rounds, say)
+    lap("codec")
+    spent = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in laps)
+    say(f"Whole run: {time.perf_counter() - started:.0f} s ({spent}).")
     text = "\n".join(out)
     print(text)
     if a.write:

@@ -332,10 +332,7 @@ async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
     idle = PollPolicy(floor=3600, initial=3600)
     async with _lib_client(url) as client:
         created = _seeded(client, count, 3_600_000)
-        gc.collect()
-        # No collections while 100,000 tasks are set up (each would walk every object): the
-        # explicit collect before the reading finds whatever cyclic garbage there is.
-        gc.disable()
+        _quiet_gc()
         tracemalloc.start()
         base = tracemalloc.get_traced_memory()[0]
         async with Poller(client, idle) as poller, anyio.create_task_group() as tg:
@@ -354,8 +351,7 @@ async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
             await anyio.sleep(0.05)
             gc.collect()
             held = tracemalloc.get_traced_memory()[0] - base
-            tracemalloc.stop()  # the teardown is not measured: no need to trace it
-            gc.enable()
+            _loud_gc()  # the teardown is not measured: without tracemalloc's cost
             tg.cancel_scope.cancel()
     if not waited:
         return {"bytes_per_task": held / count}
@@ -376,8 +372,7 @@ async def _bare_tasks(count: int) -> float:
     async def sleeper() -> None:
         await anyio.Event().wait()
 
-    gc.collect()
-    gc.disable()
+    _quiet_gc()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     async with anyio.create_task_group() as tg:
@@ -386,10 +381,24 @@ async def _bare_tasks(count: int) -> float:
         await anyio.sleep(0.05)
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - base
-        tracemalloc.stop()
-        gc.enable()
+        _loud_gc()
         tg.cancel_scope.cancel()
     return held / count
+
+
+def _quiet_gc() -> None:
+    """Before a memory measurement: what exists now frozen out of the collector's passes,
+    automatic collection off. The heap reading is the same (``gc.collect()`` still runs before
+    it), the row at 100,000 waits about 40 % cheaper in CPU (``--full``)."""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+
+
+def _loud_gc() -> None:
+    tracemalloc.stop()
+    gc.enable()
+    gc.unfreeze()
 
 
 def scheduler_cost(count: int, polls: int) -> dict[str, float]:
@@ -515,6 +524,135 @@ def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     return _measure(lambda: [read(payload) for _ in range(rounds)], rounds)
 
 
+async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[str, float]:
+    """Completion latency: ``tasks`` tasks waited at once (the waits started evenly over
+    one poll interval, at most 1 s, so their polls are not in step), each completing at a
+    known server instant (``POST /schedule`` once every wait has started: 200 ms on, spread
+    over 1 s; the server's ``time.monotonic()``, the same clock as this process's), waited
+    with the default PollPolicy. Per task: when the
+    Poller saw the terminal snapshot (``watch()`` yields it) and when ``wait()`` returned
+    (after its ``tasks/result``), minus the completion instant. ``push``: the GET stream is
+    open (``client.open_listen_stream()``) and the server sends ``notifications/tasks/status``
+    at completion. ``rtt_ms``: the median wall time of one ``tasks/get`` on the idle client,
+    measured first."""
+    import urllib.request
+
+    from mcp_tasks_client import Poller, PollPolicy, Task
+
+    if push:
+        url += "-push"  # the bench server offers its GET stream on this path only
+    seen: dict[str, float] = {}
+    returned: dict[str, float] = {}
+    async with _lib_client(url) as client:
+        if push:
+            await client.open_listen_stream()
+        probe = (await _lib_start(client, 0)).task.task_id
+        trips = []
+        for _ in range(WARMUP):
+            t0 = time.perf_counter()
+            await client.get_task(probe)
+            trips.append(time.perf_counter() - t0)
+        trips.sort()
+        created = [await _lib_start(client, 0, interval) for _ in range(tasks)]
+        base = url.rsplit("/", 1)[0]
+        plan = {c.task.task_id: 200 + n * 1000 // tasks for n, c in enumerate(created)}
+
+        def post(path: str, body: bytes | None) -> Any:
+            request = urllib.request.Request(f"{base}{path}", data=body, method="POST")
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return json.loads(answer.read())
+
+        def get(path: str) -> Any:
+            with urllib.request.urlopen(f"{base}{path}", timeout=10) as answer:
+                return json.loads(answer.read())
+
+        async with Poller(client, PollPolicy()) as poller, anyio.create_task_group() as tg:
+
+            async def one(ref: Any, delay: float) -> None:
+                task_id = ref.task.task_id
+                await anyio.sleep(delay)
+                async with anyio.create_task_group() as inner:
+
+                    async def terminal() -> None:
+                        async for item in poller.watch(ref):
+                            if isinstance(item, Task) and item.status.is_terminal:
+                                seen[task_id] = time.monotonic()
+
+                    inner.start_soon(terminal)
+                    await poller.wait(ref)
+                    returned[task_id] = time.monotonic()
+
+            for n, ref in enumerate(created):  # started over one interval, as if created so
+                tg.start_soon(one, ref, n * min(interval, 1000) / 1000 / tasks)
+            while len(poller._tracked) < tasks:  # noqa: ASYNC110 - every wait holds its task
+                await anyio.sleep(0.001)
+            await anyio.to_thread.run_sync(post, "/schedule", json.dumps(plan).encode())
+        polls = poller.polls_sent
+    completed: dict[str, float] = await anyio.to_thread.run_sync(get, "/completions")
+
+    def quantiles(times: dict[str, float], name: str) -> dict[str, float]:
+        late = sorted((times[k] - completed[k]) * 1e3 for k in times)
+        return {
+            f"{name}_p50_ms": late[len(late) // 2],
+            f"{name}_p99_ms": late[min(len(late) - 1, int(len(late) * 0.99))],
+            f"{name}_max_ms": late[-1],
+        }
+
+    return {
+        "tasks": len(returned),
+        "polls": polls,
+        "interval_ms": interval,
+        "rtt_ms": trips[len(trips) // 2] * 1e3,
+        **quantiles(seen, "seen"),
+        **quantiles(returned, "returned"),
+    }
+
+
+def fresh_payloads(count: int) -> list[dict[str, Any]]:
+    """``count`` copies of CODEC_PAYLOAD, each with two timestamps of its own (never seen
+    before by the decoder: no cache helps), with 0, 3 or 6 fraction digits in turn."""
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    out = []
+    for n in range(count):
+        created = start + dt.timedelta(seconds=n, microseconds=n % 1000 * 1000)
+        updated = created + dt.timedelta(seconds=5, microseconds=n % 997)
+        spec = ("seconds", "milliseconds", "microseconds")[n % 3]
+        out.append(
+            {
+                **CODEC_PAYLOAD,
+                "createdAt": created.replace(tzinfo=None).isoformat(timespec=spec) + "Z",
+                "lastUpdatedAt": updated.replace(tzinfo=None).isoformat(timespec=spec) + "Z",
+            }
+        )
+    return out
+
+
+def lib_codec_fresh(count: int) -> dict[str, float]:
+    """``read_task`` over ``count`` payloads with fresh timestamps (warmed on others)."""
+    from mcp_tasks_client import Generation, Implementation
+    from mcp_tasks_client._protocol.dialects import dialect_for
+    from mcp_tasks_client.models import ClientCapabilities  # type: ignore[attr-defined]
+
+    dialect = dialect_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
+    read = dialect.read_task
+    payloads = fresh_payloads(count + 200)
+    for payload in payloads[count:]:
+        read(payload)
+    todo = payloads[:count]
+    return _measure(lambda: [read(p) for p in todo], count)
+
+
+def mcp1_codec_fresh(count: int) -> dict[str, float]:
+    from mcp import types
+
+    validate = types.GetTaskResult.model_validate
+    payloads = fresh_payloads(count + 200)
+    for payload in payloads[count:]:
+        validate(payload)
+    todo = payloads[:count]
+    return _measure(lambda: [validate(p) for p in todo], count)
+
+
 # -- the official Python SDK ---------------------------------------------------------------------
 
 
@@ -551,6 +689,41 @@ def mcp1_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     return _measure(lambda: [validate(payload) for _ in range(rounds)], rounds)
 
 
+# -- the official TypeScript SDK (a node process of its own) ------------------------------------
+
+
+def ts1_sdk_dir() -> Path:
+    """The npm folder ``tests/peers/install.py --only ts1`` makes (the TypeScript SDK 1.32)."""
+    root = os.environ.get("MCP_TASKS_PEERS_DIR")
+    base = Path(root) if root else Path(__file__).resolve().parent.parent / ".peers"
+    return base / "npm-sdk1"
+
+
+def ts1(url: str, mode: str, *counts: int) -> dict[str, float]:
+    """``benchmarks/ts1_client.mjs``: the SDK's Client over StreamableHTTPClientTransport, CPU
+    measured by node's ``process.cpuUsage()`` of the node process only (this process only
+    waits for it). ``--no-warnings``: the SDK adds an abort listener per request to one
+    signal, and node warns past 1,500 of them."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("node is not on PATH")
+    script = Path(__file__).resolve().parent / "ts1_client.mjs"
+    done = subprocess.run(
+        [node, "--no-warnings", str(script), str(ts1_sdk_dir()), url, mode, *map(str, counts)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"ts1_client.mjs failed:\n{done.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 CODEC_PAYLOAD = {
     "taskId": "786512e2-9e0d-44bd-8f29-789f320fe840",
     "status": "working",
@@ -576,6 +749,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--gc-freeze", action="store_true")
+    parser.add_argument("--interval", type=int, default=200, help="pollInterval in ms")
     a = parser.parse_args()
     rows: dict[str, Any] = {
         "floor": lambda: asyncio.run(floor(a.url, a.calls)),
@@ -608,9 +782,28 @@ def main() -> None:
             a.transport,
             backend=a.backend,
         ),
+        "lib-latency": lambda: anyio.run(
+            lib_latency, a.url, a.tasks, a.interval, False, backend=a.backend
+        ),
+        "lib-latency-push": lambda: anyio.run(
+            lib_latency, a.url, a.tasks, a.interval, True, backend=a.backend
+        ),
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
         "mcp1-codec": lambda: mcp1_codec(CODEC_PAYLOAD, a.calls),
+        "lib-codec-fresh": lambda: lib_codec_fresh(a.calls),
+        "mcp1-codec-fresh": lambda: mcp1_codec_fresh(a.calls),
+        # both cases in one process (the bench's codec section: half the process starts)
+        "lib-codec-both": lambda: {
+            **lib_codec(CODEC_PAYLOAD, a.calls),
+            "fresh_cpu_us": lib_codec_fresh(a.calls)["cpu_us"],
+        },
+        "mcp1-codec-both": lambda: {
+            **mcp1_codec(CODEC_PAYLOAD, a.calls),
+            "fresh_cpu_us": mcp1_codec_fresh(a.calls)["cpu_us"],
+        },
+        "ts1": lambda: ts1(a.url, "seq", a.calls),
+        "ts1-burst": lambda: ts1(a.url, "burst", a.tasks, a.polls),
     }
     result = rows[a.row]()
     print(json.dumps(result))

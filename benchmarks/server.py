@@ -14,6 +14,15 @@ A task created with arguments ``{"polls": K}`` answers ``completed`` from its K-
 ``tasks/get`` on (``polls`` 0: it never completes); ``{"interval": ms}`` is its
 ``pollInterval``. ``GET /stats`` answers ``{"connections": accepted TCP connections,
 "requests": ...}``; ``POST /reset`` zeroes them.
+
+Completion latency (issue 12): ``POST /schedule`` with ``{task id: D}`` completes each
+task D ms later, by the server's clock (``time.monotonic()``: on Linux one
+``CLOCK_MONOTONIC`` for every process of the machine, so a client process can compare its own
+readings); ``GET /completions`` answers ``{task id: that instant in seconds}``. Push: a
+``GET /mcp-push`` (any path ending ``-push``) with ``accept: text/event-stream`` opens the
+standalone GET stream (chunked SSE), on which the server sends ``notifications/tasks/status``
+with the completed task the moment it completes; every other GET answers 405 as before, so the
+rows of clients that open a GET stream by themselves are unchanged.
 """
 
 from __future__ import annotations
@@ -22,11 +31,28 @@ import asyncio
 import itertools
 import json
 import sys
+import time
 
 CREATED = "2026-01-01T00:00:00Z"
 _ids = itertools.count(1)
 _tasks: dict[str, list[int]] = {}  # task id -> [polls seen, polls to completion, interval]
 _stats = {"connections": 0, "requests": 0}
+_completed_at: dict[str, float] = {}  # task id -> time.monotonic() of its completion
+_push: set[asyncio.StreamWriter] = set()  # the open GET streams
+
+
+def _complete(task_id: str, interval: int) -> None:
+    """The task completes now: recorded, and pushed on every open GET stream."""
+    _completed_at[task_id] = time.monotonic()
+    note = {"jsonrpc": "2.0", "method": "notifications/tasks/status"}
+    note["params"] = _task(task_id, "completed", interval)  # type: ignore[assignment]
+    event = b"event: message\ndata: " + json.dumps(note).encode() + b"\n\n"
+    chunk = f"{len(event):x}\r\n".encode() + event + b"\r\n"
+    for writer in list(_push):
+        if writer.is_closing():
+            _push.discard(writer)
+        else:
+            writer.write(chunk)
 
 
 def _task(task_id: str, status: str, interval: int) -> dict[str, object]:
@@ -73,7 +99,7 @@ def _answer(message: dict[str, object]) -> dict[str, object] | None:
             return {"jsonrpc": "2.0", "id": message["id"], "error": error}
         if method == "tasks/get":
             entry[0] += 1
-            done = entry[1] and entry[0] >= entry[1]
+            done = (entry[1] and entry[0] >= entry[1]) or task_id in _completed_at
             result = _task(task_id, "completed" if done else "working", entry[2])
         elif method == "tasks/cancel":
             entry[1] = -1
@@ -114,7 +140,31 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
                 writer.write(_response("200 OK", json.dumps(_stats).encode()))
             elif verb == "POST" and target == "/reset":
                 _stats["connections"] = _stats["requests"] = 0
+                _completed_at.clear()
                 writer.write(_response("200 OK", b"{}"))
+            elif verb == "POST" and target == "/schedule":
+                loop = asyncio.get_running_loop()
+                for task_id, delay_ms in json.loads(body).items():
+                    entry = _tasks[task_id]
+                    loop.call_later(delay_ms / 1000, _complete, task_id, entry[2])
+                writer.write(_response("200 OK", b"{}"))
+            elif verb == "GET" and target == "/completions":
+                writer.write(_response("200 OK", json.dumps(_completed_at).encode()))
+            elif (
+                verb == "GET"
+                and target.endswith("-push")
+                and "text/event-stream" in head.decode("latin-1")
+            ):
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n"
+                )
+                _push.add(writer)
+                try:
+                    await reader.read()  # held open until the client closes it
+                finally:
+                    _push.discard(writer)
+                return
             elif verb == "DELETE":
                 writer.write(_response("200 OK", b""))
             elif verb == "GET":

@@ -21,8 +21,11 @@ checks that property, with the same ``repr``: timezones, int against float, ``ex
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+import attrs
 
 from ..models import MAX_DURATION_MS, UNSET, Task, TaskStatus
 
@@ -37,6 +40,8 @@ __all__ = [
 _R = TypeVar("_R")
 
 _FROM_ISO = dt.datetime.fromisoformat
+_READS_Z = sys.version_info >= (3, 11)
+"""``fromisoformat`` reads a trailing ``Z`` as UTC from Python 3.11 on (3.10: ``+00:00``)."""
 _STATUS = {status.value: status for status in TaskStatus}
 _MAX = MAX_DURATION_MS
 
@@ -75,27 +80,96 @@ def fast_timestamp(text: Any) -> dt.datetime | None:
     value = _seen.get(text)
     if value is not None:
         return value
+    return _fresh_timestamp(text)
+
+
+def _fresh_timestamp(text: str) -> dt.datetime | None:
+    """:func:`fast_timestamp` of a ``str`` not in the cache (the fast path looked first)."""
     size = len(text)
     if size != 20 and not ((size == 24 or size == 27) and text[19] == "."):
         return None
-    if (
-        text[-1] != "Z"
-        or text[10] != "T"
-        or text[4] != "-"
-        or text[7] != "-"
-        or text[13] != ":"
-        or text[16] != ":"
-        or not text.isascii()
-    ):
+    # One slice for the five separators: text[4], [7], [10], [13], [16] are "-", "-", "T",
+    # ":", ":".
+    if text[-1] != "Z" or text[4:17:3] != "--T::" or not text.isascii():
         return None
     try:
-        value = _FROM_ISO(text[:-1] + "+00:00")
+        value = _FROM_ISO(text) if _READS_Z else _FROM_ISO(text[:-1] + "+00:00")
     except ValueError:
         return None
     if len(_seen) >= _SEEN_LIMIT:
         _seen.clear()
     _seen[text] = value
     return value
+
+
+def _task_builder() -> Callable[..., Task]:
+    """A Task from its twelve field values, set through the slots' own descriptors: about a
+    third cheaper than the generated ``__init__`` (which looks up and calls a bound
+    ``object.__setattr__`` per field). The same object: Task has no validators, converters,
+    ``on_setattr`` hooks or post-init (checked here; with any of them, the constructor)."""
+    fields = attrs.fields(Task)
+    plain = all(
+        f.validator is None and f.converter is None and f.on_setattr is None for f in fields
+    ) and not hasattr(Task, "__attrs_post_init__")
+    names = [f.name for f in fields]
+    expected = [
+        "task_id",
+        "status",
+        "created_at",
+        "last_updated_at",
+        "ttl",
+        "status_message",
+        "poll_interval",
+        "result",
+        "error",
+        "input_requests",
+        "meta",
+        "extra",
+    ]
+    if not plain or names != expected:  # pragma: no cover - a Task that changed shape
+
+        def construct(*values: Any) -> Task:
+            return Task(**dict(zip(expected, values, strict=True)))
+
+        return construct
+    new = object.__new__
+    s_id, s_st, s_ca, s_lu, s_ttl, s_sm, s_pi, s_re, s_er, s_ir, s_me, s_ex = (
+        vars(Task)[name].__set__ for name in names
+    )
+
+    def build(
+        task_id: str,
+        status: TaskStatus,
+        created_at: dt.datetime,
+        last_updated_at: dt.datetime,
+        ttl: Any,
+        status_message: str | None,
+        poll_interval: Any,
+        result: Any,
+        error: None,
+        input_requests: None,
+        meta: Any,
+        extra: dict[str, Any],
+    ) -> Task:
+        task: Task = new(Task)
+        s_id(task, task_id)
+        s_st(task, status)
+        s_ca(task, created_at)
+        s_lu(task, last_updated_at)
+        s_ttl(task, ttl)
+        s_sm(task, status_message)
+        s_pi(task, poll_interval)
+        s_re(task, result)
+        s_er(task, error)
+        s_ir(task, input_requests)
+        s_me(task, meta)
+        s_ex(task, extra)
+        return task
+
+    return build
+
+
+_build_task = _task_builder()
 
 
 def _fast_path(
@@ -113,6 +187,8 @@ def _fast_path(
     closure, so nothing is passed per call but the value."""
 
     seen = _seen.get  # ``_seen`` is only ever cleared, never replaced
+    fresh = _fresh_timestamp
+    build = _build_task
     status_of = _STATUS  # str keys only: no other JSON kind equals one
 
     def fast(value: Any) -> Task | _R:
@@ -131,11 +207,15 @@ def _fast_path(
         if type(task_id) is not str:
             return fallback(value)
         if created_at is None:
-            created_at = fast_timestamp(created_text)
+            if type(created_text) is not str:
+                return fallback(value)
+            created_at = fresh(created_text)
             if created_at is None:
                 return fallback(value)
         if last_updated_at is None:
-            last_updated_at = fast_timestamp(updated_text)
+            if type(updated_text) is not str:
+                return fallback(value)
+            last_updated_at = fresh(updated_text)
             if last_updated_at is None:
                 return fallback(value)
         get = value.get
@@ -164,19 +244,7 @@ def _fast_path(
                 return fallback(value)
             if get("error") is not None or get("inputRequests") is not None:
                 return fallback(value)
-        if known.issuperset(value):
-            # The common case; keyword arguments cost more than positional ones.
-            if meta is None:
-                return Task(
-                    task_id,
-                    status,
-                    created_at,
-                    last_updated_at,
-                    ttl,
-                    status_message,
-                    poll_interval,
-                    result,
-                )
+        if known.issuperset(value):  # the common case
             extra: dict[str, Any] = {}
         else:
             for key in reordered:
@@ -184,7 +252,7 @@ def _fast_path(
                     return fallback(value)
             # The keys the Task does not read, in the order received (as the strict hook).
             extra = {k: v for k, v in value.items() if k not in known}
-        return Task(
+        return build(
             task_id,
             status,
             created_at,
@@ -193,8 +261,10 @@ def _fast_path(
             status_message,
             poll_interval,
             result,
-            meta=meta,
-            extra=extra,
+            None,
+            None,
+            meta,
+            extra,
         )
 
     return fast
