@@ -808,15 +808,15 @@ class Poller:
                 await self._guarded(tracked, functools.partial(self._poll, task_id))
             except BaseException:
                 self._in_flight -= 1
-                if self._ready:
-                    self._wake.set()
+                self._wake.set()
                 raise
             self._in_flight -= 1
             self._take_due()
             poll = self._next_poll()
             if poll is None:
-                if self._ready:
-                    self._wake.set()
+                # The driver may be waiting for a slot with no deadline (the line was full):
+                # it must look again, at the line and at the polls scheduled for later.
+                self._wake.set()
                 return
             tracked, task_id = poll
 

@@ -25,8 +25,9 @@ import attrs
 import pytest
 import trio
 import trio.testing
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
+from budget import examples
 from started import task_created
 
 from mcp_tasks_client import (
@@ -692,3 +693,40 @@ def test_no_poll_after_abandoning_a_task_with_a_held_result() -> None:
 def test_errors_are_mcp_errors() -> None:
     """The failure type every wait raises or yields derives from MCPTasksError."""
     assert issubclass(DeadlineExceeded, MCPTasksError)
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    limit=st.integers(1, 3),
+    scripts=st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from(["completed", "failed"])),
+        min_size=2,
+        max_size=8,
+    ),
+    interval_ms=st.sampled_from([None, 50, 400, 2000]),
+    jitter=st.sampled_from([0.0, 0.3]),
+    seed=st.integers(0, 2**16),
+)
+# Found by review: one slot, three tasks polled again later; the last poll of the line left
+# the driver waiting for a slot that had freed, so no later poll ever ran.
+@example(limit=1, scripts=[(3, "completed")] * 3, interval_ms=400, jitter=0.0, seed=0)
+def test_more_tasks_than_slots_all_end(
+    limit: int, scripts: list[tuple[int, str]], interval_ms: int | None, jitter: float, seed: int
+) -> None:
+    """More tasks than ``max_in_flight``: polls wait in line for a slot, and once the line is
+    empty the polls scheduled for later still run (nothing may leave the driver asleep with
+    polls due): every task reaches its outcome, well inside a generous deadline."""
+    specs = [
+        TaskSpec(["working"] * steps + [terminal], interval_ms=interval_ms)
+        for steps, terminal in scripts
+    ]
+    policy = PollPolicy(floor=0.01, initial=0.05, jitter=jitter, max_in_flight=limit)
+    box: dict[str, Any] = {}
+
+    async def body(client: Client, poller: Poller, created: list[CreateTaskResult]) -> None:
+        got = await poller.wait_all(created, deadline=3600)
+        box["outcomes"] = [got[ref.task.task_id] for ref in created]
+
+    run_sim(specs, policy, seed, body)
+    for (_, terminal), outcome in zip(scripts, box["outcomes"], strict=True):
+        assert type(outcome) is {"completed": Completed, "failed": Failed}[terminal]
