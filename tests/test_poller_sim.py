@@ -25,9 +25,9 @@ import attrs
 import pytest
 import trio
 import trio.testing
+from budget import examples
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
-from budget import examples
 from started import task_created
 
 from mcp_tasks_client import (
