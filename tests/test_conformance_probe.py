@@ -341,8 +341,9 @@ async def test_mcp1(mcp1_http_url: str) -> None:
 
 # V-28 on the peers: mcp 1.30 and the TypeScript SDK 1.32 both list only the session's own
 # tasks, so a second session without credentials does not see the first one's task: pass.
-# (mcp 1.30 stops task support of every session once any session ends: the probe runs V-28
-# last, so the second session's end disturbs no other step.)
+# (mcp 1.30 itself stops task support of every session once any session ends, which the peer
+# script works around; against a plain mcp 1.30 server the probe runs V-28 and V-27 last, so
+# the sessions they end disturb no other step.)
 
 
 async def test_ts1(ts1_http_url: str) -> None:

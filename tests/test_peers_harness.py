@@ -133,3 +133,37 @@ def test_stdio_initialize(peer_stdio: tuple[Peer, list[str]]) -> None:
         stop_process(proc)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def _open_session(client: httpx.Client, url: str) -> dict[str, str]:
+    resp = client.post(url, json=_initialize())
+    assert resp.status_code == 200, resp.text
+    session = {"mcp-session-id": resp.headers["mcp-session-id"], "mcp-protocol-version": PROTOCOL}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert client.post(url, json=note, headers=session).status_code == 202
+    return session
+
+
+def test_a_session_ending_leaves_the_others_task_calls_working(
+    peer_http: tuple[Peer, str],
+) -> None:
+    """Two sessions; the second one ends (DELETE); the first can still start a task. mcp 1.30
+    alone would answer "TaskSupport not running" here (its one TaskSupport is cleared by any
+    session's end); the peer script keeps it per running session, so tests that share a peer
+    do not fail at random when another test's session ends."""
+    peer, url = peer_http
+    with httpx.Client(headers=HEADERS, timeout=10) as client:
+        first = _open_session(client, url)
+        second = _open_session(client, url)
+        assert client.delete(url, headers=second).status_code in (200, 202, 204)
+        time.sleep(0.2)  # the server ends the session's run after its answer to the DELETE
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "slow_echo", "arguments": {"text": "hi"}, "task": {}},
+        }
+        answer = _json_body(client.post(url, json=call, headers=first))
+        assert "task" in answer.get("result", {}), (peer.name, answer)
+        assert answer["result"]["task"]["status"] == "working"
+        client.delete(url, headers=first)

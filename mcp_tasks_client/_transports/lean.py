@@ -268,11 +268,18 @@ class LeanHttpTransport(HttpTransport):
             _INLINE.reset(token)
             self._scopes.pop(message.id, None)
         if scope.cancelled_caught:
-            if inline.write_timed_out:
+            if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
                 error = httpx.WriteTimeout(self._write_timeout_text())
                 return TransportFault(message.id, self._error(error, message.method))
             return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
         return item
+
+    async def _drain(self, response: Any, chunks: AsyncIterator[bytes]) -> None:
+        """:meth:`HttpTransport._drain`, without the inline exchange it was spawned from: a
+        task copies its spawner's context, and a send from here must have a write timeout of
+        its own, not move the deadline of the exchange that ended."""
+        _INLINE.set(None)
+        await super()._drain(response, chunks)
 
     def _write_timeout_text(self) -> str:
         return f"request not sent within {self._write_timeout} s"

@@ -75,6 +75,34 @@ server = Server("mcp1-tasks-peer")
 # In-memory TaskStore + message queue; registers tasks/get|result|list|cancel.
 server.experimental.enable_tasks()
 
+
+def _keep_task_support_per_session() -> None:
+    """mcp 1.30 keeps one TaskSupport for every session: each session's ``Server.run()`` enters
+    ``task_support.run()``, which sets the task group and, when that session ends, clears it,
+    although other sessions still run. Until the next session starts, every task call of the
+    others then fails with "TaskSupport not running" (a plain isError result), so a test whose
+    session began just before another one's DELETE landed failed at random. The peer keeps the
+    group of a session still running instead; what a single session sees is unchanged."""
+    support = server.experimental.task_support
+    assert support is not None
+    running: list[Any] = []
+
+    @asynccontextmanager
+    async def run() -> AsyncIterator[None]:
+        async with anyio.create_task_group() as group:
+            running.append(group)
+            support._task_group = group
+            try:
+                yield
+            finally:
+                running.remove(group)
+                support._task_group = running[-1] if running else None
+
+    support.run = run  # type: ignore[method-assign, unused-ignore]
+
+
+_keep_task_support_per_session()
+
 _SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"text": {"type": "string"}, "seconds": {"type": "number"}},
