@@ -64,6 +64,7 @@ from ._protocol.outcome import inline_outcome, legacy_outcome
 from ._protocol.progress import StatusMessage, TaskProgress, next_status_message
 from ._protocol.scheduler import PollPolicy, PollScheduler, UnhandledInputPolicy
 from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
+from ._transports.base import ANSWERS_AT_ONCE
 from .inputs import InputEvent, InputEventKind, InputRouter
 from .journal import Journal, JournalError, recorded_outcome
 from .models import (
@@ -1215,7 +1216,13 @@ class Poller:
             await tracked.result_call.wait()
             if tracked.result_raw is not None:
                 return tracked.result_raw
-        raw = await self.client.task_result_raw(tracked.task_id, timeout=self.policy.result_timeout)
+        token = ANSWERS_AT_ONCE.set(True)  # the task is terminal: no held connection for it
+        try:
+            raw = await self.client.task_result_raw(
+                tracked.task_id, timeout=self.policy.result_timeout
+            )
+        finally:
+            ANSWERS_AT_ONCE.reset(token)
         early = tracked.early_error
         if isinstance(early, RPCError):
             self._warn(

@@ -201,7 +201,7 @@ async def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
                     server.closed_one = anyio.Event()
                     # Wait (no timing: a condition) until the close reached the client's idle
                     # connection, as it would have by the time a real poller polls again.
-                    while not all(c.stale() for c in transport._idle):
+                    while not all(c.stale() for c in transport._conns.idle):
                         await anyio.lowlevel.checkpoint()
                     task = await client.get_task("t-1")
                     assert task.task_id == "t-1"
@@ -325,7 +325,7 @@ async def test_a_request_the_server_never_reads_ends_at_the_write_timeout() -> N
                         else:
                             await client.notify("notifications/big", {"blob": blob}, timeout=20)
             assert transport.connections_opened == 1
-            assert transport._open == 0  # the connection it was written on is closed
+            assert transport._conns.open == 0  # the connection it was written on is closed
 
 
 async def test_a_caller_that_stops_waiting_for_a_connection_leaves_the_line() -> None:
@@ -350,14 +350,14 @@ async def test_a_caller_that_stops_waiting_for_a_connection_leaves_the_line() ->
 
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(poll, 1)
-                    while transport._idle:  # until poll 1 took the handshake's connection
+                    while transport._conns.idle:  # until poll 1 took the handshake's connection
                         await anyio.lowlevel.checkpoint()
                     tg.start_soon(poll, 2, gave_up)
                     tg.start_soon(poll, 3)
-                    while len(transport._waiting) < 2:
+                    while len(transport._conns.waiting) < 2:
                         await anyio.lowlevel.checkpoint()
                     gave_up.cancel()
-                    while len(transport._waiting) > 1:
+                    while len(transport._conns.waiting) > 1:
                         await anyio.lowlevel.checkpoint()
                     hold.set()
                 assert sorted(got) == ["t-1", "t-3"]

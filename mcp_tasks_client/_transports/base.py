@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from types import TracebackType
 
 import attrs
@@ -22,6 +23,7 @@ from .._limits import Limits
 from ..models import JSONRPCMessage, JSONRPCRequest, RequestId
 
 __all__ = [
+    "ANSWERS_AT_ONCE",
     "HeadersFor",
     "HttpExchange",
     "HttpObserver",
@@ -32,6 +34,11 @@ __all__ = [
 ]
 
 HeadersFor = Callable[[JSONRPCMessage], Mapping[str, str]]
+
+ANSWERS_AT_ONCE: ContextVar[bool] = ContextVar("mcp_tasks_answers_at_once", default=False)
+"""Set while a request is sent that the sender knows is answered at once though its method
+may wait on the server (a Poller's ``tasks/result`` of a task it saw terminal): an HTTP
+transport sends it through its request pool, not the held one."""
 """What a message's HTTP headers must say besides the transport's own (the dialect's)."""
 
 

@@ -69,7 +69,15 @@ from .._limits import Limits
 from .._wire.jsonrpc import parse_message, serialize_message
 from ..models import JSONRPCError, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
 from ._sse import SSEDecoder
-from .base import HeadersFor, HttpExchange, HttpObserver, Incoming, Transport, TransportFault
+from .base import (
+    ANSWERS_AT_ONCE,
+    HeadersFor,
+    HttpExchange,
+    HttpObserver,
+    Incoming,
+    Transport,
+    TransportFault,
+)
 
 log = _obs.get_logger("transport.http")
 
@@ -78,6 +86,8 @@ __all__ = ["HttpTransport", "StreamResumption"]
 _JSON = "application/json"
 _DRAIN_SECONDS = 1.0
 _SSE = "text/event-stream"
+# Requests that wait on the server by design: the held pool's (see HttpTransport).
+_HELD = frozenset({"tasks/result", "subscriptions/listen"})
 _INCOMING_BUFFER = 4  # messages waiting for the client's reader: a full buffer holds streams
 _MAX_RETRY_MS = 24 * 3600 * 1000  # an SSE ``retry`` beyond a day is no wait we take
 
@@ -122,6 +132,14 @@ class HttpTransport(Transport):
     defaults do not change them. ``max_connections`` sizes the pool of the client the transport
     creates (ignored with ``http_client``). Sizes are bounded by the Client's ``Limits``.
 
+    Requests that wait on the server by design (a 2025-11-25 ``tasks/result``, which blocks
+    until the task ends and carries the task's questions; ``subscriptions/listen``; the GET
+    stream and a stream's resumption) go through a pool of their own of
+    ``max_held_connections``: however many of them are open, a poll, a cancel or the answer to
+    a question never waits behind them for a connection. Past that many, the next held
+    request waits for one of them to end (its questions arrive then). An injected
+    ``http_client`` serves both: size its pool for the held requests and the others.
+
     With no ``http_client``, each request goes straight to the connection pool of the client
     the transport creates (the one httpx would pick for the URL, a proxy's when the
     environment names one), with header lines built once per session: the bytes on the wire
@@ -140,6 +158,8 @@ class HttpTransport(Transport):
         max_connections: The pool size of the client the transport creates (ignored with
             ``http_client``); the default is ``PollPolicy.max_in_flight``'s (64): size it to
             yours.
+        max_held_connections: The most held requests open at once (above; ignored with
+            ``http_client``): one per 2025-11-25 task waiting for input, plus the GET stream.
         resumption: Opt-in resumption of a broken SSE stream (:class:`StreamResumption`);
             ``None``: a broken stream is StreamInterrupted.
         delete_session_on_close: Send ``DELETE`` for the session when the transport closes
@@ -157,6 +177,7 @@ class HttpTransport(Transport):
         connect_timeout: float = 10.0,
         write_timeout: float = 30.0,
         max_connections: int = 64,
+        max_held_connections: int = 64,
         resumption: StreamResumption | None = None,
         delete_session_on_close: bool = True,
         session_id: str | None = None,
@@ -175,6 +196,8 @@ class HttpTransport(Transport):
             raise UsageError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
         if max_connections < 1:
             raise UsageError(f"max_connections must be >= 1, got {max_connections}")
+        if max_held_connections < 1:
+            raise UsageError(f"max_held_connections must be >= 1, got {max_held_connections}")
         self.url = url
         self.headers = dict(headers or {})
         self.resumption = resumption
@@ -209,7 +232,12 @@ class HttpTransport(Transport):
         # layer (auth flow, redirects, cookies, event hooks: none of them configured on it).
         self._url = parsed
         self._extensions = {"timeout": self._timeout.as_dict()}
-        self._direct = self._direct_transport(parsed) if self._owns_client else None
+        self._direct = self._direct_transport(self._client) if self._owns_client else None
+        # Held requests' own pool (a client of its own, made on the first held request; an
+        # injected client serves both).
+        self._max_held = max_held_connections
+        self._held_client: httpx.AsyncClient | None = None if self._owns_client else self._client
+        self._held_direct: httpx.AsyncBaseTransport | None = None
         # A POST's headers, built once per (session id, protocol version, caller's headers):
         self._post_key: tuple[str | None, str | None] | None = None
         self._post_seen: dict[str, str] = {}
@@ -225,12 +253,12 @@ class HttpTransport(Transport):
             ),
         )
 
-    def _direct_transport(self, url: httpx.URL) -> httpx.AsyncBaseTransport | None:
-        """The pool our own client would send ``url`` through (a proxy's when the environment
-        names one), to send to it directly; None keeps the client's full ``send``: a URL with
-        credentials in it (httpx turns them into an Authorization header), a client without
-        that lookup (another httpx)."""
-        client = self._client
+    def _direct_transport(self, client: httpx.AsyncClient) -> httpx.AsyncBaseTransport | None:
+        """The pool our own ``client`` would send the URL through (a proxy's when the
+        environment names one), to send to it directly; None keeps the client's full ``send``:
+        a URL with credentials in it (httpx turns them into an Authorization header), a client
+        without that lookup (another httpx)."""
+        url = self._url
         pick = getattr(client, "_transport_for_url", None)
         if not isinstance(client, httpx.AsyncClient) or pick is None or url.userinfo:
             return None
@@ -240,9 +268,19 @@ class HttpTransport(Transport):
             return None
         return transport if isinstance(transport, httpx.AsyncBaseTransport) else None
 
+    def _held_pool(self) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport | None]:
+        """The client (and its direct pool) for held requests: made on first use."""
+        client = self._held_client
+        if client is None:
+            client = self._held_client = self._default_client(self._max_held)
+            self._held_direct = self._direct_transport(client) if self._direct is not None else None
+        return client, self._held_direct
+
     async def _close_http(self) -> None:
         if self._owns_client:
             await self._client.aclose()
+            if self._held_client is not None:
+                await self._held_client.aclose()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -273,7 +311,7 @@ class HttpTransport(Transport):
                     log.debug("ending the session (DELETE)")
                     with anyio.move_on_after(5):
                         try:
-                            async with self._stream("DELETE", self._headers(None)):
+                            async with self._stream("DELETE", self._headers(None), held=False):
                                 pass
                         except httpx.HTTPError:
                             pass  # the server may be gone already; nothing to tell anyone
@@ -408,12 +446,14 @@ class HttpTransport(Transport):
 
     @asynccontextmanager
     async def _stream(
-        self, method: str, headers: dict[str, str], content: bytes | None = None
+        self, method: str, headers: dict[str, str], content: bytes | None = None, *, held: bool
     ) -> AsyncIterator[httpx.Response]:
         """One HTTP exchange with this transport's timeouts and never a redirect followed,
-        whatever the (possibly injected) client's defaults say. A response whose drain was
-        handed to a background task (``_consume_sse(hand_off=True)``) is closed by it."""
-        if self._direct is not None:
+        whatever the (possibly injected) client's defaults say; ``held`` ones (a request that
+        waits on the server by design) in the held pool. A response whose drain was handed to
+        a background task (``_consume_sse(hand_off=True)``) is closed by it."""
+        client, direct = self._held_pool() if held else (self._client, self._direct)
+        if direct is not None:
             raw = headers.raw if isinstance(headers, _Lines) else self._raw_headers(headers)
             if content is not None or method == "POST":
                 raw = [*raw, (b"Content-Length", str(len(content or b"")).encode("ascii"))]
@@ -424,12 +464,12 @@ class HttpTransport(Transport):
                 stream=httpx.ByteStream(content or b""),
                 extensions=self._extensions,
             )
-            response = await self._direct.handle_async_request(request)
+            response = await direct.handle_async_request(request)
         else:
-            request = self._client.build_request(
+            request = client.build_request(
                 method, self.url, content=content, headers=headers, timeout=self._timeout
             )
-            response = await self._client.send(request, stream=True, follow_redirects=False)
+            response = await client.send(request, stream=True, follow_redirects=False)
         try:
             yield response
         finally:
@@ -524,7 +564,8 @@ class HttpTransport(Transport):
         what = getattr(message, "method", None) or "a response"
         headers = self._message_headers(message)
         try:
-            async with self._stream("POST", headers, serialize_message(message)) as response:
+            posted = serialize_message(message)
+            async with self._stream("POST", headers, posted, held=False) as response:
                 if self._http_observer is not None:
                     await self._observe_accepted(self._http_observer, message, response)
                 await self._check_status(response, what)
@@ -586,7 +627,8 @@ class HttpTransport(Transport):
         headers = self._message_headers(message)
         body = serialize_message(message)
         state = _StreamState()
-        async with self._stream("POST", headers, body) as response:
+        held = message.method in _HELD and not ANSWERS_AT_ONCE.get()
+        async with self._stream("POST", headers, body, held=held) as response:
             if self._http_observer is not None:
                 self._http_observer(_exchange("request", response, message.method, message.id))
             if message.method == "initialize":
@@ -743,7 +785,7 @@ class HttpTransport(Transport):
             headers = self._headers(_SSE)
             headers["Last-Event-ID"] = _header_value(state.last_event_id)
             try:
-                async with self._stream("GET", headers) as response:
+                async with self._stream("GET", headers, held=True) as response:
                     if self._http_observer is not None:
                         self._http_observer(_exchange("get", response))
                     await self._check_status(response, message.method)
@@ -787,7 +829,7 @@ class HttpTransport(Transport):
             try:
                 if state.last_event_id is not None:
                     headers["Last-Event-ID"] = _header_value(state.last_event_id)
-                async with self._stream("GET", headers) as response:
+                async with self._stream("GET", headers, held=True) as response:
                     if self._http_observer is not None:
                         self._http_observer(_exchange("get", response))
                     if response.status_code == 405:

@@ -100,14 +100,34 @@ class _Response:
             await self._transport._finish(self._connection, self)
 
 
+class _Pool:
+    """Connections of one kind (the requests', or the held requests'): at most ``size`` open,
+    idle ones kept alive, callers waiting for a slot in line (a freed slot wakes the first
+    only: waking all of them, ~48 with 64 polls in flight on 16 connections, costs O(waiters)
+    per request)."""
+
+    __slots__ = ("idle", "open", "size", "waiting")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.idle: list[_Connection] = []
+        self.open = 0
+        self.waiting: deque[anyio.Event] = deque()
+
+    def freed(self) -> None:
+        if self.waiting:
+            self.waiting.popleft().set()
+
+
 class _Connection:
     """One kept-alive connection. An exchange is read either by ``_h1`` (``h11`` is None:
     ``buffer`` holds what was received and not read, ``remaining`` the body bytes yet to
     come) or, for anything ``_h1`` declines, by an h11 connection made for that exchange."""
 
-    def __init__(self, stream: anyio.abc.ByteStream, raw: Any) -> None:
+    def __init__(self, stream: anyio.abc.ByteStream, raw: Any, pool: _Pool) -> None:
         self.stream = stream
         self.raw = raw  # the socket, for the idle check
+        self.pool = pool
         self.h11: h11.Connection | None = None
         self.buffer = b""
         self.remaining = 0
@@ -193,6 +213,8 @@ class LeanHttpTransport(HttpTransport):
             (``ssl.create_default_context()`` when None).
         max_connections: The most connections open at once (default 16: size it to
             ``PollPolicy.max_in_flight``); idle ones are kept alive and reused.
+        max_held_connections: The most held requests open at once (default 64; they have
+            connections of their own, as in :class:`HttpTransport`).
 
     ``http_client`` is refused (UsageError): there is no httpx client to inject. No proxy,
     no HTTP/2.
@@ -207,6 +229,7 @@ class LeanHttpTransport(HttpTransport):
         connect_timeout: float = 10.0,
         write_timeout: float = 30.0,
         max_connections: int = 16,
+        max_held_connections: int = 64,
         resumption: StreamResumption | None = None,
         delete_session_on_close: bool = True,
         session_id: str | None = None,
@@ -221,6 +244,7 @@ class LeanHttpTransport(HttpTransport):
             headers=headers,
             connect_timeout=connect_timeout,
             write_timeout=write_timeout,
+            max_held_connections=max_held_connections,
             resumption=resumption,
             delete_session_on_close=delete_session_on_close,
             session_id=session_id,
@@ -245,10 +269,8 @@ class LeanHttpTransport(HttpTransport):
         self._ssl_context = ssl_context
         self._connect_timeout = connect_timeout
         self._write_timeout = write_timeout
-        self._max_connections = max_connections
-        self._idle: list[_Connection] = []
-        self._open = 0
-        self._waiting: deque[anyio.Event] = deque()  # callers waiting for a slot, in order
+        self._conns = _Pool(max_connections)
+        self._held_conns = _Pool(max_held_connections)
         self.connections_opened = 0
         """TCP connections this transport opened (a reused one is not counted again)."""
 
@@ -288,11 +310,12 @@ class LeanHttpTransport(HttpTransport):
         return None  # no httpx client: this transport's own connections
 
     async def _close_http(self) -> None:
-        idle, self._idle = self._idle, []
-        for connection in idle:
-            await _close(connection)
+        for pool in (self._conns, self._held_conns):
+            idle, pool.idle = pool.idle, []
+            for connection in idle:
+                await _close(connection)
 
-    async def _connect(self) -> _Connection:
+    async def _connect(self, pool: _Pool) -> _Connection:
         try:
             with anyio.fail_after(self._connect_timeout):
                 stream: anyio.abc.ByteStream
@@ -319,54 +342,49 @@ class LeanHttpTransport(HttpTransport):
             raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
         self.connections_opened += 1
         raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
-        return _Connection(stream, raw)
+        return _Connection(stream, raw, pool)
 
-    async def _acquire(self) -> _Connection:
+    async def _acquire(self, pool: _Pool) -> _Connection:
         while True:
-            while self._idle:
-                connection = self._idle.pop()
+            while pool.idle:
+                connection = pool.idle.pop()
                 if not connection.stale():
                     return connection
-                self._open -= 1
+                pool.open -= 1
                 await _close(connection)
-            if self._open < self._max_connections:
-                self._open += 1
+            if pool.open < pool.size:
+                pool.open += 1
                 try:
-                    return await self._connect()
+                    return await self._connect(pool)
                 except BaseException:
-                    self._open -= 1
-                    self._freed()
+                    pool.open -= 1
+                    pool.freed()
                     raise
-            # Wait in line: a freed slot wakes the first waiter only (waking all of them, ~48
-            # with 64 polls in flight on 16 connections, costs O(waiters) per request).
-            event = anyio.Event()
-            self._waiting.append(event)
+            event = anyio.Event()  # wait in line
+            pool.waiting.append(event)
             try:
                 await event.wait()
             except BaseException:
                 if event.is_set():
-                    self._freed()  # woken, but leaving: the slot is the next waiter's
+                    pool.freed()  # woken, but leaving: the slot is the next waiter's
                 else:
-                    self._waiting.remove(event)
+                    pool.waiting.remove(event)
                 raise
 
-    def _freed(self) -> None:
-        if self._waiting:
-            self._waiting.popleft().set()
-
     async def _release(self, connection: _Connection, keep: bool) -> None:
+        pool = connection.pool
         if keep and not self._closed:
-            self._idle.append(connection)
+            pool.idle.append(connection)
         else:
-            self._open -= 1
+            pool.open -= 1
             await _close(connection)
-        self._freed()
+        pool.freed()
 
     @asynccontextmanager
     async def _stream(
-        self, method: str, headers: dict[str, str], content: bytes | None = None
+        self, method: str, headers: dict[str, str], content: bytes | None = None, *, held: bool
     ) -> AsyncIterator[httpx.Response]:
-        connection = await self._acquire()
+        connection = await self._acquire(self._held_conns if held else self._conns)
         response: _Response | None = None
         try:
             response = await self._start(connection, method, headers, content)
@@ -386,8 +404,9 @@ class LeanHttpTransport(HttpTransport):
             response.complete = connection.ended_without_io()
         keep = response is not None and response.complete and connection.reusable()
         if keep and not self._closed:  # back to the pool: nothing to await
-            self._idle.append(connection)
-            self._freed()
+            pool = connection.pool
+            pool.idle.append(connection)
+            pool.freed()
             return
         with anyio.CancelScope(shield=True):
             await self._release(connection, keep)
