@@ -32,8 +32,10 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import h11
 import httpx
+import sniffio
 
 from .._errors import TransportClosed, UsageError
 from ..models import JSONRPCRequest
@@ -105,9 +107,13 @@ class _Connection:
     ``buffer`` holds what was received and not read, ``remaining`` the body bytes yet to
     come) or, for anything ``_h1`` declines, by an h11 connection made for that exchange."""
 
-    def __init__(self, stream: anyio.abc.ByteStream, raw: Any) -> None:
+    def __init__(self, stream: anyio.abc.ByteStream, raw: Any, direct: bool = False) -> None:
         self.stream = stream
         self.raw = raw  # the socket, for the idle check
+        # Whether a request may be written straight to the socket (``send_now``): plain TCP
+        # under trio, whose stream keeps no buffer of its own (bytes written past it cannot
+        # overtake any), and whose every completed send is a full scheduler pass.
+        self.direct = direct
         self.h11: h11.Connection | None = None
         self.buffer = b""
         self.remaining = 0
@@ -123,6 +129,15 @@ class _Connection:
         except (OSError, ValueError):
             return True
         return bool(readable)
+
+    def send_now(self, data: bytes) -> int:
+        """How much of ``data`` the socket took without waiting (``direct`` only); an error
+        of the socket is raised as the stream's send would (OSError)."""
+        try:
+            sent: int = self.raw.send(data)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        return sent
 
     async def receive(self) -> bytes:
         """The next bytes off the connection; b"" at its end."""
@@ -319,7 +334,8 @@ class LeanHttpTransport(HttpTransport):
             raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
         self.connections_opened += 1
         raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
-        return _Connection(stream, raw)
+        direct = raw is not None and not self._tls and sniffio.current_async_library() == "trio"
+        return _Connection(stream, raw, direct)
 
     async def _acquire(self) -> _Connection:
         while True:
@@ -416,9 +432,18 @@ class LeanHttpTransport(HttpTransport):
                 data = b"".join(h.send(e) or b"" for e in self._events(method, headers, content))
             except h11.LocalProtocolError as exc:
                 raise httpx.LocalProtocolError(str(exc)) from exc
-        inline = _INLINE.get()
         try:
-            if inline is None:
+            if connection.direct:
+                # Straight to the socket, as trio's own send does, less its scheduler pass
+                # after a send that did not wait (the answer's receive is this exchange's
+                # schedule point); only what the socket did not take waits, as below.
+                await anyio.lowlevel.checkpoint_if_cancelled()
+                sent = connection.send_now(data)
+                if sent:
+                    data = data[sent:]
+            if not data:
+                pass  # all of it went out
+            elif (inline := _INLINE.get()) is None:
                 with anyio.fail_after(self._write_timeout):
                     await connection.stream.send(data)
             else:
