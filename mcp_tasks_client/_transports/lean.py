@@ -39,7 +39,7 @@ import sniffio
 
 from .._errors import TransportClosed, UsageError
 from ..models import JSONRPCRequest
-from . import _h1
+from . import _aio, _h1
 from .base import Incoming, TransportFault
 from .http import HttpTransport, StreamResumption
 
@@ -107,7 +107,9 @@ class _Connection:
     ``buffer`` holds what was received and not read, ``remaining`` the body bytes yet to
     come) or, for anything ``_h1`` declines, by an h11 connection made for that exchange."""
 
-    def __init__(self, stream: anyio.abc.ByteStream, raw: Any, direct: bool = False) -> None:
+    def __init__(
+        self, stream: anyio.abc.ByteStream | _aio.AioStream, raw: Any, direct: bool = False
+    ) -> None:
         self.stream = stream
         self.raw = raw  # the socket, for the idle check
         # Whether a request may be written straight to the socket (``send_now``): plain TCP
@@ -122,6 +124,8 @@ class _Connection:
     def stale(self) -> bool:
         """An idle connection with something to read was closed by the server (or holds
         bytes nobody asked for): not reusable."""
+        if isinstance(self.stream, _aio.AioStream) and self.stream.stale():
+            return True  # read (or ended) while idle: its protocol reads all along
         if self.raw is None:
             return False
         try:
@@ -309,8 +313,9 @@ class LeanHttpTransport(HttpTransport):
 
     async def _connect(self) -> _Connection:
         try:
+            own: _aio.AioStream | None = None  # plain TCP under asyncio: our own protocol
             with anyio.fail_after(self._connect_timeout):
-                stream: anyio.abc.ByteStream
+                stream: anyio.abc.ByteStream | _aio.AioStream
                 if self._tls:
                     stream = await anyio.connect_tcp(
                         self._host,
@@ -318,6 +323,8 @@ class LeanHttpTransport(HttpTransport):
                         ssl_context=self._ssl_context or ssl.create_default_context(),
                         tls_standard_compatible=False,
                     )
+                elif sniffio.current_async_library() == "asyncio":
+                    stream = own = await _aio.connect(self._host, self._port)
                 else:
                     stream = await anyio.connect_tcp(self._host, self._port)
         except TimeoutError as exc:
@@ -333,6 +340,9 @@ class LeanHttpTransport(HttpTransport):
             cause = exc.__cause__ or exc.__context__
             raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
         self.connections_opened += 1
+        if own is not None:
+            return _Connection(own, own.raw_socket())
+        assert not isinstance(stream, _aio.AioStream)
         raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         direct = raw is not None and not self._tls and sniffio.current_async_library() == "trio"
         return _Connection(stream, raw, direct)
