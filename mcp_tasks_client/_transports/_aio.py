@@ -91,12 +91,18 @@ class AioStream(asyncio.Protocol):
         transport = self._transport
         return bool(self._chunks) or self._eof or transport is None or transport.is_closing()
 
-    async def send(self, data: bytes) -> None:
-        await anyio.lowlevel.checkpoint_if_cancelled()
+    def write_now(self, data: bytes) -> bytes | None:
+        """``data`` to the transport: None, or b"" when its buffer is now over the high-water
+        mark (``send(b"")`` waits for it to drain)."""
         transport = self._check()
         if transport.is_closing():
             raise anyio.BrokenResourceError from self._lost
         transport.write(data)
+        return b"" if self._writing_paused else None
+
+    async def send(self, data: bytes) -> None:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        self.write_now(data)
         while self._writing_paused:
             self._drained = asyncio.get_running_loop().create_future()
             try:

@@ -112,9 +112,9 @@ class _Connection:
     ) -> None:
         self.stream = stream
         self.raw = raw  # the socket, for the idle check
-        # Whether a request may be written straight to the socket (``send_now``): plain TCP
-        # under trio, whose stream keeps no buffer of its own (bytes written past it cannot
-        # overtake any), and whose every completed send is a full scheduler pass.
+        # Whether a request may be written without the stream's send (``send_now``): plain
+        # TCP under trio (straight to the socket: its stream keeps no buffer of its own, so
+        # bytes written past it cannot overtake any) or on our asyncio protocol.
         self.direct = direct
         self.h11: h11.Connection | None = None
         self.buffer = b""
@@ -134,14 +134,17 @@ class _Connection:
             return True
         return bool(readable)
 
-    def send_now(self, data: bytes) -> int:
-        """How much of ``data`` the socket took without waiting (``direct`` only); an error
-        of the socket is raised as the stream's send would (OSError)."""
+    def send_now(self, data: bytes) -> bytes | None:
+        """``data`` written without waiting (``direct`` only): None when it all went out, else
+        what the stream's ``send`` must still do (our asyncio protocol: b"", wait for its
+        buffer to drain). An error is raised as the stream's send would."""
+        if isinstance(self.stream, _aio.AioStream):
+            return self.stream.write_now(data)
         try:
             sent: int = self.raw.send(data)
         except (BlockingIOError, InterruptedError):
-            return 0
-        return sent
+            return data
+        return data[sent:] if sent < len(data) else None
 
     async def receive(self) -> bytes:
         """The next bytes off the connection; b"" at its end."""
@@ -341,7 +344,7 @@ class LeanHttpTransport(HttpTransport):
             raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
         self.connections_opened += 1
         if own is not None:
-            return _Connection(own, own.raw_socket())
+            return _Connection(own, own.raw_socket(), direct=True)
         assert not isinstance(stream, _aio.AioStream)
         raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         direct = raw is not None and not self._tls and sniffio.current_async_library() == "trio"
@@ -443,26 +446,26 @@ class LeanHttpTransport(HttpTransport):
             except h11.LocalProtocolError as exc:
                 raise httpx.LocalProtocolError(str(exc)) from exc
         try:
+            rest: bytes | None = data
             if connection.direct:
-                # Straight to the socket, as trio's own send does, less its scheduler pass
-                # after a send that did not wait (the answer's receive is this exchange's
-                # schedule point); only what the socket did not take waits, as below.
+                # Straight to the socket (trio) or the transport (our asyncio protocol), less
+                # the scheduler pass their streams take after a send that did not wait (the
+                # answer's receive is this exchange's schedule point, and its cancellation
+                # point is here); only what must wait goes below, with the write timeout.
                 await anyio.lowlevel.checkpoint_if_cancelled()
-                sent = connection.send_now(data)
-                if sent:
-                    data = data[sent:]
-            if not data:
-                pass  # all of it went out
+                rest = connection.send_now(data)
+            if rest is None:
+                pass  # all of it went out: no write timeout to arm
             elif (inline := _INLINE.get()) is None:
                 with anyio.fail_after(self._write_timeout):
-                    await connection.stream.send(data)
+                    await connection.stream.send(rest)
             else:
                 # In an inline exchange the write timeout is the deadline of the exchange's
                 # own scope for the length of the send: one cancel scope per request, not two.
                 scope = inline.scope
                 scope.deadline = deadline = anyio.current_time() + self._write_timeout
                 try:
-                    await connection.stream.send(data)
+                    await connection.stream.send(rest)
                 except BaseException:
                     if anyio.current_time() >= deadline:
                         inline.write_timed_out = True
