@@ -1,4 +1,4 @@
-"""Opt-in lean HTTP/1.1 for high-volume polling: over anyio streams (TLS by anyio), no httpx.
+"""Opt-in lean HTTP/1.1 for high-volume polling: no httpx; TLS over anyio's stream.
 
 :class:`LeanHttpTransport` is :class:`HttpTransport` with its HTTP client swapped: everything
 above one HTTP exchange (Streamable HTTP's JSON and SSE answers, the session header, the GET
@@ -12,7 +12,11 @@ a small pool of our own (a freed one goes to the first caller in line), an idle 
 checked (one non-blocking readability test) before it is reused, and one with bytes after an
 answer, or whose server said ``Connection: close``, is closed. In a caller's own exchange the
 write timeout is that exchange's cancel scope's deadline for the length of the send (one
-scope per request). What it does not do: proxies, HTTP/2, an injected client, compression
+scope per request). Plain TCP skips its stream's scheduler pass after a send that did not
+wait: under trio a request goes straight to the socket (trio's stream keeps no buffer), under
+asyncio the connection is a protocol of our own (``_aio``: no loop pass per send, no
+``pause_reading``/``resume_reading`` pair per receive); what must wait is sent by the stream,
+under the write timeout. What it does not do: proxies, HTTP/2, an injected client, compression
 (never asked for anyway), cookies (never kept anyway).
 
 Errors of the socket, TLS and h11 layers are raised as the matching ``httpx`` exceptions, so
@@ -204,7 +208,7 @@ class _Connection:
 
 
 class LeanHttpTransport(HttpTransport):
-    """Streamable HTTP/1.1 over anyio streams: an opt-in, lower-CPU :class:`HttpTransport`.
+    """Streamable HTTP/1.1 of its own: an opt-in, lower-CPU :class:`HttpTransport`.
 
     The same behaviour and arguments as :class:`HttpTransport` (JSON and SSE answers, the
     session, the GET stream, resumption, DELETE on close, Limits), except:
