@@ -819,6 +819,13 @@ class Poller:
                 # it must look again, at the line and at the polls scheduled for later.
                 self._wake.set()
                 return
+            # Going on with the next poll here: the driver needs waking only for a due time
+            # sooner than the one it sleeps until that this task did not take (a poll answered
+            # with no wait at all, polled back to back, is taken here, not woken for: a
+            # wake-up per poll cost a scheduler pass on trio).
+            due = self._scheduler.next_due()
+            if due is not None and due < self._sleeping_until:
+                self._wake.set()
             tracked, task_id = poll
 
     async def _poll(self, task_id: str) -> None:
@@ -864,14 +871,11 @@ class Poller:
         if task_id in self._acknowledged:  # pushed to us: a slow safety poll only (A-25)
             base = interval if interval is not None else self.policy.initial
             interval = base * self.policy.listen_safety_factor
-        due = self._scheduler.answered(
-            task_id,
-            anyio.current_time(),
-            interval,
-            not_after=tracked.expires_at,
+        # The driver is woken for the new due time (if sooner than its sleep) by _run_poll,
+        # once it knows whether it takes that poll itself.
+        self._scheduler.answered(
+            task_id, anyio.current_time(), interval, not_after=tracked.expires_at
         )
-        if due < self._sleeping_until:
-            self._wake.set()
 
     def _on_status(self, notification: JSONRPCNotification) -> None:
         """A status notification: news sooner than the next poll (C-22: never instead)."""

@@ -19,6 +19,7 @@ import anyio.abc
 import anyio.lowlevel
 import h11
 import pytest
+import sniffio
 
 from mcp_tasks_client import (
     Client,
@@ -363,3 +364,55 @@ async def test_a_caller_that_stops_waiting_for_a_connection_leaves_the_line() ->
                 assert sorted(got) == ["t-1", "t-3"]
         assert transport.connections_opened == 1
         assert server.most_open == 1
+
+
+async def test_a_request_bigger_than_the_socket_buffers_goes_out_whole() -> None:
+    """A request the socket cannot take at once (trio: the rest after a direct send; asyncio:
+    our protocol's wait for its buffer to drain) is sent whole, and its answer read, on the
+    connection the handshake left idle."""
+    pad = "y" * (8 * 1024 * 1024)
+    async with running(KeepAliveServer()) as server:
+        transport = LeanHttpTransport(server.url, delete_session_on_close=False)
+        with anyio.fail_after(30):
+            async with client_on(transport) as client:
+                raw = await client.request("tasks/get", {"taskId": "t-big", "pad": pad})
+                assert raw["taskId"] == "t-big"
+                task = await client.get_task("t-after")
+                assert task.task_id == "t-after"
+        assert transport.connections_opened == server.accepted == 1
+
+
+async def test_an_asyncio_connection_reads_at_most_a_bounded_backlog() -> None:
+    """The asyncio protocol keeps reading between requests; past 256 KiB unread it pauses
+    (bounded memory whatever a server sends), and everything sent is still read, in order,
+    once the reader takes it. (Under trio nothing is read unasked: nothing to bound.)"""
+    from mcp_tasks_client._transports import _aio
+
+    if sniffio.current_async_library() != "asyncio":
+        pytest.skip("asyncio's own protocol")
+    sent = bytes(range(256)) * (8 * 1024)  # 2 MiB
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+
+    async def serve(stream: anyio.abc.ByteStream) -> None:
+        async with stream:
+            await stream.send(sent)
+
+    with anyio.fail_after(20):
+        async with listener, anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, serve)
+            stream = await _aio.connect("127.0.0.1", port)
+            while not stream._reading_paused:  # a condition, not a time
+                await anyio.lowlevel.checkpoint()
+            assert stream._buffered <= _aio._HIGH + 256 * 1024  # one read past the mark
+            got = bytearray()
+            while True:
+                try:
+                    got += await stream.receive(65536)
+                except anyio.EndOfStream:
+                    break
+            assert bytes(got) == sent
+            await stream.aclose()
+            with pytest.raises(anyio.ClosedResourceError):
+                await stream.receive()
+            tg.cancel_scope.cancel()

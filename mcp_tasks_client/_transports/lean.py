@@ -1,4 +1,4 @@
-"""Opt-in lean HTTP/1.1 for high-volume polling: over anyio streams (TLS by anyio), no httpx.
+"""Opt-in lean HTTP/1.1 for high-volume polling: no httpx; TLS over anyio's stream.
 
 :class:`LeanHttpTransport` is :class:`HttpTransport` with its HTTP client swapped: everything
 above one HTTP exchange (Streamable HTTP's JSON and SSE answers, the session header, the GET
@@ -12,7 +12,11 @@ a small pool of our own (a freed one goes to the first caller in line), an idle 
 checked (one non-blocking readability test) before it is reused, and one with bytes after an
 answer, or whose server said ``Connection: close``, is closed. In a caller's own exchange the
 write timeout is that exchange's cancel scope's deadline for the length of the send (one
-scope per request). What it does not do: proxies, HTTP/2, an injected client, compression
+scope per request). Plain TCP skips its stream's scheduler pass after a send that did not
+wait: under trio a request goes straight to the socket (trio's stream keeps no buffer), under
+asyncio the connection is a protocol of our own (``_aio``: no loop pass per send, no
+``pause_reading``/``resume_reading`` pair per receive); what must wait is sent by the stream,
+under the write timeout. What it does not do: proxies, HTTP/2, an injected client, compression
 (never asked for anyway), cookies (never kept anyway).
 
 Errors of the socket, TLS and h11 layers are raised as the matching ``httpx`` exceptions, so
@@ -32,12 +36,14 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import h11
 import httpx
+import sniffio
 
 from .._errors import TransportClosed, UsageError
 from ..models import JSONRPCRequest
-from . import _h1
+from . import _aio, _h1
 from .base import Incoming, TransportFault
 from .http import HttpTransport, StreamResumption
 
@@ -124,10 +130,20 @@ class _Connection:
     ``buffer`` holds what was received and not read, ``remaining`` the body bytes yet to
     come) or, for anything ``_h1`` declines, by an h11 connection made for that exchange."""
 
-    def __init__(self, stream: anyio.abc.ByteStream, raw: Any, pool: _Pool) -> None:
+    def __init__(
+        self,
+        stream: anyio.abc.ByteStream | _aio.AioStream,
+        raw: Any,
+        pool: _Pool,
+        direct: bool = False,
+    ) -> None:
         self.stream = stream
         self.raw = raw  # the socket, for the idle check
         self.pool = pool
+        # Whether a request may be written without the stream's send (``send_now``): plain
+        # TCP under trio (straight to the socket: its stream keeps no buffer of its own, so
+        # bytes written past it cannot overtake any) or on our asyncio protocol.
+        self.direct = direct
         self.h11: h11.Connection | None = None
         self.buffer = b""
         self.remaining = 0
@@ -136,6 +152,8 @@ class _Connection:
     def stale(self) -> bool:
         """An idle connection with something to read was closed by the server (or holds
         bytes nobody asked for): not reusable."""
+        if isinstance(self.stream, _aio.AioStream) and self.stream.stale():
+            return True  # read (or ended) while idle: its protocol reads all along
         if self.raw is None:
             return False
         try:
@@ -143,6 +161,18 @@ class _Connection:
         except (OSError, ValueError):
             return True
         return bool(readable)
+
+    def send_now(self, data: bytes) -> bytes | None:
+        """``data`` written without waiting (``direct`` only): None when it all went out, else
+        what the stream's ``send`` must still do (our asyncio protocol: b"", wait for its
+        buffer to drain). An error is raised as the stream's send would."""
+        if isinstance(self.stream, _aio.AioStream):
+            return self.stream.write_now(data)
+        try:
+            sent: int = self.raw.send(data)
+        except (BlockingIOError, InterruptedError):
+            return data
+        return data[sent:] if sent < len(data) else None
 
     async def receive(self) -> bytes:
         """The next bytes off the connection; b"" at its end."""
@@ -202,7 +232,7 @@ class _Connection:
 
 
 class LeanHttpTransport(HttpTransport):
-    """Streamable HTTP/1.1 over anyio streams: an opt-in, lower-CPU :class:`HttpTransport`.
+    """Streamable HTTP/1.1 of its own: an opt-in, lower-CPU :class:`HttpTransport`.
 
     The same behaviour and arguments as :class:`HttpTransport` (JSON and SSE answers, the
     session, the GET stream, resumption, DELETE on close, Limits), except:
@@ -317,8 +347,9 @@ class LeanHttpTransport(HttpTransport):
 
     async def _connect(self, pool: _Pool) -> _Connection:
         try:
+            own: _aio.AioStream | None = None  # plain TCP under asyncio: our own protocol
             with anyio.fail_after(self._connect_timeout):
-                stream: anyio.abc.ByteStream
+                stream: anyio.abc.ByteStream | _aio.AioStream
                 if self._tls:
                     stream = await anyio.connect_tcp(
                         self._host,
@@ -326,6 +357,8 @@ class LeanHttpTransport(HttpTransport):
                         ssl_context=self._ssl_context or ssl.create_default_context(),
                         tls_standard_compatible=False,
                     )
+                elif sniffio.current_async_library() == "asyncio":
+                    stream = own = await _aio.connect(self._host, self._port)
                 else:
                     stream = await anyio.connect_tcp(self._host, self._port)
         except TimeoutError as exc:
@@ -341,8 +374,12 @@ class LeanHttpTransport(HttpTransport):
             cause = exc.__cause__ or exc.__context__
             raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
         self.connections_opened += 1
+        if own is not None:
+            return _Connection(own, own.raw_socket(), pool, direct=True)
+        assert not isinstance(stream, _aio.AioStream)
         raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
-        return _Connection(stream, raw, pool)
+        direct = raw is not None and not self._tls and sniffio.current_async_library() == "trio"
+        return _Connection(stream, raw, pool, direct)
 
     async def _acquire(self, pool: _Pool) -> _Connection:
         while True:
@@ -435,18 +472,27 @@ class LeanHttpTransport(HttpTransport):
                 data = b"".join(h.send(e) or b"" for e in self._events(method, headers, content))
             except h11.LocalProtocolError as exc:
                 raise httpx.LocalProtocolError(str(exc)) from exc
-        inline = _INLINE.get()
         try:
-            if inline is None:
+            rest: bytes | None = data
+            if connection.direct:
+                # Straight to the socket (trio) or the transport (our asyncio protocol), less
+                # the scheduler pass their streams take after a send that did not wait (the
+                # answer's receive is this exchange's schedule point, and its cancellation
+                # point is here); only what must wait goes below, with the write timeout.
+                await anyio.lowlevel.checkpoint_if_cancelled()
+                rest = connection.send_now(data)
+            if rest is None:
+                pass  # all of it went out: no write timeout to arm
+            elif (inline := _INLINE.get()) is None:
                 with anyio.fail_after(self._write_timeout):
-                    await connection.stream.send(data)
+                    await connection.stream.send(rest)
             else:
                 # In an inline exchange the write timeout is the deadline of the exchange's
                 # own scope for the length of the send: one cancel scope per request, not two.
                 scope = inline.scope
                 scope.deadline = deadline = anyio.current_time() + self._write_timeout
                 try:
-                    await connection.stream.send(data)
+                    await connection.stream.send(rest)
                 except BaseException:
                     if anyio.current_time() >= deadline:
                         inline.write_timed_out = True
