@@ -37,7 +37,7 @@ import datetime as dt
 import email.utils
 import http.cookiejar
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
@@ -67,7 +67,14 @@ from .._errors import (
 )
 from .._limits import Limits
 from .._wire.jsonrpc import parse_message, serialize_message
-from ..models import JSONRPCError, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
+from ..models import (
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
 from ._sse import SSEDecoder
 from .base import HeadersFor, HttpExchange, HttpObserver, Incoming, Transport, TransportFault
 
@@ -201,6 +208,11 @@ class HttpTransport(Transport):
             _INCOMING_BUFFER
         )
         self._closed = False
+        # The client's direct path for notifications (take_notifications), and how many
+        # delivered items the reader has not taken yet: a notification skips the memory
+        # stream only when nothing is queued ahead of it.
+        self._take: Callable[[JSONRPCNotification], bool] | None = None
+        self._queued = 0
         self._headers_for: HeadersFor | None = None
         self._handed_off: set[int] = set()  # responses whose drain a background task owns
         self._http_observer: HttpObserver | None = None
@@ -359,9 +371,14 @@ class HttpTransport(Transport):
 
     async def receive(self) -> Incoming:
         try:
-            return await self._incoming_receive.receive()
+            item = await self._incoming_receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise TransportClosed("the HTTP transport is closed") from None
+        self._queued -= 1
+        return item
+
+    def take_notifications(self, take: Callable[[JSONRPCNotification], bool] | None) -> None:
+        self._take = take
 
     async def abandon(self, request_id: RequestId) -> None:
         scope = self._scopes.pop(request_id, None)
@@ -514,7 +531,22 @@ class HttpTransport(Transport):
     # -- internals ---------------------------------------------------------------------------
 
     async def _deliver(self, item: Incoming) -> None:
-        await self._incoming_send.send(item)
+        # A notification with nothing queued ahead of it goes to the client at once when its
+        # reader is idle (the same order, one task hop and a checkpoint fewer: issue 12).
+        take = self._take
+        if (
+            take is not None
+            and self._queued == 0
+            and isinstance(item, JSONRPCNotification)
+            and take(item)
+        ):
+            return
+        self._queued += 1
+        try:
+            await self._incoming_send.send(item)
+        except BaseException:
+            self._queued -= 1  # not sent (or, rarely, taken anyway: then no direct path again)
+            raise
 
     async def _fault(self, request_id: RequestId | None, error: MCPTasksError) -> None:
         await self._deliver(TransportFault(request_id, error))
