@@ -44,6 +44,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import attrs
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -532,7 +533,8 @@ class HttpTransport(Transport):
 
     async def _deliver(self, item: Incoming) -> None:
         # A notification with nothing queued ahead of it goes to the client at once when its
-        # reader is idle (the same order, one task hop and a checkpoint fewer: issue 12).
+        # reader is idle (the same order, one task hop fewer: issue 12). The checkpoint then
+        # lets whoever it woke (a watcher, a wait) run before this stream reads on.
         take = self._take
         if (
             take is not None
@@ -540,6 +542,7 @@ class HttpTransport(Transport):
             and isinstance(item, JSONRPCNotification)
             and take(item)
         ):
+            await anyio.lowlevel.checkpoint()
             return
         self._queued += 1
         try:
