@@ -217,7 +217,7 @@ async def test_a_status_notification_is_dispatched_in_the_stream_s_task_when_the
             def noted(notification: JSONRPCNotification) -> None:
                 assert notification.params is not None
                 log.append(("note", notification.params["n"]))
-                tasks.append(anyio.get_current_task().name)
+                tasks.append(anyio.get_current_task().name or "")
 
             client.on_notification("notifications/message", noted)
             await client.open_listen_stream()
