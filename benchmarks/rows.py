@@ -604,7 +604,9 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
             # work causes still fall in it, and are counted.
             gc.collect()
             full = gc.get_stats()[2]["collections"]
+            cpu0, user0 = time.process_time(), os.times().user
             await anyio.to_thread.run_sync(post, "/schedule", json.dumps(plan).encode())
+        cpu, user = time.process_time() - cpu0, os.times().user - user0
         full = gc.get_stats()[2]["collections"] - full
         polls = poller.polls_sent
     completed: dict[str, float] = await anyio.to_thread.run_sync(get, "/completions")
@@ -624,6 +626,10 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
         "rtt_ms": trips[len(trips) // 2] * 1e3,
         "rtt_idle_ms": idle[len(idle) // 2] * 1e3,
         "full_gc_in_window": full,
+        # the client's CPU from the schedule to the last wait's end, per task (its
+        # notification or polls, its tasks/result, the wake-ups)
+        "window_cpu_us": cpu / tasks * 1e6,
+        "window_user_us": user / tasks * 1e6,
         **quantiles(seen, "seen"),
         **quantiles(returned, "returned"),
     }
