@@ -525,7 +525,9 @@ def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     return _measure(lambda: [read(payload) for _ in range(rounds)], rounds)
 
 
-async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[str, float]:
+async def lib_latency(
+    url: str, tasks: int, interval: int, push: bool, transport: str = "http"
+) -> dict[str, float]:
     """Completion latency: ``tasks`` tasks waited at once (the waits started evenly over
     one poll interval, at most 1 s, so their polls are not in step), each completing at a
     known server instant (``POST /schedule`` once every wait has started: 200 ms on, spread
@@ -536,7 +538,8 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
     open (``client.open_listen_stream()``) and the server sends ``notifications/tasks/status``
     at completion. ``rtt_ms``: the median wall time of one ``tasks/get`` on the idle client,
     measured first, back to back; ``rtt_idle_ms``: the same, each after 10 ms idle (as the
-    completions find the client). The collector runs once before the window
+    completions find the client). ``transport``: ``lean`` for LeanHttpTransport. The
+    collector runs once before the window
     (``full_gc_in_window`` counts the full collections within it)."""
     import urllib.request
 
@@ -546,7 +549,7 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
         url += "-push"  # the bench server offers its GET stream on this path only
     seen: dict[str, float] = {}
     returned: dict[str, float] = {}
-    async with _lib_client(url) as client:
+    async with _lib_client(url, transport) as client:
         if push:
             await client.open_listen_stream()
         probe = (await _lib_start(client, 0)).task.task_id
@@ -810,10 +813,10 @@ def main() -> None:
             backend=a.backend,
         ),
         "lib-latency": lambda: anyio.run(
-            lib_latency, a.url, a.tasks, a.interval, False, backend=a.backend
+            lib_latency, a.url, a.tasks, a.interval, False, a.transport, backend=a.backend
         ),
         "lib-latency-push": lambda: anyio.run(
-            lib_latency, a.url, a.tasks, a.interval, True, backend=a.backend
+            lib_latency, a.url, a.tasks, a.interval, True, a.transport, backend=a.backend
         ),
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
