@@ -168,7 +168,9 @@ RequestHandler = Callable[[JSONRPCRequest], Awaitable[JSONObject | None]]
 error). Returning None sends nothing: only for a duplicate delivery already answered once."""
 
 NotificationHandler = Callable[[JSONRPCNotification], None]
-"""Receives one notification; runs in the reader, so it must not block."""
+"""Receives one notification; runs in the reader, so it must not block. (The reader is the
+client's reader task, or over HTTP the stream task that read the notification while the reader
+was idle: ``Transport.take_notifications``. Either way, in the order messages arrived.)"""
 
 ProgressHandler = Callable[[TaskProgress | Violation | DecodeError], None]
 """Receives each progress event tied to a task, and each problem with a progress
