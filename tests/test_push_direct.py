@@ -272,3 +272,26 @@ async def test_a_handler_that_raises_on_the_direct_path_breaks_the_client_as_in_
             with pytest.raises(TransportError, match="reader failed: RuntimeError"):
                 await client.list_tools_page()
     assert seen == [0]  # the reader reads no more after the failure, as before
+
+
+class Observing(HttpTransport):
+    """A subclass that looks at what it receives (overriding ``receive``)."""
+
+    received: list[object]
+
+    async def receive(self) -> Any:
+        item = await super().receive()
+        self.received.append(item)
+        return item
+
+
+async def test_a_subclass_that_overrides_receive_sees_every_notification_there() -> None:
+    log: list[tuple[str, int]] = []
+    sent: list[Sent] = [("note", 0), ("note", 1)]
+    server = Server([wire(item) for item in sent], [1, 1], log)
+    transport = Observing(URL, http_client=httpx.AsyncClient(transport=httpx.MockTransport(server)))
+    transport.received = []
+    await run_stream(server, transport, log)
+    assert log == expected(sent)
+    notes = [item for item in transport.received if isinstance(item, JSONRPCNotification)]
+    assert [n.params for n in notes] == [{"n": 0}, {"n": 1}]

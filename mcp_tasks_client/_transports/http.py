@@ -379,7 +379,9 @@ class HttpTransport(Transport):
         return item
 
     def take_notifications(self, take: Callable[[JSONRPCNotification], bool] | None) -> None:
-        self._take = take
+        # A subclass that overrides receive() sees every message there: no direct path.
+        overridden = type(self).receive is not HttpTransport.receive
+        self._take = None if overridden else take
 
     async def abandon(self, request_id: RequestId) -> None:
         scope = self._scopes.pop(request_id, None)
