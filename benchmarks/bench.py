@@ -144,11 +144,13 @@ def _latency(base: str, me: str, rounds: int, say: Any) -> None:
         "completing at an instant the server chose and reported (spread "
         "over 1 s; the server's and the client's `time.monotonic()` are one clock); latency "
         "is when the Poller saw the terminal snapshot (`watch()`), and when `wait()` returned "
-        "(after its `tasks/result`), minus that instant. Polling rows: relative to the poll "
+        "(after its `tasks/result`), minus that instant; the collector runs once before the "
+        "window. Polling rows: relative to the poll "
         "interval (the default policy's jitter is ±10 %); push rows (the server's pollInterval "
         f"{PUSH_INTERVAL_MS} ms, so no poll comes in time): relative to one `tasks/get` round "
-        f"trip on the idle client. Median over {rounds} rounds of each quantile, the largest "
-        "maximum:"
+        "trip on the idle client, back to back, and at p50 also to one made after 10 ms idle "
+        f"(as each completion finds the client). Median over {rounds} rounds of each quantile, "
+        "the largest maximum:"
     )
     say("")
     say(
@@ -162,6 +164,11 @@ def _latency(base: str, me: str, rounds: int, say: Any) -> None:
         ret_max = max(s["returned_max_ms"] for s in samples)
         if name.startswith("push"):
             rel = f"{q['seen_p99_ms'] / q['rtt_ms']:.1f} round trips ({q['rtt_ms']:.1f} ms)"
+            if "rtt_idle_ms" in q:  # p50 against a round trip back to back / after 10 ms idle
+                rel += (
+                    f"; p50 {q['seen_p50_ms'] / q['rtt_ms']:.1f} / "
+                    f"{q['seen_p50_ms'] / q['rtt_idle_ms']:.1f} idle ({q['rtt_idle_ms']:.1f} ms)"
+                )
         else:
             rel = f"{q['seen_p99_ms'] / POLL_INTERVAL_MS:.2f} poll intervals"
         polls = "/".join(str(s["polls"]) for s in samples)

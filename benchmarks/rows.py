@@ -34,6 +34,7 @@ INIT = {
     "capabilities": {},
     "clientInfo": {"name": "bench", "version": "0"},
 }
+IDLE_TRIPS = 20
 WARMUP = 50
 
 
@@ -524,7 +525,9 @@ def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     return _measure(lambda: [read(payload) for _ in range(rounds)], rounds)
 
 
-async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[str, float]:
+async def lib_latency(
+    url: str, tasks: int, interval: int, push: bool, transport: str = "http"
+) -> dict[str, float]:
     """Completion latency: ``tasks`` tasks waited at once (the waits started evenly over
     one poll interval, at most 1 s, so their polls are not in step), each completing at a
     known server instant (``POST /schedule`` once every wait has started: 200 ms on, spread
@@ -534,7 +537,10 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
     (after its ``tasks/result``), minus the completion instant. ``push``: the GET stream is
     open (``client.open_listen_stream()``) and the server sends ``notifications/tasks/status``
     at completion. ``rtt_ms``: the median wall time of one ``tasks/get`` on the idle client,
-    measured first."""
+    measured first, back to back; ``rtt_idle_ms``: the same, each after 10 ms idle (as the
+    completions find the client). ``transport``: ``lean`` for LeanHttpTransport. The
+    collector runs once before the window
+    (``full_gc_in_window`` counts the full collections within it)."""
     import urllib.request
 
     from mcp_tasks_client import Poller, PollPolicy, Task
@@ -543,7 +549,7 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
         url += "-push"  # the bench server offers its GET stream on this path only
     seen: dict[str, float] = {}
     returned: dict[str, float] = {}
-    async with _lib_client(url) as client:
+    async with _lib_client(url, transport) as client:
         if push:
             await client.open_listen_stream()
         probe = (await _lib_start(client, 0)).task.task_id
@@ -553,6 +559,15 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
             await client.get_task(probe)
             trips.append(time.perf_counter() - t0)
         trips.sort()
+        # The same round trip from an idle client, as each completion finds it (one every
+        # 10 ms in the row): what "within one round trip" compares against like for like.
+        idle = []
+        for _ in range(IDLE_TRIPS):
+            await anyio.sleep(0.01)
+            t0 = time.perf_counter()
+            await client.get_task(probe)
+            idle.append(time.perf_counter() - t0)
+        idle.sort()
         created = [await _lib_start(client, 0, interval) for _ in range(tasks)]
         base = url.rsplit("/", 1)[0]
         plan = {c.task.task_id: 200 + n * 1000 // tasks for n, c in enumerate(created)}
@@ -586,7 +601,16 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
                 tg.start_soon(one, ref, n * min(interval, 1000) / 1000 / tasks)
             while len(poller._tracked) < tasks:  # noqa: ASYNC110 - every wait holds its task
                 await anyio.sleep(0.001)
+            # Setup garbage is not the window's: a full collection that came due while the
+            # waits were set up (the process's first, over every module's objects: 30-70 ms)
+            # fell on the first completions of the asyncio row. Collections the window's own
+            # work causes still fall in it, and are counted.
+            gc.collect()
+            full = gc.get_stats()[2]["collections"]
+            cpu0, user0 = time.process_time(), os.times().user
             await anyio.to_thread.run_sync(post, "/schedule", json.dumps(plan).encode())
+        cpu, user = time.process_time() - cpu0, os.times().user - user0
+        full = gc.get_stats()[2]["collections"] - full
         polls = poller.polls_sent
     completed: dict[str, float] = await anyio.to_thread.run_sync(get, "/completions")
 
@@ -603,6 +627,12 @@ async def lib_latency(url: str, tasks: int, interval: int, push: bool) -> dict[s
         "polls": polls,
         "interval_ms": interval,
         "rtt_ms": trips[len(trips) // 2] * 1e3,
+        "rtt_idle_ms": idle[len(idle) // 2] * 1e3,
+        "full_gc_in_window": full,
+        # the client's CPU from the schedule to the last wait's end, per task (its
+        # notification or polls, its tasks/result, the wake-ups)
+        "window_cpu_us": cpu / tasks * 1e6,
+        "window_user_us": user / tasks * 1e6,
         **quantiles(seen, "seen"),
         **quantiles(returned, "returned"),
     }
@@ -783,10 +813,10 @@ def main() -> None:
             backend=a.backend,
         ),
         "lib-latency": lambda: anyio.run(
-            lib_latency, a.url, a.tasks, a.interval, False, backend=a.backend
+            lib_latency, a.url, a.tasks, a.interval, False, a.transport, backend=a.backend
         ),
         "lib-latency-push": lambda: anyio.run(
-            lib_latency, a.url, a.tasks, a.interval, True, backend=a.backend
+            lib_latency, a.url, a.tasks, a.interval, True, a.transport, backend=a.backend
         ),
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),

@@ -168,7 +168,9 @@ RequestHandler = Callable[[JSONRPCRequest], Awaitable[JSONObject | None]]
 error). Returning None sends nothing: only for a duplicate delivery already answered once."""
 
 NotificationHandler = Callable[[JSONRPCNotification], None]
-"""Receives one notification; runs in the reader, so it must not block."""
+"""Receives one notification; runs in the reader, so it must not block. (The reader is the
+client's reader task, or over HTTP the stream task that read the notification while the reader
+was idle: ``Transport.take_notifications``. Either way, in the order messages arrived.)"""
 
 ProgressHandler = Callable[[TaskProgress | Violation | DecodeError], None]
 """Receives each progress event tied to a task, and each problem with a progress
@@ -341,6 +343,10 @@ class Client:
         self._entered = False
         self._task_group: anyio.abc.TaskGroup | None = None
         self._serving = 0
+        # The reader waits in transport.receive() with everything before dispatched: a
+        # transport may then hand a notification straight to _take_notification.
+        self._reader_idle = False
+        self._reader_stopped = False  # the direct path broke the client: the reader stops
         self._end_listeners: list[Callable[[MCPTasksError], None]] = []
         self._orphan_handlers: list[Callable[[OrphanedTask], None]] = []
         self._progress = ProgressBook(
@@ -370,6 +376,7 @@ class Client:
             raise
         self._task_group = task_group
         task_group.start_soon(self._read_loop)
+        self.transport.take_notifications(self._take_notification)
         try:
             await self._handshake()
         except BaseException:
@@ -390,6 +397,7 @@ class Client:
         # in an ExceptionGroup. Only a failure of the client's own tasks surfaces from here.
         task_group = self._task_group
         assert task_group is not None
+        self.transport.take_notifications(None)
         self._break(ClientClosed(), replace=True)
         task_group.cancel_scope.cancel()
         try:
@@ -1512,13 +1520,36 @@ class Client:
 
     async def _read_messages(self) -> None:
         while True:
+            self._reader_idle = True
             try:
                 item = await self.transport.receive()
             except TransportClosed as exc:
                 self._break(exc)
                 return
-            if not await self._dispatch(item):
+            finally:
+                self._reader_idle = False
+            if self._reader_stopped or not await self._dispatch(item):
                 return
+
+    def _take_notification(self, notification: JSONRPCNotification) -> bool:
+        """The transport's direct path (``Transport.take_notifications``): dispatch a
+        notification where it arrived, as the reader would, when the reader is idle (waiting
+        for the next item, nothing before this one undispatched); False otherwise, and the
+        notification goes through the reader. What a handler raises breaks the client as it
+        does in the reader, and the reader reads no more."""
+        if not self._reader_idle or self._reader_stopped:
+            return False
+        try:
+            event = self._connection.receive(notification)
+            if isinstance(event, NotificationReceived):
+                self._dispatch_notification(event.notification)
+        except Exception as exc:  # the promise, as in _read_loop
+            log.exception("the client's reader failed")
+            error = TransportError(f"the client's reader failed: {type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            self._break(error)
+            self._reader_stopped = True
+        return True
 
     async def _dispatch(self, item: Incoming) -> bool:
         """What one incoming message or fault means; False when nothing more can be read (the

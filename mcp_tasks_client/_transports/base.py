@@ -20,7 +20,7 @@ import attrs
 
 from .._errors import MCPTasksError
 from .._limits import Limits
-from ..models import JSONRPCMessage, JSONRPCRequest, RequestId
+from ..models import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId
 
 __all__ = [
     "ANSWERS_AT_ONCE",
@@ -146,6 +146,18 @@ class Transport(abc.ABC):
     async def abandon(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook
         """The caller gave up on ``request_id``: stop reading anything that only serves it."""
 
+    def take_notifications(  # noqa: B027 - optional hook
+        self, take: Callable[[JSONRPCNotification], bool] | None
+    ) -> None:
+        """Called by the Client once entered (None when it stops reading). A transport may
+        hand an incoming notification to ``take`` where it arrived instead of through
+        :meth:`receive`, and only when nothing it delivered earlier is still unread (so the
+        order of messages holds); ``take`` returns False when it cannot dispatch now (the
+        reader is busy), and the notification then goes through :meth:`receive` as usual.
+        HTTP does (a pushed status notification reaches the Poller without a hop through the
+        reader task); a :class:`TransportWrapper` does not, so its :meth:`receive` sees every
+        message."""
+
     #: Whether :meth:`exchange` runs a request in the caller's task (HTTP: its own POST).
     inline_requests: bool = False
 
@@ -209,6 +221,10 @@ class TransportWrapper(Transport):
 
     async def abandon(self, request_id: RequestId) -> None:
         await self.inner.abandon(request_id)
+
+    def take_notifications(self, take: Callable[[JSONRPCNotification], bool] | None) -> None:
+        """Not passed on: every message the inner transport delivers goes through this
+        wrapper's :meth:`receive`."""
 
     def __getattr__(self, name: str) -> object:
         if name == "inner":  # not set yet (a half-made wrapper): no recursion

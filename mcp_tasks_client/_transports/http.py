@@ -37,13 +37,14 @@ import datetime as dt
 import email.utils
 import http.cookiejar
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import attrs
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -67,7 +68,14 @@ from .._errors import (
 )
 from .._limits import Limits
 from .._wire.jsonrpc import parse_message, serialize_message
-from ..models import JSONRPCError, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
+from ..models import (
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
 from ._sse import SSEDecoder
 from .base import (
     ANSWERS_AT_ONCE,
@@ -224,6 +232,11 @@ class HttpTransport(Transport):
             _INCOMING_BUFFER
         )
         self._closed = False
+        # The client's direct path for notifications (take_notifications), and how many
+        # delivered items the reader has not taken yet: a notification skips the memory
+        # stream only when nothing is queued ahead of it.
+        self._take: Callable[[JSONRPCNotification], bool] | None = None
+        self._queued = 0
         self._headers_for: HeadersFor | None = None
         self._handed_off: set[int] = set()  # responses whose drain a background task owns
         self._http_observer: HttpObserver | None = None
@@ -397,9 +410,16 @@ class HttpTransport(Transport):
 
     async def receive(self) -> Incoming:
         try:
-            return await self._incoming_receive.receive()
+            item = await self._incoming_receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise TransportClosed("the HTTP transport is closed") from None
+        self._queued -= 1
+        return item
+
+    def take_notifications(self, take: Callable[[JSONRPCNotification], bool] | None) -> None:
+        # A subclass that overrides receive() sees every message there: no direct path.
+        overridden = type(self).receive is not HttpTransport.receive
+        self._take = None if overridden else take
 
     async def abandon(self, request_id: RequestId) -> None:
         scope = self._scopes.pop(request_id, None)
@@ -554,7 +574,24 @@ class HttpTransport(Transport):
     # -- internals ---------------------------------------------------------------------------
 
     async def _deliver(self, item: Incoming) -> None:
-        await self._incoming_send.send(item)
+        # A notification with nothing queued ahead of it goes to the client at once when its
+        # reader is idle (the same order, one task hop fewer: issue 12). The checkpoint then
+        # lets whoever it woke (a watcher, a wait) run before this stream reads on.
+        take = self._take
+        if (
+            take is not None
+            and self._queued == 0
+            and isinstance(item, JSONRPCNotification)
+            and take(item)
+        ):
+            await anyio.lowlevel.checkpoint()
+            return
+        self._queued += 1
+        try:
+            await self._incoming_send.send(item)
+        except BaseException:
+            self._queued -= 1  # not sent (or, rarely, taken anyway: then no direct path again)
+            raise
 
     async def _fault(self, request_id: RequestId | None, error: MCPTasksError) -> None:
         await self._deliver(TransportFault(request_id, error))
