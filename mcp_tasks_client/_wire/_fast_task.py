@@ -102,19 +102,50 @@ def _fresh_timestamp(text: str) -> dt.datetime | None:
     return value
 
 
-def _task_setters() -> tuple[Callable[[Task, Any], None], ...] | None:
-    """The slots' own ``__set__`` of Task's twelve fields, in order: setting them on
-    ``object.__new__(Task)`` is about a third cheaper than the generated ``__init__`` (which
-    looks up and calls a bound ``object.__setattr__`` per field), and gives the same object:
-    Task has no validators, converters, ``on_setattr`` hooks or post-init (checked here; with
-    any of them, ``None``: the fast path then calls the constructor)."""
+class _Building(Task):
+    """A Task while the fast path fills it in: the same slots (no new ones), with plain
+    attribute stores allowed, then made a Task by ``__class__`` assignment. A plain store to
+    a slot is about ten times cheaper than calling the slot's ``__set__`` (~5 ns against
+    ~55 ns; 12 fields a Task) and than the generated ``__init__``'s bound
+    ``object.__setattr__``. Both ``__setattr__`` and ``__delattr__`` must be object's: either
+    one in Python (attrs' frozen guards) would route every store through it."""
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+
+
+def _plain_task() -> bool:
+    """Whether the fast path may fill a Task in by :class:`_Building`: Task has exactly the
+    twelve fields in this order, no validators, converters, ``on_setattr`` hooks or
+    post-init, and a Task built so equals (and reprs as) the constructor's. Otherwise the
+    fast path calls the constructor (the same object, slower)."""
     fields = attrs.fields(Task)
     plain = all(
         f.validator is None and f.converter is None and f.on_setattr is None for f in fields
     ) and not hasattr(Task, "__attrs_post_init__")
-    if not plain or [f.name for f in fields] != list(_FIELDS):  # pragma: no cover
-        return None
-    return tuple(vars(Task)[name].__set__ for name in _FIELDS)
+    if not plain or tuple(f.name for f in fields) != _FIELDS:  # pragma: no cover
+        return False
+    values: tuple[Any, ...] = (
+        "t",
+        TaskStatus.WORKING,
+        None,
+        None,
+        1,
+        "m",
+        2,
+        {"r": 1},
+        None,
+        None,
+        {},
+        {},
+    )
+    built: Any = object.__new__(_Building)
+    for name, value in zip(_FIELDS, values, strict=True):
+        setattr(built, name, value)
+    built.__class__ = Task
+    made = Task(**dict(zip(_FIELDS, values, strict=True)))
+    return type(built) is Task and built == made and repr(built) == repr(made)
 
 
 _FIELDS = (
@@ -149,7 +180,7 @@ def _fast_path(
 
     One frame per decode (issue 12, part 3): a timestamp not in the cache is read here, with
     :func:`_fresh_timestamp`'s checks written out (the same ones, in the same order), and the
-    Task is built here through the slots' setters; a call less each (~0.1 µs a decode)."""
+    Task is filled in here by plain stores (:class:`_Building`)."""
 
     cache = _seen  # ``_seen`` is only ever cleared, never replaced
     seen = cache.get
@@ -159,14 +190,9 @@ def _fast_path(
     reads_z = _READS_Z
     status_of = _STATUS  # str keys only: no other JSON kind equals one
     new = object.__new__
-    setters = _task_setters()
-    if setters is None:  # pragma: no cover - a Task that changed shape
-
-        def construct(*values: Any) -> Task:
-            return Task(**dict(zip(_FIELDS, values, strict=True)))
-
-    else:
-        s_id, s_st, s_ca, s_lu, s_ttl, s_sm, s_pi, s_re, s_er, s_ir, s_me, s_ex = setters
+    building = _Building
+    task_class = Task
+    plain = _plain_task()
 
     def fast(value: Any) -> Task | _R:
         if type(value) is not dict:
@@ -258,8 +284,8 @@ def _fast_path(
                     return fallback(value)
             # The keys the Task does not read, in the order received (as the strict hook).
             extra = {k: v for k, v in value.items() if k not in known}
-        if setters is None:  # pragma: no cover - a Task that changed shape
-            return construct(
+        if not plain:  # pragma: no cover - a Task that changed shape
+            return Task(
                 task_id,
                 status,
                 created_at,
@@ -273,20 +299,22 @@ def _fast_path(
                 meta,
                 extra,
             )
-        task: Task = new(Task)
-        s_id(task, task_id)
-        s_st(task, status)
-        s_ca(task, created_at)
-        s_lu(task, last_updated_at)
-        s_ttl(task, ttl)
-        s_sm(task, status_message)
-        s_pi(task, poll_interval)
-        s_re(task, result)
-        s_er(task, None)
-        s_ir(task, None)
-        s_me(task, meta)
-        s_ex(task, extra)
-        return task
+        task: Any = new(building)  # Any: the stores are on a frozen type (by design)
+        task.task_id = task_id
+        task.status = status
+        task.created_at = created_at
+        task.last_updated_at = last_updated_at
+        task.ttl = ttl
+        task.status_message = status_message
+        task.poll_interval = poll_interval
+        task.result = result
+        task.error = None
+        task.input_requests = None
+        task.meta = meta
+        task.extra = extra
+        task.__class__ = task_class
+        filled: Task = task
+        return filled
 
     return fast
 
