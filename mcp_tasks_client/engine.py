@@ -505,9 +505,9 @@ class Poller:
         """
         if isinstance(task, CallToolResult):
             return Completed(None, task)
-        # as_completed for one task, without its inbox: the wait sleeps on the task's own
-        # event (shared by every wait on it), so a waited task costs the poller no more than
-        # a tracked one plus that event.
+        # as_completed for one task, without its inbox: the wait parks on the task's own
+        # wakeup (shared by every wait on it, see _DoneWakeup), so a waited task costs the
+        # poller no more than a tracked one plus this frame and that wakeup.
         until = anyio.current_time() + _seconds(deadline)
         tracked = await self._hold(task, until)
         reporting = False
