@@ -269,14 +269,27 @@ def _fast_path(
         meta = get("_meta")
         if meta is not None and type(meta) is not dict:
             return fallback(value)
+        # The keys read that are surely there (a value not None, a ttl not UNSET): when
+        # they are all the keys, none is unknown, without iterating the keys (the common
+        # case); a key present with null is not counted, so then the set decides.
+        unread = (
+            len(value)
+            - 4
+            - (ttl is not UNSET)
+            - (poll_interval is not None)
+            - (status_message is not None)
+            - (meta is not None)
+        )
         result = None
         if inlines:
             result = get("result")
-            if result is not None and type(result) is not dict:
-                return fallback(value)
+            if result is not None:
+                if type(result) is not dict:
+                    return fallback(value)
+                unread -= 1
             if get("error") is not None or get("inputRequests") is not None:
                 return fallback(value)
-        if known.issuperset(value):  # the common case
+        if unread == 0 or known.issuperset(value):  # the common case
             extra: dict[str, Any] = {}
         else:
             for key in reordered:
