@@ -371,21 +371,25 @@ def main() -> None:
             )
             say("")
             say(
-                "| tasks | per waited task (one `wait()` each, in a task of its own) "
-                "| of which the caller's task (a bare task sleeping on an event) "
+                "| loop | tasks | per waited task (one `wait()` each, in a task of its own) "
+                "| of which the caller's task (anyio's `start_soon`, parked as `wait()` parks) "
                 "| the poller's own per waited task "
+                "| the floor: the loop's own task, parked so, no anyio "
                 "| per tracked task (one `as_completed`) |"
             )
-            say("|---|---|---|---|---|")
-            for count in counts:
-                c = ["--count", str(count)]
-                w = _row(me, base, ["lib-mem-wait", *c])
-                waited, caller = w["bytes_per_task"], w.get("caller_task_bytes", 0.0)
-                tracked = _row(me, base, ["lib-mem-track", *c])["bytes_per_task"]
-                say(
-                    f"| {count:,} | {waited / 1024:.2f} KiB | {caller / 1024:.2f} KiB "
-                    f"| {(waited - caller) / 1024:.2f} KiB | {tracked / 1024:.2f} KiB |"
-                )
+            say("|---|---|---|---|---|---|---|")
+            for loop in ("asyncio", "trio"):
+                for count in counts:
+                    c = ["--count", str(count), "--backend", loop]
+                    w = _row(me, base, ["lib-mem-wait", *c])
+                    waited, caller = w["bytes_per_task"], w.get("caller_task_bytes", 0.0)
+                    raw = w.get("raw_task_bytes", 0.0)
+                    tracked = _row(me, base, ["lib-mem-track", *c])["bytes_per_task"]
+                    say(
+                        f"| {loop} | {count:,} | {waited / 1024:.2f} KiB | {caller / 1024:.2f} KiB "
+                        f"| {(waited - caller) / 1024:.2f} KiB | {raw / 1024:.2f} KiB "
+                        f"| {tracked / 1024:.2f} KiB |"
+                    )
             say("")
         lap("mem")
         if "sched" in only:

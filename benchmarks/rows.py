@@ -356,19 +356,87 @@ async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
             tg.cancel_scope.cancel()
     if not waited:
         return {"bytes_per_task": held / count}
-    # What the caller's own task costs: one task per wait is the caller's choice, and in
-    # anyio 4.16 a task that sleeps on an event of its own is ~4-5 KiB on either loop.
-    bare = await _bare_tasks(min(count, 20_000))
+    # What the caller's own task costs: one task per wait is the caller's choice. It is
+    # measured as a task started the same way (anyio's start_soon) parked the way
+    # Poller.wait parks (the loop's own primitive: a future, trio's wait_task_rescheduled),
+    # so the difference is the poller's. The floor: the loop's own task, parked so, without
+    # anyio. And the earlier measure: an anyio task sleeping on an anyio.Event of its own.
+    n = min(count, 20_000)
+    caller = await _parked_tasks(n, raw=False)
     return {
         "bytes_per_task": held / count,
-        "caller_task_bytes": bare,
-        "poller_bytes_per_task": held / count - bare,
+        "caller_task_bytes": caller,
+        "poller_bytes_per_task": held / count - caller,
+        "raw_task_bytes": await _parked_tasks(n, raw=True),
+        "event_task_bytes": await _bare_tasks(n),
     }
 
 
+def _parker() -> Any:
+    """A coroutine function that parks its task until cancelled, on the loop's own
+    primitive (what ``Poller.wait`` parks on): a bare future, ``wait_task_rescheduled``."""
+    import sniffio
+
+    if sniffio.current_async_library() == "trio":
+        import trio
+
+        async def parked_trio() -> None:
+            await trio.lowlevel.wait_task_rescheduled(lambda _: trio.lowlevel.Abort.SUCCEEDED)
+
+        return parked_trio
+
+    async def parked_asyncio() -> None:
+        await asyncio.get_running_loop().create_future()
+
+    return parked_asyncio
+
+
+async def _parked_tasks(count: int, raw: bool) -> float:
+    """Heap per task of ``count`` parked tasks (:func:`_parker`), started by anyio's
+    ``start_soon`` or (``raw``) by the loop itself (``asyncio.create_task``, a trio
+    nursery), measured as ``lib_memory`` does."""
+    import sniffio
+
+    parked = _parker()
+    trio_loop = sniffio.current_async_library() == "trio"
+    _quiet_gc()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    if raw and trio_loop:
+        import trio
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(count):
+                nursery.start_soon(parked)
+            await trio.sleep(0.05)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - base
+            _loud_gc()
+            nursery.cancel_scope.cancel()
+    elif raw:
+        tasks = [asyncio.create_task(parked()) for _ in range(count)]
+        await asyncio.sleep(0.05)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+        _loud_gc()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    else:
+        async with anyio.create_task_group() as tg:
+            for _ in range(count):
+                tg.start_soon(parked)
+            await anyio.sleep(0.05)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - base
+            _loud_gc()
+            tg.cancel_scope.cancel()
+    return held / count
+
+
 async def _bare_tasks(count: int) -> float:
-    """Heap per task of ``count`` tasks each sleeping on an ``anyio.Event`` of its own (the
-    least a caller's task that waits for something costs), measured as ``lib_memory`` does."""
+    """Heap per task of ``count`` tasks each sleeping on an ``anyio.Event`` of its own (what
+    ``Poller.wait`` parked on before issue 12 part 3), measured as ``lib_memory`` does."""
 
     async def sleeper() -> None:
         await anyio.Event().wait()

@@ -42,6 +42,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import attrs
+import sniffio
 
 from . import observability as _obs
 from ._client import Client
@@ -202,6 +203,100 @@ class _Inbox:
         return self._ended.popleft()
 
 
+class _DoneWakeup:
+    """Set once, when its task ends; every ``wait()`` on the task parks on it (one for all).
+
+    Lighter than an ``anyio.Event`` for a wait that may sleep for hours on 100,000 tasks
+    (issue 12): the waiter awaits what :meth:`park` returns straight from ``Poller.wait``'s
+    own frame, with no coroutine of the event's in between. On asyncio that is a bare future
+    (an ``anyio.Event`` is an ``asyncio.Event`` with its deque, plus two coroutines while it
+    waits); on trio ``wait_task_rescheduled`` (a ``trio.Event`` adds its set, its own
+    coroutine and an abort closure). Cancellation is each loop's own: asyncio cancels the
+    future (the waiter then calls :meth:`unpark`), trio calls the abort function. Any other
+    backend gets an ``anyio.Event``."""
+
+    __slots__ = ("_event", "_parked", "is_set")
+
+    def __init__(self) -> None:
+        self.is_set = False
+        self._parked: Any = None
+        """Who waits: None, one future or trio task, or a list of them."""
+        self._event: anyio.Event | None = None  # another backend's waiters
+
+    def set(self) -> None:
+        if self.is_set:
+            return
+        self.is_set = True
+        parked, self._parked = self._parked, None
+        if type(parked) is list:
+            for one in parked:
+                _wake(one)
+        elif parked is not None:
+            _wake(parked)
+        if self._event is not None:
+            self._event.set()
+
+    def park(self) -> tuple[Awaitable[Any], object]:
+        """What to await until :meth:`set` (not set yet), and the token :meth:`unpark`
+        takes once the await is over, however it ended."""
+        library = sniffio.current_async_library()
+        if library == "asyncio":
+            import asyncio
+
+            future = asyncio.get_running_loop().create_future()
+            self._add(future)
+            return future, future
+        if library == "trio":
+            import trio
+
+            task = trio.lowlevel.current_task()
+            self._add(task)
+            abort = functools.partial(_abort, self, task)
+            return trio.lowlevel.wait_task_rescheduled(abort), task  # noqa: ASYNC105 - awaited by the caller
+        if self._event is None:
+            self._event = anyio.Event()
+        return self._event.wait(), None
+
+    def unpark(self, token: object) -> None:
+        """``token``'s wait is over: forget it if :meth:`set` has not (a cancelled wait)."""
+        parked = self._parked
+        if parked is token:
+            self._parked = None
+        elif type(parked) is list and token in parked:
+            parked.remove(token)
+            if not parked:
+                self._parked = None
+
+    def _add(self, token: object) -> None:
+        parked = self._parked
+        if parked is None:
+            self._parked = token
+        elif type(parked) is list:
+            parked.append(token)
+        else:
+            self._parked = [parked, token]
+
+
+def _wake(token: Any) -> None:
+    """Wake one parked waiter: a future gets its result (unless cancelled), a trio task is
+    rescheduled."""
+    if hasattr(token, "set_result"):
+        if not token.done():
+            token.set_result(None)
+    else:
+        import trio
+
+        trio.lowlevel.reschedule(token)
+
+
+def _abort(wakeup: _DoneWakeup, task: object, _raise_cancel: object) -> Any:
+    """trio is cancelling a parked wait: forget the task, let the cancellation through."""
+    import trio
+
+    wakeup.unpark(task)
+    return trio.lowlevel.Abort.SUCCEEDED
+
+
 @attrs.define(eq=False)
 class _Tracked:
     """One tracked task (slotted, and small: a poller may hold 100,000 of them). What only
@@ -217,8 +312,8 @@ class _Tracked:
     """Ended: ``outcome`` or ``error`` is set, and every waiter was woken."""
     outcome: Outcome | None = None
     error: MCPTasksError | None = None
-    done_event: anyio.Event | None = None
-    """Made by the first :meth:`wait_done` that has to wait; one for all of them."""
+    done_event: _DoneWakeup | None = None
+    """Made by the first ``wait()`` that has to wait; one for all of them."""
     watchers: list[_WatchQueue] | None = None
     listeners: _Inbox | list[_Inbox] | None = None
     """The ``as_completed`` inboxes told when it ends: the one inbox itself (the usual case:
@@ -243,10 +338,10 @@ class _Tracked:
         if self.done_event is not None:
             self.done_event.set()
 
-    def done_wakeup(self) -> anyio.Event:
-        """The event set when the task ends, made on first use (one for every wait)."""
+    def done_wakeup(self) -> _DoneWakeup:
+        """What is set when the task ends, made on first use (one for every wait)."""
         if self.done_event is None:
-            self.done_event = anyio.Event()
+            self.done_event = _DoneWakeup()
         return self.done_event
 
     def add_listener(self, inbox: _Inbox) -> None:
@@ -411,9 +506,9 @@ class Poller:
         """
         if isinstance(task, CallToolResult):
             return Completed(None, task)
-        # as_completed for one task, without its inbox: the wait sleeps on the task's own
-        # event (shared by every wait on it), so a waited task costs the poller no more than
-        # a tracked one plus that event.
+        # as_completed for one task, without its inbox: the wait parks on the task's own
+        # wakeup (shared by every wait on it, see _DoneWakeup), so a waited task costs the
+        # poller no more than a tracked one plus this frame and that wakeup.
         until = anyio.current_time() + _seconds(deadline)
         tracked = await self._hold(task, until)
         reporting = False
@@ -429,8 +524,13 @@ class Poller:
                 with _bounded(until):
                     if tracked.is_done:
                         await anyio.lowlevel.checkpoint()
-                    else:  # inline (no coroutine of its own while it sleeps)
-                        await tracked.done_wakeup().wait()
+                    else:  # parked in this frame (no coroutine of the wakeup's)
+                        wakeup = tracked.done_wakeup()
+                        parked, token = wakeup.park()
+                        try:
+                            await parked
+                        finally:
+                            wakeup.unpark(token)
                     ended = True
             except anyio.get_cancelled_exc_class():  # the caller's cancellation, not ours
                 with anyio.CancelScope(shield=True):
