@@ -416,3 +416,31 @@ async def test_an_asyncio_connection_reads_at_most_a_bounded_backlog() -> None:
             with pytest.raises(anyio.ClosedResourceError):
                 await stream.receive()
             tg.cancel_scope.cancel()
+
+
+async def test_a_held_request_given_up_frees_its_held_connection() -> None:
+    """A held request (``tasks/result``) whose caller gives up while it waits on the server
+    closes its connection and frees its slot in the held pool: the next held request gets
+    it, with the pool at one connection."""
+    hold = anyio.Event()
+    async with running(KeepAliveServer(hold=hold)) as server:
+        transport = LeanHttpTransport(server.url, max_held_connections=1)
+        with anyio.fail_after(20):
+            quiet = Timeouts(notify_cancelled=False)
+            client = Client(
+                transport, generation=Generation.V2025_11_25, client_info=INFO, timeouts=quiet
+            )
+            async with client:
+                with anyio.CancelScope() as scope:
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(client.request, "tasks/result", {"taskId": "a"})
+                        while transport._held_conns.open < 1:
+                            await anyio.lowlevel.checkpoint()
+                        scope.cancel()
+                assert transport._held_conns.open == 0
+                assert not transport._held_conns.idle
+                hold.set()
+                raw = await client.request("tasks/result", {"taskId": "b"})
+                assert raw["taskId"] == "b"
+                assert transport._held_conns.open == 1
+                assert transport._conns.open <= 1  # the handshake's: held requests are apart

@@ -295,3 +295,97 @@ async def test_a_subclass_that_overrides_receive_sees_every_notification_there()
     assert log == expected(sent)
     notes = [item for item in transport.received if isinstance(item, JSONRPCNotification)]
     assert [n.params for n in notes] == [{"n": 0}, {"n": 1}]
+
+
+class BlockedStreamServer:
+    """Request 1's answer: an SSE stream of notifications 0..5, held open after (more than the
+    transport's buffer of 4: its stream task waits to deliver notification 4). Request 2's: one
+    notification, 100, then its answer."""
+
+    async def many(self) -> AsyncIterator[bytes]:
+        for n in range(6):
+            yield event({"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": n}})
+        await anyio.sleep_forever()
+
+    async def one(self) -> AsyncIterator[bytes]:
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": 100}}
+        yield event(note)
+        yield event({"jsonrpc": "2.0", "id": 2, "result": {}})
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "DELETE":
+            return httpx.Response(200)
+        body = json.loads(request.content)
+        sse = {"content-type": "text/event-stream"}
+        if body.get("id") == 1:
+            return httpx.Response(200, headers=sse, content=self.many())
+        if body.get("id") == 2:
+            return httpx.Response(200, headers=sse, content=self.one())
+        return httpx.Response(202)
+
+
+async def test_a_stream_cancelled_while_its_waiting_notification_is_taken_keeps_the_order() -> None:
+    """The reader takes a message (which moves the next one of a stream waiting on the full
+    buffer into it) just after that stream's request was abandoned: the stream task then ends
+    by its cancellation though its notification was delivered. That notification is still
+    unread, so a later notification must not be handed over directly ahead of it. (asyncio
+    runs the reader first every time; trio in about half the rounds.)"""
+    for _ in range(8):
+        with anyio.fail_after(10):
+            log = await _cancelled_while_taken()
+        seen = [n for _, n in log]
+        if 4 in seen:  # delivered by the stream: read before what came after it
+            assert seen.index(4) < seen.index(100), log
+
+
+async def _cancelled_while_taken() -> list[tuple[str, int]]:
+    from mcp_tasks_client.models import JSONRPCRequest
+
+    mock = httpx.MockTransport(BlockedStreamServer())
+    transport = HttpTransport(URL, http_client=httpx.AsyncClient(transport=mock))
+    log: list[tuple[str, int]] = []
+    idle = False
+
+    def take(notification: JSONRPCNotification) -> bool:
+        if not idle:
+            return False
+        assert notification.params is not None
+        log.append(("take", notification.params["n"]))
+        return True
+
+    def note(item: object) -> int:
+        assert isinstance(item, JSONRPCNotification)
+        assert item.params is not None
+        n: int = item.params["n"]
+        return n
+
+    async with transport:
+        transport.take_notifications(take)
+        await transport.send(JSONRPCRequest(1, "x/stream"))
+        while transport._incoming_send.statistics().tasks_waiting_send < 1:
+            await anyio.lowlevel.checkpoint()  # 0..3 buffered, 4 waiting to be
+        go = anyio.Event()
+
+        async def read_one() -> None:
+            await go.wait()
+            log.append(("receive", note(await transport.receive())))
+
+        async def give_up() -> None:
+            await go.wait()
+            await transport.abandon(1)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_one)  # woken first: its receive() checkpoints, give_up cancels
+            tg.start_soon(give_up)
+            while go.statistics().tasks_waiting < 2:
+                await anyio.lowlevel.checkpoint()
+            go.set()
+        idle = True
+        while len(log) < 4:  # 1, 2, 3 (and 4 if the stream task delivered it at all)
+            log.append(("receive", note(await transport.receive())))
+        await transport.send(JSONRPCRequest(2, "x/later"))
+        while not any(n == 100 for _, n in log):
+            item = await transport.receive()
+            if isinstance(item, JSONRPCNotification):
+                log.append(("receive", note(item)))
+    return log

@@ -34,12 +34,12 @@ __all__ = [
 ]
 
 HeadersFor = Callable[[JSONRPCMessage], Mapping[str, str]]
+"""What a message's HTTP headers must say besides the transport's own (the dialect's)."""
 
 ANSWERS_AT_ONCE: ContextVar[bool] = ContextVar("mcp_tasks_answers_at_once", default=False)
 """Set while a request is sent that the sender knows is answered at once though its method
 may wait on the server (a Poller's ``tasks/result`` of a task it saw terminal): an HTTP
 transport sends it through its request pool, not the held one."""
-"""What a message's HTTP headers must say besides the transport's own (the dialect's)."""
 
 
 @attrs.frozen

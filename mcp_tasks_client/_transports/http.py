@@ -237,6 +237,7 @@ class HttpTransport(Transport):
         # stream only when nothing is queued ahead of it.
         self._take: Callable[[JSONRPCNotification], bool] | None = None
         self._queued = 0
+        self._sending = 0  # _deliver calls inside their send
         self._headers_for: HeadersFor | None = None
         self._handed_off: set[int] = set()  # responses whose drain a background task owns
         self._http_observer: HttpObserver | None = None
@@ -414,6 +415,14 @@ class HttpTransport(Transport):
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise TransportClosed("the HTTP transport is closed") from None
         self._queued -= 1
+        if (
+            self._queued
+            and not self._sending
+            and not self._incoming_receive.statistics().current_buffer_used
+        ):
+            # Nothing unread is left (no send under way, none buffered; the reader, running
+            # here, holds no item handed to it): a failed send's count is dropped.
+            self._queued = 0
         return item
 
     def take_notifications(self, take: Callable[[JSONRPCNotification], bool] | None) -> None:
@@ -586,12 +595,15 @@ class HttpTransport(Transport):
         ):
             await anyio.lowlevel.checkpoint()
             return
+        # Counted until the reader takes it, even when the send raises: a send cancelled just
+        # after the reader moved its item into the buffer raises too, with the item unread.
+        # (One that was not taken stays counted until receive() finds nothing unread.)
         self._queued += 1
+        self._sending += 1
         try:
             await self._incoming_send.send(item)
-        except BaseException:
-            self._queued -= 1  # not sent (or, rarely, taken anyway: then no direct path again)
-            raise
+        finally:
+            self._sending -= 1
 
     async def _fault(self, request_id: RequestId | None, error: MCPTasksError) -> None:
         await self._deliver(TransportFault(request_id, error))
