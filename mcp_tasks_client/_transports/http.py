@@ -292,9 +292,11 @@ class HttpTransport(Transport):
 
     async def _close_http(self) -> None:
         if self._owns_client:
-            await self._client.aclose()
-            if self._held_client is not None:
-                await self._held_client.aclose()
+            try:
+                await self._client.aclose()
+            finally:
+                if self._held_client is not None:
+                    await self._held_client.aclose()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
