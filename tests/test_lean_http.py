@@ -55,9 +55,11 @@ class KeepAliveServer:
         hold: anyio.Event | None = None,
         shape: Callable[[int, bytes], bytes] | None = None,
         answers: int | None = None,
+        eof_when_done: bool = False,
     ):
         self.close_after_answer = close_after_answer
         self.answers = answers  # after this many answers the server reads nothing more
+        self.eof_when_done = eof_when_done  # then: one read, and a FIN (still reading nothing)
         self.shape = shape  # the answer's bytes from its status and JSON body (default: h11's)
         self.hold = hold  # tasks/get answers wait for it (to pile requests up)
         self.accepted = 0
@@ -80,6 +82,9 @@ class KeepAliveServer:
                 while True:
                     if self.answers is not None:
                         if self.answers == 0:
+                            if self.eof_when_done:
+                                await stream.receive()
+                                await stream.send_eof()
                             await anyio.sleep_forever()  # the socket's buffers fill up
                         self.answers -= 1
                     request, body = await self._read(conn, stream)
@@ -327,6 +332,24 @@ async def test_a_request_the_server_never_reads_ends_at_the_write_timeout() -> N
                             await client.notify("notifications/big", {"blob": blob}, timeout=20)
             assert transport.connections_opened == 1
             assert transport._conns.open == 0  # the connection it was written on is closed
+
+
+async def test_a_server_that_ends_its_side_while_a_send_waits_fails_the_send_at_once() -> None:
+    """asyncio: a request too big for the socket buffers waits for them to drain; the server
+    reads a little, then sends its FIN. The send fails then, as a broken connection (a
+    TransportError that is not the write timeout), instead of waiting out the write timeout.
+    (Under trio a send waits for the socket to take bytes: the write timeout ends it.)"""
+    if sniffio.current_async_library() != "asyncio":
+        pytest.skip("asyncio's own protocol")
+    blob = "x" * (64 * 1024 * 1024)
+    async with running(KeepAliveServer(answers=2, eof_when_done=True)) as server:
+        transport = LeanHttpTransport(server.url, write_timeout=60, delete_session_on_close=False)
+        with anyio.fail_after(50):
+            async with client_on(transport) as client:
+                with pytest.raises(TransportError) as caught:
+                    await client.request("x/big", {"blob": blob}, timeout=55)
+        assert "not sent within" not in str(caught.value)
+        assert transport.connections_opened == 1
 
 
 async def test_a_caller_that_stops_waiting_for_a_connection_leaves_the_line() -> None:

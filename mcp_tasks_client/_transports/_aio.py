@@ -57,6 +57,7 @@ class AioStream(asyncio.Protocol):
     def eof_received(self) -> bool | None:
         self._eof = True
         self._wake_reader()
+        self._wake_writer()  # a send waiting for the buffer to drain: the transport closes
         return None  # the transport closes itself
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -109,9 +110,9 @@ class AioStream(asyncio.Protocol):
                 await self._drained
             finally:
                 self._drained = None
-            self._check()
-            if self._lost is not None:
-                raise anyio.BrokenResourceError from self._lost
+            transport = self._check()
+            if self._lost is not None or transport.is_closing():
+                raise anyio.BrokenResourceError from self._lost  # gone, or going: not sent
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if self._chunks:
