@@ -467,3 +467,34 @@ async def test_a_held_request_given_up_frees_its_held_connection() -> None:
                 assert raw["taskId"] == "b"
                 assert transport._held_conns.open == 1
                 assert transport._conns.open <= 1  # the handshake's: held requests are apart
+
+
+async def test_a_caller_that_frees_a_connection_and_asks_again_queues_behind_the_line() -> None:
+    """One connection: a caller polling back to back (as a Poller's poll task goes on with
+    its next poll) and a second caller that asks once, while the first is in its exchange.
+    The freed connection is handed to the one in line: the second caller's request is done
+    after at most two more of the first's, not after all of them (it was: the first took the
+    connection back before the woken one ran)."""
+    async with running(KeepAliveServer()) as server:
+        transport = LeanHttpTransport(server.url, max_connections=1)
+        order: list[str] = []
+        with anyio.fail_after(30):
+            async with client_on(transport) as client:
+
+                async def back_to_back() -> None:
+                    for n in range(40):
+                        await client.get_task(f"t-{n}")
+                        order.append("first")
+
+                async def once() -> None:
+                    await client.get_task("t-once")
+                    order.append("second")
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(back_to_back)
+                    while not order:  # the first is polling
+                        await anyio.lowlevel.checkpoint()
+                    tg.start_soon(once)
+        assert order.count("first") == 40
+        assert order.index("second") <= order.index("first") + 3
+        assert transport.connections_opened == 1
