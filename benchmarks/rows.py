@@ -583,10 +583,10 @@ async def lib_lateness(
 
 def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     from mcp_tasks_client import Generation, Implementation
-    from mcp_tasks_client._protocol.dialects import dialect_for
+    from mcp_tasks_client._drivers import driver_for
     from mcp_tasks_client.models import ClientCapabilities  # type: ignore[attr-defined]
 
-    dialect = dialect_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
+    dialect = driver_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
     read = dialect.read_task
     for _ in range(200):
         read(payload)
@@ -728,10 +728,10 @@ def fresh_payloads(count: int) -> list[dict[str, Any]]:
 def lib_codec_fresh(count: int) -> dict[str, float]:
     """``read_task`` over ``count`` payloads with fresh timestamps (warmed on others)."""
     from mcp_tasks_client import Generation, Implementation
-    from mcp_tasks_client._protocol.dialects import dialect_for
+    from mcp_tasks_client._drivers import driver_for
     from mcp_tasks_client.models import ClientCapabilities  # type: ignore[attr-defined]
 
-    dialect = dialect_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
+    dialect = driver_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
     read = dialect.read_task
     payloads = fresh_payloads(count + 200)
     for payload in payloads[count:]:

@@ -56,7 +56,6 @@ from ._errors import (
 )
 from ._generation import Generation
 from ._limits import Limits
-from ._protocol.dialects import Dialect, decode_header_value, encode_header_value
 from ._protocol.progress import ProgressStats, ProgressToken, StatusMessage, TaskProgress
 from ._protocol.receiver import ReceiverBook, ReceiverStore
 from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
@@ -66,6 +65,7 @@ from ._transports.http import HttpTransport, StreamResumption
 from ._transports.lean import LeanHttpTransport
 from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 from ._transports.stdio import StdioShutdown, StdioTransport
+from ._wire.headers import decode_header_value, encode_header_value
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .engine import Poller, ProgressCallback, TaskRef, WatchItem
 from .inputs import (
@@ -190,7 +190,6 @@ __all__ = [
     "CreatedTaskUnreadable",
     "DeadlineExceeded",
     "DecodeError",
-    "Dialect",
     "DiscoverResult",
     "ElicitAction",
     "ElicitRequestFormParams",

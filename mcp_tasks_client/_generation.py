@@ -1,7 +1,7 @@
 """The protocol generations a caller chooses between (explicitly: never guessed).
 
-What each one means on the wire is the business of its dialect
-(``mcp_tasks_client._protocol.dialects``), which the Client drives.
+What each one means is the business of its driver (``mcp_tasks_client._drivers``, the one
+registry that maps a generation to its behaviour); nothing else branches on a generation.
 """
 
 from __future__ import annotations
@@ -22,8 +22,3 @@ class Generation(enum.Enum):
     @property
     def protocol_version(self) -> str:
         return self.value
-
-    @property
-    def stateless(self) -> bool:
-        """No ``initialize`` and no session: every request says who the client is."""
-        return self is Generation.V2026_07_28

@@ -46,6 +46,7 @@ import sniffio
 
 from . import observability as _obs
 from ._client import Client
+from ._drivers import TaskFollow
 from ._errors import (
     DeadlineExceeded,
     DecodeError,
@@ -55,17 +56,14 @@ from ._errors import (
     InvalidParams,
     MCPTasksError,
     RequestTimeout,
-    RPCError,
     TaskNotFound,
     TransportError,
     UnknownValue,
     UsageError,
 )
-from ._protocol.outcome import inline_outcome, legacy_outcome
 from ._protocol.progress import StatusMessage, TaskProgress, next_status_message
 from ._protocol.scheduler import PollPolicy, PollScheduler, UnhandledInputPolicy
 from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
-from ._transports.base import ANSWERS_AT_ONCE
 from .inputs import InputEvent, InputEventKind, InputRouter
 from .journal import Journal, JournalError, recorded_outcome
 from .models import (
@@ -366,11 +364,9 @@ class _Tracked:
         for watcher in watchers or ():
             watcher.close()
 
-    # The blocking tasks/result opened on input_required (C-21), and what it returned.
-    result_call: anyio.Event | None = None
-    result_scope: anyio.CancelScope | None = None
-    result_raw: JSONObject | None = None
-    early_error: MCPTasksError | None = None  # an error answer before the task was terminal
+    follow: TaskFollow | None = None
+    """How the task's input arrives and its outcome is fetched, in the client's generation
+    (its driver's follower): made on first need."""
 
     @property
     def ended(self) -> Outcome | MCPTasksError:
@@ -393,8 +389,8 @@ class Poller:
         wall_clock: Callable[[], dt.datetime] | None = None,
         journal: Journal | None = None,
     ) -> None:
-        if policy.listen and not client.dialect.stateless:
-            raise UsageError("PollPolicy(listen=True) is for 2026-07-28 (subscriptions/listen)")
+        if policy.listen:
+            client.driver.check_listen()
         self.client = client
         self.policy = policy
         self.inputs = inputs
@@ -448,7 +444,7 @@ class Poller:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._unsubscribe.append(
-            self.client.on_notification(self.client.dialect.status_notification, self._on_status)
+            self.client.on_notification(self.client.driver.status_notification, self._on_status)
         )
         self._unsubscribe.append(self.client.on_connection_end(self._on_connection_end))
         self._unsubscribe.append(self.client.on_progress(self._on_progress))
@@ -752,14 +748,13 @@ class Poller:
             tracked.message = next_status_message(None, first, now=self._wall_clock())
             self._tracked[first.task_id] = tracked
             self._tracking(tracked, first)
-            # A 2026 CreateTaskResult is a base Task, never carrying the outcome: a terminal
-            # seed is polled for it at once (E A-2), not finished from.
-            seed = self.client.dialect.inline_results and isinstance(ref, CreateTaskResult)
-            if first.status.is_terminal and not seed:
+            # What the caller handed in may not carry the outcome (a 2026 CreateTaskResult):
+            # a terminal seed is then polled for it at once (E A-2), not finished from.
+            if first.status.is_terminal and self.client.driver.seed_is_news(ref):
                 self._start_finish(tracked)
             else:
                 if first.status is TaskStatus.INPUT_REQUIRED:
-                    self._needs_input(tracked, first)
+                    self._follow(tracked).input_required(first)
                 self._scheduler.track(
                     first.task_id,
                     anyio.current_time(),
@@ -778,8 +773,8 @@ class Poller:
             self._scheduler.untrack(tracked.task_id)
             self._tracked.pop(tracked.task_id, None)
             self._untracked(tracked, "released")
-            if tracked.result_scope is not None:  # nor hold its tasks/result open unasked
-                tracked.result_scope.cancel()
+            if tracked.follow is not None:  # nor hold anything open for it unasked
+                tracked.follow.stop()
             tracked.stop_inputs()  # nor keep asking its questions
             self._listen_set_changed()
         elif tracked.refs <= 0 and tracked.is_done:
@@ -1025,7 +1020,7 @@ class Poller:
         if snapshot.status.is_terminal:
             self._start_finish(tracked)
         elif snapshot.status is TaskStatus.INPUT_REQUIRED:
-            self._needs_input(tracked, snapshot)
+            self._follow(tracked).input_required(snapshot)
         else:
             tracked.stuck_polls = 0
 
@@ -1112,14 +1107,6 @@ class Poller:
 
     # -- input ---------------------------------------------------------------------------
 
-    def _needs_input(self, tracked: _Tracked, snapshot: Task) -> None:
-        """2025-11-25: hold a tasks/result open (the requests come on it). 2026-07-28: answer
-        the snapshot's inputRequests not taken before."""
-        if self.client.dialect.inline_results:
-            self._serve_inputs(tracked, snapshot)
-        else:
-            self._open_result(tracked)
-
     def _serve_inputs(self, tracked: _Tracked, snapshot: Task) -> None:
         requests = snapshot.input_requests or {}
         if self.inputs is None:
@@ -1171,45 +1158,6 @@ class Poller:
             if tracked.input_scopes is not None:
                 tracked.input_scopes.discard(scope)
 
-    def _open_result(self, tracked: _Tracked) -> None:
-        """C-21: on input_required, one blocking tasks/result; the server sends its input
-        requests while it is open (T:431-450). Never two at once for one task (T:3.2)."""
-        if not self.policy.open_result_on_input_required:
-            return
-        if tracked.result_call is not None or tracked.finishing or tracked.is_done:
-            return
-        call = tracked.result_call = anyio.Event()
-        assert self._task_group is not None
-        self._task_group.start_soon(
-            self._guarded, tracked, functools.partial(self._hold_result, tracked, call)
-        )
-
-    async def _hold_result(self, tracked: _Tracked, call: anyio.Event) -> None:
-        scope = tracked.result_scope = anyio.CancelScope()
-        with scope:
-            await self._await_result(tracked, call)
-        if scope.cancelled_caught:  # released: nobody waits on this task any more
-            tracked.result_call = None
-            call.set()
-
-    async def _await_result(self, tracked: _Tracked, call: anyio.Event) -> None:
-        try:
-            tracked.result_raw = await self.client.task_result_raw(
-                tracked.task_id, timeout=self.policy.result_timeout
-            )
-        except MCPTasksError as exc:
-            # An error answer is the outcome only once the task is known terminal: a server
-            # may answer early ("not completed yet") instead of blocking (T:465). A dropped
-            # stream or a timeout likewise: forget this call; a later poll that still shows
-            # input_required opens a new one (the book keeps answers from repeating), and the
-            # result is fetched afresh at terminal.
-            if isinstance(exc, RPCError):
-                tracked.early_error = exc
-            self._warn(exc)
-            tracked.result_call = None
-            call.set()
-            return
-        call.set()
         # tasks/result returns once the task is terminal (T:465), but the status (completed or
         # failed, A-14) still comes from a poll, and every poll goes through the scheduler: a
         # tasks/get sent from here would ignore the floor and pollInterval (C-19), race the
@@ -1258,23 +1206,14 @@ class Poller:
             error.__cause__ = exc
             self._end(tracked, error=error)
 
+    def _follow(self, tracked: _Tracked) -> TaskFollow:
+        """The task's follower from the client's driver, made on first need."""
+        if tracked.follow is None:
+            tracked.follow = self.client.driver.follow(_TaskLink(self, tracked), self.policy)
+        return tracked.follow
+
     async def _finish(self, tracked: _Tracked) -> None:
-        task = tracked.machine.current
-
-        def decode(raw: JSONObject) -> CallToolResult:
-            return self.client.decode(raw, CallToolResult)
-
-        if self.client.dialect.inline_results:
-            ended = inline_outcome(task, decode)
-        elif task.status is TaskStatus.CANCELLED:
-            ended = legacy_outcome(task, None, None, decode)
-        else:
-            try:
-                raw = await self._terminal_result(tracked)
-            except RPCError as exc:
-                ended = legacy_outcome(task, None, exc, decode)
-            else:
-                ended = legacy_outcome(task, raw, None, decode)
+        ended = await self._follow(tracked).outcome(tracked.machine.current)
         if isinstance(ended, MCPTasksError):
             self._end(tracked, error=ended)
         else:
@@ -1313,32 +1252,6 @@ class Poller:
             while self._journal_pending:
                 task_id, snapshot = self._journal_pending.popitem()
                 await self._journaled(journal.snapshot(server, task_id, snapshot))
-
-    async def _terminal_result(self, tracked: _Tracked) -> JSONObject:
-        """The terminal task's result: the held tasks/result's, or a new call."""
-        if tracked.result_call is not None:
-            await tracked.result_call.wait()
-            if tracked.result_raw is not None:
-                return tracked.result_raw
-        token = ANSWERS_AT_ONCE.set(True)  # the task is terminal: no held connection for it
-        try:
-            raw = await self.client.task_result_raw(
-                tracked.task_id, timeout=self.policy.result_timeout
-            )
-        finally:
-            ANSWERS_AT_ONCE.reset(token)
-        early = tracked.early_error
-        if isinstance(early, RPCError):
-            self._warn(
-                Violation(
-                    tracked.task_id,
-                    "T:465",
-                    f"tasks/result answered error {early.code} ({early.message!r}) before the "
-                    "task was terminal; at terminal it returned a result",
-                    soft=True,
-                )
-            )
-        return raw
 
     def _expire(self, tracked: _Tracked) -> None:
         task = tracked.machine.current
@@ -1412,6 +1325,35 @@ class Poller:
                 for tracked in chosen:
                     group.start_soon(cancel, tracked.task_id)
         return tuple(t.task_id for t in chosen)
+
+
+class _TaskLink:
+    """What a tracked task's driver follower may do through the Poller (``TaskLink``)."""
+
+    __slots__ = ("_poller", "_tracked", "task_id")
+
+    def __init__(self, poller: Poller, tracked: _Tracked) -> None:
+        self._poller = poller
+        self._tracked = tracked
+        self.task_id = tracked.task_id
+
+    async def task_result(self, *, held: bool) -> JSONObject:
+        timeout = self._poller.policy.result_timeout
+        return await self._poller.client.task_result_raw(self.task_id, timeout=timeout, held=held)
+
+    def serve_inputs(self, snapshot: Task) -> None:
+        self._poller._serve_inputs(self._tracked, snapshot)
+
+    def start_soon(self, work: Callable[[], Awaitable[None]]) -> None:
+        group = self._poller._task_group
+        assert group is not None
+        group.start_soon(self._poller._guarded, self._tracked, work)
+
+    def warn(self, problem: Any) -> None:
+        self._poller._warn(problem)
+
+    def decode_result(self, raw: JSONObject) -> CallToolResult:
+        return self._poller.client.decode(raw, CallToolResult)
 
 
 _UNBOUNDED = contextlib.nullcontext()

@@ -30,6 +30,7 @@ import anyio.abc
 import attrs
 
 from ._client import Client, Timeouts
+from ._drivers import driver_class
 from ._errors import MCPTasksError, SessionExpired, TaskNotFound, UsageError
 from ._generation import Generation
 from ._limits import Limits
@@ -40,9 +41,8 @@ from ._transports.stdio import StdioTransport
 from .engine import Poller
 from .inputs import InputRouter
 from .journal import Journal, JournalEntry, RecordedOutcome
-from .models import ClientCapabilities, Implementation, InitializeResult, Task
+from .models import ClientCapabilities, Implementation, Task
 from .outcomes import Lost, Outcome
-from .wire import decode
 
 _RELEASE_BOUND = 10.0  # seconds for giving every lease back at the end
 
@@ -88,19 +88,16 @@ def client_for(
     A generation-1 entry with no session (stdio) cannot be resumed: UsageError.
     """
     transport: Transport
-    resume: InitializeResult | None = None
-    if entry.server.startswith("stdio:"):
-        if entry.generation is Generation.V2025_11_25:
-            raise UsageError(
-                f"task {entry.task_id!r} was bound to a stdio session, which ended with its process"
-            )
+    driver = driver_class(entry.generation)
+    stdio = entry.server.startswith("stdio:")
+    why = driver.unresumable(stdio=stdio, kept=entry.session is not None)
+    if why is not None:
+        raise UsageError(f"task {entry.task_id!r} was {why}")
+    session = entry.session
+    resume = driver.resumed_session(session.initialize if session is not None else None)
+    if stdio:
         transport = StdioTransport(shlex.split(entry.server[len("stdio:") :]), env=env)
     else:
-        session = entry.session
-        if entry.generation is Generation.V2025_11_25:
-            if session is None:
-                raise UsageError(f"task {entry.task_id!r} has no session to resume")
-            resume = decode(session.initialize, InitializeResult, entry.generation)
         transport = HttpTransport(
             entry.server,
             headers=headers,
@@ -119,13 +116,10 @@ def client_for(
 
 
 def _unresumable(entry: JournalEntry) -> str | None:
-    if entry.generation is not Generation.V2025_11_25:
-        return None
-    if entry.server.startswith("stdio:"):
-        return "bound to a stdio session, which ended with its process"
-    if entry.session is None:
-        return "bound to a session the journal does not know"
-    return None
+    driver = driver_class(entry.generation)
+    return driver.unresumable(
+        stdio=entry.server.startswith("stdio:"), kept=entry.session is not None
+    )
 
 
 async def resume(

@@ -11,25 +11,19 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from ._drivers import converter_of
 from ._generation import Generation
-from ._wire import v2025_11_25, v2026_07_28
-from ._wire._converter import WireConverter
 
 __all__ = ["decode", "encode"]
 
 T = TypeVar("T")
 
-_CONVERTERS: dict[Generation, WireConverter] = {
-    Generation.V2025_11_25: v2025_11_25.converter,
-    Generation.V2026_07_28: v2026_07_28.converter,
-}
-
 
 def encode(value: Any, generation: Generation) -> Any:
     """``value`` (any model of ``mcp_tasks_client``) as ``generation``'s wire JSON."""
-    return _CONVERTERS[generation].encode(value)
+    return converter_of(generation).encode(value)
 
 
 def decode(raw: Any, cls: type[T], generation: Generation) -> T:
     """``raw`` (parsed JSON) as ``cls``, read the way ``generation`` writes it."""
-    return _CONVERTERS[generation].decode(raw, cls)
+    return converter_of(generation).decode(raw, cls)

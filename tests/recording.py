@@ -21,9 +21,9 @@ class RecordingTransport(TransportWrapper):
         await self.inner.__aenter__()
         return self
 
-    async def send(self, message: JSONRPCMessage) -> None:
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         self.sent.append(message)
-        await self.inner.send(message)
+        await self.inner.send(message, held=held)
 
     async def receive(self) -> Incoming:
         item = await self.inner.receive()

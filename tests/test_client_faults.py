@@ -425,8 +425,8 @@ class CancelsAsTheAnswerArrives(Transport):
     async def __aexit__(self, *exc: Any) -> None:
         await self.inner.__aexit__(*exc)
 
-    async def send(self, message: JSONRPCMessage) -> None:
-        await self.inner.send(message)
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
+        await self.inner.send(message, held=held)
 
     async def receive(self) -> Incoming:
         item = await self.inner.receive()

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mcp_tasks_client import DecodeError, Generation, Implementation, Task, TaskStatus
-from mcp_tasks_client._protocol.dialects import dialect_for
+from mcp_tasks_client._drivers import driver_for
 from mcp_tasks_client._wire import v2025_11_25, v2026_07_28
 from mcp_tasks_client._wire._converter import parse_timestamp
 from mcp_tasks_client._wire._fast_task import fast_task_2025, fast_task_2026, fast_timestamp
@@ -199,7 +199,7 @@ def test_common_gen1_snapshots_take_the_fast_path(name: str) -> None:
     fast = fast_task_2025(value)
     assert fast is not None
     assert repr(fast) == repr(v2025_11_25.strict_task(value))
-    dialect = dialect_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("t", "0"))
+    dialect = driver_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("t", "0"))
     assert dialect.read_task(value) == fast
 
 
@@ -217,7 +217,7 @@ def test_common_gen2_snapshots_take_the_fast_path() -> None:
     assert fast is not None
     assert fast.extra == {"resultType": "complete"}
     assert repr(fast) == repr(v2026_07_28.strict_task(value))
-    dialect = dialect_for(Generation.V2026_07_28, ClientCapabilities(), Implementation("t", "0"))
+    dialect = driver_for(Generation.V2026_07_28, ClientCapabilities(), Implementation("t", "0"))
     assert dialect.read_task(value) == fast
     assert fast.status is TaskStatus.COMPLETED
 
@@ -239,7 +239,7 @@ def test_errors_are_the_strict_paths(generation: str, change: dict[str, Any], pa
     if gen is Generation.V2026_07_28:
         base["ttlMs"], base["pollIntervalMs"] = base.pop("ttl"), base.pop("pollInterval")
     value = {**base, **change}
-    dialect = dialect_for(gen, ClientCapabilities(), Implementation("t", "0"))
+    dialect = driver_for(gen, ClientCapabilities(), Implementation("t", "0"))
     with pytest.raises(DecodeError) as caught:
         dialect.read_task(value)
     with pytest.raises(DecodeError) as strict:

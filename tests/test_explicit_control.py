@@ -273,7 +273,7 @@ async def test_giving_up_on_an_input_required_task_closes_its_tasks_result() -> 
             with pytest.raises(DeadlineExceeded):
                 await poller.wait(created, deadline=0.3)
             await anyio.sleep(0.05)
-            assert "tasks/result" not in client._connection.pending.values()
+            assert "tasks/result" not in client._session._connection.pending.values()
 
     recorder = Recorder(TASKS_CAPS)
     recorder.status = "input_required"

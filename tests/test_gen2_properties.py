@@ -25,16 +25,16 @@ from mcp_tasks_client import (
     Task,
     ToolCall,
     UsageError,
-    decode_header_value,
-    encode_header_value,
 )
-from mcp_tasks_client._protocol.dialects import (
+from mcp_tasks_client._drivers import driver_for
+from mcp_tasks_client._drivers.v2026_07_28 import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
-    Legacy,
-    Stateless,
-    dialect_for,
+)
+from mcp_tasks_client._wire.headers import (
+    decode_header_value,
+    encode_header_value,
     header_annotations,
     param_headers,
     routing_headers,
@@ -128,8 +128,8 @@ def test_a_bad_2026_duration_names_the_wire_key(key: str, value: Any) -> None:
 
 # -- resultType dispatch (E C15-C20) ------------------------------------------------------------
 
-STATELESS = Stateless({}, {"name": "t", "version": "0"})
-LEGACY = Legacy({}, {"name": "t", "version": "0"})
+STATELESS = driver_for(Generation.V2026_07_28)
+LEGACY = driver_for(Generation.V2025_11_25)
 
 
 @st.composite
@@ -229,7 +229,7 @@ def test_a_non_string_name_is_refused_before_sending() -> None:
 def test_every_request_carries_the_envelope_and_the_extension_only_where_asked(
     capabilities: Any, info: Any, method: str, tasks_asked: bool, params: Any
 ) -> None:
-    dialect = dialect_for(Generation.V2026_07_28, capabilities, info)
+    dialect = driver_for(Generation.V2026_07_28, capabilities, info)
     given = (params or {}).get("_meta")
     if given is not None and not isinstance(given, dict):  # the caller's mistake, said so
         with pytest.raises(UsageError, match="_meta must be a JSON object"):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from types import TracebackType
 
 import attrs
@@ -23,7 +22,6 @@ from .._limits import Limits
 from ..models import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId
 
 __all__ = [
-    "ANSWERS_AT_ONCE",
     "HeadersFor",
     "HttpExchange",
     "HttpObserver",
@@ -35,11 +33,6 @@ __all__ = [
 
 HeadersFor = Callable[[JSONRPCMessage], Mapping[str, str]]
 """What a message's HTTP headers must say besides the transport's own (the dialect's)."""
-
-ANSWERS_AT_ONCE: ContextVar[bool] = ContextVar("mcp_tasks_answers_at_once", default=False)
-"""Set while a request is sent that the sender knows is answered at once though its method
-may wait on the server (a Poller's ``tasks/result`` of a task it saw terminal): an HTTP
-transport sends it through its request pool, not the held one."""
 
 
 @attrs.frozen
@@ -110,8 +103,13 @@ class Transport(abc.ABC):
     ) -> None: ...
 
     @abc.abstractmethod
-    async def send(self, message: JSONRPCMessage) -> None:
-        """Send one message; for a request, its answer arrives through :meth:`receive`."""
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
+        """Send one message; for a request, its answer arrives through :meth:`receive`.
+
+        ``held`` (requests only): the server may keep the request open by design (a blocking
+        ``tasks/result``, a listen); a transport with connection pools sends it on one of its
+        held pool, so it never keeps a poll or an answer from a connection. The sender
+        decides: the transport never guesses from the method."""
 
     @abc.abstractmethod
     async def receive(self) -> Incoming:
@@ -161,7 +159,7 @@ class Transport(abc.ABC):
     #: Whether :meth:`exchange` runs a request in the caller's task (HTTP: its own POST).
     inline_requests: bool = False
 
-    async def exchange(self, message: JSONRPCRequest) -> Incoming | None:
+    async def exchange(self, message: JSONRPCRequest, *, held: bool = False) -> Incoming | None:
         """Only when ``inline_requests``: send ``message`` and read its answer in the caller's
         task. Returns the answer (or the fault that ended the request) for the caller to
         dispatch, or None when the answer went through :meth:`receive` like any other (a
@@ -192,8 +190,8 @@ class TransportWrapper(Transport):
     ) -> None:
         await self.inner.__aexit__(exc_type, exc, tb)
 
-    async def send(self, message: JSONRPCMessage) -> None:
-        await self.inner.send(message)
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
+        await self.inner.send(message, held=held)
 
     async def receive(self) -> Incoming:
         return await self.inner.receive()

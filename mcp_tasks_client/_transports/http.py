@@ -78,7 +78,6 @@ from ..models import (
 )
 from ._sse import SSEDecoder
 from .base import (
-    ANSWERS_AT_ONCE,
     HeadersFor,
     HttpExchange,
     HttpObserver,
@@ -94,8 +93,6 @@ __all__ = ["HttpTransport", "StreamResumption"]
 _JSON = "application/json"
 _DRAIN_SECONDS = 1.0
 _SSE = "text/event-stream"
-# Requests that wait on the server by design: the held pool's (see HttpTransport).
-_HELD = frozenset({"tasks/result", "subscriptions/listen"})
 _INCOMING_BUFFER = 4  # messages waiting for the client's reader: a full buffer holds streams
 _MAX_RETRY_MS = 24 * 3600 * 1000  # an SSE ``retry`` beyond a day is no wait we take
 
@@ -363,21 +360,22 @@ class HttpTransport(Transport):
 
     # -- sending -----------------------------------------------------------------------------
 
-    async def send(self, message: JSONRPCMessage) -> None:
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         """A request's POST runs in the background (its answer arrives through ``receive``);
-        a notification's or response's POST is awaited: the caller's deadline bounds it."""
+        a notification's or response's POST is awaited: the caller's deadline bounds it.
+        ``held``: a request the server may keep open by design goes to the held pool."""
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
         if isinstance(message, JSONRPCRequest):
             scope = anyio.CancelScope()
             self._scopes[message.id] = scope
-            self._task_group.start_soon(self._run_request, message, scope)
+            self._task_group.start_soon(self._run_request, message, scope, held)
         else:
             await self._post_accepted(message)
 
     inline_requests = True
 
-    async def exchange(self, message: JSONRPCRequest) -> Incoming | None:
+    async def exchange(self, message: JSONRPCRequest, *, held: bool = False) -> Incoming | None:
         """The request's POST in the caller's task: a JSON answer (or the fault that ended the
         request) is returned to the caller instead of going through :meth:`receive`, which
         saves a task, a cancel scope's worth of bookkeeping and a hop through the reader per
@@ -392,16 +390,16 @@ class HttpTransport(Transport):
         item: Incoming | None = None
         try:
             with scope:
-                item = await self._request_here(message)
+                item = await self._request_here(message, held)
         finally:
             self._scopes.pop(message.id, None)
         if scope.cancelled_caught:
             return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
         return item
 
-    async def _request_here(self, message: JSONRPCRequest) -> Incoming | None:
+    async def _request_here(self, message: JSONRPCRequest, held: bool) -> Incoming | None:
         try:
-            return await self._post_request(message, inline=True)
+            return await self._post_request(message, held, inline=True)
         except httpx.HTTPError as exc:
             return TransportFault(message.id, self._error(exc, message.method))
         except MCPTasksError as exc:
@@ -626,10 +624,12 @@ class HttpTransport(Transport):
         except httpx.HTTPError as exc:
             raise self._error(exc, f"POST of {what}") from exc
 
-    async def _run_request(self, message: JSONRPCRequest, scope: anyio.CancelScope) -> None:
+    async def _run_request(
+        self, message: JSONRPCRequest, scope: anyio.CancelScope, held: bool
+    ) -> None:
         with scope:
             try:
-                await self._post_request(message)
+                await self._post_request(message, held)
             except httpx.HTTPError as exc:
                 await self._fault(message.id, self._error(exc, message.method))
             except MCPTasksError as exc:
@@ -672,13 +672,14 @@ class HttpTransport(Transport):
             lines.raw = [*base.raw, *encoded]
         return lines
 
-    async def _post_request(self, message: JSONRPCRequest, inline: bool = False) -> Incoming | None:
+    async def _post_request(
+        self, message: JSONRPCRequest, held: bool, inline: bool = False
+    ) -> Incoming | None:
         """One request's POST. ``inline`` (:meth:`exchange`): a single answer (a JSON body, an
         error body) is returned instead of delivered, and an SSE stream's drain is handed off."""
         headers = self._message_headers(message)
         body = serialize_message(message)
         state = _StreamState()
-        held = message.method in _HELD and not ANSWERS_AT_ONCE.get()
         async with self._stream("POST", headers, body, held=held) as response:
             if self._http_observer is not None:
                 self._http_observer(_exchange("request", response, message.method, message.id))

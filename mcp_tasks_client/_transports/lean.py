@@ -331,7 +331,7 @@ class LeanHttpTransport(HttpTransport):
         self.connections_opened = 0
         """TCP connections this transport opened (a reused one is not counted again)."""
 
-    async def exchange(self, message: JSONRPCRequest) -> Incoming | None:
+    async def exchange(self, message: JSONRPCRequest, *, held: bool = False) -> Incoming | None:
         """:meth:`HttpTransport.exchange`, with the write timeout folded into its scope."""
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
@@ -342,7 +342,7 @@ class LeanHttpTransport(HttpTransport):
         item: Incoming | None = None
         try:
             with scope:
-                item = await self._request_here(message)
+                item = await self._request_here(message, held)
         finally:
             _INLINE.reset(token)
             self._scopes.pop(message.id, None)

@@ -49,7 +49,7 @@ class MemoryTransport(Transport):
         await self._outgoing.aclose()
         await self._incoming.aclose()
 
-    async def send(self, message: JSONRPCMessage) -> None:
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         try:
             await self._outgoing.send(serialize_message(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):

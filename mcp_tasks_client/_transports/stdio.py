@@ -270,7 +270,7 @@ class StdioTransport(Transport):
 
     # -- sending -----------------------------------------------------------------------------
 
-    async def send(self, message: JSONRPCMessage) -> None:
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         process = self._process
         if process is None or process.stdin is None:
             raise TransportClosed("the stdio transport is not open")

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 
 from .._client import Client, Timeouts
+from .._drivers import driver_for
 from .._errors import (
     DeadlineExceeded,
     GetStreamUnavailable,
@@ -18,6 +19,7 @@ from .._errors import (
     TaskNotCancellable,
     TaskNotFound,
     TransportError,
+    UnsupportedInGeneration,
 )
 from .._transports.http import HttpTransport
 from ..builders import ToolCall
@@ -77,13 +79,12 @@ class Run:
 
     def lost_hint(self, task_id: str) -> str:
         hint = f"the server does not know task {task_id}: an unknown id, or expired and deleted"
-        if not self.options.generation.stateless:
-            hint += (
-                ", or a task of another session: a 2025-11-25 server may bind a task to the "
-                "session that started it, and each mcp-tasks run opens a new session "
-                "(over --stdio, a new server process)"
+        bound = driver_for(self.options.generation).unknown_task_hint()
+        if bound:
+            bound += (
+                ", and each mcp-tasks run opens a new session (over --stdio, a new server process)"
             )
-        return hint
+        return hint + bound
 
     def hint_for(self, error: BaseException, task_id: str | None, last: Task | None) -> str | None:
         if isinstance(error, (InputNotHandled, InputRequired)):
@@ -202,9 +203,10 @@ class Run:
             result = await client.call_tool(call, timeout=timeout, inputs=self.router)
             return self.out.call_result(result)
         task_call = call.as_task(args.ttl)
-        if args.wait and not client.dialect.stateless:
-            # 2025-11-25: ask for the task's progress to show it (2026-07-28 has none, E C43).
-            task_call = task_call.with_progress_token(f"mcp-tasks-{uuid.uuid4().hex}")
+        if args.wait:
+            # Ask for the task's progress to show it, where the generation reports it by token.
+            token = f"mcp-tasks-{uuid.uuid4().hex}"
+            task_call = client.driver.with_task_progress(task_call, token)
         started = await client.start(
             task_call, timeout=timeout, inputs=self.router, journal=self.journal
         )
@@ -219,10 +221,12 @@ class Run:
     async def listen_for_progress(self, client: Client) -> None:
         """2025-11-25 over HTTP: a task's progress and status notifications come on the
         standalone GET stream, which is opened (when the server offers one) to show them."""
-        if client.dialect.stateless or not isinstance(client.transport, HttpTransport):
+        if not isinstance(client.transport, HttpTransport):
             return
         try:
             await client.open_listen_stream(timeout=self.options.timeout)
+        except UnsupportedInGeneration:
+            return  # the generation has no such stream (its status comes by listen)
         except (GetStreamUnavailable, TransportError, RequestTimeout) as exc:
             self.out.note(f"no progress shown: the server's GET stream did not open ({exc})")
 

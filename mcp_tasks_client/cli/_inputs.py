@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._drivers import driver_for
 from .._errors import DecodeError, RPCError, UsageError
 from .._generation import Generation
 from ..inputs import InputContext, InputRouter
@@ -86,8 +87,7 @@ class FileAnswers:
         return SAMPLE in self.answers
 
     def _keys(self, ctx: InputContext, *more: str) -> list[str]:
-        keys = [ctx.key] if self.generation.stateless else []  # 2025-11-25 ids are not keys
-        return keys + list(more)
+        return driver_for(self.generation).input_keys(ctx.key) + list(more)
 
     def _find(self, kind: type[T], keys: list[str], what: str) -> T:
         for key in keys:

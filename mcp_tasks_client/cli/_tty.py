@@ -17,6 +17,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from .._drivers import driver_for
 from .._errors import MCPTasksError
 from .._generation import Generation
 from ..conformance import ProbeReport, ProbeVerdict
@@ -106,9 +107,11 @@ class RichOutput(Output):
 
     def tools(self, tools: Sequence[Tool]) -> None:
         table = Table("tool", "task support", "description", box=None, header_style="bold")
+        driver = driver_for(self.generation)
         for tool in tools:
-            # 2026-07-28 tools carry no taskSupport: the server decides per call (E 4).
-            support = "-" if self.generation.stateless else tool.task_support.value
+            # Where the listing does not say (2026-07-28: the server decides per call, E 4): -
+            said = driver.task_support(tool)
+            support = "-" if said is None else said.value
             table.add_row(Text(tool.name), support, Text(tool.description or ""))
         self.console.print(table)
 

@@ -248,14 +248,14 @@ class _Recorder(ValidatingTransport):
             self._json_answers.add(exchange.request_id)
         super()._http_exchange(exchange)
 
-    async def send(self, message: JSONRPCMessage) -> None:
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         raw = encode_message(message)
         if "method" in raw:
             self._probe.tags.add(f"sent:{raw['method']}")
             if "id" in raw:
                 self._methods[raw["id"]] = raw["method"]
         self._probe.log.append(("sent", raw))
-        await super().send(message)
+        await super().send(message, held=held)
 
     async def receive(self) -> Incoming:
         item = await super().receive()
@@ -611,8 +611,8 @@ class _Probe:
 
     async def _raw_call(self, client: Client, call: ToolCall, *, task: bool) -> JSON | None:
         params: JSON = {"name": call.name, "arguments": dict(call.arguments or {})}
-        if task and self.generation is Generation.V2025_11_25:
-            params["task"] = {}
+        if task:  # opted in as the generation opts in (a 2025-11-25 params.task)
+            params = client.driver.task_call_params(params, None)
         try:
             return dict(await client.request("tools/call", params))
         except RPCError:

@@ -98,9 +98,9 @@ class ValidatingTransport(TransportWrapper):
         await self.inner.__aenter__()
         return self
 
-    async def send(self, message: JSONRPCMessage) -> None:
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         self.validator.sent(encode_message(message))
-        await self.inner.send(message)
+        await self.inner.send(message, held=held)
 
     async def receive(self) -> Incoming:
         if self._queued:

@@ -1,0 +1,181 @@
+"""What every part of the Client's API stands on: the caller's choices, read-only; the raw
+request and notification; the generation's codec; the MRTR loop a call that may need input
+first goes through.
+
+May import what ``_client.py`` may. Subclassed by ``_features.py`` and ``_task_api.py``, which
+``Client`` (``_client.py``) combines; callers never see this class by name.
+
+Deadlines and cancellation, for every ``async`` method of the Client unless its docstring says
+more: each request waits at most its ``timeout=`` (default ``Timeouts.request``) and then
+raises RequestTimeout; a caller cancelled while it waits stops waiting at once, the answer is
+ignored when it comes (C-47), and ``notifications/cancelled`` is sent for it in the background
+when ``Timeouts.notify_cancelled`` (C-13). A task is never cancelled by a timeout or by the
+caller's cancellation: that takes ``Client.cancel_task``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from ._drivers import Driver
+from ._errors import DecodeError, InputRequired, LimitExceeded, MCPTasksError
+from ._generation import Generation
+from ._limits import Limits
+from ._session import Session, Timeouts
+from ._transports.base import Transport
+from .models import (
+    ClientCapabilities,
+    Implementation,
+    InputRequest,
+    InputRequiredResult,
+    JSONObject,
+    JSONRPCNotification,
+    Task,
+    Tool,
+)
+
+__all__ = ["CallInputs", "ClientBase"]
+
+T = TypeVar("T")
+
+
+class _Answerable(Protocol):
+    """A request MRTR can answer and repeat (ToolCall, TaskToolCall, GetPrompt, ...)."""
+
+    def answering(self: A, answer: InputRequiredResult, responses: Mapping[str, Any]) -> A: ...
+
+
+A = TypeVar("A", bound=_Answerable)
+
+
+class CallInputs(Protocol):
+    """What answers a call's MRTR input requests (an InputRouter)."""
+
+    async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None: ...
+
+
+class ClientBase:
+    """The Client's foundation (see the module docstring); ``Client.__init__`` sets these."""
+
+    _session: Session
+    _driver: Driver
+    _generation: Generation
+    _client_info: Implementation
+    _capabilities: ClientCapabilities
+    _known_tools: dict[str, Tool]
+
+    # -- what the caller chose (read-only: each is woven into the session and driver) ----------
+
+    @property
+    def transport(self) -> Transport:
+        return self._session.transport
+
+    @property
+    def generation(self) -> Generation:
+        return self._generation
+
+    @property
+    def client_info(self) -> Implementation:
+        return self._client_info
+
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        """Exactly what this client declares."""
+        return self._capabilities
+
+    @property
+    def timeouts(self) -> Timeouts:
+        return self._session.timeouts
+
+    @property
+    def limits(self) -> Limits:
+        return self._session.limits
+
+    @property
+    def driver(self) -> Driver:
+        """The generation's driver (for the Poller, the InputRouter and conformance tools)."""
+        return self._driver
+
+    @property
+    def warnings(self) -> Sequence[MCPTasksError]:
+        """Problems that ruined no request (an uncorrelated error, a side stream that ended);
+        the last ``Limits.max_warnings`` of them (``on_warning`` sees every one)."""
+        return self._session.warnings
+
+    async def request(
+        self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
+    ) -> JSONObject:
+        """Send a request as this generation carries it and wait for its raw result object.
+
+        RPCError (or a subclass) for a JSON-RPC error answer, RequestTimeout after ``timeout``
+        (default ``Timeouts.request``), a TransportError when the connection breaks. Cancelled:
+        see the module docstring.
+        """
+        return await self._session.request(method, params, timeout=timeout)
+
+    async def notify(
+        self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
+    ) -> None:
+        """Send a notification; RequestTimeout if the send takes longer than ``timeout``
+        (default ``Timeouts.request``). Cancelled: the send stops where it is."""
+        await self._session.notify(method, params, timeout=timeout)
+
+    def decode(self, raw: Any, cls: type[T]) -> T:
+        """``raw`` (parsed JSON) as ``cls``, read the way this client's generation writes it
+        (a DecodeError names the path)."""
+        return self._driver.converter.decode(raw, cls)
+
+    def encode(self, value: Any) -> Any:
+        """``value`` (any model) as this generation's wire JSON."""
+        return self._driver.converter.encode(value)
+
+    def read_status_notification(self, notification: JSONRPCNotification) -> Task:
+        """The task a status notification carries (``notifications/tasks/status`` in
+        2025-11-25, ``notifications/tasks`` in 2026-07-28); DecodeError under ``$.params``."""
+        try:
+            task = self._driver.read_task(notification.params or {})
+        except DecodeError as exc:
+            raise exc.under("$.params") from None
+        return self._session.saw(task)
+
+    def _read(self, raw: JSONObject, reader: Callable[[JSONObject], T]) -> T:
+        try:
+            return reader(raw)
+        except DecodeError as exc:
+            raise exc.under("$.result") from None
+
+    def _decode(self, raw: Any, cls: type[T]) -> T:
+        return self._read(raw, functools.partial(self._driver.converter.decode, cls=cls))
+
+    def _call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A call's params with its MRTR answers as wire JSON."""
+        responses = params.get("inputResponses")
+        if isinstance(responses, dict):
+            params["inputResponses"] = {k: self.encode(v) for k, v in responses.items()}
+        return params
+
+    async def _mrtr(
+        self, request: A, once: Callable[[A], Awaitable[T]], inputs: CallInputs | None
+    ) -> T:
+        """``once(request)``; with ``inputs``, each MRTR round answered and retried."""
+        rounds = 0
+        while True:
+            try:
+                return await once(request)
+            except InputRequired as needed:
+                if inputs is None:
+                    raise
+                if rounds >= self.limits.max_input_rounds:
+                    limit = self.limits.max_input_rounds
+                    what = f"the MRTR rounds of {needed.name!r}"
+                    raise LimitExceeded("max_input_rounds", limit, what) from needed
+                responses: dict[str, JSONObject] = {}
+                for key, asked in (needed.answer.input_requests or {}).items():
+                    response = await inputs.answer_call_input(key, asked)
+                    if response is None:
+                        raise
+                    responses[key] = response
+                request = request.answering(needed.answer, responses)
+                rounds += 1

@@ -1,0 +1,45 @@
+"""How servers word a refused call, read into typed errors (both generations).
+
+The SDK peers refuse a call whose task support does not fit inside an ``isError`` result or a
+JSON-RPC error, in words rather than codes: mcp 1.30 "This tool requires task-augmented
+invocation" / "does not support task-augmented invocation"; TS 1.32 "MCP error -32601: Tool X
+requires task augmentation". These readings are the only place such words are matched.
+
+May import: ``models``, ``_errors``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..models import CallToolResult, TextContent
+
+__all__ = ["error_text", "mentions_task", "refuses_tasks", "requires_task"]
+
+_REQUIRES_TASK = re.compile(r"requires? task[- ]augment", re.IGNORECASE)
+_DOES_NOT_SUPPORT_TASK = re.compile(
+    r"(does not|doesn't|not) (support|allow)\w* task[- ]augment|taskSupport.{0,20}forbidden",
+    re.IGNORECASE,
+)
+
+
+def mentions_task(message: str) -> bool:
+    """A -32601 naming a task: the tool exists but must be called as a task."""
+    return "task" in message.lower()
+
+
+def error_text(result: CallToolResult) -> str | None:
+    """The text of an isError result, for recognising a server's refusal."""
+    if not result.is_error:
+        return None
+    return " ".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+def requires_task(said: str | None) -> bool:
+    """The server's words say the tool must be called as a task."""
+    return said is not None and _REQUIRES_TASK.search(said) is not None
+
+
+def refuses_tasks(said: str | None) -> bool:
+    """The server's words say the tool cannot be called as a task."""
+    return said is not None and _DOES_NOT_SUPPORT_TASK.search(said) is not None

@@ -1,0 +1,275 @@
+"""The 2026-07-28 generation with the ``io.modelcontextprotocol/tasks`` extension: stateless.
+
+What this driver decides (against 2025-11-25, see ``v2025_11_25.py``):
+
+- handshake: none, and no session; every request says who the client is in its ``_meta``
+  (E C1-C3, C7); ``server/discover`` only when the caller asks (E C9-C11), kept here;
+- HTTP headers: ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and the tools'
+  ``x-mcp-header`` arguments, each equal to the body (E C57-C60);
+- task opt-in: the extension declared in that request's ``_meta``; the server decides by
+  ``resultType``: task, complete, input_required (E C16-C20);
+- the outcome: inline in the terminal snapshot (E C27); input mid-flight: ``inputRequests``
+  in a snapshot, answered with ``tasks/update`` (E C28-C33);
+- status push: ``notifications/tasks`` on a ``subscriptions/listen``; cancel's answer: an empty,
+  eventually consistent ack (E C36); no ``tasks/list`` (E S17), no ``tasks/result`` (E S16).
+
+May import what ``base.py`` may.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar
+
+from .._errors import (
+    CapabilityNotNegotiated,
+    DecodeError,
+    InvalidToolAnnotation,
+    MCPTasksError,
+    UsageError,
+)
+from .._generation import Generation
+from .._protocol.outcome import inline_outcome
+from .._wire import v2026_07_28
+from .._wire.headers import ParamPath, header_annotations, param_headers, routing_headers
+from ..models import (
+    TASKS_EXTENSION,
+    CallToolResult,
+    CreateTaskResult,
+    DiscoverResult,
+    InitializeResult,
+    InputRequiredResult,
+    JSONObject,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    ListToolsResult,
+    ServerCapabilities,
+    Task,
+    TaskSupport,
+    Tool,
+)
+from ..outcomes import Outcome
+from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
+
+__all__ = [
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_PROTOCOL_VERSION",
+    "Driver2026",
+]
+
+T = TypeVar("T")
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+_decode_task = v2026_07_28.decode_task
+
+
+class Driver2026(Driver):
+    """2026-07-28 with the ``io.modelcontextprotocol/tasks`` extension (E)."""
+
+    generation = Generation.V2026_07_28
+    converter = v2026_07_28.converter
+    status_notification = "notifications/tasks"
+    progress_outlives_call = False  # E C43: a task's progress is not reported by token
+    missing: ClassVar[Mapping[str, str]] = {
+        "initialize": "use discover() for the server's capabilities",
+        "session resume": "E C7: there is no session",
+        "tasks/result": "the result is inline in get_task()",
+        "tasks/list": "keep the ids of the tasks you start",
+        "the standalone GET stream": "E C56: there is none",
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._discovered: DiscoverResult | None = None
+        self._tool_headers: dict[str, dict[ParamPath, str]] = {}
+        """The valid ``x-mcp-header`` annotations of the tools the caller listed, by tool."""
+
+    # -- the handshake and what it agreed ------------------------------------------------
+
+    def check_resume(self, resume: InitializeResult, session: str | None) -> None:
+        self.require("session resume")
+
+    async def handshake(
+        self, link: Link, *, resume: InitializeResult | None, timeout: float
+    ) -> None:
+        # E C7: no initialize, no session; every request says who the client is. Nothing is
+        # sent until the caller asks (server/discover too: Client.discover).
+        link.stateless(self.headers)
+
+    @property
+    def agreed_version(self) -> str:
+        return self.protocol_version
+
+    @property
+    def initialize_result(self) -> InitializeResult:
+        self.require("initialize")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        """What :meth:`Client.discover` returned (UsageError before a discover: a stateless
+        client learns nothing unasked, E C11)."""
+        if self._discovered is None:
+            raise UsageError(
+                "a 2026-07-28 client knows the server's capabilities only from "
+                "`await client.discover()`"
+            )
+        return self._discovered.capabilities
+
+    def discovered(self, result: DiscoverResult) -> None:
+        self._discovered = result
+
+    def session_to_keep(self, session: str | None) -> JSONObject | None:
+        return None
+
+    # -- what a request carries ------------------------------------------------------------
+
+    def params(
+        self, method: str, params: JSONObject | None, *, tasks: bool = False
+    ) -> JSONObject | None:
+        capabilities = dict(self.capabilities)
+        if tasks or method.startswith("tasks/"):  # E C3: on exactly the requests that need it
+            extensions = dict(capabilities.get("extensions") or {})
+            extensions[TASKS_EXTENSION] = {}
+            capabilities["extensions"] = extensions
+        out = dict(params or {})
+        given = out.get("_meta")
+        if given is not None and not isinstance(given, dict):
+            raise UsageError(f"params._meta must be a JSON object, got {type(given).__name__}")
+        meta = dict(given or {})
+        meta[META_PROTOCOL_VERSION] = self.protocol_version
+        meta[META_CLIENT_CAPABILITIES] = capabilities
+        meta[META_CLIENT_INFO] = dict(self.client_info)
+        out["_meta"] = meta
+        return out
+
+    def headers(self, message: JSONRPCMessage) -> dict[str, str]:
+        if not isinstance(message, (JSONRPCRequest, JSONRPCNotification)):
+            return {}
+        headers = routing_headers(message.method, message.params, self.protocol_version)
+        params = message.params or {}
+        if message.method == "tools/call" and isinstance(params.get("name"), str):
+            annotations = self._tool_headers.get(params["name"])
+            if annotations:
+                headers.update(param_headers(annotations, params.get("arguments")))
+        return headers
+
+    def task_call_params(self, params: dict[str, Any], ttl_ms: int | None) -> dict[str, Any]:
+        if ttl_ms is not None:
+            raise UsageError(
+                "2026-07-28 has no requested ttl: the server picks ttlMs (E 4); "
+                "build the call with as_task() and no ttl"
+            )
+        return params
+
+    # -- checks before a call is sent ------------------------------------------------------
+
+    def check_start(self, name: str, tool: Tool | None) -> None:
+        # 2026-07-28 tools carry no taskSupport (E 4): the server decides per call (E C20).
+        # When the caller ran discover() and the server has no tasks extension, it cannot.
+        if self._discovered is not None and not self._discovered.capabilities.tasks_extension:
+            raise CapabilityNotNegotiated(f"extensions[{TASKS_EXTENSION!r}]", rule="E C11")
+
+    def task_support(self, tool: Tool) -> TaskSupport | None:
+        return None  # E 4: the listing does not say; the server decides per call
+
+    # -- what an answer means --------------------------------------------------------------
+
+    def read_start(self, raw: JSONObject) -> StartAnswer:
+        kind = raw.get("resultType", "complete")  # E C16: absent means complete
+        if kind == "task":
+            return self.converter.decode(raw, CreateTaskResult)
+        if kind == "complete":
+            return self.converter.decode(raw, CallToolResult)
+        if kind == "input_required":
+            return self._input_required(raw)
+        raise DecodeError("$.resultType", f"unknown resultType {kind!r} (E C17)", kind)
+
+    def plain_start_answer(self, name: str, answer: CallToolResult) -> CallToolResult:
+        return answer  # E C18: the server chose to answer inline
+
+    def read_answer(self, raw: JSONObject, cls: type[T]) -> T | InputRequiredResult:
+        kind = raw.get("resultType", "complete")  # E C16
+        if kind == "complete":
+            return self.converter.decode(raw, cls)
+        if kind == "input_required":
+            return self._input_required(raw)
+        # E C17, C19: "task" on a request that declared no tasks is invalid, so is the unknown
+        raise DecodeError("$.resultType", f"resultType {kind!r} is not an answer here", kind)
+
+    def _input_required(self, raw: JSONObject) -> InputRequiredResult:
+        answer = self.converter.decode(raw, InputRequiredResult)
+        if answer.input_requests is None and answer.request_state is None:
+            raise DecodeError("$", "input_required needs inputRequests or requestState (E 3.11)")
+        return answer
+
+    def read_task(self, raw: JSONObject) -> Task:
+        kind = raw.get("resultType", "complete")
+        if kind not in ("complete", "task"):  # A-1 tolerates "task" on tasks/get
+            raise DecodeError("$.resultType", f"a task snapshot has resultType {kind!r}", kind)
+        return _decode_task(raw)
+
+    def read_cancel(self, raw: JSONObject) -> Task | None:
+        self.read_ack(raw)
+        return None
+
+    def created_task_id(self, raw: JSONObject | None) -> str | None:
+        if raw is None or raw.get("resultType") != "task":
+            return None
+        task_id = raw.get("taskId")
+        return task_id if isinstance(task_id, str) else None
+
+    def read_tools_page(
+        self, page: ListToolsResult, warn: Callable[[MCPTasksError], None], keep: int
+    ) -> ListToolsResult:
+        """E C60: a tool with invalid ``x-mcp-header`` annotations is reported and left out;
+        the valid annotations of the others are what their calls' headers mirror."""
+        kept: list[Tool] = []
+        headers = self._tool_headers
+        for tool in page.tools:
+            headers.pop(tool.name, None)
+            try:
+                annotations = header_annotations(tool.input_schema)
+            except ValueError as exc:
+                warn(InvalidToolAnnotation(tool.name, str(exc)))  # logged there
+                continue
+            if annotations:
+                headers[tool.name] = annotations
+            while len(headers) > keep:
+                del headers[next(iter(headers))]
+            kept.append(tool)
+        if len(kept) == len(page.tools):
+            return page
+        import attrs
+
+        return attrs.evolve(page, tools=tuple(kept))
+
+    # -- the Poller's side -----------------------------------------------------------------
+
+    def seed_is_news(self, ref: object) -> bool:
+        # A CreateTaskResult is a base Task, never carrying the outcome: a terminal seed is
+        # polled for it at once (E A-2), not finished from.
+        return not isinstance(ref, CreateTaskResult)
+
+    def follow(self, link: TaskLink, policy: Any) -> TaskFollow:
+        return _InlineOutcome(link)
+
+
+class _InlineOutcome(TaskFollow):
+    """A 2026-07-28 task: each snapshot's ``inputRequests`` go to the InputRouter (which
+    answers each key once with ``tasks/update``); the outcome is inline in the terminal
+    snapshot."""
+
+    def __init__(self, link: TaskLink) -> None:
+        self._link = link
+
+    def input_required(self, snapshot: Task) -> None:
+        self._link.serve_inputs(snapshot)
+
+    async def outcome(self, terminal: Task) -> Outcome | MCPTasksError:
+        return inline_outcome(terminal, self._link.decode_result)
