@@ -131,7 +131,11 @@ class Client(TaskCalls, FeatureCalls):
         tb: TracebackType | None,
     ) -> None:
         """Cancel everything the client started, end every pending request (and every Poller
-        wait on this client) with ClientClosed, and close the transport."""
+        wait on this client) with ClientClosed, and close the transport.
+        Deadline: the transport's own close (an HTTP session's DELETE is bounded by
+        Timeouts.request). Cancelled: the close still completes (the task group is cancelled
+        first; nothing is left running).
+        """
         await self._session.close()
 
     @property
@@ -158,6 +162,8 @@ class Client(TaskCalls, FeatureCalls):
 
         Sent only when called. UnsupportedProtocolVersion when the server does not list this
         client's version; ProtocolVersionRefused (-32022) carries what it supports.
+        Deadline: timeout (default Timeouts.request), then RequestTimeout. Cancelled: stops
+        waiting; nothing is kept from a discover that did not complete.
         """
         self._driver.require("server/discover")
         result = self._decode(

@@ -48,7 +48,10 @@ class FeatureCalls(ClientBase):
     ) -> ListToolsResult:
         """One page of ``tools/list``; the cursor is opaque (C-23). The tools' metadata guards
         later calls (:meth:`known_tool`); a tool the generation cannot call as listed is
-        reported (a warning) and left out (E C60)."""
+        reported (a warning) and left out (E C60).
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting, the page is not
+        read (notifications/cancelled sent when Timeouts.notify_cancelled).
+        """
         params = {"cursor": cursor} if cursor is not None else None
         page = self._decode(
             await self.request("tools/list", params, timeout=timeout), ListToolsResult
@@ -74,7 +77,10 @@ class FeatureCalls(ClientBase):
     async def list_resources_page(
         self, cursor: str | None = None, *, timeout: float | None = None
     ) -> ListResourcesResult:
-        """One page of ``resources/list``; the cursor is opaque."""
+        """One page of ``resources/list``; the cursor is opaque.
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting
+        (notifications/cancelled sent when Timeouts.notify_cancelled).
+        """
         params = {"cursor": cursor} if cursor is not None else None
         raw = await self.request("resources/list", params, timeout=timeout)
         return self._decode(raw, ListResourcesResult)
@@ -86,7 +92,10 @@ class FeatureCalls(ClientBase):
     async def list_prompts_page(
         self, cursor: str | None = None, *, timeout: float | None = None
     ) -> ListPromptsResult:
-        """One page of ``prompts/list``; the cursor is opaque."""
+        """One page of ``prompts/list``; the cursor is opaque.
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting
+        (notifications/cancelled sent when Timeouts.notify_cancelled).
+        """
         params = {"cursor": cursor} if cursor is not None else None
         raw = await self.request("prompts/list", params, timeout=timeout)
         return self._decode(raw, ListPromptsResult)
@@ -103,7 +112,10 @@ class FeatureCalls(ClientBase):
         inputs: CallInputs | None = None,
     ) -> ReadResourceResult:
         """``resources/read``. In 2026-07-28 it may need input first: InputRequired, or with
-        ``inputs`` answered and retried as for :meth:`call_tool` (``timeout`` per round)."""
+        ``inputs`` answered and retried as for :meth:`call_tool` (``timeout`` per round).
+        Cancelled: stops waiting between or within rounds; an answer already sent for a round
+        stays sent.
+        """
         request = ReadResource(read) if isinstance(read, str) else read
         once = functools.partial(self._answer, "resources/read", ReadResourceResult, timeout)
         return await self._mrtr(request, once, inputs)
@@ -111,7 +123,10 @@ class FeatureCalls(ClientBase):
     async def get_prompt(
         self, get: GetPrompt, *, timeout: float | None = None, inputs: CallInputs | None = None
     ) -> GetPromptResult:
-        """``prompts/get``; MRTR as for :meth:`read_resource` (``timeout`` per round)."""
+        """``prompts/get``; MRTR as for :meth:`read_resource` (``timeout`` per round).
+        Cancelled: stops waiting between or within rounds; an answer already sent for a round
+        stays sent.
+        """
         once = functools.partial(self._answer, "prompts/get", GetPromptResult, timeout)
         return await self._mrtr(get, once, inputs)
 
@@ -133,6 +148,8 @@ class FeatureCalls(ClientBase):
         InputRequired; with ``inputs`` (an InputRouter, for this call only) it is answered by
         its default handlers and the call retried, at most ``Limits.max_input_rounds`` times.
         ``timeout`` applies to each round.
+        Cancelled: stops waiting; the server may still run the call (notifications/cancelled is
+        sent for it when Timeouts.notify_cancelled, C-13).
         """
         if isinstance(call, TaskToolCall):
             raise UsageError(

@@ -194,7 +194,10 @@ class TaskCalls(ClientBase):
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
         """``tasks/get``: the task's current snapshot (T:454-459; E: with its inline result,
         error or input requests). -32602 is TaskNotFound here: the task id is the only
-        parameter (unknown, expired, or another session's task)."""
+        parameter (unknown, expired, or another session's task).
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting; the task is
+        untouched.
+        """
         # C-24 / A-26: the taskId param is the source of truth; no related-task _meta here.
         try:
             raw = await self._session.call(
@@ -240,7 +243,10 @@ class TaskCalls(ClientBase):
         """``tasks/update`` (2026-07-28, E C28-C33): answers to some or all of the task's
         outstanding ``inputRequests``, by key (ElicitResult, CreateMessageResult,
         ListRootsResult, or their JSON). The ack is eventually consistent: the next snapshot
-        may still show an answered key (an InputRouter does not show it twice)."""
+        may still show an answered key (an InputRouter does not show it twice).
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting; the answers may
+        still reach the server (the next snapshot tells).
+        """
         self._driver.require("tasks/update")
         params = {
             "taskId": task_id,
@@ -278,7 +284,9 @@ class TaskCalls(ClientBase):
         the server's ``tasks.cancel`` capability (C-28). 2026-07-28: None, an empty and
         eventually consistent ack (E C36): the task may still end otherwise. -32602 raises
         TaskNotCancellable: a terminal (2025-11-25) or unknown task. Cancelled while waiting:
-        the cancel may still reach the server."""
+        the cancel may still reach the server.
+        Deadline: timeout (default Timeouts.request).
+        """
         self._driver.check_cancel()
         try:
             raw = await self.request("tasks/cancel", {"taskId": task_id}, timeout=timeout)
@@ -291,7 +299,9 @@ class TaskCalls(ClientBase):
         self, cursor: str | None = None, *, timeout: float | None = None
     ) -> ListTasksResult:
         """One page of ``tasks/list`` (T:487-490); needs ``tasks.list`` (C-28). 2025-11-25
-        only: 2026-07-28 has no task listing (E S17, UnsupportedInGeneration)."""
+        only: 2026-07-28 has no task listing (E S17, UnsupportedInGeneration).
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting.
+        """
         self._driver.check_list()
         params = {"cursor": cursor} if cursor is not None else None
         page = self._decode(

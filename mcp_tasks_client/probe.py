@@ -95,7 +95,10 @@ async def probe_server(
 ) -> ServerProbe:
     """Ask a server which generations it speaks: ``connect()`` makes a fresh, unopened
     transport for each of the two attempts (for stdio, a new process each). Each attempt is
-    bounded by ``timeout`` seconds; nothing else is sent."""
+    bounded by ``timeout`` seconds; nothing else is sent.
+    Deadline: ``timeout`` for each attempt. Cancelled: stops at once; the clients it opened are
+    closed.
+    """
     timeouts = Timeouts(request=timeout, initialize=timeout, orphan_watch=timeout)
     discover: DiscoverResult | None = None
     discover_error: MCPTasksError | None = None

@@ -78,7 +78,10 @@ class ReceivedTask:
 
     @contextlib.asynccontextmanager
     async def needs_input(self, message: str | None = None) -> AsyncIterator[None]:
-        """``input_required`` inside the block, ``working`` again after it (C-35)."""
+        """``input_required`` inside the block, ``working`` again after it (C-35).
+        Deadline: none of its own (the body's). Cancelled: the task goes back to working as the
+        block exits.
+        """
         await self._receiver._move(self.task_id, TaskStatus.INPUT_REQUIRED, message)
         try:
             yield
@@ -153,6 +156,7 @@ class TaskReceiver:
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def __aenter__(self) -> TaskReceiver:
+        """Deadline: none. Cancelled: nothing was started."""
         if self._group is not None:
             raise UsageError("this TaskReceiver is running already")
         self._group = anyio.create_task_group()
@@ -166,6 +170,8 @@ class TaskReceiver:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Deadline: each running task's failure notice is bounded by the client's
+        Timeouts.request. Cancelled: every running task body is cancelled all the same."""
         assert self._group is not None
         self._group.cancel_scope.cancel()
         try:
@@ -188,7 +194,10 @@ class TaskReceiver:
     async def accept(
         self, client: Client, request: JSONRPCRequest, metadata: TaskMetadata, body: Body
     ) -> JSONObject:
-        """Create the task for ``request`` and start ``body`` as it; the CreateTaskResult."""
+        """Create the task for ``request`` and start ``body`` as it; the CreateTaskResult.
+        Deadline: none of its own (it only books the task and starts its body). Cancelled: the
+        task is not created.
+        """
         group = self._group
         if group is None:
             raise RPCError(-32603, "the client's task receiver is not running")

@@ -92,7 +92,10 @@ class Transport(abc.ABC):
     """Moves JSON-RPC messages between this client and one server."""
 
     @abc.abstractmethod
-    async def __aenter__(self) -> Transport: ...
+    async def __aenter__(self) -> Transport:
+        """Open the transport (start the child process, make the HTTP pools). Deadline: none
+        of its own; a caller who wants one wraps the ``async with`` in its own scope.
+        Cancelled: whatever was started is closed again."""
 
     @abc.abstractmethod
     async def __aexit__(
@@ -100,7 +103,10 @@ class Transport(abc.ABC):
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None: ...
+    ) -> None:
+        """Close the transport and everything it started. Deadline: the transport's own
+        bounded shutdown (StdioShutdown; an HTTP session's DELETE waits at most 5 s).
+        Cancelled: the close still runs to its end."""
 
     @abc.abstractmethod
     async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
@@ -109,11 +115,17 @@ class Transport(abc.ABC):
         ``held`` (requests only): the server may keep the request open by design (a blocking
         ``tasks/result``, a listen); a transport with connection pools sends it on one of its
         held pool, so it never keeps a poll or an answer from a connection. The sender
-        decides: the transport never guesses from the method."""
+        decides: the transport never guesses from the method.
+        Deadline: the caller's scope (the Client bounds every send by a request's deadline or
+        Timeouts.request). Cancelled before any byte is written: nothing was sent.
+        """
 
     @abc.abstractmethod
     async def receive(self) -> Incoming:
-        """The next incoming message or fault; raises TransportClosed when there is no more."""
+        """The next incoming message or fault; raises TransportClosed when there is no more.
+        Deadline: none (it waits for the next message as long as the transport is open).
+        Cancelled: stops waiting; no message is lost (the next receive gets it).
+        """
 
     def apply_limits(self, limits: Limits) -> None:  # noqa: B027 - optional hook
         """Called by the Client before it enters the transport: the caller's limits."""
@@ -142,7 +154,10 @@ class Transport(abc.ABC):
         return False
 
     async def abandon(self, request_id: RequestId) -> None:  # noqa: B027 - optional hook
-        """The caller gave up on ``request_id``: stop reading anything that only serves it."""
+        """The caller gave up on ``request_id``: stop reading anything that only serves it.
+        Deadline: the caller's scope (the Client gives it Timeouts.request). Cancelled: the
+        request may stay open on the server.
+        """
 
     def take_notifications(  # noqa: B027 - optional hook
         self, take: Callable[[JSONRPCNotification], bool] | None
@@ -163,7 +178,9 @@ class Transport(abc.ABC):
         """Only when ``inline_requests``: send ``message`` and read its answer in the caller's
         task. Returns the answer (or the fault that ended the request) for the caller to
         dispatch, or None when the answer went through :meth:`receive` like any other (a
-        stream that carried other messages). Cancelling the caller abandons the request."""
+        stream that carried other messages). Cancelling the caller abandons the request.
+        Deadline: the caller's scope (the request's deadline).
+        """
         raise NotImplementedError  # pragma: no cover - guarded by inline_requests
 
 
@@ -179,6 +196,7 @@ class TransportWrapper(Transport):
         self.inner = inner
 
     async def __aenter__(self) -> TransportWrapper:
+        """Deadline and cancellation: those of the inner transport's ``__aenter__``."""
         await self.inner.__aenter__()
         return self
 
@@ -188,12 +206,15 @@ class TransportWrapper(Transport):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Deadline and cancellation: those of the inner transport's ``__aexit__``."""
         await self.inner.__aexit__(exc_type, exc, tb)
 
     async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
+        """Deadline and cancellation: those of the inner transport's :meth:`Transport.send`."""
         await self.inner.send(message, held=held)
 
     async def receive(self) -> Incoming:
+        """Deadline and cancellation: those of the inner transport's :meth:`Transport.receive`."""
         return await self.inner.receive()
 
     def apply_limits(self, limits: Limits) -> None:
@@ -218,6 +239,7 @@ class TransportWrapper(Transport):
         return self.inner.cancels_by_closing
 
     async def abandon(self, request_id: RequestId) -> None:
+        """Deadline and cancellation: those of the inner transport's :meth:`Transport.abandon`."""
         await self.inner.abandon(request_id)
 
     def take_notifications(self, take: Callable[[JSONRPCNotification], bool] | None) -> None:

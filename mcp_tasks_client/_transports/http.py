@@ -301,6 +301,8 @@ class HttpTransport(Transport):
         self.limits = limits
 
     async def __aenter__(self) -> HttpTransport:
+        """Deadline: none (nothing is sent until the first request). Cancelled: the pools made are
+        closed again."""
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         return self
@@ -311,6 +313,9 @@ class HttpTransport(Transport):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Close every stream and pool, and end the session with DELETE when
+        ``delete_session_on_close``. Deadline: the DELETE waits at most 5 s. Cancelled: the
+        close still runs to its end, shielded."""
         assert self._task_group is not None
         self._closed = True
         self._task_group.cancel_scope.cancel()
@@ -363,7 +368,10 @@ class HttpTransport(Transport):
     async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         """A request's POST runs in the background (its answer arrives through ``receive``);
         a notification's or response's POST is awaited: the caller's deadline bounds it.
-        ``held``: a request the server may keep open by design goes to the held pool."""
+        ``held``: a request the server may keep open by design goes to the held pool.
+        Deadline: the caller's scope bounds an awaited POST (a notification's or a response's).
+        Cancelled: a notification's POST is abandoned where it is.
+        """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
         if isinstance(message, JSONRPCRequest):
@@ -382,7 +390,10 @@ class HttpTransport(Transport):
         request. An SSE answer is read here too, its messages delivered through
         :meth:`receive` in order (None is returned); reading the rest of the stream after the
         answer (at most ``_DRAIN_SECONDS``) is handed to a background task. Closing the
-        transport ends the request with TransportClosed."""
+        transport ends the request with TransportClosed.
+        Deadline: the caller's scope (the request's deadline). Cancelled: the POST is abandoned
+        (its stream closed).
+        """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
         scope = anyio.CancelScope()
@@ -410,6 +421,8 @@ class HttpTransport(Transport):
             return TransportFault(message.id, error)
 
     async def receive(self) -> Incoming:
+        """Deadline: none (see :meth:`Transport.receive`). Cancelled: stops waiting; nothing is
+        lost."""
         try:
             item = await self._incoming_receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -431,6 +444,8 @@ class HttpTransport(Transport):
         self._take = None if overridden else take
 
     async def abandon(self, request_id: RequestId) -> None:
+        """Stop reading the request's stream (closing it cancels a 2026-07-28 request, E C38).
+        Deadline: the caller's scope. Cancelled: the stream closes later, with the transport."""
         scope = self._scopes.pop(request_id, None)
         if scope is not None:
             scope.cancel()

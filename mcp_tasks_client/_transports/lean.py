@@ -332,7 +332,10 @@ class LeanHttpTransport(HttpTransport):
         """TCP connections this transport opened (a reused one is not counted again)."""
 
     async def exchange(self, message: JSONRPCRequest, *, held: bool = False) -> Incoming | None:
-        """:meth:`HttpTransport.exchange`, with the write timeout folded into its scope."""
+        """:meth:`HttpTransport.exchange`, with the write timeout folded into its scope.
+        Deadline: the caller's scope, with the transport's write timeout inside it. Cancelled:
+        the connection is closed (a half-written or half-read exchange is never reused).
+        """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
         scope = anyio.CancelScope()

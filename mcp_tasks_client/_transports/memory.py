@@ -38,6 +38,7 @@ class MemoryTransport(Transport):
         self.protocol_version: str | None = None
 
     async def __aenter__(self) -> MemoryTransport:
+        """Deadline: none. Cancelled: nothing to undo."""
         return self
 
     async def __aexit__(
@@ -46,16 +47,21 @@ class MemoryTransport(Transport):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Deadline: none (closing a memory stream does not wait). Cancelled: the stream is closed
+        all the same."""
         await self._outgoing.aclose()
         await self._incoming.aclose()
 
     async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
+        """Deadline: the caller's scope (a full buffer waits for the server end to read).
+        Cancelled: nothing was sent."""
         try:
             await self._outgoing.send(serialize_message(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise TransportClosed("the in-memory peer is gone") from None
 
     async def receive(self) -> Incoming:
+        """Deadline: none. Cancelled: stops waiting; nothing is lost."""
         try:
             line = await self._incoming.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -78,18 +84,25 @@ class MemoryServerEnd:
         self._incoming = incoming
 
     async def receive(self) -> Any:
-        """The next message the client sent, as parsed JSON."""
+        """The next message the client sent, as parsed JSON.
+        Deadline: none. Cancelled: stops waiting; nothing is lost.
+        """
         return loads(await self._incoming.receive())
 
     async def send(self, value: Any) -> None:
-        """Send a JSON value to the client."""
+        """Send a JSON value to the client.
+        Deadline: the caller's scope. Cancelled: nothing was sent.
+        """
         await self._outgoing.send(dumps(value))
 
     async def send_raw(self, data: bytes) -> None:
-        """Send bytes as they are (not JSON, half a message, ...)."""
+        """Send bytes as they are (not JSON, half a message, ...).
+        Deadline: the caller's scope. Cancelled: nothing was sent.
+        """
         await self._outgoing.send(data)
 
     async def aclose(self) -> None:
+        """Deadline: none (closing does not wait). Cancelled: closed all the same."""
         await self._outgoing.aclose()
         await self._incoming.aclose()
 

@@ -181,6 +181,8 @@ class StdioTransport(Transport):
         return self._stderr.decode("utf-8", "replace")
 
     async def __aenter__(self) -> StdioTransport:
+        """Deadline: none (starting a process does not wait on it). Cancelled: a started child is
+        stopped again."""
         env = None if self.env is None else {**os.environ, **self.env}
         self._process = await anyio.open_process(
             list(self.command),
@@ -205,6 +207,8 @@ class StdioTransport(Transport):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Deadline: the StdioShutdown steps (close stdin, wait, terminate, kill), each bounded.
+        Cancelled: the shutdown still runs to its end, shielded."""
         assert self._task_group is not None
         process = self._process
         assert process is not None
@@ -271,6 +275,9 @@ class StdioTransport(Transport):
     # -- sending -----------------------------------------------------------------------------
 
     async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
+        """Deadline: the caller's scope (a child that stops reading its stdin is found out by it).
+        Cancelled before the write starts: nothing was sent. Cancelled part-way: the line
+        framing is lost, and the connection ends with a TransportError (X:3.3)."""
         process = self._process
         if process is None or process.stdin is None:
             raise TransportClosed("the stdio transport is not open")
@@ -306,6 +313,8 @@ class StdioTransport(Transport):
     # -- receiving ---------------------------------------------------------------------------
 
     async def receive(self) -> Incoming:
+        """Deadline: none (see :meth:`Transport.receive`). Cancelled: stops waiting; nothing is
+        lost."""
         try:
             return await self._incoming_receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
