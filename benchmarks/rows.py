@@ -205,7 +205,8 @@ async def bare_httpx_burst(url: str, tasks: int, polls: int, pool: int) -> dict[
 
 
 def _lib_client(url: str, transport: str = "http", pool: int | None = None) -> Any:
-    from mcp_tasks_client import Client, Generation, HttpTransport, Implementation, observability
+    from mcp_tasks_client import Client, Generation, HttpTransport, observability
+    from mcp_tasks_client.models import Implementation
 
     # What a fresh `nox -s bench` measures (no opentelemetry installed): no spans.
     observability.tracing(False)
@@ -221,7 +222,8 @@ def _lib_client(url: str, transport: str = "http", pool: int | None = None) -> A
 
 
 async def _lib_start(client: Any, polls: int, interval: int = 1000) -> Any:
-    from mcp_tasks_client import CreateTaskResult, ToolCall
+    from mcp_tasks_client import ToolCall
+    from mcp_tasks_client.models import CreateTaskResult
 
     call = ToolCall("work", {"polls": polls, "interval": interval}).as_task(
         ttl=dt.timedelta(hours=1)
@@ -305,7 +307,7 @@ async def lib_burst(
 
 
 def _seeded(client: Any, count: int, interval: int) -> list[Any]:
-    from mcp_tasks_client import CreateTaskResult
+    from mcp_tasks_client.models import CreateTaskResult
 
     return [
         client.decode(
@@ -582,9 +584,12 @@ async def lib_lateness(
 
 
 def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
-    from mcp_tasks_client import Generation, Implementation
+    from mcp_tasks_client import Generation
     from mcp_tasks_client._drivers import driver_for
-    from mcp_tasks_client.models import ClientCapabilities  # type: ignore[attr-defined]
+    from mcp_tasks_client.models import (
+        ClientCapabilities,  # type: ignore[attr-defined]
+        Implementation,
+    )
 
     dialect = driver_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
     read = dialect.read_task
@@ -611,7 +616,8 @@ async def lib_latency(
     (``full_gc_in_window`` counts the full collections within it)."""
     import urllib.request
 
-    from mcp_tasks_client import Poller, PollPolicy, Task
+    from mcp_tasks_client import Poller, PollPolicy
+    from mcp_tasks_client.models import Task
 
     if push:
         url += "-push"  # the bench server offers its GET stream on this path only
@@ -727,9 +733,12 @@ def fresh_payloads(count: int) -> list[dict[str, Any]]:
 
 def lib_codec_fresh(count: int) -> dict[str, float]:
     """``read_task`` over ``count`` payloads with fresh timestamps (warmed on others)."""
-    from mcp_tasks_client import Generation, Implementation
+    from mcp_tasks_client import Generation
     from mcp_tasks_client._drivers import driver_for
-    from mcp_tasks_client.models import ClientCapabilities  # type: ignore[attr-defined]
+    from mcp_tasks_client.models import (
+        ClientCapabilities,  # type: ignore[attr-defined]
+        Implementation,
+    )
 
     dialect = driver_for(Generation.V2025_11_25, ClientCapabilities(), Implementation("b", "0"))
     read = dialect.read_task

@@ -23,6 +23,17 @@ import trio
 from mcp_tasks_client import (
     Client,
     Completed,
+    Generation,
+    HttpTransport,
+    InputContext,
+    InputRouter,
+    MCPTasksError,
+    Poller,
+    PollPolicy,
+    TaskToolCall,
+    ToolCall,
+)
+from mcp_tasks_client.models import (
     CreateMessageRequestParams,
     CreateMessageResult,
     CreateTaskResult,
@@ -30,18 +41,9 @@ from mcp_tasks_client import (
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
-    HttpTransport,
     Implementation,
-    InputContext,
-    InputRouter,
-    MCPTasksError,
-    Poller,
-    PollPolicy,
     SamplingCapability,
-    TaskToolCall,
     TextContent,
-    ToolCall,
 )
 
 REPO = Path(__file__).resolve().parent.parent

@@ -27,14 +27,7 @@ from pathlib import Path
 from mcp_tasks_client import (
     Client,
     Completed,
-    CreateTaskResult,
-    ElicitAction,
-    ElicitationCapability,
-    ElicitRequestFormParams,
-    ElicitRequestParams,
-    ElicitResult,
     Generation,
-    Implementation,
     InputContext,
     InputRouter,
     MCPTasksError,
@@ -42,8 +35,17 @@ from mcp_tasks_client import (
     Poller,
     PollPolicy,
     StdioTransport,
-    TextContent,
     ToolCall,
+)
+from mcp_tasks_client.models import (
+    CreateTaskResult,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
+    TextContent,
 )
 
 REPO = Path(__file__).resolve().parent.parent

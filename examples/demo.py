@@ -32,23 +32,25 @@ from mcp_tasks_client import (
     Cancelled,
     Client,
     Completed,
-    ContentBlock,
-    CreateTaskResult,
     Expired,
     Failed,
     Generation,
-    GetStreamUnavailable,
     HttpTransport,
-    Implementation,
     InputEvent,
     MCPTasksError,
     Poller,
     PollPolicy,
     StatusMessage,
-    Task,
     TaskProgress,
-    TextContent,
     ToolCall,
+)
+from mcp_tasks_client.errors import GetStreamUnavailable
+from mcp_tasks_client.models import (
+    ContentBlock,
+    CreateTaskResult,
+    Implementation,
+    Task,
+    TextContent,
 )
 
 REPO = Path(__file__).resolve().parent.parent

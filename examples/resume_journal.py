@@ -28,19 +28,17 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp_tasks_client import (
     Client,
     Completed,
-    CreateTaskResult,
     Generation,
     HttpTransport,
-    Implementation,
     Lost,
     Poller,
     PollPolicy,
     SQLiteJournal,
-    TextContent,
     ToolCall,
     client_for,
     resume,
 )
+from mcp_tasks_client.models import CreateTaskResult, Implementation, TextContent
 
 REPO = Path(__file__).resolve().parent.parent
 INFO = Implementation("mcp-tasks-resume-example", "0.1")

@@ -23,16 +23,14 @@ import trio
 from mcp_tasks_client import (
     Client,
     Completed,
-    CreateTaskResult,
     Generation,
     HttpTransport,
-    Implementation,
     MCPTasksError,
     Poller,
     PollPolicy,
-    TextContent,
     ToolCall,
 )
+from mcp_tasks_client.models import CreateTaskResult, Implementation, TextContent
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL = {

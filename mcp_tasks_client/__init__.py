@@ -1,7 +1,28 @@
 """mcp-tasks-client: a typed, explicit-control client for MCP Tasks.
 
-Import everything from here; submodules whose names start with ``_`` are private.
+The top level holds what a program writes: the :class:`Client` and what configures it, the
+transports you construct, the calls (``ToolCall(...).as_task()``), the :class:`Poller` and its
+policies, the :class:`InputRouter` and what a handler is given, the outcomes of a wait, the
+journal and ``resume``, the task receiver, ``probe_server``, and the root of every error,
+:class:`MCPTasksError`. Everything else has one public home, named for who needs it:
+
+- ``mcp_tasks_client.models``: every wire value (``Task``, ``Implementation``, ``ElicitResult``...);
+- ``mcp_tasks_client.errors``: every exception (``TaskNotFound``, ``RequestTimeout``...);
+- ``mcp_tasks_client.transports``: for transport authors and tests (``Transport``,
+  ``TransportWrapper``, ``memory_transport_pair``...);
+- ``mcp_tasks_client.protocol``: the sans-I/O pieces seen at the edges (``Violation``,
+  ``ReceiverBook``, header codecs...);
+- ``mcp_tasks_client.wire``: ``encode`` / ``decode`` a model as either generation's JSON;
+- ``mcp_tasks_client.conformance``, ``mcp_tasks_client.testing``, ``mcp_tasks_client.cli``: the
+  conformance kit, test helpers (the ``testing`` extra) and the command line.
+
+Submodules whose names start with ``_`` are private. A name that moved off the top level says
+where it went: ``mcp_tasks_client.Task`` raises an AttributeError naming
+``from mcp_tasks_client.models import Task``.
 """
+
+import importlib
+from typing import TYPE_CHECKING
 
 from ._client import (
     CallInputs,
@@ -12,62 +33,17 @@ from ._client import (
     RequestHandler,
     Timeouts,
 )
-from ._errors import (
-    CapabilityNotNegotiated,
-    ClientClosed,
-    CreatedTaskUnreadable,
-    DeadlineExceeded,
-    DecodeError,
-    GetStreamUnavailable,
-    HeaderMismatch,
-    HTTPStatusError,
-    IllegalTransition,
-    InputNotHandled,
-    InputRequired,
-    InputStuck,
-    InvalidParams,
-    InvalidToolAnnotation,
-    LimitExceeded,
-    MCPTasksError,
-    MethodNotFound,
-    MissingClientCapability,
-    ProcessExited,
-    ProtocolError,
-    ProtocolVersionRefused,
-    RedirectRefused,
-    RequestTimeout,
-    RPCError,
-    ServerBusy,
-    SessionExpired,
-    StreamInterrupted,
-    TaskAugmentationNotAllowed,
-    TaskAugmentationRequired,
-    TaskNotCancellable,
-    TaskNotFound,
-    TLSError,
-    TransportClosed,
-    TransportError,
-    UnexpectedPlainResult,
-    UnexpectedResponse,
-    UnknownValue,
-    UnsupportedInGeneration,
-    UnsupportedProtocolVersion,
-    UsageError,
-)
 from ._generation import Generation
 from ._limits import Limits
-from ._protocol.progress import ProgressStats, ProgressToken, StatusMessage, TaskProgress
-from ._protocol.receiver import ReceiverBook, ReceiverStore
+from ._protocol.progress import StatusMessage, TaskProgress
 from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
-from ._protocol.task_machine import Violation, ViolationPolicy
-from ._transports.base import Transport, TransportFault, TransportWrapper
+from ._protocol.task_machine import ViolationPolicy
 from ._transports.http import HttpTransport, StreamResumption
 from ._transports.lean import LeanHttpTransport
-from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 from ._transports.stdio import StdioShutdown, StdioTransport
-from ._wire.headers import decode_header_value, encode_header_value
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .engine import Poller, ProgressCallback, TaskRef, WatchItem
+from .errors import MCPTasksError
 from .inputs import (
     UNTAGGED,
     ElicitationHandler,
@@ -80,269 +56,98 @@ from .inputs import (
     SamplingHandler,
     Untagged,
 )
-from .journal import (
-    Journal,
-    JournalEntry,
-    JournalError,
-    NotJournaled,
-    RecordedOutcome,
-    RecordedSession,
-    SQLiteJournal,
-)
-from .models import (
-    MODEL_IMMEDIATE_RESPONSE_META,
-    RELATED_TASK_META,
-    SERVER_INFO_META,
-    TASKS_EXTENSION,
-    UNSET,
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    ClientCapabilities,
-    ClientTasksCapability,
-    ContentBlock,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    CreateTaskResult,
-    DiscoverResult,
-    ElicitAction,
-    ElicitationCapability,
-    ElicitRequestFormParams,
-    ElicitRequestParams,
-    ElicitRequestURLParams,
-    ElicitResult,
-    EmbeddedResource,
-    ErrorObject,
-    GetPromptResult,
-    ImageContent,
-    Implementation,
-    InitializeResult,
-    InputRequest,
-    InputRequiredResult,
-    JSONObject,
-    JSONRPCError,
-    JSONRPCMessage,
-    JSONRPCNotification,
-    JSONRPCRequest,
-    JSONRPCResponse,
-    JSONValue,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListRootsResult,
-    ListTasksResult,
-    ListToolsResult,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    ReadResourceResult,
-    RequestId,
-    Resource,
-    ResourceLink,
-    Root,
-    RootsCapability,
-    SamplingCapability,
-    SamplingMessage,
-    ServerCapabilities,
-    ServerTasksCapability,
-    Task,
-    TaskMetadata,
-    TaskStatus,
-    TaskSupport,
-    TextContent,
-    TextResourceContents,
-    Tool,
-    ToolExecution,
-    ToolsCapability,
-    UnknownContent,
-    Unset,
-)
+from .journal import Journal, JournalEntry, RecordedOutcome, RecordedSession, SQLiteJournal
 from .outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from .probe import ServerProbe, probe_server
 from .receiver import ReceivedTask, TaskReceiver
 from .resume import ClientOpener, Held, Resumed, client_for, resume
-from .wire import decode, encode
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
-    "MODEL_IMMEDIATE_RESPONSE_META",
-    "RELATED_TASK_META",
-    "SERVER_INFO_META",
-    "TASKS_EXTENSION",
-    "UNSET",
     "UNTAGGED",
-    "AudioContent",
-    "BlobResourceContents",
     "CallInputs",
-    "CallToolResult",
     "Cancelled",
-    "CapabilityNotNegotiated",
     "Client",
-    "ClientCapabilities",
-    "ClientClosed",
     "ClientOpener",
-    "ClientTasksCapability",
     "Completed",
-    "ContentBlock",
-    "CreateMessageRequestParams",
-    "CreateMessageResult",
-    "CreateTaskResult",
-    "CreatedTaskUnreadable",
-    "DeadlineExceeded",
-    "DecodeError",
-    "DiscoverResult",
-    "ElicitAction",
-    "ElicitRequestFormParams",
-    "ElicitRequestParams",
-    "ElicitRequestURLParams",
-    "ElicitResult",
-    "ElicitationCapability",
     "ElicitationHandler",
-    "EmbeddedResource",
-    "ErrorObject",
     "Expired",
     "Failed",
     "Generation",
     "GetPrompt",
-    "GetPromptResult",
-    "GetStreamUnavailable",
-    "HTTPStatusError",
     "HandlerErrorPolicy",
-    "HeaderMismatch",
     "Held",
     "HttpTransport",
-    "IllegalTransition",
-    "ImageContent",
-    "Implementation",
-    "InitializeResult",
     "InputContext",
     "InputEvent",
     "InputEventKind",
-    "InputNotHandled",
-    "InputRequest",
-    "InputRequired",
-    "InputRequiredResult",
     "InputRouter",
-    "InputStuck",
-    "InvalidParams",
-    "InvalidToolAnnotation",
-    "JSONObject",
-    "JSONRPCError",
-    "JSONRPCMessage",
-    "JSONRPCNotification",
-    "JSONRPCRequest",
-    "JSONRPCResponse",
-    "JSONValue",
     "Journal",
     "JournalEntry",
-    "JournalError",
     "LeanHttpTransport",
-    "LimitExceeded",
     "Limits",
-    "ListPromptsResult",
-    "ListResourcesResult",
-    "ListRootsResult",
-    "ListTasksResult",
-    "ListToolsResult",
     "Lost",
     "MCPTasksError",
-    "MemoryServerEnd",
-    "MemoryTransport",
-    "MethodNotFound",
-    "MissingClientCapability",
-    "NotJournaled",
     "NotificationHandler",
     "OrphanedTask",
     "Outcome",
     "PollPolicy",
     "Poller",
-    "ProcessExited",
     "ProgressCallback",
     "ProgressHandler",
-    "ProgressStats",
-    "ProgressToken",
-    "Prompt",
-    "PromptArgument",
-    "PromptMessage",
-    "ProtocolError",
-    "ProtocolVersionRefused",
-    "RPCError",
     "ReadResource",
-    "ReadResourceResult",
     "ReceivedTask",
-    "ReceiverBook",
-    "ReceiverStore",
     "RecordedOutcome",
     "RecordedSession",
-    "RedirectRefused",
     "RequestHandler",
-    "RequestId",
-    "RequestTimeout",
-    "Resource",
-    "ResourceLink",
     "Resumed",
-    "Root",
-    "RootsCapability",
     "RootsHandler",
     "SQLiteJournal",
-    "SamplingCapability",
     "SamplingHandler",
-    "SamplingMessage",
-    "ServerBusy",
-    "ServerCapabilities",
     "ServerProbe",
-    "ServerTasksCapability",
-    "SessionExpired",
     "StatusMessage",
     "StdioShutdown",
     "StdioTransport",
-    "StreamInterrupted",
     "StreamResumption",
-    "TLSError",
-    "Task",
-    "TaskAugmentationNotAllowed",
-    "TaskAugmentationRequired",
-    "TaskMetadata",
-    "TaskNotCancellable",
-    "TaskNotFound",
     "TaskProgress",
     "TaskReceiver",
     "TaskRef",
-    "TaskStatus",
-    "TaskSupport",
     "TaskToolCall",
-    "TextContent",
-    "TextResourceContents",
     "Timeouts",
-    "Tool",
     "ToolCall",
-    "ToolExecution",
-    "ToolsCapability",
-    "Transport",
-    "TransportClosed",
-    "TransportError",
-    "TransportFault",
-    "TransportWrapper",
-    "UnexpectedPlainResult",
-    "UnexpectedResponse",
     "UnhandledInputPolicy",
-    "UnknownContent",
-    "UnknownValue",
-    "Unset",
-    "UnsupportedInGeneration",
-    "UnsupportedProtocolVersion",
     "Untagged",
-    "UsageError",
-    "Violation",
     "ViolationPolicy",
     "WatchItem",
     "__version__",
     "client_for",
-    "decode",
-    "decode_header_value",
-    "encode",
-    "encode_header_value",
-    "memory_transport_pair",
     "probe_server",
     "resume",
 ]
+
+
+def _moved() -> dict[str, str]:
+    """Each name that has a public home off the top level -> the import that reaches it."""
+    homes = {}
+    for home in ("models", "errors", "transports", "protocol", "wire"):
+        # import_module, not ``from . import``: that would look the submodule up here first.
+        module = importlib.import_module(f"{__name__}.{home}")
+        for name in module.__all__:
+            homes[name] = f"from {module.__name__} import {name}"
+    return homes
+
+
+if not TYPE_CHECKING:  # a type checker keeps reporting a moved name as missing
+
+    def __getattr__(name: str) -> object:
+        # Only reached for a name the module does not have: no alias, a pointer to its home.
+        if name == "Dialect":
+            raise AttributeError(
+                "Dialect is gone: a driver per generation replaces it "
+                "(Client.driver; mcp_tasks_client._drivers, internal)"
+            )
+        home = _moved().get(name)
+        if home is not None:
+            raise AttributeError(f"{name} moved: {home}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

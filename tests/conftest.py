@@ -16,7 +16,8 @@ from peers.harness import (
     stdio_env,
 )
 
-from mcp_tasks_client import HttpTransport, LeanHttpTransport, StdioTransport, Transport
+from mcp_tasks_client import HttpTransport, LeanHttpTransport, StdioTransport
+from mcp_tasks_client.transports import Transport
 
 # The 2025-11-25 tasks peers; fastmcp4 and mcp2 (2026-07-28) have their own fixtures.
 PEER_NAMES = ["mcp1", "ts1"]

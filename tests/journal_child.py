@@ -10,15 +10,14 @@ import anyio
 
 from mcp_tasks_client import (
     Client,
-    CreateTaskResult,
     Generation,
     HttpTransport,
-    Implementation,
     Poller,
     PollPolicy,
     SQLiteJournal,
     ToolCall,
 )
+from mcp_tasks_client.models import CreateTaskResult, Implementation
 
 
 async def main(url: str, generation: Generation, path: str, seconds: float) -> None:

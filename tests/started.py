@@ -3,7 +3,7 @@ task (T:463); a 2026-07-28 server may answer inline instead (``CallToolResult``)
 
 from __future__ import annotations
 
-from mcp_tasks_client import CallToolResult, CreateTaskResult
+from mcp_tasks_client.models import CallToolResult, CreateTaskResult
 
 
 def task_created(started: CreateTaskResult | CallToolResult) -> CreateTaskResult:

@@ -10,24 +10,24 @@ from peers.harness import stdio_command, stdio_env
 
 from mcp_tasks_client import (
     Client,
+    Generation,
+    GetPrompt,
+    HttpTransport,
+    InputContext,
+    InputRouter,
+    StdioTransport,
+)
+from mcp_tasks_client.errors import InputRequired, InvalidParams, RPCError
+from mcp_tasks_client.models import (
     ElicitAction,
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
-    GetPrompt,
-    HttpTransport,
     Implementation,
-    InputContext,
-    InputRequired,
-    InputRouter,
-    InvalidParams,
-    RPCError,
-    StdioTransport,
     TextContent,
     TextResourceContents,
-    Transport,
 )
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

@@ -13,31 +13,34 @@ import anyio
 import pytest
 from started import task_created
 
-from mcp_tasks_client import (
-    Client,
-    ClientCapabilities,
+from mcp_tasks_client import Client, Generation, OrphanedTask, ToolCall
+from mcp_tasks_client._transports.base import Incoming
+from mcp_tasks_client.errors import (
     DecodeError,
-    ElicitationCapability,
-    Generation,
-    Implementation,
     InvalidParams,
-    MemoryServerEnd,
-    MemoryTransport,
     MethodNotFound,
-    OrphanedTask,
     RequestTimeout,
     RPCError,
-    TextContent,
-    ToolCall,
-    Transport,
     TransportClosed,
     UnexpectedResponse,
     UnsupportedProtocolVersion,
     UsageError,
+)
+from mcp_tasks_client.models import (
+    ClientCapabilities,
+    ElicitationCapability,
+    Implementation,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    TextContent,
+)
+from mcp_tasks_client.transports import (
+    MemoryServerEnd,
+    MemoryTransport,
+    Transport,
     memory_transport_pair,
 )
-from mcp_tasks_client._transports.base import Incoming
-from mcp_tasks_client.models import JSONRPCMessage, JSONRPCRequest, JSONRPCResponse
 
 pytestmark = pytest.mark.anyio
 

@@ -11,20 +11,10 @@ import httpx
 import pytest
 from peers.harness import Peer
 
-from mcp_tasks_client import (
-    Client,
-    Generation,
-    HttpTransport,
-    Implementation,
-    ProcessExited,
-    RequestTimeout,
-    SessionExpired,
-    StdioTransport,
-    TaskSupport,
-    TextContent,
-    ToolCall,
-    Transport,
-)
+from mcp_tasks_client import Client, Generation, HttpTransport, StdioTransport, ToolCall
+from mcp_tasks_client.errors import ProcessExited, RequestTimeout, SessionExpired
+from mcp_tasks_client.models import Implementation, TaskSupport, TextContent
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_tasks_client import DecodeError, models
+from mcp_tasks_client import models
 from mcp_tasks_client._wire._converter import dumps, format_timestamp, loads, parse_timestamp
 from mcp_tasks_client._wire.jsonrpc import (
     decode_message,
@@ -28,6 +28,7 @@ from mcp_tasks_client._wire.jsonrpc import (
     serialize_message,
 )
 from mcp_tasks_client._wire.v2025_11_25 import converter
+from mcp_tasks_client.errors import DecodeError
 from mcp_tasks_client.models import (
     UNSET,
     CallToolResult,

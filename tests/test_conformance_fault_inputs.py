@@ -13,28 +13,24 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_client import (
-    Client,
+from mcp_tasks_client import Client, Generation, HttpTransport, Poller, PollPolicy, ToolCall
+from mcp_tasks_client.conformance import ConformancePolicy, ValidatingTransport, Validator
+from mcp_tasks_client.inputs import InputContext, InputRouter
+from mcp_tasks_client.models import (
     CreateMessageResult,
     CreateTaskResult,
+    ElicitAction,
     ElicitationCapability,
+    ElicitRequestParams,
     ElicitResult,
-    Generation,
-    HttpTransport,
     Implementation,
-    Poller,
-    PollPolicy,
     SamplingCapability,
     TaskStatus,
     TextContent,
-    ToolCall,
-    Transport,
 )
-from mcp_tasks_client.conformance import ConformancePolicy, ValidatingTransport, Validator
-from mcp_tasks_client.inputs import InputContext, InputRouter
-from mcp_tasks_client.models import ElicitAction, ElicitRequestParams
 from mcp_tasks_client.outcomes import Completed, Failed, Outcome
 from mcp_tasks_client.testing import BREAKABLE, PRESETS, FaultServer
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

@@ -10,17 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_client import (
-    Client,
-    Generation,
-    GetStreamUnavailable,
-    HttpTransport,
-    Implementation,
-    LeanHttpTransport,
-    ProtocolError,
-    RPCError,
-    Transport,
-)
+from mcp_tasks_client import Client, Generation, HttpTransport, LeanHttpTransport
 from mcp_tasks_client.conformance import (
     ConformancePolicy,
     ConformanceViolation,
@@ -28,6 +18,8 @@ from mcp_tasks_client.conformance import (
     ValidatingTransport,
     Validator,
 )
+from mcp_tasks_client.errors import GetStreamUnavailable, ProtocolError, RPCError
+from mcp_tasks_client.models import Implementation
 from mcp_tasks_client.testing import (
     HOSTILE_INIT_RESULT,
     Conn,
@@ -35,6 +27,7 @@ from mcp_tasks_client.testing import (
     HostileHTTPServer,
     Received,
 )
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

@@ -13,20 +13,13 @@ from started import task_created
 from mcp_tasks_client import (
     Client,
     Completed,
-    ElicitAction,
-    ElicitationCapability,
-    ElicitRequestParams,
-    ElicitResult,
     Failed,
     Generation,
     HttpTransport,
-    Implementation,
     InputContext,
     InputRouter,
     Poller,
     PollPolicy,
-    RPCError,
-    TaskNotCancellable,
     ToolCall,
 )
 from mcp_tasks_client.conformance import (
@@ -35,6 +28,14 @@ from mcp_tasks_client.conformance import (
     Finding,
     ValidatingTransport,
     Validator,
+)
+from mcp_tasks_client.errors import RPCError, TaskNotCancellable
+from mcp_tasks_client.models import (
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
 )
 
 pytestmark = pytest.mark.anyio

@@ -13,9 +13,10 @@ import pytest
 from conftest import require_peer
 from peers.harness import Peer, stdio_command, stdio_env
 
-from mcp_tasks_client import Generation, StdioTransport, Transport
+from mcp_tasks_client import Generation, StdioTransport
 from mcp_tasks_client.conformance import ProbeReport, ProbeVerdict, probe, unique_rules
 from mcp_tasks_client.testing import DROP, PRESETS, FaultServer
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

@@ -15,13 +15,6 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from mcp_tasks_client import (
-    InvalidParams,
-    MethodNotFound,
-    RPCError,
-    UnexpectedResponse,
-    UsageError,
-)
 from mcp_tasks_client._protocol.connection import (
     DuplicateRequest,
     ErrorReceived,
@@ -31,6 +24,13 @@ from mcp_tasks_client._protocol.connection import (
     ResultReceived,
     RPCConnection,
     UncorrelatedError,
+)
+from mcp_tasks_client.errors import (
+    InvalidParams,
+    MethodNotFound,
+    RPCError,
+    UnexpectedResponse,
+    UsageError,
 )
 from mcp_tasks_client.models import (
     ErrorObject,

@@ -14,25 +14,17 @@ import anyio
 import pytest
 from started import task_created
 
-from mcp_tasks_client import (
+from mcp_tasks_client import Client, Generation, Poller, PollPolicy, ToolCall
+from mcp_tasks_client.errors import (
     CapabilityNotNegotiated,
-    Client,
     DeadlineExceeded,
-    Generation,
-    Implementation,
-    MemoryServerEnd,
-    Poller,
-    PollPolicy,
     RequestTimeout,
     TaskAugmentationNotAllowed,
     TaskAugmentationRequired,
-    TaskSupport,
-    Tool,
-    ToolCall,
-    ToolExecution,
     UsageError,
-    memory_transport_pair,
 )
+from mcp_tasks_client.models import Implementation, TaskSupport, Tool, ToolExecution
+from mcp_tasks_client.transports import MemoryServerEnd, memory_transport_pair
 
 pytestmark = pytest.mark.anyio
 

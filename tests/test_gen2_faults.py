@@ -16,32 +16,36 @@ from started import task_created
 from mcp_tasks_client import (
     Client,
     Completed,
+    Generation,
+    HttpTransport,
+    InputContext,
+    InputRouter,
+    OrphanedTask,
+    Poller,
+    PollPolicy,
+    Timeouts,
+    ToolCall,
+)
+from mcp_tasks_client.errors import (
     CreatedTaskUnreadable,
     DeadlineExceeded,
     DecodeError,
+    InputStuck,
+    InvalidParams,
+    InvalidToolAnnotation,
+    ProtocolVersionRefused,
+    RequestTimeout,
+    UnsupportedInGeneration,
+    UsageError,
+)
+from mcp_tasks_client.models import (
     ElicitAction,
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
-    HttpTransport,
     Implementation,
-    InputContext,
-    InputRouter,
-    InputStuck,
-    InvalidParams,
-    InvalidToolAnnotation,
-    OrphanedTask,
-    Poller,
-    PollPolicy,
-    ProtocolVersionRefused,
-    RequestTimeout,
-    Timeouts,
-    ToolCall,
-    UnsupportedInGeneration,
-    UsageError,
-    decode_header_value,
 )
+from mcp_tasks_client.protocol import decode_header_value
 from mcp_tasks_client.testing import Conn, HostileHTTPServer, Received, sse_event
 
 pytestmark = pytest.mark.anyio
@@ -528,7 +532,8 @@ async def test_a_list_typed_property_with_an_annotation_is_reported_not_raised()
 
 
 def test_a_create_task_result_says_task_whatever_its_snapshot_said() -> None:
-    from mcp_tasks_client import CreateTaskResult, Task, decode, encode
+    from mcp_tasks_client.models import CreateTaskResult, Task
+    from mcp_tasks_client.wire import decode, encode
 
     snapshot = decode({"resultType": "complete", **task("t-1")}, Task, Generation.V2026_07_28)
     assert encode(CreateTaskResult(snapshot), Generation.V2026_07_28)["resultType"] == "task"

@@ -18,37 +18,41 @@ from recording import RecordingTransport
 from started import task_created
 
 from mcp_tasks_client import (
-    TASKS_EXTENSION,
     Cancelled,
     Client,
     Completed,
+    Failed,
+    Generation,
+    HttpTransport,
+    InputContext,
+    InputRouter,
+    Poller,
+    PollPolicy,
+    ToolCall,
+)
+from mcp_tasks_client.errors import (
+    HeaderMismatch,
+    InputRequired,
+    InvalidToolAnnotation,
+    MissingClientCapability,
+    TaskAugmentationRequired,
+    TaskNotFound,
+    UnsupportedInGeneration,
+)
+from mcp_tasks_client.models import (
+    TASKS_EXTENSION,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitResult,
-    Failed,
-    Generation,
-    HeaderMismatch,
-    HttpTransport,
     Implementation,
-    InputContext,
-    InputRequired,
-    InputRouter,
-    InvalidToolAnnotation,
-    MissingClientCapability,
-    Poller,
-    PollPolicy,
-    TaskAugmentationRequired,
-    TaskNotFound,
+    JSONRPCRequest,
     TaskStatus,
     TextContent,
-    ToolCall,
-    Transport,
-    UnsupportedInGeneration,
-    decode_header_value,
 )
-from mcp_tasks_client.models import JSONRPCRequest
+from mcp_tasks_client.protocol import decode_header_value
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

@@ -12,20 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
-from mcp_tasks_client import (
-    TASKS_EXTENSION,
-    CallToolResult,
-    CreateTaskResult,
-    DecodeError,
-    DiscoverResult,
-    ElicitationCapability,
-    Generation,
-    InputRequiredResult,
-    InputRouter,
-    Task,
-    ToolCall,
-    UsageError,
-)
+from mcp_tasks_client import Generation, InputRouter, ToolCall
 from mcp_tasks_client._drivers import driver_for
 from mcp_tasks_client._drivers.v2026_07_28 import (
     META_CLIENT_CAPABILITIES,
@@ -33,13 +20,22 @@ from mcp_tasks_client._drivers.v2026_07_28 import (
     META_PROTOCOL_VERSION,
 )
 from mcp_tasks_client._wire.headers import (
-    decode_header_value,
-    encode_header_value,
     header_annotations,
     param_headers,
     routing_headers,
 )
 from mcp_tasks_client._wire.v2026_07_28 import converter
+from mcp_tasks_client.errors import DecodeError, UsageError
+from mcp_tasks_client.models import (
+    TASKS_EXTENSION,
+    CallToolResult,
+    CreateTaskResult,
+    DiscoverResult,
+    ElicitationCapability,
+    InputRequiredResult,
+    Task,
+)
+from mcp_tasks_client.protocol import decode_header_value, encode_header_value
 from mcp_tasks_client.testing import (
     GEN2_TASK_KEYS,
     call_tool_results,
@@ -469,7 +465,7 @@ def test_a_ref_is_never_followed() -> None:
 @given(detailed_tasks())
 def test_the_public_codec_is_the_generations_codec(task: Task) -> None:
     """Issue 9: a caller building results by hand turns any model into its wire JSON."""
-    from mcp_tasks_client import decode, encode
+    from mcp_tasks_client.wire import decode, encode
 
     assert encode(task, Generation.V2026_07_28) == converter.encode(task)
     assert decode(encode(task, Generation.V2026_07_28), Task, Generation.V2026_07_28) == task

@@ -17,25 +17,27 @@ from peers.harness import stdio_command, stdio_env
 from mcp_tasks_client import (
     Client,
     Completed,
+    Generation,
+    HttpTransport,
+    InputContext,
+    InputRouter,
+    Poller,
+    PollPolicy,
+    StdioTransport,
+    ToolCall,
+    probe_server,
+)
+from mcp_tasks_client.models import (
     CreateTaskResult,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
-    HttpTransport,
     Implementation,
-    InputContext,
-    InputRouter,
-    Poller,
-    PollPolicy,
-    StdioTransport,
     TextContent,
-    ToolCall,
-    Transport,
-    probe_server,
 )
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

@@ -25,40 +25,45 @@ from started import task_created
 
 from mcp_tasks_client import (
     Client,
-    ClientClosed,
     Completed,
-    CreatedTaskUnreadable,
-    DeadlineExceeded,
-    DecodeError,
-    ElicitationCapability,
-    ElicitResult,
     Expired,
     Failed,
     Generation,
-    HTTPStatusError,
     HttpTransport,
-    Implementation,
     InputRouter,
-    InvalidParams,
     LeanHttpTransport,
-    LimitExceeded,
     Limits,
     OrphanedTask,
     Poller,
     PollPolicy,
+    StreamResumption,
+    Timeouts,
+    ToolCall,
+)
+from mcp_tasks_client.errors import (
+    ClientClosed,
+    CreatedTaskUnreadable,
+    DeadlineExceeded,
+    DecodeError,
+    HTTPStatusError,
+    InvalidParams,
+    LimitExceeded,
     ProtocolError,
     RedirectRefused,
     RequestTimeout,
     ServerBusy,
-    StreamResumption,
     TaskNotFound,
-    Timeouts,
     TLSError,
-    ToolCall,
     TransportError,
-    Violation,
 )
-from mcp_tasks_client.models import ClientCapabilities, ElicitAction
+from mcp_tasks_client.models import (
+    ClientCapabilities,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitResult,
+    Implementation,
+)
+from mcp_tasks_client.protocol import Violation
 from mcp_tasks_client.testing import HOSTILE_INIT_RESULT as INIT_RESULT
 from mcp_tasks_client.testing import Conn, Handler, HostileHTTPServer, Received, sse_event
 
@@ -509,7 +514,7 @@ async def test_abandon_sends_every_cancel_at_once_within_one_bound() -> None:
 
 
 def task_snapshot(client: Client, task_id: str) -> Any:
-    from mcp_tasks_client import Task
+    from mcp_tasks_client.models import Task
 
     return client.decode(task(task_id), Task)
 

@@ -16,15 +16,9 @@ import anyio
 import httpx
 import pytest
 
-from mcp_tasks_client import (
-    Client,
-    CreateTaskResult,
-    Generation,
-    HttpTransport,
-    Implementation,
-    ToolCall,
-    UsageError,
-)
+from mcp_tasks_client import Client, Generation, HttpTransport, ToolCall
+from mcp_tasks_client.errors import UsageError
+from mcp_tasks_client.models import CreateTaskResult, Implementation
 from mcp_tasks_client.testing import Conn, FaultServer, HostileHTTPServer, Received
 
 pytestmark = pytest.mark.anyio

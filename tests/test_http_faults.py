@@ -14,22 +14,16 @@ import anyio
 import httpx
 import pytest
 
-from mcp_tasks_client import (
-    Client,
+from mcp_tasks_client import Client, Generation, HttpTransport, StreamResumption, ToolCall
+from mcp_tasks_client.errors import (
     DecodeError,
-    Generation,
     GetStreamUnavailable,
     HTTPStatusError,
-    HttpTransport,
-    Implementation,
     InvalidParams,
     ProtocolError,
     StreamInterrupted,
-    StreamResumption,
-    TextContent,
-    ToolCall,
 )
-from mcp_tasks_client.models import JSONRPCRequest
+from mcp_tasks_client.models import Implementation, JSONRPCRequest, TextContent
 
 pytestmark = pytest.mark.anyio
 

@@ -15,20 +15,16 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_tasks_client import (
+from mcp_tasks_client import Client, Generation, InputContext, InputRouter
+from mcp_tasks_client.models import (
     RELATED_TASK_META,
-    Client,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
     Implementation,
-    InputContext,
-    InputRouter,
-    MemoryServerEnd,
-    memory_transport_pair,
 )
+from mcp_tasks_client.transports import MemoryServerEnd, memory_transport_pair
 
 TASKS = ["t0", "t1", "t2", "t3"]
 

@@ -16,9 +16,21 @@ from recording import RecordingTransport
 from started import task_created
 
 from mcp_tasks_client import (
-    RELATED_TASK_META,
     Client,
     Completed,
+    Generation,
+    HttpTransport,
+    InputContext,
+    InputEvent,
+    InputEventKind,
+    InputRouter,
+    Poller,
+    PollPolicy,
+    ToolCall,
+)
+from mcp_tasks_client.errors import InputNotHandled
+from mcp_tasks_client.models import (
+    RELATED_TASK_META,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitAction,
@@ -26,24 +38,14 @@ from mcp_tasks_client import (
     ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
-    HttpTransport,
     Implementation,
-    InputContext,
-    InputEvent,
-    InputEventKind,
-    InputNotHandled,
-    InputRouter,
     JSONRPCError,
     JSONRPCRequest,
     JSONRPCResponse,
-    Poller,
-    PollPolicy,
     SamplingCapability,
     TextContent,
-    ToolCall,
-    Transport,
 )
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

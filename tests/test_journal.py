@@ -21,14 +21,12 @@ from mcp_tasks_client import (
     Generation,
     Journal,
     JournalEntry,
-    JournalError,
     RecordedOutcome,
     RecordedSession,
     SQLiteJournal,
-    Task,
-    TaskStatus,
-    UsageError,
 )
+from mcp_tasks_client.errors import JournalError, UsageError
+from mcp_tasks_client.models import Task, TaskStatus
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
 

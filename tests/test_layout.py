@@ -42,7 +42,16 @@ FLOORS: list[tuple[str, ...]] = [
     # 8: resuming journaled tasks (opens Clients and Pollers)
     ("resume",),
     # 9: tools and the front door: conformance kit, testing kit, CLI, the package itself
-    ("conformance", "testing", "_hypothesis", "cli", "__init__"),
+    (
+        "conformance",
+        "testing",
+        "_hypothesis",
+        "cli",
+        "__init__",
+        "errors",
+        "protocol",
+        "transports",
+    ),
 ]
 
 
@@ -175,7 +184,8 @@ def test_the_branch_finder_finds_branches() -> None:
 
 
 def test_the_registry_knows_every_generation_and_refuses_others() -> None:
-    from mcp_tasks_client import Generation, UsageError
+    from mcp_tasks_client import Generation
+    from mcp_tasks_client.errors import UsageError
     from mcp_tasks_client._drivers import DRIVERS, driver_class
 
     assert set(DRIVERS) == set(Generation)

@@ -21,16 +21,9 @@ import h11
 import pytest
 import sniffio
 
-from mcp_tasks_client import (
-    Client,
-    Generation,
-    HttpTransport,
-    Implementation,
-    LeanHttpTransport,
-    Timeouts,
-    TransportError,
-    UsageError,
-)
+from mcp_tasks_client import Client, Generation, HttpTransport, LeanHttpTransport, Timeouts
+from mcp_tasks_client.errors import TransportError, UsageError
+from mcp_tasks_client.models import Implementation
 
 pytestmark = pytest.mark.anyio
 

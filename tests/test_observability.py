@@ -25,19 +25,21 @@ from started import task_created
 from mcp_tasks_client import (
     Client,
     Completed,
-    ElicitAction,
-    ElicitationCapability,
-    ElicitRequestParams,
-    ElicitResult,
     Generation,
     HttpTransport,
-    Implementation,
     InputContext,
     InputRouter,
     Poller,
     PollPolicy,
     ToolCall,
     observability,
+)
+from mcp_tasks_client.models import (
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
 )
 from mcp_tasks_client.observability import _scrub, _Tracing
 
@@ -203,8 +205,17 @@ import sys
 for name in ("opentelemetry", "opentelemetry.trace", "opentelemetry.context"):
     sys.modules[name] = None
 import logging, datetime as dt, anyio
-from mcp_tasks_client import (Client, Completed, Generation, HttpTransport, Implementation,
-    Poller, PollPolicy, ToolCall, observability)
+from mcp_tasks_client import (
+    Client,
+    Completed,
+    Generation,
+    HttpTransport,
+    Poller,
+    PollPolicy,
+    ToolCall,
+    observability,
+)
+from mcp_tasks_client.models import Implementation
 logging.basicConfig(level=logging.DEBUG)
 
 async def main():

@@ -23,14 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_poller_sim import OUTCOME_OF, SimServer, TaskSpec, run_sim, specs_for
 
-from mcp_tasks_client import (
-    Client,
-    DeadlineExceeded,
-    MCPTasksError,
-    Poller,
-    PollPolicy,
-    TaskProgress,
-)
+from mcp_tasks_client import Client, MCPTasksError, Poller, PollPolicy, TaskProgress
+from mcp_tasks_client.errors import DeadlineExceeded
 from mcp_tasks_client.models import CreateTaskResult, Task
 
 KINDS = ("wait", "wait_all", "as_completed", "watch")

@@ -15,15 +15,14 @@ from mcp_tasks_client import (
     Client,
     Completed,
     Generation,
-    Implementation,
-    MemoryServerEnd,
     Poller,
     PollPolicy,
     ToolCall,
-    UnknownValue,
     ViolationPolicy,
-    memory_transport_pair,
 )
+from mcp_tasks_client.errors import UnknownValue
+from mcp_tasks_client.models import Implementation
+from mcp_tasks_client.transports import MemoryServerEnd, memory_transport_pair
 
 pytestmark = pytest.mark.anyio
 

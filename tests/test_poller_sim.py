@@ -34,20 +34,17 @@ from mcp_tasks_client import (
     Cancelled,
     Client,
     Completed,
-    DeadlineExceeded,
     Expired,
     Failed,
     Generation,
-    Implementation,
     MCPTasksError,
-    MemoryServerEnd,
     Poller,
     PollPolicy,
-    TextContent,
     ToolCall,
-    memory_transport_pair,
 )
-from mcp_tasks_client.models import CreateTaskResult
+from mcp_tasks_client.errors import DeadlineExceeded
+from mcp_tasks_client.models import CreateTaskResult, Implementation, TextContent
+from mcp_tasks_client.transports import MemoryServerEnd, memory_transport_pair
 
 EPOCH = dt.datetime(2025, 11, 25, 10, 30, tzinfo=dt.timezone.utc)
 TERMINAL = ("completed", "failed", "cancelled")

@@ -15,14 +15,8 @@ import pytest
 from mcp_tasks_client import (
     Client,
     Completed,
-    CreateTaskResult,
-    ElicitAction,
-    ElicitationCapability,
-    ElicitRequestParams,
-    ElicitResult,
     Generation,
     HttpTransport,
-    Implementation,
     InputContext,
     InputRouter,
     LeanHttpTransport,
@@ -30,7 +24,15 @@ from mcp_tasks_client import (
     PollPolicy,
     TaskRef,
     ToolCall,
-    UsageError,
+)
+from mcp_tasks_client.errors import UsageError
+from mcp_tasks_client.models import (
+    CreateTaskResult,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
 )
 from mcp_tasks_client.testing import FaultServer
 

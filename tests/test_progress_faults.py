@@ -21,24 +21,19 @@ import pytest
 from started import task_created
 
 from mcp_tasks_client import (
-    RELATED_TASK_META,
     Client,
     Completed,
-    DecodeError,
     Generation,
     HttpTransport,
     Limits,
-    MemoryServerEnd,
     Poller,
     PollPolicy,
-    Task,
     TaskProgress,
-    TaskStatus,
     ToolCall,
-    UsageError,
-    Violation,
-    memory_transport_pair,
 )
+from mcp_tasks_client.errors import DecodeError, UsageError
+from mcp_tasks_client.models import RELATED_TASK_META, Task, TaskStatus
+from mcp_tasks_client.protocol import Violation
 from mcp_tasks_client.testing import (
     SCRIPTED_CLIENT_INFO as INFO,
 )
@@ -49,6 +44,7 @@ from mcp_tasks_client.testing import (
     handshake,
     sse_event,
 )
+from mcp_tasks_client.transports import MemoryServerEnd, memory_transport_pair
 
 pytestmark = pytest.mark.anyio
 

@@ -18,27 +18,29 @@ from peers.harness import stdio_command
 from started import task_created
 
 from mcp_tasks_client import (
-    RELATED_TASK_META,
-    CallToolResult,
     Client,
     Completed,
     Generation,
     HttpTransport,
-    Implementation,
-    JSONRPCNotification,
     Poller,
     PollPolicy,
     StatusMessage,
     StdioTransport,
-    Task,
     TaskProgress,
+    ToolCall,
+)
+from mcp_tasks_client.errors import UsageError
+from mcp_tasks_client.models import (
+    RELATED_TASK_META,
+    CallToolResult,
+    Implementation,
+    JSONRPCNotification,
+    Task,
     TaskStatus,
     TextContent,
-    ToolCall,
-    Transport,
-    UsageError,
-    Violation,
 )
+from mcp_tasks_client.protocol import Violation
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

@@ -22,25 +22,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from mcp_tasks_client import (
-    RELATED_TASK_META,
-    DecodeError,
-    InputEvent,
-    InputEventKind,
-    StatusMessage,
-    Task,
-    TaskProgress,
-    TaskStatus,
-    ToolCall,
-    UsageError,
-    Violation,
-)
+from mcp_tasks_client import InputEvent, InputEventKind, StatusMessage, TaskProgress, ToolCall
 from mcp_tasks_client._protocol.progress import (
     ProgressBook,
     check_progress_token,
     next_status_message,
 )
 from mcp_tasks_client.engine import _WatchQueue
+from mcp_tasks_client.errors import DecodeError, UsageError
+from mcp_tasks_client.models import RELATED_TASK_META, Task, TaskStatus
+from mcp_tasks_client.protocol import Violation
 
 T0 = dt.datetime(2025, 11, 25, 10, 30, tzinfo=dt.timezone.utc)
 TOKENS: list[str | int] = ["a", "b", "1", 1, 2, 0]

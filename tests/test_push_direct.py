@@ -24,16 +24,10 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_tasks_client import (
-    Client,
-    Generation,
-    HttpTransport,
-    Implementation,
-    Limits,
-    TransportError,
-    TransportWrapper,
-)
-from mcp_tasks_client.models import JSONRPCNotification
+from mcp_tasks_client import Client, Generation, HttpTransport, Limits
+from mcp_tasks_client.errors import TransportError
+from mcp_tasks_client.models import Implementation, JSONRPCNotification
+from mcp_tasks_client.transports import TransportWrapper
 
 pytestmark = pytest.mark.anyio
 

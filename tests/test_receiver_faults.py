@@ -10,16 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_client import (
-    ElicitationCapability,
-    ElicitRequestParams,
-    ElicitResult,
-    InputContext,
-    InputRouter,
-    MemoryServerEnd,
-    TaskReceiver,
-)
+from mcp_tasks_client import InputContext, InputRouter, TaskReceiver
+from mcp_tasks_client.models import ElicitationCapability, ElicitRequestParams, ElicitResult
 from mcp_tasks_client.testing import scripted_client
+from mcp_tasks_client.transports import MemoryServerEnd
 
 pytestmark = pytest.mark.anyio
 

@@ -15,6 +15,15 @@ from recording import RecordingTransport
 
 from mcp_tasks_client import (
     Client,
+    Generation,
+    InputContext,
+    InputEventKind,
+    InputRouter,
+    TaskReceiver,
+    ToolCall,
+)
+from mcp_tasks_client.errors import UsageError
+from mcp_tasks_client.models import (
     ClientCapabilities,
     ClientTasksCapability,
     CreateMessageRequestParams,
@@ -23,20 +32,13 @@ from mcp_tasks_client import (
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
     Implementation,
-    InputContext,
-    InputEventKind,
-    InputRouter,
     JSONRPCNotification,
     SamplingCapability,
     Task,
-    TaskReceiver,
     TextContent,
-    ToolCall,
-    Transport,
-    UsageError,
 )
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 
@@ -236,7 +238,7 @@ def test_declaring_task_capabilities_without_a_receiver_is_refused() -> None:
         elicitation=ElicitationCapability(form={}),
         tasks=ClientTasksCapability(elicitation_create=True),
     )
-    from mcp_tasks_client import memory_transport_pair
+    from mcp_tasks_client.transports import memory_transport_pair
 
     transport, _server = memory_transport_pair()
     client = Client(
@@ -260,7 +262,7 @@ def test_a_receiver_declares_tasks_only_for_the_kinds_served() -> None:
 async def test_a_store_of_the_callers_own_is_used(transport: Transport) -> None:
     """The store is pluggable: a caller's store (here the in-memory one, wrapped to count)
     holds the received task."""
-    from mcp_tasks_client import ReceiverBook
+    from mcp_tasks_client.protocol import ReceiverBook
 
     created: list[str] = []
 

@@ -23,21 +23,18 @@ from mcp_tasks_client import (
     Generation,
     Held,
     HttpTransport,
-    Implementation,
     JournalEntry,
-    JournalError,
     Lost,
-    NotJournaled,
     Poller,
     PollPolicy,
     SQLiteJournal,
     StdioTransport,
-    TextContent,
     ToolCall,
-    TransportError,
     client_for,
     resume,
 )
+from mcp_tasks_client.errors import JournalError, NotJournaled, TransportError
+from mcp_tasks_client.models import Implementation, TextContent
 
 pytestmark = pytest.mark.anyio
 

@@ -19,26 +19,28 @@ from peers.harness import stdio_command
 from started import task_created
 
 from mcp_tasks_client import (
-    RELATED_TASK_META,
     UNTAGGED,
     Client,
     Completed,
+    Generation,
+    InputContext,
+    InputRouter,
+    Poller,
+    PollPolicy,
+    StdioTransport,
+    ToolCall,
+)
+from mcp_tasks_client.models import (
+    RELATED_TASK_META,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    Generation,
     Implementation,
-    InputContext,
-    InputRouter,
-    MemoryServerEnd,
-    Poller,
-    PollPolicy,
-    StdioTransport,
     TextContent,
-    ToolCall,
 )
 from mcp_tasks_client.testing import TASK_CALLS, scripted_client
+from mcp_tasks_client.transports import MemoryServerEnd
 
 pytestmark = pytest.mark.anyio
 

@@ -15,16 +15,12 @@ from mcp_tasks_client import (
     Completed,
     Generation,
     HttpTransport,
-    Implementation,
-    InitializeResult,
     Poller,
     PollPolicy,
-    SessionExpired,
-    TaskNotFound,
-    TaskStatus,
     ToolCall,
-    UsageError,
 )
+from mcp_tasks_client.errors import SessionExpired, TaskNotFound, UsageError
+from mcp_tasks_client.models import Implementation, InitializeResult, TaskStatus
 
 pytestmark = pytest.mark.anyio
 

@@ -18,13 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_tasks_client import (
-    CallToolResult,
     Client,
-    DecodeError,
     Generation,
     HttpTransport,
-    Implementation,
-    LimitExceeded,
     Limits,
     MCPTasksError,
     StreamResumption,
@@ -32,6 +28,8 @@ from mcp_tasks_client import (
 )
 from mcp_tasks_client._transports._sse import SSEDecoder, SSEEvent
 from mcp_tasks_client._transports.http import _header_value, _retry_after, _retry_seconds
+from mcp_tasks_client.errors import DecodeError, LimitExceeded
+from mcp_tasks_client.models import CallToolResult, Implementation
 
 LINE_ENDINGS = st.sampled_from([b"\n", b"\r\n", b"\r"])
 # Field values: any text without a line break (a value cannot hold one).

@@ -14,22 +14,17 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_tasks_client import (
-    Client,
+from mcp_tasks_client import Client, Generation, Limits, StdioShutdown, StdioTransport, ToolCall
+from mcp_tasks_client.errors import (
     DecodeError,
-    Generation,
-    Implementation,
     LimitExceeded,
-    Limits,
     ProcessExited,
     RequestTimeout,
-    StdioShutdown,
-    StdioTransport,
-    ToolCall,
     TransportClosed,
     TransportError,
-    TransportFault,
 )
+from mcp_tasks_client.models import Implementation
+from mcp_tasks_client.transports import TransportFault
 
 pytestmark = pytest.mark.anyio
 
@@ -320,7 +315,8 @@ async def test_a_dying_server_ends_poller_waits_at_once_with_process_exited() ->
     """Issue 7 (found by an independent probe): a child that died left `poller.wait` running
     until its deadline (or its next poll, minutes away). The connection's end now ends every
     wait with what ended it."""
-    from mcp_tasks_client import Poller, PollPolicy, Task
+    from mcp_tasks_client import Poller, PollPolicy
+    from mcp_tasks_client.models import Task
 
     code = (
         "import json, sys, time\n"

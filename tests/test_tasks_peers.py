@@ -10,26 +10,25 @@ import pytest
 from started import task_created
 
 from mcp_tasks_client import (
-    RELATED_TASK_META,
     Cancelled,
     Client,
     Completed,
-    DeadlineExceeded,
     Failed,
     Generation,
     HttpTransport,
-    Implementation,
-    InvalidParams,
     Poller,
     PollPolicy,
+    ToolCall,
+)
+from mcp_tasks_client.errors import (
+    DeadlineExceeded,
+    InvalidParams,
     TaskAugmentationRequired,
     TaskNotCancellable,
     TaskNotFound,
-    TaskStatus,
-    TextContent,
-    ToolCall,
-    Transport,
 )
+from mcp_tasks_client.models import RELATED_TASK_META, Implementation, TaskStatus, TextContent
+from mcp_tasks_client.transports import Transport
 
 pytestmark = pytest.mark.anyio
 

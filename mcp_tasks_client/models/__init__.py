@@ -1,7 +1,8 @@
 """Typed values for every wire shape the client sees (attrs, frozen, slotted).
 
-These classes say nothing about JSON: ``mcp_tasks_client._wire`` holds one converter per
-protocol generation.
+Every wire value a program reads or builds is imported from here, and only from here:
+``from mcp_tasks_client.models import Implementation, Task``. These classes say nothing about
+JSON: ``mcp_tasks_client.wire`` encodes and decodes them for either protocol generation.
 """
 
 from ._base import MAX_DURATION_MS, UNSET, JSONObject, JSONValue, Unset
