@@ -185,8 +185,8 @@ def test_the_branch_finder_finds_branches() -> None:
 
 def test_the_registry_knows_every_generation_and_refuses_others() -> None:
     from mcp_tasks_client import Generation
-    from mcp_tasks_client.errors import UsageError
     from mcp_tasks_client._drivers import DRIVERS, driver_class
+    from mcp_tasks_client.errors import UsageError
 
     assert set(DRIVERS) == set(Generation)
     for generation, driver in DRIVERS.items():
