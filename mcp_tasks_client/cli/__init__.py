@@ -7,6 +7,8 @@ brings rich); the library itself never imports rich. Parsing is argparse; the ru
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -37,6 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     output: Output | None = None
     options: Options | None = None
     try:
+        # From here a Ctrl-C is a KeyboardInterrupt, caught below (the mcp-tasks entry point
+        # lets the signal end the process while the package is imported).
+        with contextlib.suppress(ValueError):  # ValueError: not the main thread
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             import rich  # noqa: F401 - the extra's presence, checked before anything else
         except ImportError:
