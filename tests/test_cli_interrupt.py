@@ -66,7 +66,7 @@ def test_every_interrupt_exits_130_and_says_how_to_cancel(
 ) -> None:
     url: str = request.getfixturevalue(f"{peer}_http_url")
     generation = GEN2 if peer == "fastmcp4" else ("--generation", "2025-11-25")
-    tool, arguments = ("slow_compute", {"seconds": 30})
+    tool, arguments = "slow_compute", dict[str, object](seconds=30)
     if peer == "mcp1":
         tool, arguments = ("slow_echo", {"text": "x", "seconds": 30})
     args = ["--url", url, *generation, "--json", "--interval", "0.02", "call", tool,
