@@ -40,9 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     options: Options | None = None
     try:
         # From here a Ctrl-C is a KeyboardInterrupt, caught below (the mcp-tasks entry point
-        # lets the signal end the process while the package is imported).
+        # lets the signal end the process while the package is imported). A handler of the
+        # program that called main() is left alone.
         with contextlib.suppress(ValueError):  # ValueError: not the main thread
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            if signal.getsignal(signal.SIGINT) is signal.SIG_DFL:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             import rich  # noqa: F401 - the extra's presence, checked before anything else
         except ImportError:

@@ -27,11 +27,14 @@ only with --wait, input is answered only with --inputs (and only then does the c
 elicitation), and the protocol generation is the one you name (--generation, default
 2025-11-25; `probe` tells which ones a server speaks). Runs on trio.
 
-On a terminal, a live line shows the task's status, message, elapsed time and next poll. With
---json, and whenever stdout is not a terminal, every line of stdout is one JSON object with an
-"event" key ("created", "status", "input", "outcome", "tool", "task", "cancel", "probe",
-"error"); the last line for a waited task is the "outcome": its "status" and its "result"
-(the CallToolResult as wire JSON) or its "error" ({"type", "message", ...}), and "exit_code".
+On a terminal, a live line shows the task's status, message, elapsed time and next poll, and
+at most 256 KiB of a result (--output FILE writes all of it). Server text is shown with its
+control characters escaped (\\x1b), never run. With --json, and whenever stdout is not a
+terminal, every line of stdout is one JSON object with an "event" key ("created", "status",
+"input", "outcome", "tool", "task", "cancel", "probe", "error", "interrupted"); the last line
+for a waited task is the "outcome": its "status" and its "result" (the CallToolResult as wire
+JSON) or its "error" ({"type", "message", ...}), and "exit_code". Ctrl-C exits 130 and prints
+the command that cancels the task left running.
 
 --inputs FILE.json answers input requests from a JSON object: each question is looked up by
 its 2026-07-28 input key, then by the elicitation's message, then by its method
