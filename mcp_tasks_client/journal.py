@@ -12,10 +12,16 @@ per server only). It has leases (:meth:`Journal.claim`) so that many processes s
 journal never poll the same task twice; :class:`SQLiteJournal` implements them with one SQLite
 file in WAL mode, and a server-backed journal can implement the same protocol.
 
-Task ids and session ids are bearer capabilities: :class:`SQLiteJournal` creates its file
-owner-only (0600) and refuses one that others may read. It refuses a file that is not one of
-its journals (another SQLite database, a text file, a newer schema) with :class:`JournalError`
-and never writes to it. Every SQLite call runs on a worker thread, off the event loop.
+Task ids and session ids are bearer capabilities, and a journal tells ``resume`` which servers
+to talk to: :class:`SQLiteJournal` trusts a file only as ssh trusts its keys. It creates the
+file owner-only (0600), and refuses (:class:`JournalError` naming the file and the rule, the
+file left as it is) one that the current user does not own, even when that user is root, and
+one whose mode gives the group or others any access (read, write or execute: a reader learns
+the ids, a writer plants a server). SQLite's companions (``-wal``, ``-shm``, ``-journal``) are
+held to the same rules before the file is opened, and checked again once the connection has
+made them (a companion it made with wider permissions is narrowed to 0600). It refuses a file
+that is not one of its journals (another SQLite database, a text file, a newer schema) and
+never writes to it. Every SQLite call runs on a worker thread, off the event loop.
 """
 
 from __future__ import annotations
@@ -56,9 +62,10 @@ __all__ = [
 
 
 class JournalError(MCPTasksError):
-    """The journal cannot be used: not a journal, corrupt, too widely readable, or a write failed.
+    """The journal cannot be used: not a journal, corrupt, not the current user's, open to
+    the group or others, or a write failed.
 
-    ``path`` names the file; the file was not modified.
+    ``path`` names the file (the journal, or the companion at fault); it was not modified.
     """
 
     def __init__(self, path: str, problem: str) -> None:
@@ -164,6 +171,7 @@ class Journal(Protocol):
 _APPLICATION_ID = 0x4D435454  # "MCTT": this file is an mcp-tasks-client journal
 _SCHEMA_VERSION = 1
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's files beside the journal
 _SCHEMA = """
 CREATE TABLE tasks (
     server TEXT NOT NULL,
@@ -225,6 +233,7 @@ class SQLiteJournal:
         else:
             os.close(fd)
             created = True
+        self._check_companions(narrow=False)
         try:
             db = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
@@ -242,6 +251,8 @@ class SQLiteJournal:
             else:
                 self._check_schema(db)
                 db.execute("PRAGMA journal_mode=WAL")
+            # The companions the connection made (or another process made meanwhile).
+            self._check_companions(narrow=True)
         except sqlite3.Error as exc:
             db.close()
             raise self._fail(f"not a usable journal ({exc})") from None
@@ -250,6 +261,26 @@ class SQLiteJournal:
             raise
         return db
 
+    def _trusted(self, path: str, info: os.stat_result, what: str) -> None:
+        """The ownership and mode rules, for the journal file or one of its companions."""
+        me = os.geteuid()
+        if info.st_uid != me:
+            raise JournalError(
+                path,
+                f"{what} is owned by uid {info.st_uid}, not by the current user (uid {me}): "
+                "a journal must belong to the user who runs it, even root (as ssh requires of "
+                "its keys); it was left as it is",
+            )
+        loose = stat.S_IMODE(info.st_mode) & 0o077
+        if loose:
+            who = "writable" if loose & 0o022 else "readable" if loose & 0o044 else "usable"
+            raise JournalError(
+                path,
+                f"{what} is {who} by group or others (mode {stat.S_IMODE(info.st_mode):o}); a "
+                "journal holds task and session ids, which are bearer capabilities, and names "
+                "the servers resume talks to: chmod 600 it (it was left as it is)",
+            )
+
     def _check_existing(self) -> None:
         try:
             info = os.stat(self.path)
@@ -257,17 +288,33 @@ class SQLiteJournal:
             raise self._fail(f"cannot read: {exc.strerror}") from None
         if not stat.S_ISREG(info.st_mode):
             raise self._fail("not a regular file")
-        if info.st_mode & 0o077:
-            raise self._fail(
-                f"readable by others (mode {stat.S_IMODE(info.st_mode):o}); it holds task and "
-                "session ids, which are bearer capabilities: chmod 600 it"
-            )
+        self._trusted(self.path, info, "the journal file")
         if info.st_size == 0:
             raise self._fail("empty file (not a journal); it was left as it is")
         with open(self.path, "rb") as file:
             head = file.read(len(_SQLITE_MAGIC))
         if head != _SQLITE_MAGIC:
             raise self._fail("not a journal (not an SQLite database); it was left as it is")
+
+    def _check_companions(self, *, narrow: bool) -> None:
+        """SQLite's ``-wal``, ``-shm`` and ``-journal`` files, held to the journal's rules.
+        With ``narrow`` (after the connection opened: a companion of ours it made), one of
+        ours with group or others bits is chmod 600 instead of refused."""
+        for suffix in _COMPANIONS:
+            path = self.path + suffix
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                problem = f"cannot check the {suffix} companion: {exc.strerror}"
+                raise JournalError(path, problem) from None
+            if not stat.S_ISREG(info.st_mode):
+                raise JournalError(path, f"the {suffix} companion is not a regular file")
+            if narrow and info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) & 0o077:
+                os.chmod(path, 0o600)
+                continue
+            self._trusted(path, info, f"the journal's {suffix} companion")
 
     def _check_schema(self, db: sqlite3.Connection) -> None:
         application_id = db.execute("PRAGMA application_id").fetchone()[0]

@@ -7,10 +7,18 @@ brings rich); the library itself never imports rich. Parsing is argparse; the ru
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ._exit import ExitCode
+
+if TYPE_CHECKING:
+    from ._options import Options
+    from ._output import Output
 
 __all__ = ["ExitCode", "main"]
 
@@ -21,32 +29,72 @@ MISSING_EXTRA = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``mcp-tasks`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    """Run ``mcp-tasks`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
+
+    Ctrl-C, wherever it lands, ends the run with exit code 130 and no traceback: while a
+    command runs it cancels the command's scope (so everything it started unwinds as a
+    cancellation does), and a task started or followed is said to keep running, with the
+    command that cancels it (with ``--json``, in a final "interrupted" line).
+    """
+    output: Output | None = None
+    options: Options | None = None
     try:
-        import rich  # noqa: F401 - the extra's presence, checked before anything else
-    except ImportError:
-        sys.stderr.write(MISSING_EXTRA)
-        return int(ExitCode.USAGE)
+        # From here a Ctrl-C is a KeyboardInterrupt, caught below (the mcp-tasks entry point
+        # lets the signal end the process while the package is imported). A handler of the
+        # program that called main() is left alone.
+        with contextlib.suppress(ValueError):  # ValueError: not the main thread
+            if signal.getsignal(signal.SIGINT) is signal.SIG_DFL:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            import rich  # noqa: F401 - the extra's presence, checked before anything else
+        except ImportError:
+            sys.stderr.write(MISSING_EXTRA)
+            return int(ExitCode.USAGE)
 
-    import anyio
+        import anyio
 
-    from ._commands import run
-    from ._options import parse
-    from ._output import JsonOutput, Output
+        from .._errors import UsageError
+        from ._commands import run
+        from ._options import parse
+        from ._output import JsonOutput
 
-    try:
-        options, command, ns = parse(argv)
-    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
-        return exc.code if isinstance(exc.code, int) else int(ExitCode.USAGE)
-    output: Output
-    if options.json or not sys.stdout.isatty():
-        output = JsonOutput(options.generation)
-    else:
-        from ._tty import RichOutput
+        try:
+            options, command, ns = parse(argv)
+        except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+            return exc.code if isinstance(exc.code, int) else int(ExitCode.USAGE)
+        if options.json or not sys.stdout.isatty():
+            output = JsonOutput(options.generation)
+        else:
+            from ._tty import RichOutput
 
-        output = RichOutput(options.generation)
-    try:
+            output = RichOutput(options.generation)
+        if options.output is not None:
+            try:
+                output.keep_result(options.output)
+            except UsageError as exc:
+                return int(output.error(exc))
         return int(anyio.run(run, options, command, ns, output, backend="trio"))
-    except KeyboardInterrupt:
-        sys.stderr.write("mcp-tasks: interrupted\n")
+    except BaseException as exc:
+        if not _interrupted(exc):
+            raise
+        # Whatever was underway (imports, the loop's start, a second Ctrl-C while the
+        # first unwound) is abandoned; the process ends here.
+        warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
+        if output is None or options is None:
+            sys.stderr.write("mcp-tasks: interrupted\n")
+        else:
+            from ._interrupt import report_interrupt
+
+            report_interrupt(output, options)
         return int(ExitCode.INTERRUPTED)
+
+
+def _interrupted(error: BaseException) -> bool:
+    """A Ctrl-C: a KeyboardInterrupt, bare or inside an exception group (one that landed in a
+    background task of a task group)."""
+    if isinstance(error, KeyboardInterrupt):
+        return True
+    # BaseExceptionGroup: the builtin (3.11+) or the backport's (3.10), named alike.
+    is_group = any(cls.__name__ == "BaseExceptionGroup" for cls in type(error).__mro__)
+    inner = getattr(error, "exceptions", None)
+    return is_group and isinstance(inner, tuple) and any(_interrupted(e) for e in inner)

@@ -7,6 +7,8 @@ import contextlib
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 
+import anyio
+
 from .._client import Client, Timeouts
 from .._drivers import driver_for
 from .._errors import (
@@ -42,6 +44,7 @@ from ._connect import (
 )
 from ._exit import ExitCode, for_error
 from ._inputs import FileAnswers, make_router
+from ._interrupt import Interrupted, cancel_on_interrupt
 from ._options import Options, call_args
 from ._output import Output
 
@@ -214,6 +217,7 @@ class Run:
             self.out.note("the server ran the call inline: no task was made")
             return self.out.outcome(None, Completed(None, started))
         self.out.created(started.task)
+        self.out.open_task, self.out.open_status = started.task.task_id, started.task.status.value
         if not args.wait:
             return ExitCode.COMPLETED
         return await self.follow(client, started, render=True)
@@ -241,7 +245,7 @@ class Run:
                 entry,
                 client_info=client_info(options),
                 capabilities=capabilities or ClientCapabilities(),
-                headers=dict(options.server.headers),
+                headers=self.headers_for(entry),
                 timeouts=Timeouts(request=options.timeout, initialize=options.timeout),
             )
             if self.router is not None:
@@ -266,6 +270,18 @@ class Run:
             self.out.note(f"no open task in {options.journal}")
         return max(codes, default=ExitCode.COMPLETED)
 
+    def headers_for(self, entry: JournalEntry) -> dict[str, str]:
+        """The ``--header`` values, for an entry of the server they were given for (``--url``)
+        only: a journal entry naming another server (planted, say) never receives them."""
+        server = self.options.server
+        if not server.headers or entry.server == server.url:
+            return dict(server.headers)
+        self.out.warn(
+            f"task {entry.task_id} on {entry.server}: followed without --header "
+            f"(the headers were given for {server.url} only)"
+        )
+        return {}
+
     async def cancel(self, client: Client, task_id: str) -> ExitCode:
         try:
             task = await client.cancel_task(task_id)
@@ -286,6 +302,7 @@ class Run:
         report its outcome, or the error or deadline that ended the wait."""
         task_id = ref.task.task_id if isinstance(ref, CreateTaskResult) else ref
         last = ref.task if isinstance(ref, CreateTaskResult) else None
+        self.out.open_task = task_id
         deadline = self.options.deadline
         unanswered: InputNotHandled | None = None
         await self.listen_for_progress(client)
@@ -301,6 +318,7 @@ class Run:
                         if not isinstance(item, Task):
                             continue
                         last = item
+                        self.out.open_status = item.status.value
                         if item.status is TaskStatus.INPUT_REQUIRED and self.router is None:
                             # Nothing here can answer (and nothing was declared): say how.
                             requests = item.input_requests or {}
@@ -330,4 +348,16 @@ def _generator(
 
 
 async def run(options: Options, command: str, ns: argparse.Namespace, output: Output) -> ExitCode:
-    return await Run(options, output)(command, ns)
+    """The command, cancelled by Ctrl-C (then KeyboardInterrupt is raised here, once
+    everything it started has unwound: ``main`` reports it)."""
+    interrupted = Interrupted()
+    async with anyio.create_task_group() as group:
+        work = anyio.CancelScope()
+        await group.start(cancel_on_interrupt, work, interrupted)
+        code = ExitCode.INTERRUPTED
+        with work:
+            code = await Run(options, output)(command, ns)
+        group.cancel_scope.cancel()
+    if interrupted.seen:
+        raise KeyboardInterrupt
+    return code

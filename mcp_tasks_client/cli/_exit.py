@@ -50,8 +50,8 @@ class ExitCode(enum.IntEnum):
     """The server does not know the task (unknown id, expired and deleted, or another
     session's task), or ``resume`` found it lost (its session expired or ended)."""
     JOURNAL = 9
-    """The ``--journal`` file cannot be used (not a journal, corrupt, readable by others);
-    it was left as it is."""
+    """The ``--journal`` file cannot be used (not a journal, corrupt, not the current
+    user's, open to group or others); it was left as it is."""
     INTERRUPTED = 130
     """Interrupted (Ctrl-C)."""
 

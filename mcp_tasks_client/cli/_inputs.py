@@ -28,6 +28,7 @@ from ..models import (
 )
 from ..wire import decode
 from ._output import Output
+from ._safe import for_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,18 +114,20 @@ def _field_value(console: Console, name: str, spec: dict[str, Any], required: bo
     from rich.prompt import Confirm, Prompt
     from rich.text import Text
 
-    label = str(spec.get("title") or name)
+    label = for_terminal(str(spec.get("title") or name))  # the server's words: shown, not run
     if spec.get("description"):
-        label += f" ({spec['description']})"
+        label += for_terminal(f" ({spec['description']})")
     default = spec.get("default")
     kind = spec.get("type")
     choices = spec.get("enum")
     if choices is None and isinstance(spec.get("oneOf"), list):
         choices = [c.get("const") for c in spec["oneOf"] if isinstance(c, dict) and "const" in c]
     if isinstance(choices, list) and choices:
-        shown = [str(c) for c in choices]
-        if default is not None and str(default) in shown:
-            picked = Prompt.ask(Text(label), console=console, choices=shown, default=str(default))
+        shown = [for_terminal(str(c)) for c in choices]
+        if default is not None and for_terminal(str(default)) in shown:
+            picked = Prompt.ask(
+                Text(label), console=console, choices=shown, default=for_terminal(str(default))
+            )
         else:
             picked = Prompt.ask(Text(label), console=console, choices=shown)
         return choices[shown.index(picked)]
@@ -135,7 +138,7 @@ def _field_value(console: Console, name: str, spec: dict[str, Any], required: bo
         text = Prompt.ask(
             Text(label + hint),
             console=console,
-            default="" if default is None else str(default),
+            default="" if default is None else for_terminal(str(default)),
             show_default=default is not None,
         )
         if text == "" and not required:
@@ -160,10 +163,11 @@ def ask_elicitation(
     from rich.text import Text
 
     who = f"task {task_id}" if task_id else "the server"
-    console.print(Text(f"{who} asks: {params.message}", style="bold magenta"))
+    said = for_terminal(f"{who} asks: {params.message}")
+    console.print(Text(said, style="bold magenta"))
     actions = [a.value for a in ElicitAction]
     if isinstance(params, ElicitRequestURLParams):
-        console.print(Text(f"  open this URL yourself: {params.url}"))
+        console.print(Text(for_terminal(f"  open this URL yourself: {params.url}")))
         picked = Prompt.ask("answer", console=console, choices=actions, default="decline")
         return ElicitResult(ElicitAction(picked))
     picked = Prompt.ask("answer", console=console, choices=actions, default="accept")
@@ -192,12 +196,14 @@ def ask_sampling(
     from rich.text import Text
 
     who = f"task {task_id}" if task_id else "the server"
-    console.print(Text(f"{who} asks the model (you) for a reply:", style="bold magenta"))
+    console.print(
+        Text(for_terminal(f"{who} asks the model (you) for a reply:"), style="bold magenta")
+    )
     for message in params.messages:
         blocks = message.content if isinstance(message.content, tuple) else (message.content,)
         for block in blocks:
             said = block.text if isinstance(block, TextContent) else repr(block)
-            console.print(Text(f"  {message.role}: {said}"))
+            console.print(Text(for_terminal(f"  {message.role}: {said}")))
     reply = Prompt.ask("reply", console=console)
     return CreateMessageResult("assistant", TextContent(reply), MODEL)
 

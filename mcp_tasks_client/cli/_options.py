@@ -27,11 +27,14 @@ only with --wait, input is answered only with --inputs (and only then does the c
 elicitation), and the protocol generation is the one you name (--generation, default
 2025-11-25; `probe` tells which ones a server speaks). Runs on trio.
 
-On a terminal, a live line shows the task's status, message, elapsed time and next poll. With
---json, and whenever stdout is not a terminal, every line of stdout is one JSON object with an
-"event" key ("created", "status", "input", "outcome", "tool", "task", "cancel", "probe",
-"error"); the last line for a waited task is the "outcome": its "status" and its "result"
-(the CallToolResult as wire JSON) or its "error" ({"type", "message", ...}), and "exit_code".
+On a terminal, a live line shows the task's status, message, elapsed time and next poll, and
+at most 256 KiB of a result (--output FILE writes all of it). Server text is shown with its
+control characters escaped (\\x1b), never run. With --json, and whenever stdout is not a
+terminal, every line of stdout is one JSON object with an "event" key ("created", "status",
+"input", "outcome", "tool", "task", "cancel", "probe", "error", "interrupted"); the last line
+for a waited task is the "outcome": its "status" and its "result" (the CallToolResult as wire
+JSON) or its "error" ({"type", "message", ...}), and "exit_code". Ctrl-C exits 130 and prints
+the command that cancels the task left running.
 
 --inputs FILE.json answers input requests from a JSON object: each question is looked up by
 its 2026-07-28 input key, then by the elicitation's message, then by its method
@@ -80,6 +83,8 @@ class Options:
     journal: str | None = None
     """A journal file (SQLite): tasks started are recorded, and a 2025-11-25 session is kept
     on close so that ``status``/``wait``/``result``/``cancel``/``resume`` can come back."""
+    output: str | None = None
+    """``--output FILE`` (``call``, ``wait``, ``result``): the result is written there."""
 
 
 @attrs.frozen
@@ -142,7 +147,8 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         dest="header" if defaults else "header_after",
         default=default([]),
         metavar="NAME:VALUE",
-        help="an HTTP header sent with every request (repeatable; with --url)",
+        help="an HTTP header sent with every request to --url, and to no other server "
+        "(repeatable; with --url)",
     )
     server.add_argument(
         "--stdio",
@@ -206,6 +212,15 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     )
 
 
+def _output_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the whole result to FILE, as JSON (the CallToolResult; FILE is emptied "
+        "first): on a terminal only the first 256 KiB of a result is shown",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-tasks",
@@ -249,8 +264,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --task: watch the task until it ends, then print its outcome",
     )
+    _output_option(call)
     for name, help_text in TASK_COMMANDS.items():
         sub = command(name, help_text)
+        if name in ("wait", "result"):
+            _output_option(sub)
         sub.add_argument("task_id", metavar="ID", nargs="?", help="the task id")
         sub.add_argument(
             "--id",
@@ -282,7 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     command(
         "resume",
         "follow every open task of --journal to its end (servers and sessions from the "
-        "journal; --header is sent to every HTTP server)",
+        "journal); --header values are sent only to the server named by --url, the tasks of "
+        "every other server are followed without them",
     )
     return parser
 
@@ -327,8 +346,14 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
     if ns.command == "resume":
         if ns.journal is None:
             parser.error("resume needs --journal PATH")
-        if url is not None or stdio_text is not None:
-            parser.error("resume takes its servers from the journal: no --url or --stdio")
+        if stdio_text is not None:
+            parser.error("resume takes its servers from the journal: no --stdio")
+        if headers and url is None:
+            # Credentials go only to the server they were given for (a planted journal entry
+            # must not receive them): name it.
+            parser.error("resume --header needs --url URL: the server the headers are for")
+        if url is not None and not headers:
+            parser.error("resume --url names the server the --header values are for: add them")
     else:
         if (url is None) == (stdio_text is None):
             parser.error('name the server: exactly one of --url URL or --stdio "CMD ARGS"')
@@ -362,6 +387,7 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
         interval=ns.interval,
         inputs=ns.inputs,
         journal=ns.journal,
+        output=getattr(ns, "output", None),
     )
     return options, ns.command, ns
 

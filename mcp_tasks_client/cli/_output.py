@@ -17,7 +17,14 @@ from typing import IO, Any, TypeVar
 
 import attrs
 
-from .._errors import DecodeError, InputNotHandled, InputRequired, MCPTasksError, RPCError
+from .._errors import (
+    DecodeError,
+    InputNotHandled,
+    InputRequired,
+    MCPTasksError,
+    RPCError,
+    UsageError,
+)
 from .._generation import Generation
 from .._protocol.progress import StatusMessage, TaskProgress
 from ..conformance import ProbeReport, ProbeVerdict
@@ -28,6 +35,7 @@ from ..probe import ServerProbe
 from ..resume import Held, Resumed
 from ..wire import encode
 from ._exit import ExitCode, for_error, for_outcome
+from ._safe import for_terminal, json_line
 
 __all__ = [
     "JsonOutput",
@@ -189,6 +197,13 @@ def outcome_json(task_id: str | None, outcome: Outcome, generation: Generation) 
     return event
 
 
+def result_of(outcome: Outcome) -> CallToolResult | None:
+    """The CallToolResult an outcome carries, if any."""
+    if isinstance(outcome, (Completed, Failed)):
+        return outcome.result
+    return None
+
+
 def resumed_json(item: Resumed, generation: Generation) -> tuple[Event, ExitCode]:
     """A resumed task's line and exit code (a task held elsewhere is not a failure: 0)."""
     entry, ended = item.entry, item.ended
@@ -216,18 +231,61 @@ def resumed_json(item: Resumed, generation: Generation) -> tuple[Event, ExitCode
 HELD = "another process holds this task's lease (it is following it): left alone"
 
 
+def interrupt_lines(task_id: str | None, cancel: str | None, caveat: str | None) -> list[str]:
+    """What an interrupted run says to a person."""
+    if task_id is None:
+        return ["interrupted"]
+    lines = [f"interrupted: task {task_id} keeps running on the server"]
+    if cancel is not None:
+        lines.append(f"to cancel it: {cancel}")
+    if caveat is not None:
+        lines.append(f"({caveat})")
+    return lines
+
+
 class Output:
     """What every output mode does; the JSON mode is this class's own behaviour."""
 
     def __init__(self, generation: Generation, stdout: IO[str] | None = None) -> None:
         self.generation = generation
         self.stdout = stdout or sys.stdout
+        self.result_file: IO[str] | None = None
+        self.result_path: str | None = None
+        self.open_task: str | None = None
+        """The task this run started or follows, until its outcome is known (for Ctrl-C)."""
+        self.open_status: str | None = None
+
+    def keep_result(self, path: str) -> None:
+        """``--output FILE``: the file is opened now (emptied, as a shell's ``>`` does), so a
+        path that cannot be written fails before anything starts; the outcome's result is
+        written there as one line of wire JSON (what ``--json`` puts in "result")."""
+        try:
+            self.result_file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - kept open
+        except OSError as exc:
+            raise UsageError(f"--output: cannot write {path}: {exc.strerror or exc}") from None
+        self.result_path = path
+
+    def write_result(self, result: CallToolResult | None) -> int | None:
+        """The result into the ``--output`` file: the bytes written, or None (no file, or no
+        result: the file is then left empty, and a line on stderr says so)."""
+        file = self.result_file
+        if file is None:
+            return None
+        self.result_file = None
+        with file:
+            if result is None:
+                self.warn(f"the task ended with no result: {self.result_path} left empty")
+                return None
+            file.write(json_line(self.encode(result)))
+            file.write("\n")
+            return file.tell()
 
     def encode(self, value: object) -> Any:
         return encode(value, self.generation)
 
     def emit(self, event: Event) -> None:
-        self.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+        """One JSON line on stdout (no raw control character in it: see ``_safe``)."""
+        self.stdout.write(json_line(event) + "\n")
         self.stdout.flush()
 
     # -- listings --------------------------------------------------------------------------
@@ -299,7 +357,11 @@ class Output:
     # -- outcomes and errors ---------------------------------------------------------------
 
     def outcome(self, task_id: str | None, outcome: Outcome) -> ExitCode:
-        self.emit(outcome_json(task_id, outcome, self.generation))
+        self.open_task = None
+        event = outcome_json(task_id, outcome, self.generation)
+        if self.write_result(result_of(outcome)) is not None:
+            event["output"] = self.result_path
+        self.emit(event)
         return for_outcome(outcome)
 
     def resumed(self, item: Resumed) -> ExitCode:
@@ -343,13 +405,35 @@ class Output:
         return code
 
     def say_error(self, error: BaseException, hint: str | None) -> None:
-        sys.stderr.write(f"mcp-tasks: {type(error).__name__}: {message_of(error)}\n")
+        # stderr is often the terminal even in JSON mode (mcp-tasks ... | jq): server text in
+        # the message or the hint is shown, never acted on.
+        said = for_terminal(f"{type(error).__name__}: {message_of(error)}")
+        sys.stderr.write(f"mcp-tasks: {said}\n")
         if hint:
-            sys.stderr.write(f"mcp-tasks: {hint}\n")
+            sys.stderr.write(f"mcp-tasks: {for_terminal(hint)}\n")
         sys.stderr.flush()
 
     def note(self, text: str) -> None:
         """A remark for a person (stderr on a terminal; nothing in JSON mode)."""
+
+    def warn(self, text: str) -> None:
+        """Something a person must know, in every mode: a line on stderr."""
+        sys.stderr.write(f"mcp-tasks: {for_terminal(text)}\n")
+        sys.stderr.flush()
+
+    def interrupted(
+        self, task_id: str | None, status: str | None, cancel: str | None, caveat: str | None
+    ) -> None:
+        """The run was interrupted (Ctrl-C): a final "interrupted" line on stdout, and on
+        stderr what became of the task and the command that cancels it."""
+        event: Event = {"event": "interrupted", "task_id": task_id, "status": status}
+        if cancel is not None:
+            event["cancel"] = cancel
+        event["exit_code"] = int(ExitCode.INTERRUPTED)
+        self.emit(event)
+        for line in interrupt_lines(task_id, cancel, caveat):
+            sys.stderr.write(f"mcp-tasks: {for_terminal(line)}\n")
+        sys.stderr.flush()
 
     # -- following a task ------------------------------------------------------------------
 

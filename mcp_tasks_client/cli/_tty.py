@@ -1,4 +1,8 @@
-"""The terminal view (rich): tables for listings, a live line while a task runs."""
+"""The terminal view (rich): tables for listings, a live line while a task runs.
+
+Every string a server supplied reaches the screen through :func:`_safe.for_terminal` (``_t``
+below, or ``safe_data`` for JSON shown as JSON): its control characters are shown, not run.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 from rich.console import Console, RenderableType
+from rich.json import JSON
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.spinner import Spinner
@@ -28,7 +33,16 @@ from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from ..probe import ServerProbe
 from ..resume import Held, Resumed
 from ._exit import ExitCode, for_error, for_outcome
-from ._output import HELD, Output, TaskView, apply_watch_item, error_json
+from ._output import (
+    HELD,
+    Output,
+    TaskView,
+    apply_watch_item,
+    error_json,
+    interrupt_lines,
+    result_of,
+)
+from ._safe import for_terminal, safe_data
 
 __all__ = ["RichOutput"]
 
@@ -42,6 +56,14 @@ STYLES = {
     "cancelled": "dim",
 }
 REFRESH = 0.1  # seconds between redraws of the live line
+SHOWN_CHARS = 256 * 1024
+"""How much of a result the terminal shows (characters of text, or of JSON for other
+blocks); the rest is left out with a note (``--output FILE`` and ``--json`` have it all)."""
+
+
+def _t(text: str, style: str = "") -> Text:
+    """Server text as rich Text, its control characters shown, not run."""
+    return Text(for_terminal(text), style=style)
 
 
 def _seconds(value: float) -> str:
@@ -66,11 +88,11 @@ class _LiveLine:
         status = view.status or "?"
         line: list[RenderableType] = [
             Text("•") if self.done else self.spinner,
-            Text(view.task_id, style="bold"),
-            Text(status, style=STYLES.get(status, "")),
+            _t(view.task_id, style="bold"),
+            _t(status, style=STYLES.get(status, "")),
         ]
         if view.message:
-            line.append(Text(f"- {view.message}", style="italic"))
+            line.append(_t(f"- {view.message}", style="italic"))
             if view.message_carried is not None and view.message_since is not None:
                 said = f"(said while {view.message_carried}, {_clock(view.message_since)})"
                 line.append(Text(said, style="dim"))
@@ -86,9 +108,9 @@ class _LiveLine:
             shown = f"{view.progress:g}" + (f"/{total:g}" if total is not None else "")
             line.append(Text(shown))
             if view.progress_message:
-                line.append(Text(view.progress_message, style="dim"))
+                line.append(_t(view.progress_message, style="dim"))
         if view.last_input:
-            line.append(Text(f"[{view.last_input}]", style="magenta"))
+            line.append(_t(f"[{view.last_input}]", style="magenta"))
         grid.add_row(*line)
         return grid
 
@@ -112,7 +134,7 @@ class RichOutput(Output):
             # Where the listing does not say (2026-07-28: the server decides per call, E 4): -
             said = driver.task_support(tool)
             support = "-" if said is None else said.value
-            table.add_row(Text(tool.name), support, Text(tool.description or ""))
+            table.add_row(_t(tool.name), support, _t(tool.description or ""))
         self.console.print(table)
 
     def tasks(self, tasks: Sequence[Task]) -> None:
@@ -123,9 +145,9 @@ class RichOutput(Output):
         for task in tasks:
             status = task.status.value
             table.add_row(
-                Text(task.task_id),
-                Text(status, style=STYLES.get(status, "")),
-                Text(task.status_message or ""),
+                _t(task.task_id),
+                _t(status, style=STYLES.get(status, "")),
+                _t(task.status_message or ""),
                 task.created_at.isoformat(timespec="seconds"),
             )
         self.console.print(table)
@@ -133,11 +155,11 @@ class RichOutput(Output):
     def _task_line(self, task: Task, prefix: str = "") -> None:
         status = task.status.value
         text = Text(prefix)
-        text.append(task.task_id, style="bold")
+        text.append(for_terminal(task.task_id), style="bold")
         text.append(" ")
         text.append(status, style=STYLES.get(status, ""))
         if task.status_message:
-            text.append(f" - {task.status_message}", style="italic")
+            text.append(for_terminal(f" - {task.status_message}"), style="italic")
         self.console.print(text)
 
     def status(self, task: Task) -> None:
@@ -148,7 +170,7 @@ class RichOutput(Output):
 
     def cancel(self, task_id: str, task: Task | None) -> None:
         if task is None:
-            self.console.print(Text(f"cancel of {task_id} requested (acknowledged)"))
+            self.console.print(_t(f"cancel of {task_id} requested (acknowledged)"))
         else:
             self._task_line(task, "cancelled: ")
 
@@ -161,7 +183,7 @@ class RichOutput(Output):
                 Text(result.rule.id),
                 Text(result.rule.level.value),
                 Text(verdict, style=styles.get(verdict, "")),
-                Text(result.evidence),
+                _t(result.evidence),
             )
         self.console.print(table)
         counts = ", ".join(f"{len(report.with_verdict(v))} {v.value}" for v in ProbeVerdict)
@@ -173,33 +195,60 @@ class RichOutput(Output):
         table.add_row(
             "runs tasks in", ", ".join(g.value for g in report.task_generations) or "none"
         )
-        table.add_row("versions", Text(", ".join(report.versions) or "none"))
+        table.add_row("versions", _t(", ".join(report.versions) or "none"))
         if report.initialize is not None:
             info = report.initialize.server_info
-            table.add_row("initialize", Text(f"{info.name} {info.version}"))
+            table.add_row("initialize", _t(f"{info.name} {info.version}"))
         else:
-            table.add_row("initialize", Text(str(report.initialize_error), style="dim"))
+            table.add_row("initialize", _t(str(report.initialize_error), style="dim"))
         if report.discover is not None:
             name = (report.discover.server_info or {}).get("name")
-            table.add_row("server/discover", Text(f"{name or '?'}"))
+            table.add_row("server/discover", _t(f"{name or '?'}"))
         else:
-            table.add_row("server/discover", Text(str(report.discover_error), style="dim"))
+            table.add_row("server/discover", _t(str(report.discover_error), style="dim"))
         self.console.print(table)
 
     # -- outcomes and errors ---------------------------------------------------------------
 
     def _content(self, result: CallToolResult) -> None:
+        """The result's content on the terminal: text blocks as text, others as JSON, in
+        linear time (soft wrap: the terminal wraps the lines, rich does not re-flow them), and
+        no more than :data:`SHOWN_CHARS` characters of it; past that, a note says what was
+        left out and how to get it all."""
+        pieces: list[tuple[str, bool]] = []  # (what to show, shown as JSON)
         for block in result.content:
             if isinstance(block, TextContent):
-                self.console.print(Text(block.text))
+                pieces.append((block.text, False))
             else:
-                self.console.print_json(json.dumps(self.encode(block)))
+                pieces.append((_json_text(self.encode(block)), True))
         if result.structured_content is not None and not any(
             isinstance(b, TextContent) for b in result.content
         ):
-            self.console.print_json(json.dumps(result.structured_content))
+            pieces.append((_json_text(result.structured_content), True))
+        budget = SHOWN_CHARS
+        total = sum(len(text) for text, _ in pieces)
+        for text, as_json in pieces:
+            if budget <= 0:
+                break
+            head = text[:budget]
+            budget -= len(head)
+            if as_json and len(head) == len(text):
+                self.console.print(JSON(head), soft_wrap=True)
+            else:
+                self.console.print(_t(head), soft_wrap=True)
+        if total > SHOWN_CHARS:
+            left = total - SHOWN_CHARS
+            self.console.print(
+                Text(
+                    f"... {left:,} more characters not shown (the first {SHOWN_CHARS:,} of "
+                    f"{total:,}): --output FILE writes the whole result (or --json)",
+                    style="yellow",
+                ),
+                soft_wrap=True,
+            )
 
     def outcome(self, task_id: str | None, outcome: Outcome) -> ExitCode:
+        self.open_task = None
         code = for_outcome(outcome)
         head = Text()
         if isinstance(outcome, Completed):
@@ -209,34 +258,40 @@ class RichOutput(Output):
         elif isinstance(outcome, Failed):
             head.append("failed", style="bold red")
             if outcome.error is not None:
-                head.append(f": {outcome.error.message} (JSON-RPC {outcome.error.code})")
+                said = f": {outcome.error.message} (JSON-RPC {outcome.error.code})"
+                head.append(for_terminal(said))
             elif outcome.task.status_message:
-                head.append(f": {outcome.task.status_message}")
+                head.append(for_terminal(f": {outcome.task.status_message}"))
         elif isinstance(outcome, Cancelled):
             head.append("cancelled", style="bold")
             if outcome.task.status_message:
-                head.append(f": {outcome.task.status_message}")
+                head.append(for_terminal(f": {outcome.task.status_message}"))
         else:
             assert isinstance(outcome, Expired)
             head.append("expired", style="bold red")
             head.append(f": the task's ttl ran out at {outcome.expired_at.isoformat()}")
         if task_id is not None:
-            head.append(f"  [{task_id}]", style="dim")
+            head.append(for_terminal(f"  [{task_id}]"), style="dim")
         self.console.print(head)
-        if isinstance(outcome, (Completed, Failed)) and outcome.result is not None:
-            self._content(outcome.result)
+        result = result_of(outcome)
+        if self.result_file is not None:
+            written = self.write_result(result)
+            if written is not None:
+                self.console.print(_t(f"result written to {self.result_path} ({written:,} bytes)"))
+        elif result is not None:
+            self._content(result)
         return code
 
     def resumed(self, item: Resumed) -> ExitCode:
         entry, ended = item.entry, item.ended
-        self.console.print(Text(f"{entry.tool} on {entry.server}", style="dim"))
+        self.console.print(_t(f"{entry.tool} on {entry.server}", style="dim"))
         if isinstance(ended, Lost):
             text = Text("lost", style="bold red")
-            text.append(f": {ended.reason}  [{entry.task_id}]")
+            text.append(for_terminal(f": {ended.reason}  [{entry.task_id}]"))
             self.console.print(text)
             return ExitCode.LOST
         if isinstance(ended, Held):
-            self.console.print(Text(f"held elsewhere: {HELD}  [{entry.task_id}]"))
+            self.console.print(_t(f"held elsewhere: {HELD}  [{entry.task_id}]"))
             return ExitCode.COMPLETED
         if isinstance(ended, MCPTasksError):
             return self.error(ended, task_id=entry.task_id)
@@ -259,13 +314,22 @@ class RichOutput(Output):
     def say_error(self, error: BaseException, hint: str | None) -> None:
         detail = error_json(error)
         text = Text("error: ", style="bold red")
-        text.append(f"{detail['type']}: {detail['message']}")
+        text.append(for_terminal(f"{detail['type']}: {detail['message']}"))
         self.errors.print(text)
         if hint:
-            self.errors.print(Text(hint, style="yellow"))
+            self.errors.print(_t(hint, style="yellow"))
 
     def note(self, text: str) -> None:
-        self.errors.print(Text(text, style="dim"))
+        self.errors.print(_t(text, style="dim"))
+
+    def interrupted(
+        self, task_id: str | None, status: str | None, cancel: str | None, caveat: str | None
+    ) -> None:
+        for line in interrupt_lines(task_id, cancel, caveat):
+            self.errors.print(_t(line, style="yellow"), soft_wrap=True)
+
+    def warn(self, text: str) -> None:
+        self.errors.print(_t(text, style="yellow"))
 
     # -- following a task ------------------------------------------------------------------
 
@@ -314,9 +378,7 @@ class RichOutput(Output):
         settled = isinstance(item, InputEvent) and item.kind is not InputEventKind.ARRIVED
         if settled and self._live is not None:  # what became of a question stays on screen
             assert isinstance(item, InputEvent)
-            self._live.console.print(
-                Text(f"input {item.kind.value}: {item.method}", style="magenta")
-            )
+            self._live.console.print(_t(f"input {item.kind.value}: {item.method}", style="magenta"))
         if self._live is not None:
             self._live.refresh()
 
@@ -332,6 +394,11 @@ class RichOutput(Output):
                 if live is not None:
                     live.start()
                     self._live = live
+
+
+def _json_text(value: object) -> str:
+    """Server JSON to show on the terminal: indented, every string in it made safe."""
+    return json.dumps(safe_data(value), indent=2, ensure_ascii=False)
 
 
 def _clock(when: dt.datetime) -> str:

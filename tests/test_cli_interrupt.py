@@ -1,0 +1,148 @@
+"""Ctrl-C on ``mcp-tasks call ... --task --wait``: real SIGINTs sent to a real ``mcp-tasks``
+process following a task on a real peer (fastmcp 4.1.4 in 2026-07-28, mcp 1.30 in
+2025-11-25, over HTTP), at many points: during startup, just after the task is created, while
+polls are in flight. Every run must exit 130, print no traceback (and no "never awaited"
+warning), and once the task exists say that it keeps running, with the exact command that
+cancels it; with ``--json`` the last line is the "interrupted" event.
+
+Before the fix about 1 interrupt in 20-40 exited 1 with a BaseExceptionGroup traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from peers.harness import stop_process
+from test_cli import CLI, GEN2, REPO, env
+
+from mcp_tasks_client.cli import ExitCode
+
+RUNS = 30
+ENTRY = [sys.executable, "-m", "mcp_tasks_cli"]
+"""What the installed ``mcp-tasks`` script runs (``mcp_tasks_cli:main``): it lets a SIGINT
+during the package's imports end the process quietly (``python -m mcp_tasks_client.cli``
+cannot: the package is imported before any of its code runs)."""
+STARTUP = 0.8  # seconds: the interpreter, imports and the connection before "created"
+
+
+def interrupted_run(args: list[str], *, after_created: float | None, at: float) -> tuple[
+    int, list[dict[str, object]], str
+]:  # fmt: skip
+    """Start ``mcp-tasks ARGS --json``; SIGINT it ``after_created`` seconds after its "created"
+    line (or ``at`` seconds after the start when None); its exit code, lines and stderr."""
+    proc = subprocess.Popen(
+        [*ENTRY, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+        cwd=REPO,
+    )
+    try:
+        assert proc.stdout is not None
+        first = ""
+        if after_created is None:
+            time.sleep(at)
+        else:
+            first = proc.stdout.readline()
+            time.sleep(after_created)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        stop_process(proc)  # type: ignore[arg-type]
+    lines = [json.loads(line) for line in (first + out).splitlines()]
+    return proc.returncode, lines, err
+
+
+@pytest.mark.parametrize("peer", ["fastmcp4", "mcp1"])
+def test_every_interrupt_exits_130_and_says_how_to_cancel(
+    peer: str, request: pytest.FixtureRequest
+) -> None:
+    url: str = request.getfixturevalue(f"{peer}_http_url")
+    generation = GEN2 if peer == "fastmcp4" else ("--generation", "2025-11-25")
+    tool, arguments = "slow_compute", dict[str, object](seconds=30)
+    if peer == "mcp1":
+        tool, arguments = ("slow_echo", {"text": "x", "seconds": 30})
+    args = ["--url", url, *generation, "--json", "--interval", "0.02", "call", tool,
+            "--args", json.dumps(arguments), "--task", "--wait"]  # fmt: skip
+    seen_hint = 0
+    runs = RUNS if peer == "fastmcp4" else RUNS // 2
+    for i in range(runs):
+        # Every third run during startup (spread over it), the others after the task was
+        # created, at delays from 0 to about a second: before, during and between polls.
+        startup = i % 3 == 0
+        at = STARTUP * i / runs
+        after = None if startup else (i * 0.037) % 1.0
+        code, lines, err = interrupted_run(args, after_created=after, at=at)
+        where = f"run {i}: " + (f"{at:.2f}s after the start" if startup else f"{after:.3f}s")
+        # Before the interpreter has its SIGINT handler the signal itself ends the process:
+        # what a shell shows as 130 too.
+        assert code in (ExitCode.INTERRUPTED, -signal.SIGINT), (where, code, err)
+        assert "Traceback" not in err, (where, err)
+        assert "never awaited" not in err, (where, err)
+        created = [line for line in lines if line["event"] == "created"]
+        if not created:
+            assert not lines or lines[-1]["event"] == "interrupted", (where, lines)
+            continue
+        task_id = created[0]["task_id"]
+        last = lines[-1]
+        assert last["event"] == "interrupted", (where, lines)
+        assert last["task_id"] == task_id
+        assert last["exit_code"] == ExitCode.INTERRUPTED
+        expected = f"mcp-tasks --url {url} --generation {generation[1]} cancel --id={task_id}"
+        assert last["cancel"] == expected, where
+        assert f"task {task_id} keeps running on the server" in err, (where, err)
+        assert f"to cancel it: {expected}" in err, (where, err)
+        seen_hint += 1
+    assert seen_hint >= runs // 2
+
+
+def test_the_printed_command_cancels_the_task(fastmcp4_http_url: str) -> None:
+    """The cancel command an interrupt prints works as printed (2026-07-28 is stateless: a
+    new process reaches the task)."""
+    args = ["--url", fastmcp4_http_url, *GEN2, "--json", "call", "slow_compute",
+            "--args", '{"seconds": 30}', "--task", "--wait"]  # fmt: skip
+    code, lines, err = interrupted_run(args, after_created=0.3, at=0)
+    assert code == ExitCode.INTERRUPTED, err
+    command = str(lines[-1]["cancel"]).split()
+    assert command[0] == "mcp-tasks"
+    cancel = subprocess.run(
+        [*CLI, *command[1:], "--json"],
+        capture_output=True,
+        text=True,
+        env=env(),
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+    assert cancel.returncode == ExitCode.COMPLETED, cancel.stderr
+    assert json.loads(cancel.stdout.splitlines()[-1])["event"] == "cancel"
+
+
+def test_an_interrupt_with_no_task_yet_is_plain(fastmcp4_http_url: str) -> None:
+    """``tools`` interrupted: 130, "interrupted", no cancel hint (nothing was started)."""
+    proc = subprocess.Popen(
+        [*CLI, "--url", fastmcp4_http_url, *GEN2, "--json", "call", "slow_compute", "--args",
+         '{"seconds": 30}'],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+        cwd=REPO,
+    )  # fmt: skip
+    try:
+        time.sleep(STARTUP + 1.0)  # a plain call: the server holds the answer for 30 s
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        stop_process(proc)  # type: ignore[arg-type]
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert "Traceback" not in err
+    assert "mcp-tasks: interrupted" in err
+    assert json.loads(out.splitlines()[-1])["event"] == "interrupted"
