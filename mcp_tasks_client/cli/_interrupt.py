@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from .._generation import Generation
+from .._drivers import driver_for
 from ._options import Options
 from ._output import Output
 
@@ -75,10 +75,11 @@ def caveat(options: Options) -> str | None:
     """Why the cancel command may find nothing, when the run's connection was the task's."""
     if options.server.stdio is not None:
         return "over --stdio the server process stopped with this run, and the task may have too"
-    if options.generation is Generation.V2025_11_25 and options.journal is None:
+    bound = driver_for(options.generation).unknown_task_hint()  # tasks bound to a session
+    if bound and options.journal is None:
         return (
-            "a 2025-11-25 server may bind the task to this run's session, which has ended "
-            "(use --journal to keep a session)"
+            f"a {options.generation.value} server may bind the task to this run's session, "
+            "which has ended (use --journal to keep a session)"
         )
     return None
 
