@@ -105,15 +105,24 @@ class ClientBase:
         return self._session.warnings
 
     async def request(
-        self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
+        self,
+        method: str,
+        params: JSONObject | None = None,
+        *,
+        timeout: float | None = None,
+        held: bool = False,
     ) -> JSONObject:
         """Send a request as this generation carries it and wait for its raw result object.
 
         RPCError (or a subclass) for a JSON-RPC error answer, RequestTimeout after ``timeout``
-        (default ``Timeouts.request``), a TransportError when the connection breaks. Cancelled:
-        see the module docstring.
+        (default ``Timeouts.request``), a TransportError when the connection breaks. ``held``:
+        the server may keep this request open by design (a blocking ``tasks/result``): an HTTP
+        transport sends it on its held pool, so it never keeps other requests from a
+        connection. Cancelled: see the module docstring.
         """
-        return await self._session.request(method, params, timeout=timeout)
+        return await self._session.call(
+            method, params, timeout, self.timeouts.notify_cancelled, held=held
+        )
 
     async def notify(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None

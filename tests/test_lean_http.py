@@ -9,6 +9,7 @@ connection, so it cannot show reuse).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -449,14 +450,15 @@ async def test_a_held_request_given_up_frees_its_held_connection() -> None:
             async with client:
                 with anyio.CancelScope() as scope:
                     async with anyio.create_task_group() as tg:
-                        tg.start_soon(client.request, "tasks/result", {"taskId": "a"})
+                        ask = functools.partial(client.request, "tasks/result", held=True)
+                        tg.start_soon(ask, {"taskId": "a"})
                         while transport._held_conns.open < 1:
                             await anyio.lowlevel.checkpoint()
                         scope.cancel()
                 assert transport._held_conns.open == 0
                 assert not transport._held_conns.idle
                 hold.set()
-                raw = await client.request("tasks/result", {"taskId": "b"})
+                raw = await client.request("tasks/result", {"taskId": "b"}, held=True)
                 assert raw["taskId"] == "b"
                 assert transport._held_conns.open == 1
                 assert transport._conns.open <= 1  # the handshake's: held requests are apart
