@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -53,7 +54,9 @@ def interrupted_run(args: list[str], *, after_created: float | None, at: float) 
         first = ""
         if after_created is None:
             time.sleep(at)
-        else:
+        else:  # the "created" line, waited for no longer than a run may take
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, "no created line within 60 s"
             first = proc.stdout.readline()
             time.sleep(after_created)
         proc.send_signal(signal.SIGINT)
