@@ -107,7 +107,7 @@ def test_resume_sends_the_headers_only_to_the_server_they_were_given_for(
     leaked = [r for r in planted.received if r.http_method == "POST"]
     assert leaked  # it was followed, without the headers
     assert not any("authorization" in r.headers for r in leaked)
-    assert f"task t-planted on {planted.url}: followed without --header" in stderr
+    assert f"the tasks of {planted.url} are followed without --header" in stderr
     assert SECRET not in stderr
 
 

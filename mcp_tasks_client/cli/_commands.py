@@ -62,6 +62,8 @@ class Run:
         self.router: InputRouter | None = None
         self.answers: FileAnswers | None = None
         self.journal: SQLiteJournal | None = None
+        self.withheld: set[str] = set()
+        """Servers of ``resume`` that were not sent the ``--header`` values (said once each)."""
 
     # -- hints -----------------------------------------------------------------------------
 
@@ -276,10 +278,12 @@ class Run:
         server = self.options.server
         if not server.headers or entry.server == server.url:
             return dict(server.headers)
-        self.out.warn(
-            f"task {entry.task_id} on {entry.server}: followed without --header "
-            f"(the headers were given for {server.url} only)"
-        )
+        if entry.server not in self.withheld:
+            self.withheld.add(entry.server)
+            self.out.warn(
+                f"the tasks of {entry.server} are followed without --header "
+                f"(the headers were given for {server.url} only)"
+            )
         return {}
 
     async def cancel(self, client: Client, task_id: str) -> ExitCode:
