@@ -1,0 +1,20 @@
+"""The Poller's pieces, one job per module; ``mcp_tasks_client.engine.Poller`` composes them.
+
+Private: nothing here is imported by a user, and nothing here imports ``engine``.
+
+Modules, lowest floor first (a module imports only those above it in this list, plus the
+library's lower floors: ``models``, ``outcomes``, ``_errors``, ``_protocol``, ``observability``,
+``inputs``, ``journal``; only ``generational`` and ``relays`` talk to the ``Client``):
+
+- ``parking``: the per-loop wakeup primitives a wait parks on (a task's done wakeup, a
+  watch's queue, an ``as_completed`` inbox);
+- ``registry``: the tracked tasks, each one's lifecycle as an enum with its moves, and the
+  bounded memory of tasks that ended;
+- ``observing``: the logs and spans of a task's tracking;
+- ``journal_sink``: what the poller writes to a Journal (snapshots, answered keys, outcomes);
+- ``relays``: the push (2026-07-28 ``subscriptions/listen``) and progress relays;
+- ``scheduling``: the scheduler loop (when to poll, at most ``max_in_flight`` at once);
+- ``waits``: ``wait``, ``as_completed`` and ``watch``, over a small interface to the poller;
+- ``generational``: everything that differs by protocol generation (input, the outcome's
+  fetch, the seed rule, listen's precondition): the only module reading ``client.dialect``.
+"""
