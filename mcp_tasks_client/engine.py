@@ -14,7 +14,9 @@ waits on it any more. One driver task sleeps until the earliest due poll of the 
 task's :class:`TaskMachine`; an accepted snapshot reaches watchers at once, and a terminal one
 ends the task: its outcome is fetched (``tasks/result`` for completed and failed, C-27 nothing
 for cancelled) and every waiter wakes. Notifications never replace polling (C-22): they only
-deliver news sooner.
+deliver news sooner. A task reported terminal is never polled again, for any waiter or watcher:
+its outcome is remembered (the newest ``Limits.max_answered_inputs`` ended tasks), so a later
+wait on it, even from the caller's stale ``working`` reference, returns it at once.
 
 A wait ends with the task's :data:`Outcome`, with the typed error that ended it (a transport
 failure, TaskNotFound, IllegalTransition under ``ViolationPolicy.RAISE``), or with
@@ -58,7 +60,7 @@ from ._poller.parking import DoneWakeup, WatchItem, WatchQueue
 from ._poller.registry import Registry, Tracked, expires_at, monotonic_expiry
 from ._poller.relays import Listener, relay_input, relay_progress
 from ._poller.scheduling import Driver
-from ._poller.waits import Abandon, ProgressCallback, TaskRef, Waits
+from ._poller.waits import Abandon, ProgressCallback, TaskRef, Waits, task_id_of
 from ._protocol.progress import StatusMessage, next_status_message
 from ._protocol.scheduler import PollPolicy, PollScheduler
 from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
@@ -103,7 +105,7 @@ class Poller:
         )
         """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
         ``Limits.max_warnings`` of them."""
-        self._registry = Registry()
+        self._registry = Registry(limits.max_answered_inputs)
         self._sink = (
             None
             if journal is None
@@ -232,7 +234,8 @@ class Poller:
 
         A CallToolResult (a 2026-07-28 server answered the task call inline) is Completed at
         once, with ``task`` None: ``poller.wait(await client.start(call))`` reads the same in
-        both generations.
+        both generations. A task this poller already reported terminal (its outcome is
+        remembered) is answered at once, with no request, whatever reference names it.
 
         ``on_progress`` is called with the task's latest known TaskProgress when the wait
         starts, then with each new one until the wait ends (the task's call must have carried
@@ -295,7 +298,8 @@ class Poller:
         TaskProgress (when the task's call carried a progress token; the latest known one
         first).
 
-        Then ``await poller.wait(task)`` returns the outcome at once. A snapshot is new when
+        Then ``await poller.wait(task)`` returns the outcome at once, with no more requests:
+        a task reported terminal is never polled again. A snapshot is new when
         its status, status message or ``lastUpdatedAt`` changed; :meth:`status_message`, read
         right after a snapshot, tells when its message was set and under which status. A
         watcher that reads slower than snapshots arrive gets the latest one (those in between
@@ -334,19 +338,23 @@ class Poller:
     async def _hold(self, ref: TaskRef, until: float) -> Tracked:
         if self._task_group is None or self._closed:
             raise UsageError("the poller is not running; use `async with Poller(...)`")
-        if isinstance(ref, CreateTaskResult):
-            first, seed = ref.task, self._generation.polls_seed(ref)
-        elif isinstance(ref, Task):
-            first, seed = ref, False
-        else:
-            tracked = self._registry.live.get(ref)
-            first = tracked.machine.current if tracked else await self._driver.first(ref, until)
-            seed = False
-        # A ref the caller hands in is no news from the server: an already tracked task keeps
-        # its own latest snapshot (the CreateTaskResult of a finished task is stale).
-        tracked = self._registry.live.get(first.task_id)
+        task_id = task_id_of(ref)
+        # A task tracked, or remembered with its outcome: a ref the caller hands in is no news
+        # from the server (the CreateTaskResult of a finished task is stale), never polled.
+        tracked = self._registry.held(task_id)
         if tracked is None:
-            tracked = self._track(first, seed)
+            first = self._registry.terminal_snapshot(task_id)  # finished again, not polled
+            seed = False
+            if first is None:
+                if isinstance(ref, CreateTaskResult):
+                    first, seed = ref.task, self._generation.polls_seed(ref)
+                elif isinstance(ref, Task):
+                    first = ref
+                else:
+                    first = await self._driver.first(ref, until)
+            tracked = self._registry.live.get(first.task_id)  # held while we awaited?
+            if tracked is None:
+                tracked = self._track(first, seed)
         tracked.refs += 1
         return tracked
 

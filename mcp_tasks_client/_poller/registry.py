@@ -11,7 +11,9 @@ someone waits on it or watches it; its record moves through :data:`MOVES` and no
   of it is still in flight (a poll, an input handler) finds it released and does nothing.
 
 A move the table does not allow raises :class:`IllegalMove` (a bug in the poller, never the
-server's doing).
+server's doing). A task whose end was seen terminal (or ended with an outcome) is remembered,
+the newest ``capacity`` of them, so that a later wait on it is answered from memory and never
+polls it again (issue 20: ``watch()`` then ``wait(created)``).
 
 May import: ``parking``, ``models``, ``outcomes``, ``_errors``, ``_protocol.task_machine``,
 ``_protocol.progress``, anyio (cancel scopes). No I/O, no clock, no logging: the poller does
@@ -20,6 +22,7 @@ those around the calls here.
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import enum
 from collections.abc import Callable
@@ -203,13 +206,36 @@ _LIVE = (TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED)
 
 
 class Registry:
-    """The records of the tasks being tracked (``live``, by id)."""
+    """The records of the tasks being tracked (``live``, by id), and the newest ``capacity``
+    tasks that ended once seen terminal (or with an outcome), to answer later waits."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int) -> None:
         self.live: dict[str, Tracked] = {}
+        self.capacity = capacity
+        self._ended: collections.OrderedDict[str, Tracked] = collections.OrderedDict()
 
     def __len__(self) -> int:
         return len(self.live)
+
+    def held(self, task_id: str) -> Tracked | None:
+        """The record a new wait on ``task_id`` joins: the live one, or the one of a task that
+        ended with an outcome (answered from memory, never polled again)."""
+        tracked = self.live.get(task_id)
+        if tracked is not None:
+            return tracked
+        tracked = self._ended.get(task_id)
+        if tracked is None or tracked.outcome is None:
+            return None
+        self._ended.move_to_end(task_id)
+        return tracked
+
+    def terminal_snapshot(self, task_id: str) -> Task | None:
+        """The terminal snapshot of a remembered task whose tracking ended with an error (its
+        result could not be fetched or read): a new wait finishes from it, with no poll."""
+        tracked = self._ended.get(task_id)
+        if tracked is None or tracked.outcome is not None:
+            return None
+        return tracked.machine.current
 
     def add(self, tracked: Tracked) -> None:
         self.live[tracked.task_id] = tracked
@@ -260,6 +286,8 @@ class Registry:
         else:
             for listener in listeners or ():
                 listener.put(tracked)
+        if outcome is not None or tracked.machine.is_terminal:
+            self._remember(tracked)
         if tracked.refs <= 0:
             self._drop(tracked)
         return True
@@ -284,3 +312,9 @@ class Registry:
     def _drop(self, tracked: Tracked) -> None:
         if self.live.get(tracked.task_id) is tracked:
             del self.live[tracked.task_id]
+
+    def _remember(self, tracked: Tracked) -> None:
+        self._ended[tracked.task_id] = tracked
+        self._ended.move_to_end(tracked.task_id)
+        while len(self._ended) > self.capacity:
+            self._ended.popitem(last=False)
