@@ -32,7 +32,7 @@ import anyio
 import attrs
 
 from .._errors import MCPTasksError
-from .._protocol.progress import StatusMessage
+from .._protocol.progress import StatusMessage, TaskProgress
 from .._protocol.task_machine import TaskMachine
 from ..models import JSONObject, Task, TaskStatus
 from ..outcomes import Outcome
@@ -90,7 +90,7 @@ class Tracked:
     listeners: Inbox | list[Inbox] | None = None
     """The ``as_completed`` inboxes told when it ends: the one inbox itself (the usual case:
     no list per task), or a list once there are more."""
-    progress_callbacks: list[Any] | None = None
+    progress_callbacks: list[Callable[[TaskProgress], None]] | None = None
     message: StatusMessage | None = None
     """The latest accepted snapshot's status message, with when it was first seen."""
     # 2026-07-28 input: handlers running, and snapshots in a row asking nothing new.
