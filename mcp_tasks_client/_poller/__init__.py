@@ -2,9 +2,11 @@
 
 Private: nothing here is imported by a user, and nothing here imports ``engine``.
 
-Modules, lowest floor first (a module imports only those above it in this list, plus the
-library's lower floors: ``models``, ``outcomes``, ``_errors``, ``_protocol``, ``observability``,
-``inputs``, ``journal``; only ``generational`` and ``relays`` talk to the ``Client``):
+Modules, lowest floor first. A module imports only those above it in this list (``parking``
+names ``registry.Tracked`` for type checking only), plus the library's lower floors:
+``models``, ``outcomes``, ``_errors``, ``_protocol``, ``observability``, ``inputs``,
+``journal``. Only ``generational`` imports the ``Client`` (and ``_transports.base``); the others
+get what they need of it as arguments. ``tests/test_poller_layout.py`` checks these rules.
 
 - ``parking``: the per-loop wakeup primitives a wait parks on (a task's done wakeup, a
   watch's queue, an ``as_completed`` inbox);
@@ -12,7 +14,7 @@ library's lower floors: ``models``, ``outcomes``, ``_errors``, ``_protocol``, ``
   bounded memory of tasks that ended;
 - ``observing``: the logs and spans of a task's tracking;
 - ``journal_sink``: what the poller writes to a Journal (snapshots, answered keys, outcomes);
-- ``relays``: the push (2026-07-28 ``subscriptions/listen``) and progress relays;
+- ``relays``: the push (2026-07-28 ``subscriptions/listen``), progress and input-event relays;
 - ``scheduling``: the scheduler loop (when to poll, at most ``max_in_flight`` at once);
 - ``waits``: ``wait``, ``as_completed`` and ``watch``, over a small interface to the poller;
 - ``generational``: everything that differs by protocol generation (input, the outcome's
