@@ -352,7 +352,7 @@ class Poller:
                     first = ref
                 else:
                     first = await self._driver.first(ref, until)
-            tracked = self._registry.live.get(first.task_id)  # held while we awaited?
+            tracked = self._registry.held(first.task_id)  # held, or ended, while we awaited?
             if tracked is None:
                 tracked = self._track(first, seed)
         tracked.refs += 1

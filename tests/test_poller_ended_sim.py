@@ -4,9 +4,10 @@ started at its own time, some released early (their caller gives up), over tasks
 against a scripted in-memory server, in simulated time, on trio and on asyncio.
 
 "Reported terminal": a wait returned the task's outcome (or ``as_completed`` yielded it), or a
-watch yielded its terminal snapshot. The server counts the ``tasks/get`` of each task; the
-count when the task was first reported terminal must be its count at the end, an hour of
-simulated time after the last wait.
+watch yielded its terminal snapshot. The client's ``get_task`` is wrapped to count the
+``tasks/get`` it sends for each task (counted as sent, so a poll in flight when the task is
+reported counts before it): the count when the task was first reported terminal must be its
+count at the end, an hour of simulated time after the last wait.
 
 Simulated time: trio's ``MockClock(autojump_threshold=0)``, and for asyncio an event loop
 whose clock jumps the same way (:class:`JumpingLoop`: when the loop would block in its
@@ -244,8 +245,10 @@ def plans(draw: st.DrawFn) -> Plan:
 
 
 def run_plan(plan: Plan, backend: str) -> tuple[dict[str, int], dict[str, int]]:
-    """Run the plan; ``(polls of each task when first reported terminal, polls at the end)``."""
+    """Run the plan; ``(polls of each task when first reported terminal, polls at the end)``,
+    as sent by the client."""
     reported: dict[str, int] = {}
+    sent: dict[str, int] = {}
     box: list[SimServer] = []
 
     async def main() -> None:
@@ -254,7 +257,7 @@ def run_plan(plan: Plan, backend: str) -> tuple[dict[str, int], dict[str, int]]:
         box.append(server)
 
         def seen_terminal(task_id: str) -> None:
-            reported.setdefault(task_id, server.polls.get(task_id, 0))
+            reported.setdefault(task_id, sent.get(task_id, 0))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.run)
@@ -264,6 +267,13 @@ def run_plan(plan: Plan, backend: str) -> tuple[dict[str, int], dict[str, int]]:
                     task_created(await c.start(ToolCall(f"t{i}").as_task()))
                     for i in range(len(plan.scripts))
                 ]
+                get_task = c.get_task
+
+                async def counted(task_id: str, **options: Any) -> Task:
+                    sent[task_id] = sent.get(task_id, 0) + 1
+                    return await get_task(task_id, **options)
+
+                c.get_task = counted  # type: ignore[method-assign]  # the real call, counted
                 async with Poller(c, plan.policy) as poller, anyio.create_task_group() as waits:
                     for step in plan.steps:
                         waits.start_soon(run_step, poller, step, created, seen_terminal)
@@ -271,7 +281,9 @@ def run_plan(plan: Plan, backend: str) -> tuple[dict[str, int], dict[str, int]]:
             tg.cancel_scope.cancel()
 
     run_simulated(main, backend)
-    return reported, dict(box[0].polls)
+    for task_id, received in box[0].polls.items():
+        assert received <= sent[task_id]  # every poll the server saw was counted
+    return reported, sent
 
 
 async def run_step(
