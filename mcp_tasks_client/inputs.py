@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import attrs
@@ -64,6 +64,7 @@ __all__ = [
     "InputRouter",
     "RootsHandler",
     "SamplingHandler",
+    "TrackedTasks",
     "Untagged",
 ]
 
@@ -170,6 +171,18 @@ def _unhandled(task_id: str | None, method: str) -> RPCError:
     return RPCError(-32601, f"no handler registered for {method} of {which}")
 
 
+class TrackedTasks(Protocol):
+    """What a handler's :class:`InputContext` reads of the tasks a Poller tracks: a Poller
+    hands its own to the router with :meth:`InputRouter.subscribe` and
+    :meth:`InputRouter.answer_input` (never a request: both read what the Poller holds)."""
+
+    def snapshot(self, task_id: str) -> Task | None:
+        """The latest snapshot of a tracked task, or None."""
+
+    def candidates(self) -> Sequence[Task]:
+        """The tracked tasks a request naming no task may belong to."""
+
+
 def _no_snapshot(task_id: str) -> Task | None:
     return None
 
@@ -197,7 +210,7 @@ class InputRouter:
         self.unknown_task_grace = unknown_task_grace
         """Seconds a request naming a task no handler (and no default) serves yet is held
         for one to be registered, instead of -32601 at once (None: not held)."""
-        self.book = InputBook()
+        self._book = InputBook()
         self._elicitation: dict[Key, ElicitationHandler] = {}
         self._sampling: dict[Key, SamplingHandler] = {}
         self._roots: dict[Key, RootsHandler] = {}
@@ -205,8 +218,14 @@ class InputRouter:
         self._waiting: dict[str, int] = {}
         self._listeners: list[Callable[[InputEvent], None]] = []
         self._client: Client | None = None
-        self.snapshot_source: Callable[[str], Task | None] = _no_snapshot
-        self.candidates_source: Callable[[], Sequence[Task]] = tuple
+        # The tracked tasks of the subscribers that passed theirs, the newest last.
+        self._tasks: list[TrackedTasks] = []
+
+    @property
+    def book(self) -> InputBook:
+        """The record of input requests taken and answered, by task (read it, e.g. in tests;
+        it is the router's own and cannot be replaced)."""
+        return self._book
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -295,11 +314,26 @@ class InputRouter:
         """Drop every handler and every record of ``task_id`` (call it when the task ended)."""
         for table in (self._elicitation, self._sampling, self._roots):
             table.pop(task_id, None)
-        self.book.forget(task_id)
+        self._book.forget(task_id)
 
-    def subscribe(self, listener: Callable[[InputEvent], None]) -> Callable[[], None]:
+    def subscribe(
+        self, listener: Callable[[InputEvent], None], *, tasks: TrackedTasks | None = None
+    ) -> Callable[[], None]:
+        """Call ``listener`` with every InputEvent until the returned function is called. A
+        Poller passes its ``tasks``: the handlers of requests the server sends by itself
+        (2025-11-25) read them in ``ctx.latest()`` and ``ctx.candidates`` (the newest
+        subscriber's, while it is subscribed)."""
         self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        if tasks is not None:
+            self._tasks.append(tasks)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+            if tasks is not None and tasks in self._tasks:
+                self._tasks.remove(tasks)
+
+        return unsubscribe
 
     def attach(self, client: Client) -> None:
         """Serve this client's server->client requests of every kind the router enables."""
@@ -315,7 +349,7 @@ class InputRouter:
                 "run them as tasks: pass InputRouter(..., receiver=TaskReceiver())"
             )
         self._client = client
-        self.book.capacity = client.limits.max_answered_inputs
+        self._book.capacity = client.limits.max_answered_inputs
         if self.receiver is not None:
             self.receiver.serve(client)
         for method, capability, mine in (
@@ -348,14 +382,14 @@ class InputRouter:
         assert client is not None
         params = request.params or {}
         task_id = related_task_id(params)
-        if not self.book.arrived(task_id, request.id, request.method):
+        if not self._book.arrived(task_id, request.id, request.method):
             self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, request.id, request.method))
             return None  # taken already: the first delivery is (or was) answered, once
         self._emit(InputEvent(InputEventKind.ARRIVED, task_id, request.id, request.method))
         try:
             as_task = self._as_task(client, request)
         except RPCError as exc:
-            self.book.answered(task_id, request.id)
+            self._book.answered(task_id, request.id)
             self._emit(
                 InputEvent(InputEventKind.REJECTED, task_id, request.id, request.method, exc)
             )
@@ -368,7 +402,7 @@ class InputRouter:
             kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
                 exc.code, InputEventKind.HANDLER_FAILED
             )
-            self.book.answered(task_id, request.id)
+            self._book.answered(task_id, request.id)
             self._emit(InputEvent(kind, task_id, request.id, request.method, exc))
             raise
         except Exception as exc:  # the handler failed: answer with an error, by policy
@@ -379,7 +413,7 @@ class InputRouter:
                     await client.cancel_task(task_id)
                 except MCPTasksError as cancel_error:
                     log.warning("tasks/cancel after a failed handler: %s", cancel_error)
-            self.book.answered(task_id, request.id)
+            self._book.answered(task_id, request.id)
             self._emit(
                 InputEvent(
                     InputEventKind.HANDLER_FAILED, task_id, request.id, request.method, error
@@ -391,7 +425,7 @@ class InputRouter:
             meta = dict(body.get("_meta") or {})
             meta[RELATED_TASK_META] = {"taskId": task_id}
             body["_meta"] = meta
-        self.book.answered(task_id, request.id)
+        self._book.answered(task_id, request.id)
         self._emit(InputEvent(InputEventKind.ANSWERED, task_id, request.id, request.method))
         return body
 
@@ -448,7 +482,7 @@ class InputRouter:
         try:
             created = await self.receiver.accept(client, request, metadata, body)
         finally:
-            self.book.answered(task_id, request.id)
+            self._book.answered(task_id, request.id)
         ended(InputEventKind.ACCEPTED_AS_TASK)
         return created
 
@@ -462,19 +496,53 @@ class InputRouter:
         return [
             (key, request)
             for key, request in requests.items()
-            if self.book.arrived(task_id, key, request.method)
+            if self._book.arrived(task_id, key, request.method)
         ]
 
     async def answer_input(
-        self, task_id: str, key: str, request: InputRequest
+        self,
+        task_id: str,
+        key: str,
+        request: InputRequest,
+        *,
+        tasks: TrackedTasks | None = None,
     ) -> JSONObject | None:
         """Run the handler registered for ``task_id`` on one taken input request; its answer
         as wire JSON for ``tasks/update``, or None when there is none to send (no handler:
         UNHANDLED; a handler that failed: HANDLER_FAILED; a bad request: REJECTED; each
         emitted as an InputEvent). An input request cannot be answered with an error in
         2026-07-28, so nothing is sent for those: the task stays ``input_required`` until the
-        caller decides (cancel it, or answer through ``client.update_task``)."""
-        return await self._answer_keyed(task_id, key, request)
+        caller decides (cancel it, or answer through ``client.update_task``). ``tasks``: what
+        the handler's ``ctx.latest()`` reads (the Poller passes the tasks it tracks)."""
+        return await self._answer_keyed(task_id, key, request, tasks=tasks)
+
+    async def serve_task_input(
+        self,
+        task_id: str,
+        key: str,
+        request: InputRequest,
+        *,
+        tasks: TrackedTasks | None = None,
+        still_wanted: Callable[[], bool] = lambda: True,
+        timeout: float | None = None,
+    ) -> bool:
+        """Answer one taken 2026-07-28 input request of ``task_id`` end to end: its handler
+        (:meth:`answer_input`), then ``tasks/update`` with that answer alone (E C28-C33;
+        partial answers are allowed, E A-10), unless ``still_wanted()`` says the task's wait
+        ended meanwhile. True when an answer was sent. The router is the one owner of
+        answering input: here for 2026-07-28 keys, as it answers 2025-11-25 requests.
+
+        Deadline: the handler's own time, then ``timeout`` for the ``tasks/update`` (default
+        ``Timeouts.request``). Cancelled: the handler is cancelled, nothing is sent, and the
+        key stays taken (it is never shown to a handler twice)."""
+        client = self._client
+        if client is None:
+            raise UsageError("attach the InputRouter to its client first (router.attach)")
+        response = await self.answer_input(task_id, key, request, tasks=tasks)
+        if response is None or not still_wanted():
+            return False
+        await client.update_task(task_id, {key: response}, timeout=timeout)
+        return True
 
     async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None:
         """MRTR (E C45): one input request of a call that has no task yet, answered by this
@@ -483,7 +551,13 @@ class InputRouter:
         return await self._answer_keyed(None, key, request, mrtr=True)
 
     async def _answer_keyed(
-        self, task_id: str | None, key: str, request: InputRequest, *, mrtr: bool = False
+        self,
+        task_id: str | None,
+        key: str,
+        request: InputRequest,
+        *,
+        mrtr: bool = False,
+        tasks: TrackedTasks | None = None,
     ) -> JSONObject | None:
         client = self._client
         if client is None:
@@ -495,7 +569,7 @@ class InputRouter:
         try:
             self._check_declared(request.method)
             result = await self._dispatch(
-                task_id, key, request.method, request.params or {}, mrtr=mrtr
+                task_id, key, request.method, request.params or {}, mrtr=mrtr, tasks=tasks
             )
         except RPCError as exc:
             kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
@@ -513,7 +587,7 @@ class InputRouter:
                 except MCPTasksError as cancel_error:
                     log.warning("tasks/cancel after a failed handler: %s", cancel_error)
         if task_id is not None:
-            self.book.answered(task_id, key)
+            self._book.answered(task_id, key)
         self._emit(InputEvent(kind, task_id, key, request.method, error))
         if result is None:
             return None
@@ -531,12 +605,16 @@ class InputRouter:
         *,
         receiving: ReceivedTask | None = None,
         mrtr: bool = False,
+        tasks: TrackedTasks | None = None,
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
-        """:meth:`_dispatch_one`, in a span ``mcp_tasks.input`` when spans are on."""
+        """:meth:`_dispatch_one`, in a span ``mcp_tasks.input`` when spans are on. ``tasks``:
+        the tracked tasks the caller passed, else the newest subscriber's (if any)."""
+        if tasks is None and self._tasks:
+            tasks = self._tasks[-1]
         _obs.remember(task_id)
         if _obs.tracer() is None:
             return await self._dispatch_one(
-                task_id, request_id, method, params, receiving=receiving, mrtr=mrtr
+                task_id, request_id, method, params, receiving=receiving, mrtr=mrtr, tasks=tasks
             )
         client = self._client
         attributes: dict[str, Any] = {
@@ -549,7 +627,7 @@ class InputRouter:
             attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
         with _obs.span("mcp_tasks.input", attributes):
             return await self._dispatch_one(
-                task_id, request_id, method, params, receiving=receiving, mrtr=mrtr
+                task_id, request_id, method, params, receiving=receiving, mrtr=mrtr, tasks=tasks
             )
 
     async def _dispatch_one(
@@ -561,17 +639,18 @@ class InputRouter:
         *,
         receiving: ReceivedTask | None = None,
         mrtr: bool = False,
+        tasks: TrackedTasks | None = None,
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
         client = self._client
         assert client is not None
         # An MRTR question belongs to its call, no task: the default handler, no candidates.
         untagged = task_id is None and not mrtr
-        candidates = tuple(self.candidates_source()) if untagged else ()
+        candidates = tuple(tasks.candidates()) if untagged and tasks is not None else ()
         context = InputContext(
             task_id,
             request_id,
             method,
-            snapshot=self.snapshot_source,
+            snapshot=_no_snapshot if tasks is None else tasks.snapshot,
             receiving=receiving,
             candidates=candidates,
         )

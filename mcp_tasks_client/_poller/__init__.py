@@ -1,0 +1,23 @@
+"""The Poller's pieces, one job per module; ``mcp_tasks_client.engine.Poller`` composes them.
+
+Private: nothing here is imported by a user, and nothing here imports ``engine``.
+
+Modules, lowest floor first. A module imports only those above it in this list (``parking``
+names ``registry.Tracked`` for type checking only), plus the library's lower floors:
+``models``, ``outcomes``, ``_errors``, ``_protocol``, ``observability``, ``inputs``,
+``journal``. Only ``following`` imports the ``Client`` and the drivers; the others get what
+they need of it as arguments. ``tests/test_poller_layout.py`` checks these rules.
+
+- ``parking``: the per-loop wakeup primitives a wait parks on (a task's done wakeup, a
+  watch's queue, an ``as_completed`` inbox);
+- ``registry``: the tracked tasks, each one's lifecycle as an enum with its moves, and the
+  bounded memory of tasks that ended;
+- ``observing``: the logs and spans of a task's tracking;
+- ``journal_sink``: what the poller writes to a Journal (snapshots, answered keys, outcomes);
+- ``relays``: the push (2026-07-28 ``subscriptions/listen``), progress and input-event relays;
+- ``scheduling``: the scheduler loop (when to poll, at most ``max_in_flight`` at once);
+- ``waits``: ``wait``, ``as_completed`` and ``watch``, over a small interface to the poller;
+- ``following``: each task followed through its generation's driver (input, the outcome's
+  fetch, the seed rule, listen's precondition, all decided by the driver): the only module
+  that asks ``client.driver``; 2026-07-28 input keys handed to the InputRouter.
+"""

@@ -1,0 +1,185 @@
+"""How the Poller follows each tracked task through its generation's driver.
+
+Job: the seam between the Poller and the client's generation driver (``_drivers``). The driver
+decides what differs by generation: how a task's input arrives and is answered (2025-11-25: a
+blocking ``tasks/result`` held open on ``input_required``, C-21; 2026-07-28: each snapshot's
+``inputRequests``, E C28-C33), how its outcome is fetched (``tasks/result`` or inline), the seed
+rule (E A-2), which notification pushes status, and whether a listen is possible. This module
+makes one driver follower per tracked task on first need (``TaskFollow``) and gives it a
+:class:`_Link` to act through: the requests it may send for that task, the Poller's guarded
+task group, its warnings. It never branches on a generation.
+
+The 2026-07-28 ``inputRequests`` a follower hands back (``TaskLink.serve_inputs``) go to the
+InputRouter, the one owner of answering input in both generations: it takes each key once,
+runs the handler and sends the answer (``InputRouter.serve_task_inputs``). What stays here is
+the Poller's share: at most ``Limits.max_server_requests`` handlers at once, a handler's scope
+cancelled when its task's tracking ends, the journal's record of an answered key, and a task
+whose snapshots keep asking nothing new (``PollPolicy.stuck_input_polls``).
+
+May import: ``registry``, ``journal_sink``, ``_client`` (the Client it calls), ``_drivers``,
+``inputs``, ``_protocol``, ``models``, ``outcomes``, ``_errors``, anyio.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from .._client import Client
+from .._drivers import TaskFollow
+from .._errors import InputNotHandled, InputStuck, InvalidParams, MCPTasksError
+from .._protocol.scheduler import PollPolicy, UnhandledInputPolicy
+from .._protocol.task_machine import Violation
+from ..inputs import InputRouter
+from ..models import CallToolResult, InputRequest, JSONObject, Task
+from .journal_sink import JournalSink
+from .registry import Registry, Tracked
+
+__all__ = ["EndTask", "Following"]
+
+
+EndTask = Callable[..., None]
+"""``end(tracked, *, outcome=None, error=None)``: end a task's tracking."""
+
+
+class Following:
+    """The driver followers of one Poller's tasks (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: Client,
+        policy: PollPolicy,
+        inputs: InputRouter | None,
+        registry: Registry,
+        journal: JournalSink | None,
+        *,
+        end: EndTask,
+        warn: Callable[[Violation | MCPTasksError], None],
+        spawn: Callable[[Tracked, Callable[[], Awaitable[None]]], None],
+    ) -> None:
+        if policy.listen:
+            client.driver.check_listen()
+        self.client = client
+        self.policy = policy
+        self.inputs = inputs
+        self._registry = registry
+        self._journal = journal
+        self._end = end
+        self._warn = warn
+        self._spawn = spawn
+        # 2026 input handlers at once: as many as server->client requests in 2025-11-25.
+        self._input_limiter = anyio.CapacityLimiter(client.limits.max_server_requests)
+
+    @property
+    def status_notification(self) -> str:
+        """The method of the notification that pushes a task's status."""
+        return self.client.driver.status_notification
+
+    def polls_seed(self, ref: object) -> bool:
+        """A terminal first snapshot that must still be polled once (the driver's seed rule)."""
+        return not self.client.driver.seed_is_news(ref)
+
+    def follow(self, tracked: Tracked) -> TaskFollow:
+        """The task's follower from the client's driver, made on first need."""
+        if tracked.follow is None:
+            tracked.follow = self.client.driver.follow(_Link(self, tracked), self.policy)
+        return tracked.follow
+
+    def released(self, tracked: Tracked) -> None:
+        """Nobody waits on ``tracked`` any more: the follower lets go of what it holds."""
+        if tracked.follow is not None:
+            tracked.follow.stop()
+
+    def needs_input(self, tracked: Tracked, snapshot: Task) -> None:
+        """An accepted snapshot says ``input_required``: the follower knows where from."""
+        if tracked.tracking:
+            self.follow(tracked).input_required(snapshot)
+
+    async def finish(self, tracked: Tracked) -> None:
+        """The terminal task's outcome (or the error that stands for it), then its end."""
+        ended = await self.follow(tracked).outcome(tracked.machine.current)
+        if isinstance(ended, MCPTasksError):
+            self._end(tracked, error=ended)
+        else:
+            if self._journal is not None:
+                await self._journal.outcome(tracked.task_id, ended)
+            self._end(tracked, outcome=ended)
+
+    # -- 2026-07-28 inputRequests, handed back by the follower ---------------------------
+
+    def serve_inputs(self, tracked: Tracked, snapshot: Task) -> None:
+        requests = snapshot.input_requests or {}
+        if self.inputs is None:
+            if requests and self.policy.on_unhandled_input is UnhandledInputPolicy.FAIL:
+                key, request = next(iter(requests.items()))
+                self._end(tracked, error=InputNotHandled(tracked.task_id, request.method, key))
+            return
+        taken = self.inputs.take_inputs(tracked.task_id, requests)
+        for key, request in taken:
+            tracked.inputs_running += 1
+            self._spawn(tracked, functools.partial(self._answer, tracked, key, request))
+        tracked.stuck_polls = 0 if taken or tracked.inputs_running else tracked.stuck_polls + 1
+        limit = self.policy.stuck_input_polls
+        if limit is not None and tracked.stuck_polls >= limit:
+            self._end(tracked, error=InputStuck(tracked.task_id, list(requests), limit))
+
+    async def _answer(self, tracked: Tracked, key: str, request: InputRequest) -> None:
+        """One input request, answered by the InputRouter (its handler, then ``tasks/update``
+        with its answer alone: partial answers are allowed, E A-10); the next poll shows what
+        the server made of it."""
+        assert self.inputs is not None
+        scope = anyio.CancelScope()
+        if tracked.input_scopes is None:
+            tracked.input_scopes = set()
+        tracked.input_scopes.add(scope)
+        try:
+            with scope:  # the wait ended: the question is moot, stop asking
+                async with self._input_limiter:
+                    sent = await self.inputs.serve_task_input(
+                        tracked.task_id,
+                        key,
+                        request,
+                        tasks=self._registry,
+                        still_wanted=lambda: not tracked.done,
+                        timeout=self.policy.request_timeout,
+                    )
+                if sent and self._journal is not None:
+                    await self._journal.answered(tracked.task_id, key)
+        except InvalidParams as exc:
+            # The server refused this answer (a key already answered, S13 says ignore; or the
+            # task is gone, which the next poll tells as such): recorded, the wait goes on.
+            self._warn(exc)
+        finally:
+            tracked.inputs_running -= 1
+            if tracked.input_scopes is not None:
+                tracked.input_scopes.discard(scope)
+
+
+class _Link:
+    """What one tracked task's driver follower may do through the Poller (``TaskLink``)."""
+
+    __slots__ = ("_following", "_tracked", "task_id")
+
+    def __init__(self, following: Following, tracked: Tracked) -> None:
+        self._following = following
+        self._tracked = tracked
+        self.task_id = tracked.task_id
+
+    async def task_result(self, *, held: bool) -> JSONObject:
+        client, timeout = self._following.client, self._following.policy.result_timeout
+        return await client.task_result_raw(self.task_id, timeout=timeout, held=held)
+
+    def serve_inputs(self, snapshot: Task) -> None:
+        self._following.serve_inputs(self._tracked, snapshot)
+
+    def start_soon(self, work: Callable[[], Awaitable[None]]) -> None:
+        self._following._spawn(self._tracked, work)
+
+    def warn(self, problem: Any) -> None:
+        self._following._warn(problem)
+
+    def decode_result(self, raw: JSONObject) -> CallToolResult:
+        return self._following.client.decode(raw, CallToolResult)

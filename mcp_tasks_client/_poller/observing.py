@@ -1,0 +1,68 @@
+"""What the Poller tells the logs and the tracer about a tracked task's life.
+
+Job: the start of a task's tracking (a DEBUG record, and the ``mcp_tasks.task`` span when
+spans are on) and its end (the outcome at INFO, a release at DEBUG, the error that ended it;
+the span ended with them), and each change of its status (DEBUG). Warnings are the poller's
+own (``Poller._warn``).
+
+May import: ``observability``, ``registry``, ``models``, ``_errors``. No I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .. import observability as _obs
+from .._errors import MCPTasksError
+from ..models import Task
+from .registry import Tracked
+
+__all__ = ["status_changed", "tracking_ended", "tracking_started"]
+
+log = _obs.get_logger("poller")
+
+
+def tracking_started(tracked: Tracked, first: Task, generation: str) -> None:
+    _obs.remember(tracked.task_id)
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("tracking task %s (%s)", _obs.TaskId(tracked.task_id), first.status.value)
+    if _obs.tracer() is not None:
+        tracked.span = _obs.start_span(
+            "mcp_tasks.task",
+            {
+                "mcp_tasks.task.id": _obs.task_attr(tracked.task_id),
+                "mcp_tasks.generation": generation,
+                "mcp_tasks.task.status": first.status.value,
+            },
+        )
+
+
+def tracking_ended(tracked: Tracked, outcome: str, error: MCPTasksError | None = None) -> None:
+    """The end of a task's tracking: its outcome (INFO) and the end of its span."""
+    status = tracked.machine.current.status.value
+    if error is None:
+        # An outcome at INFO; a task nobody waits on any more is no outcome: DEBUG.
+        level = logging.DEBUG if outcome == "released" else logging.INFO
+        log.log(level, "task %s: %s (%s)", _obs.TaskId(tracked.task_id), outcome, status)
+    else:
+        log.info(
+            "task %s: tracking ended by %s (%s)",
+            _obs.TaskId(tracked.task_id),
+            type(error).__name__,
+            status,
+        )
+    span, tracked.span = tracked.span, None
+    if span is not None:
+        attributes = {"mcp_tasks.outcome": outcome, "mcp_tasks.task.status": status}
+        _obs.end_span(span, attributes, error)
+
+
+def status_changed(tracked: Tracked, previous: Task, snapshot: Task) -> None:
+    """An accepted snapshot: a DEBUG record when its status is not the previous one's."""
+    if snapshot.status is not previous.status:
+        log.debug(
+            "task %s: %s -> %s",
+            _obs.TaskId(tracked.task_id),
+            previous.status.value,
+            snapshot.status.value,
+        )

@@ -1,0 +1,321 @@
+"""The tracked tasks: each one's record, its lifecycle as a table, and the tasks that ended.
+
+Job: every rule about where a tracked task is in its life lives here. A task is tracked while
+someone waits on it or watches it; its record moves through :data:`MOVES` and nowhere else:
+
+- ``TRACKING``: polled (and pushed to) while someone holds it;
+- ``FINISHING``: a terminal snapshot was accepted; it is never polled again, its outcome is
+  being fetched;
+- ``DONE``: its outcome (or the error that ended its tracking) is set and every waiter woke;
+- ``RELEASED``: nobody held it any more before it ended; the record is dropped, and whatever
+  of it is still in flight (a poll, an input handler) finds it released and does nothing.
+
+A move the table does not allow raises :class:`IllegalMove` (a bug in the poller, never the
+server's doing). A task whose end was seen terminal (or ended with an outcome) is remembered,
+the newest ``capacity`` of them, so that a later wait on it is answered from memory and never
+polls it again (issue 20: ``watch()`` then ``wait(created)``).
+
+May import: ``parking``, ``models``, ``outcomes``, ``_errors``, ``_protocol.task_machine``,
+``_protocol.progress``, anyio (cancel scopes). No I/O, no clock, no logging: the poller does
+those around the calls here.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import enum
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import attrs
+
+from .._errors import MCPTasksError
+from .._protocol.progress import StatusMessage, TaskProgress
+from .._protocol.task_machine import TaskMachine
+from ..models import Task, TaskStatus
+from ..outcomes import Outcome
+from .parking import DoneWakeup, Inbox, WatchItem, WatchQueue
+
+if TYPE_CHECKING:
+    from .._drivers import TaskFollow
+
+__all__ = [
+    "MOVES",
+    "IllegalMove",
+    "Registry",
+    "TrackState",
+    "Tracked",
+    "expires_at",
+    "monotonic_expiry",
+]
+
+
+class TrackState(enum.Enum):
+    """Where a tracked task is in its life (see the module docstring)."""
+
+    TRACKING = "tracking"
+    FINISHING = "finishing"
+    DONE = "done"
+    RELEASED = "released"
+
+
+MOVES: dict[TrackState, frozenset[TrackState]] = {
+    TrackState.TRACKING: frozenset({TrackState.FINISHING, TrackState.DONE, TrackState.RELEASED}),
+    TrackState.FINISHING: frozenset({TrackState.DONE}),
+    TrackState.DONE: frozenset(),
+    TrackState.RELEASED: frozenset(),
+}
+"""state -> the states a record may move to. DONE and RELEASED are final."""
+
+
+class IllegalMove(RuntimeError):
+    """A record was moved against :data:`MOVES` (a bug in the poller)."""
+
+
+@attrs.define(eq=False)
+class Tracked:
+    """One tracked task (slotted, and small: a poller may hold 100,000 of them). What only
+    some tasks need (an event to wait on, watchers, listeners, progress callbacks, input
+    scopes) is made on first use; ``None`` until then."""
+
+    task_id: str
+    machine: TaskMachine
+    expires_at: float | None  # monotonic, from createdAt + ttl
+    refs: int = 0
+    state: TrackState = TrackState.TRACKING
+    outcome: Outcome | None = None
+    error: MCPTasksError | None = None
+    done_event: DoneWakeup | None = None
+    """Made by the first ``wait()`` that has to wait; one for all of them."""
+    watchers: list[WatchQueue] | None = None
+    listeners: Inbox | list[Inbox] | None = None
+    """The ``as_completed`` inboxes told when it ends: the one inbox itself (the usual case:
+    no list per task), or a list once there are more."""
+    progress_callbacks: list[Callable[[TaskProgress], None]] | None = None
+    message: StatusMessage | None = None
+    """The latest accepted snapshot's status message, with when it was first seen."""
+    # 2026-07-28 input: handlers running, and snapshots in a row asking nothing new.
+    inputs_running: int = 0
+    stuck_polls: int = 0
+    input_scopes: set[anyio.CancelScope] | None = None
+    """One per running 2026 input handler of this task: cancelled when its tracking ends."""
+    span: Any = None
+    """The task's lifecycle span (tracking to outcome), None when spans are off."""
+    follow: TaskFollow | None = None
+    """How the task's input arrives and its outcome is fetched, in the client's generation
+    (its driver's follower, ``following.py``): made on first need."""
+
+    def move(self, to: TrackState) -> None:
+        """Move to ``to``; IllegalMove unless :data:`MOVES` allows it."""
+        if to not in MOVES[self.state]:
+            raise IllegalMove(f"task {self.task_id!r}: {self.state.value} -> {to.value}")
+        self.state = to
+
+    @property
+    def tracking(self) -> bool:
+        """Polled while held: no terminal snapshot yet, not ended, not released."""
+        return self.state is TrackState.TRACKING
+
+    @property
+    def done(self) -> bool:
+        """Ended: ``outcome`` or ``error`` is set, and every waiter was woken."""
+        return self.state is TrackState.DONE
+
+    @property
+    def ended(self) -> Outcome | MCPTasksError:
+        if self.error is not None:
+            return self.error
+        assert self.outcome is not None
+        return self.outcome
+
+    def stop_inputs(self) -> None:
+        for scope in self.input_scopes or ():
+            scope.cancel()
+
+    def done_wakeup(self) -> DoneWakeup:
+        """What is set when the task ends, made on first use (one for every wait)."""
+        if self.done_event is None:
+            self.done_event = DoneWakeup()
+        return self.done_event
+
+    def add_listener(self, inbox: Inbox) -> None:
+        current = self.listeners
+        if current is None:
+            self.listeners = inbox
+        elif isinstance(current, Inbox):
+            self.listeners = [current, inbox]
+        else:
+            current.append(inbox)
+
+    def remove_listener(self, inbox: Inbox) -> None:
+        """Remove ``inbox`` once (it is there as often as it was added)."""
+        current = self.listeners
+        if current is inbox:
+            self.listeners = None
+        elif isinstance(current, list) and inbox in current:
+            current.remove(inbox)
+
+    def close_watchers(self) -> None:
+        watchers, self.watchers = self.watchers, None
+        for watcher in watchers or ():
+            watcher.close()
+
+    def push(self, item: WatchItem) -> None:
+        """News for this task's watchers."""
+        for watcher in self.watchers or ():
+            watcher.push(item)
+
+
+def add_item(tracked: Tracked, name: str, item: object) -> None:
+    """Add ``item`` to one of ``tracked``'s lazily made lists."""
+    items = getattr(tracked, name)
+    if items is None:
+        setattr(tracked, name, [item])
+    else:
+        items.append(item)
+
+
+def discard_item(tracked: Tracked, name: str, item: object) -> None:
+    """Remove ``item`` (once) from one of ``tracked``'s lazily made lists, if it is there."""
+    items = getattr(tracked, name)
+    if items is not None and item in items:
+        items.remove(item)
+
+
+def expires_at(task: Task) -> dt.datetime | None:
+    """``createdAt + ttl``; None for no ttl (null: unlimited; UNSET: unknown, A-06) and for an
+    instant past the calendar's end (year 9999): such a task never expires in our time."""
+    if not isinstance(task.ttl, (int, float)):
+        return None
+    try:
+        return task.created_at + dt.timedelta(milliseconds=task.ttl)
+    except OverflowError:
+        return None
+
+
+def monotonic_expiry(task: Task, wall_clock: Callable[[], dt.datetime]) -> float | None:
+    """Monotonic time of ``createdAt + ttl`` (``PollPolicy.ttl_backstop``), None for none."""
+    ends = expires_at(task)
+    if ends is None:
+        return None
+    return anyio.current_time() + (ends - wall_clock()).total_seconds()
+
+
+_LIVE = (TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED)
+
+
+class Registry:
+    """The records of the tasks being tracked (``live``, by id), and the newest ``capacity``
+    tasks that ended once seen terminal (or with an outcome), to answer later waits."""
+
+    def __init__(self, capacity: int) -> None:
+        self.live: dict[str, Tracked] = {}
+        self.capacity = capacity
+        self._ended: collections.OrderedDict[str, Tracked] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self.live)
+
+    def held(self, task_id: str) -> Tracked | None:
+        """The record a new wait on ``task_id`` joins: the live one, or the one of a task that
+        ended with an outcome (answered from memory, never polled again)."""
+        tracked = self.live.get(task_id)
+        if tracked is not None:
+            return tracked
+        tracked = self._ended.get(task_id)
+        if tracked is None or tracked.outcome is None:
+            return None
+        self._ended.move_to_end(task_id)
+        return tracked
+
+    def terminal_snapshot(self, task_id: str) -> Task | None:
+        """The terminal snapshot of a remembered task whose tracking ended with an error (its
+        result could not be fetched or read): a new wait finishes from it, with no poll."""
+        tracked = self._ended.get(task_id)
+        if tracked is None or tracked.outcome is not None:
+            return None
+        return tracked.machine.current
+
+    def add(self, tracked: Tracked) -> None:
+        self.live[tracked.task_id] = tracked
+
+    def finishing(self, tracked: Tracked) -> bool:
+        """TRACKING -> FINISHING (a terminal snapshot); False when it was not tracking."""
+        if not tracked.tracking:
+            return False
+        tracked.move(TrackState.FINISHING)
+        tracked.close_watchers()  # the terminal snapshot was the last one
+        return True
+
+    def release(self, tracked: Tracked) -> bool:
+        """One hold less; True when that stopped the tracking of a task that had not ended
+        (TRACKING -> RELEASED: the caller stops polling it and whatever it started)."""
+        tracked.refs -= 1
+        if tracked.refs > 0:
+            return False
+        if tracked.tracking:
+            tracked.move(TrackState.RELEASED)
+            self._drop(tracked)
+            tracked.stop_inputs()
+            return True
+        if tracked.done:
+            self._drop(tracked)
+        return False
+
+    def end(
+        self,
+        tracked: Tracked,
+        outcome: Outcome | None = None,
+        error: MCPTasksError | None = None,
+    ) -> bool:
+        """-> DONE with ``outcome`` or ``error``, every waiter told; False (nothing done)
+        when it had ended or been released already."""
+        if tracked.state in (TrackState.DONE, TrackState.RELEASED):
+            return False
+        tracked.outcome, tracked.error = outcome, error
+        tracked.move(TrackState.DONE)
+        tracked.follow = None  # what it held is in the outcome, if anywhere
+        tracked.stop_inputs()
+        if tracked.done_event is not None:
+            tracked.done_event.set()
+        tracked.close_watchers()
+        listeners = tracked.listeners
+        if isinstance(listeners, Inbox):
+            listeners.put(tracked)
+        else:
+            for listener in listeners or ():
+                listener.put(tracked)
+        if outcome is not None or tracked.machine.is_terminal:
+            self._remember(tracked)
+        if tracked.refs <= 0:
+            self._drop(tracked)
+        return True
+
+    def snapshot(self, task_id: str) -> Task | None:
+        """The latest accepted snapshot of a tracked task."""
+        tracked = self.live.get(task_id)
+        return tracked.machine.current if tracked is not None else None
+
+    def candidates(self) -> list[Task]:
+        """The tracked tasks a request naming no task may belong to."""
+        return [
+            t.machine.current
+            for t in self.live.values()
+            if not t.done and t.machine.current.status in _LIVE
+        ]
+
+    def polled(self) -> frozenset[str]:
+        """The ids of the tasks still polled (those a listen asks the server to push)."""
+        return frozenset(task_id for task_id, t in self.live.items() if t.tracking)
+
+    def _drop(self, tracked: Tracked) -> None:
+        if self.live.get(tracked.task_id) is tracked:
+            del self.live[tracked.task_id]
+
+    def _remember(self, tracked: Tracked) -> None:
+        self._ended[tracked.task_id] = tracked
+        self._ended.move_to_end(tracked.task_id)
+        while len(self._ended) > self.capacity:
+            self._ended.popitem(last=False)

@@ -1,0 +1,234 @@
+"""The scheduler loop: when each tracked task is polled, and at most how many at once.
+
+Job: one driver task sleeps until the earliest due poll of the sans-I/O :class:`PollScheduler`
+(a deadline heap, not a sleeping coroutine per task) and starts the ``tasks/get`` calls that
+are due, at most ``PollPolicy.max_in_flight`` at once; a due poll that finds no free slot
+waits in line (``delayed`` counts it). One poll: its answer goes to ``observe`` unless it is
+stale (a terminal snapshot arrived while it was in flight, A-08) or the task stopped being
+polled meanwhile (released, finishing, ended); then the next one is scheduled from the
+server's ``pollInterval`` (C-19), slowed for ids a listen acknowledged (A-25).
+
+Only a record in ``TRACKING`` is ever polled: a task reported terminal is never polled again.
+
+May import: ``registry``, ``_protocol.scheduler``, ``_protocol.task_machine``, ``_errors``,
+``models``, anyio. What it needs from the poller comes in as the callables of its
+constructor.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import math
+from collections.abc import Awaitable, Callable
+
+import anyio
+import anyio.abc
+
+from .._errors import DeadlineExceeded, MCPTasksError, RequestTimeout, TaskNotFound, UnknownValue
+from .._protocol.scheduler import PollPolicy, PollScheduler
+from .._protocol.task_machine import ViolationPolicy
+from ..models import Task
+from .registry import Registry, Tracked
+
+__all__ = ["Driver", "server_interval"]
+
+
+def server_interval(task: Task) -> float | None:
+    return None if task.poll_interval is None else task.poll_interval / 1000.0
+
+
+class Driver:
+    """The scheduler loop of one Poller (see the module docstring)."""
+
+    def __init__(
+        self,
+        policy: PollPolicy,
+        scheduler: PollScheduler,
+        registry: Registry,
+        *,
+        get: Callable[..., Awaitable[Task]],
+        observe: Callable[[Tracked, Task], None],
+        end: Callable[[Tracked, MCPTasksError], None],
+        expire: Callable[[Tracked], None],
+        warn: Callable[[MCPTasksError], None],
+        guarded: Callable[[Tracked, Callable[[], Awaitable[None]]], Awaitable[None]],
+        acknowledged: Callable[[], frozenset[str]],
+    ) -> None:
+        self.policy = policy
+        self.scheduler = scheduler
+        self._registry = registry
+        self._get = get
+        self._observe = observe
+        self._end = end
+        self._expire = expire
+        self._warn = warn
+        self._guarded = guarded
+        self._acknowledged = acknowledged
+        self._wake = anyio.Event()
+        # When the sleeping driver wakes by itself (-inf while it is not sleeping on a time):
+        # an answered poll due no sooner need not wake it (one wake-up per due time, not one
+        # per answer).
+        self._sleeping_until = -math.inf
+        # PollPolicy.max_in_flight: polls running, and due ones waiting for a slot (oldest
+        # first). A counter the driver reads, not a limiter each poll acquires.
+        self._in_flight = 0
+        self._ready: collections.deque[str] = collections.deque()
+        self.sent = 0
+        """``tasks/get`` requests sent."""
+        self.delayed = 0
+        """Polls that were due but waited for a slot (``PollPolicy.max_in_flight`` saturated)."""
+
+    async def get(self, task_id: str, timeout: float | None = None) -> Task:
+        """One ``tasks/get`` (``get``: ``Client.get_task``), counted in ``sent``."""
+        self.sent += 1
+        limit = self.policy.request_timeout if timeout is None else timeout
+        return await self._get(task_id, timeout=limit)
+
+    async def first(self, task_id: str, until: float) -> Task:
+        """The first snapshot of a task resumed by its bare id, within the wait's deadline."""
+        left = until - anyio.current_time()
+        if left <= 0:
+            raise DeadlineExceeded([task_id], {})
+        try:
+            return await self.get(task_id, min(self.policy.request_timeout, left))
+        except RequestTimeout:
+            if anyio.current_time() >= until:
+                raise DeadlineExceeded([task_id], {}) from None
+            raise
+
+    def track(self, tracked: Tracked, first: Task) -> None:
+        """Poll ``tracked`` from now on (its first poll due at once)."""
+        self.scheduler.track(
+            tracked.task_id,
+            anyio.current_time(),
+            server_interval(first),
+            not_after=tracked.expires_at,
+        )
+        self._wake.set()
+
+    def untrack(self, task_id: str) -> None:
+        self.scheduler.untrack(task_id)
+
+    async def run(self, task_group: anyio.abc.TaskGroup) -> None:
+        """The loop, for the poller's life; polls run in ``task_group``."""
+        limit = self.policy.max_in_flight
+        ready = self._ready
+        while True:
+            self._take_due()
+            while (poll := self._next_poll()) is not None:
+                task_group.start_soon(self._run_poll, *poll)
+            if self._wake.is_set():
+                self._wake = anyio.Event()
+            if ready and self._in_flight >= limit:
+                await self._wake.wait()  # a slot frees (or a task is added)
+                continue
+            due = self.scheduler.next_due()
+            delay = math.inf if due is None else due - anyio.current_time()
+            if delay > 0:
+                self._sleeping_until = math.inf if due is None else due
+                try:
+                    if delay == math.inf:  # nothing due: only a wake-up (no deadline scope)
+                        await self._wake.wait()
+                    else:
+                        with anyio.move_on_after(delay):
+                            await self._wake.wait()
+                finally:
+                    self._sleeping_until = -math.inf
+
+    def _take_due(self) -> None:
+        """The tasks due now into the line, counting those that must wait for a slot."""
+        ready = self._ready
+        limit = self.policy.max_in_flight
+        for task_id in self.scheduler.pop_due(anyio.current_time()):
+            if self._in_flight >= limit or ready:
+                self.delayed += 1
+            ready.append(task_id)
+
+    def _next_poll(self) -> tuple[Tracked, str] | None:
+        """The next task in line, when a slot is free (taken for it)."""
+        ready = self._ready
+        while ready and self._in_flight < self.policy.max_in_flight:
+            task_id = ready.popleft()
+            tracked = self._registry.live.get(task_id)
+            if tracked is not None:
+                self._in_flight += 1
+                return tracked, task_id
+        return None
+
+    async def _run_poll(self, tracked: Tracked, task_id: str) -> None:
+        """One poll, then the next one due or in line, in this same task while there is one
+        (a task spawned per poll cost more than the rest of the poller's per-poll work)."""
+        while True:
+            try:
+                await self._guarded(tracked, functools.partial(self._poll, task_id))
+            except BaseException:
+                self._in_flight -= 1
+                self._wake.set()
+                raise
+            self._in_flight -= 1
+            self._take_due()
+            poll = self._next_poll()
+            if poll is None:
+                # The driver may be waiting for a slot with no deadline (the line was full):
+                # it must look again, at the line and at the polls scheduled for later.
+                self._wake.set()
+                return
+            # Going on with the next poll here: the driver needs waking only for a due time
+            # sooner than the one it sleeps until that this task did not take (a poll answered
+            # with no wait at all, polled back to back, is taken here, not woken for: a
+            # wake-up per poll cost a scheduler pass on trio).
+            due = self.scheduler.next_due()
+            if due is not None and due < self._sleeping_until:
+                self._wake.set()
+            tracked, task_id = poll
+
+    async def _poll(self, task_id: str) -> None:
+        tracked = self._registry.live.get(task_id)
+        if tracked is None or not tracked.tracking:
+            return
+        expired = tracked.expires_at is not None and anyio.current_time() >= tracked.expires_at
+        mark = tracked.machine.mark()
+        snapshot: Task | None
+        try:
+            snapshot = await self.get(task_id)
+        except TaskNotFound as exc:
+            if expired:  # the server may delete a task once its ttl ran out (T:459)
+                self._expire(tracked)
+            else:
+                self._end(tracked, exc)
+            return
+        except UnknownValue as exc:
+            if exc.path != "$.result.status" or self.policy.on_violation is ViolationPolicy.RAISE:
+                self._end(tracked, exc)
+                return
+            self._warn(exc)  # A-08: an unknown status, ignored under WARN
+            snapshot = None
+        except MCPTasksError as exc:
+            self._end(tracked, exc)
+            return
+        if not tracked.tracking:
+            return  # released, finishing or ended while the poll was in flight
+        if tracked.machine.is_stale(mark):
+            # A terminal status arrived (a notification) while this poll was in flight: its
+            # older answer is stale, not a change after terminal (A-08, the machine's rule; a
+            # poller that stops at terminal cannot tell the two apart; the conformance probe
+            # polls past terminal).
+            return
+        if snapshot is not None:
+            self._observe(tracked, snapshot)
+        if not tracked.tracking:
+            return
+        if expired:
+            self._expire(tracked)
+            return
+        current = tracked.machine.current
+        interval = server_interval(current)
+        if task_id in self._acknowledged():  # pushed to us: a slow safety poll only (A-25)
+            base = interval if interval is not None else self.policy.initial
+            interval = base * self.policy.listen_safety_factor
+        # The driver is woken for the new due time (if sooner than its sleep) by _run_poll,
+        # once it knows whether it takes that poll itself.
+        self.scheduler.answered(
+            task_id, anyio.current_time(), interval, not_after=tracked.expires_at
+        )
