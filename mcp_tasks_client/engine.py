@@ -135,7 +135,7 @@ class Poller:
             self._scheduler,
             self._registry,
             get=client.get_task,
-            observe=self._observe,
+            observe=lambda tracked, snapshot: self._observe(tracked, snapshot),
             end=lambda tracked, error: self._end(tracked, error=error),
             expire=self._expire,
             warn=self._warn,
