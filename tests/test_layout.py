@@ -131,7 +131,6 @@ _BRANCHES = [
 # generation (issue 20). The transports' ``stateless`` is the name of the hook a driver calls
 # (``Transport.stateless(headers)``), not a flag.
 _KNOWN = {
-    "conformance/validator.py": 10,
     "conformance/live.py": 4,
     "testing/_fault_server.py": 28,
 }
