@@ -131,7 +131,6 @@ _BRANCHES = [
 # generation (issue 20). The transports' ``stateless`` is the name of the hook a driver calls
 # (``Transport.stateless(headers)``), not a flag.
 _KNOWN = {
-    "conformance/live.py": 4,
     "testing/_fault_server.py": 28,
 }
 _NOT_A_FLAG = re.compile(r"def stateless\(|\.stateless\(|inner\.stateless\(")
