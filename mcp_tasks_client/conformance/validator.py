@@ -61,6 +61,7 @@ class Validator:
 
     ``client_capabilities`` are what the client declared (2025-11-25: read from the
     ``initialize`` request when it is sent; give them when the validator does not see it).
+    A generation the validator has no checks for is a UsageError.
     """
 
     def __init__(

@@ -151,7 +151,8 @@ _ASK_ON = frozenset({"result", "get"})
 
 
 class FaultServer:
-    """A scripted tasks server for ``generation``; see the module docstring."""
+    """A scripted tasks server for ``generation`` (one of :data:`DIALECTS`, else ValueError);
+    see the module docstring."""
 
     def __init__(
         self,
