@@ -9,7 +9,11 @@ Two rules a reader can rely on (see each package's module header):
   protocol generation or on a flag of one (``is Generation.X``, ``== Generation.X``,
   ``.stateless``, ``.inline_results``, ``.lists_tasks``, an ``isinstance`` on a driver class):
   it asks the generation's driver. The registry in ``_drivers/__init__.py`` is the only map
-  from a generation to its behaviour.
+  from a generation to the protocol's behaviour. The tools on the top floor that speak as, or
+  judge, one generation's server keep one module per generation too, each chosen by a registry
+  of its own (a dict lookup, never a branch): the validator's rules (``conformance.validator.
+  CHECKS``), the probe's script (``conformance.live.PROBES``) and the FaultServer's dialect
+  (``testing._fault_server.DIALECTS``).
 """
 
 from __future__ import annotations
@@ -129,21 +133,17 @@ _BRANCHES = [
     re.compile(r"(?:\bis|\bis not|==|!=)\s+Generation\.V\d"),
     re.compile(r"Generation\.V\d\w*\s+(?:is|is not|==|!=|in)\b"),
     re.compile(r"\bcase\s+Generation\."),
+    re.compile(r"(?:\bis|\bis not|==|!=)\s+G[12]\b"),  # a generation under a short alias
     re.compile(r"\bself\._(?:gen2|g2)\b"),  # a property that is a generation flag
     re.compile(r"\.(?:stateless|inline_results|lists_tasks)\b(?!\()"),
-    re.compile(r"isinstance\([^)]*\b(?:Driver2025|Driver2026|Legacy|Stateless)\b"),
+    re.compile(
+        r"isinstance\([^)]*\b(?:Driver|Checks|Probe|Dialect)20\d\d\b"
+        r"|isinstance\([^)]*\b(?:Legacy|Stateless)\b"
+    ),
 ]
 
-# Branches on a generation that remain outside the drivers, pinned so that none is added: the
-# conformance validator and probe check each generation's own rules, and the testing kit's
-# FaultServer is a server of either generation; they are next to be split into one module per
-# generation (issue 20). The transports' ``stateless`` is the name of the hook a driver calls
+# The transports' ``stateless`` is the name of the hook a driver calls
 # (``Transport.stateless(headers)``), not a flag.
-_KNOWN = {
-    "conformance/validator.py": 10,
-    "conformance/live.py": 4,
-    "testing/_fault_server.py": 28,
-}
 _NOT_A_FLAG = re.compile(r"def stateless\(|\.stateless\(|inner\.stateless\(")
 
 
@@ -166,7 +166,7 @@ def _branches(path: Path) -> list[str]:
 def test_nothing_outside_the_drivers_branches_on_a_generation(path: Path) -> None:
     where = path.relative_to(PACKAGE).as_posix()
     hits = _branches(path)
-    assert len(hits) == _KNOWN.get(where, 0), "\n".join(hits)
+    assert hits == [], f"{where} branches on a generation:\n" + "\n".join(hits)
 
 
 def test_the_branch_finder_finds_branches() -> None:
@@ -178,6 +178,9 @@ def test_the_branch_finder_finds_branches() -> None:
         "seed = client.driver.inline_results and ok",
         "if isinstance(dialect, Stateless):",
         "case Generation.V2026_07_28:",
+        "if self.generation is G1:",
+        "if isinstance(checks, Checks2025):",
+        "if isinstance(server._dialect, Dialect2026):",
     ]:
         assert any(p.search(line) for p in _BRANCHES), line
     assert not _NOT_A_FLAG.search("if client.driver.stateless:")
@@ -193,3 +196,27 @@ def test_the_registry_knows_every_generation_and_refuses_others() -> None:
         assert driver.generation is generation
     with pytest.raises(UsageError, match="no driver for generation"):
         driver_class("2099-01-01")  # type: ignore[arg-type]
+
+
+def test_the_tools_registries_know_every_generation_and_refuse_others() -> None:
+    """The conformance kit's and the testing kit's own registries: one entry per generation,
+    each of its generation, and an unknown generation a typed error (never another's rules)."""
+    from mcp_tasks_client import Generation, UsageError
+    from mcp_tasks_client.conformance import Validator
+    from mcp_tasks_client.conformance.live import PROBES, probe_class
+    from mcp_tasks_client.conformance.validator import CHECKS
+    from mcp_tasks_client.testing import FaultServer, valid_traffic
+    from mcp_tasks_client.testing._fault_server import DIALECTS
+
+    for registry in (CHECKS, PROBES, DIALECTS):
+        assert set(registry) == set(Generation)
+        for generation, kind in registry.items():
+            assert kind.generation is generation
+    with pytest.raises(UsageError, match="no checks for generation"):
+        Validator("2099-01-01")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no FaultServer speaks"):
+        FaultServer("2099-01-01")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no traffic of generation"):
+        valid_traffic("2099-01-01")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="no probe for generation"):
+        probe_class("2099-01-01")  # type: ignore[arg-type]

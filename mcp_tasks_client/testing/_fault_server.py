@@ -40,6 +40,15 @@ client's standalone GET SSE stream instead (it waits until the client opens one)
 ``input_required`` with ``inputRequests`` (keys ``q1``, then ``q2``), each answered by
 ``tasks/update`` (an empty ack); then the task runs ``steps`` polls. :data:`PRESETS` names
 servers that break several rules at once, as servers in the wild do (:meth:`FaultServer.preset`).
+
+What differs by generation is one dialect module each (``_fault_v2025_11_25.py``,
+``_fault_v2026_07_28.py``) on ``_fault_base.py``; :data:`DIALECTS` is the only map from a
+generation to its dialect. This module serves, keeps the tasks, and answers what both
+generations answer alike (``ping``, ``tools/list``, ``tools/call``, ``tasks/get``,
+``tasks/update``, ``initialize``, ``server/discover``).
+
+May import: ``_generation``, ``models``, ``_transports``, this package's ``_http`` and
+``_fault_*`` modules.
 """
 
 from __future__ import annotations
@@ -52,17 +61,28 @@ from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import anyio
-import attrs
 
 from .._generation import Generation
 from .._transports.base import Transport
 from .._transports.memory import MemoryServerEnd, memory_transport_pair
-from ..models import RELATED_TASK_META, TASKS_EXTENSION
+from ..models import TASKS_EXTENSION
+from ._fault_base import (
+    EPOCH,
+    FORM,
+    JSON,
+    TERMINAL,
+    Channel,
+    Dialect,
+    FaultTask,
+    MemoryChannel,
+    Refusal,
+    SSEChannel,
+)
+from ._fault_v2025_11_25 import Dialect2025
+from ._fault_v2026_07_28 import Dialect2026
 from ._http import Conn, HostileHTTPServer, Received, sse_event
 
-__all__ = ["BREAKABLE", "DROP", "PRESETS", "FaultServer", "Hook", "raw_json"]
-
-JSON = dict[str, Any]
+__all__ = ["BREAKABLE", "DIALECTS", "DROP", "PRESETS", "FaultServer", "Hook", "raw_json"]
 
 
 class _Drop:
@@ -121,84 +141,18 @@ PRESETS: Mapping[str, tuple[Generation, frozenset[str], str]] = {
 }
 """Named servers with several deviations: name -> (generation, the rules broken, what it does)."""
 
-_TOOLS: dict[str, str | None] = {
-    "echo": "optional",
-    "need_task": "required",
-    "fail": "required",
-    "protocol_error": "optional",
-    "slow": "optional",
-    "plain": None,
-    "ask": "optional",
-    "confirm": "required",
+DIALECTS: Mapping[Generation, type[Dialect]] = {
+    Generation.V2025_11_25: Dialect2025,
+    Generation.V2026_07_28: Dialect2026,
 }
-_GEN2_ONLY = frozenset({"confirm"})
+"""Every generation a FaultServer speaks, with its dialect (the registry)."""
+
 _ASK_ON = frozenset({"result", "get"})
-_FORM = {
-    "type": "object",
-    "properties": {"ok": {"type": "boolean"}},
-    "required": ["ok"],
-}
-_TERMINAL = frozenset({"completed", "failed", "cancelled"})
-_ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400}  # 2026-07-28 HTTP, E S24
-_EPOCH = dt.datetime(2026, 8, 1, tzinfo=dt.timezone.utc)
-
-
-@attrs.define
-class _Task:
-    task_id: str
-    tool: str
-    text: str
-    ttl: int | None
-    created_at: str
-    updated_at: str
-    status: str = "working"
-    polls: int = 0
-    gets: int = 0
-    cancel_answered: bool = False
-    questions: list[tuple[str, JSON]] = attrs.Factory(list)
-    """Input still to ask, in order: (key, {"method", "params"})."""
-    asked: Any = None
-    """2025-11-25: the id of the request sent for the first question, until it is answered."""
-    answers: list[Any] = attrs.Factory(list)
-    shown_reused: bool = False
-    answered: anyio.Event = attrs.Factory(anyio.Event)
-    ended: anyio.Event = attrs.Factory(anyio.Event)
-
-    session: str | None = None
-
-
-class _Channel:
-    """Where a server->client request goes: the stream of the request being answered."""
-
-    async def push(self, message: JSON) -> None:  # pragma: no cover - nothing to push to
-        return None
-
-
-class _MemoryChannel(_Channel):
-    def __init__(self, end: MemoryServerEnd) -> None:
-        self._end = end
-
-    async def push(self, message: JSON) -> None:
-        await self._end.send(message)
-
-
-class _SSEChannel(_Channel):
-    """The SSE response of one POST: opened at the first push, the answer its last event."""
-
-    def __init__(self, conn: Conn, headers: dict[str, str]) -> None:
-        self._conn = conn
-        self._headers = headers
-        self.opened = False
-
-    async def push(self, message: JSON) -> None:
-        if not self.opened:
-            self.opened = True
-            await self._conn.head(200, {"Content-Type": "text/event-stream", **self._headers})
-        await self._conn.write(sse_event(message))
 
 
 class FaultServer:
-    """A scripted tasks server for ``generation``; see the module docstring."""
+    """A scripted tasks server for ``generation`` (one of :data:`DIALECTS`, else ValueError);
+    see the module docstring."""
 
     def __init__(
         self,
@@ -211,8 +165,13 @@ class FaultServer:
     ) -> None:
         if ask_on not in _ASK_ON:
             raise ValueError(f"ask_on is one of {sorted(_ASK_ON)}, not {ask_on!r}")
-        if ask_on == "get" and generation is Generation.V2026_07_28:
-            raise ValueError("2026-07-28 asks by inputRequests; it has no GET stream (E C56)")
+        try:
+            dialect = DIALECTS[generation]
+        except (KeyError, TypeError):
+            known = ", ".join(g.value for g in DIALECTS)
+            raise ValueError(f"no FaultServer speaks {generation!r} (known: {known})") from None
+        self._dialect: Dialect = dialect(self)
+        self._dialect.check_ask_on(ask_on)
         self.generation = generation
         self.ask_on = ask_on
         """Where a 2025-11-25 in-task question goes over HTTP: ``"result"``, the stream of
@@ -226,7 +185,7 @@ class FaultServer:
             raise ValueError(f"FaultServer cannot break {sorted(unknown)}; see BREAKABLE")
         self.on_message = on_message
         self.steps = steps
-        self.tasks: dict[str, _Task] = {}
+        self.tasks: dict[str, FaultTask] = {}
         self.received: list[JSON] = []
         """Every message the server read, in order."""
         self.ended_sessions: set[str] = set()
@@ -236,13 +195,8 @@ class FaultServer:
         self._ids = itertools.count(1)
         self._clock = itertools.count(1)
         self._request_ids = itertools.count(1)
-        self._asking: dict[Any, _Task] = {}
-        self._get_streams: list[_SSEChannel] = []
-        self._get_opened: anyio.Event | None = None
         self.get_streams_opened = 0
-        """How many GET SSE streams clients opened (over HTTP)."""
-
-        self._sessions = itertools.count(1)
+        """How many GET SSE streams clients opened (over HTTP, 2025-11-25)."""
         self._session: str | None = None  # the session of the request being answered
 
     @classmethod
@@ -256,10 +210,6 @@ class FaultServer:
             raise ValueError(f"no FaultServer preset {name!r}; see PRESETS") from None
         return cls(generation, breaks=breaks, on_message=on_message, steps=steps, ask_on=ask_on)
 
-    @property
-    def _g2(self) -> bool:
-        return self.generation is Generation.V2026_07_28
-
     # -- serving ----------------------------------------------------------------------------
 
     @asynccontextmanager
@@ -268,25 +218,16 @@ class FaultServer:
 
         A request that sends the client requests of its own answers as an SSE stream."""
 
+        dialect = self._dialect
+
         async def on_request(request: Received, conn: Conn) -> None:
             body = request.json
-            session = request.headers.get("mcp-session-id")
-            if not self._g2 and "V-27" not in self.breaks:
-                version = request.headers.get("mcp-protocol-version")
-                rpc_id = body.get("id") if isinstance(body, dict) else None
-                if version is not None and version != self.generation.value:
-                    refused = self._error({"id": rpc_id}, -32600, f"unsupported version {version}")
-                    await conn.json(refused, status=400)
-                    return
-                if session is not None and session in self.ended_sessions:
-                    await conn.json(
-                        self._error({"id": rpc_id}, -32600, "session ended"), status=404
-                    )
-                    return
-            if not self._g2 and isinstance(body, dict) and body.get("method") == "initialize":
-                session = f"fault-{next(self._sessions)}"
-            headers = {} if self._g2 else {"Mcp-Session-Id": session or "fault-0"}
-            channel = _SSEChannel(conn, headers)
+            refused = dialect.http_refusal(request, body)
+            if refused is not None:
+                await conn.json(refused[0], status=refused[1])
+                return
+            session, headers = dialect.http_session(body, request.headers.get("mcp-session-id"))
+            channel = SSEChannel(conn, headers)
             answer = (
                 await self.answer(body, channel, session=session)
                 if isinstance(body, dict)
@@ -305,20 +246,7 @@ class FaultServer:
                 await conn.head(200, {"Content-Type": "application/json", "Content-Length": length})
                 await conn.write(answer)
                 return
-            status = 200
-            error = answer.get("error")
-            if self._g2 and isinstance(error, dict):
-                status = _ERROR_STATUS.get(error.get("code"), 200)  # type: ignore[arg-type]
-            await conn.json(answer, status=status, headers=headers)
-
-        async def on_delete(request: Received, conn: Conn) -> None:
-            session = request.headers.get("mcp-session-id")
-            if self._g2:
-                await conn.head(405, {"Content-Length": "0"})
-                return
-            if session is not None:
-                self.ended_sessions.add(session)
-            await conn.head(200, {"Content-Length": "0"})
+            await conn.json(answer, status=dialect.http_status(answer), headers=headers)
 
         async def on_response(request: Received, conn: Conn) -> None:
             body = request.json
@@ -326,31 +254,13 @@ class FaultServer:
                 await self.answer(body)
             await conn.head(202, {"Content-Length": "0"})
 
-        async def on_get(request: Received, conn: Conn) -> None:
-            # the standalone GET stream: open until the client goes; asks go out on it
-            if self._g2:
-                await conn.head(405, {"Content-Length": "0"})
-                return
-            headers = {"Mcp-Session-Id": request.headers.get("mcp-session-id") or "fault-0"}
-            await conn.head(200, {"Content-Type": "text/event-stream", **headers})
-            channel = _SSEChannel(conn, headers)
-            channel.opened = True
-            self.get_streams_opened += 1
-            self._get_streams.append(channel)
-            if self._get_opened is not None:
-                self._get_opened.set()
-            try:
-                await conn.client_closed()
-            finally:
-                self._get_streams.remove(channel)
-
-        self._get_opened = anyio.Event()
+        dialect.serving_http()
         async with HostileHTTPServer(
             on_request,
             on_initialize=on_request,
             on_response=on_response,
-            on_delete=on_delete,
-            on_get=on_get,
+            on_delete=dialect.on_delete,
+            on_get=dialect.on_get,
         ) as server:
             yield server
 
@@ -366,7 +276,7 @@ class FaultServer:
                 group.cancel_scope.cancel()
 
     async def _serve_memory(self, end: MemoryServerEnd) -> None:
-        channel = _MemoryChannel(end)
+        channel = MemoryChannel(end)
 
         async def one(message: JSON) -> None:
             answer = await self.answer(message, channel)
@@ -397,7 +307,7 @@ class FaultServer:
     # -- the protocol -----------------------------------------------------------------------
 
     async def answer(
-        self, message: JSON, channel: _Channel | None = None, *, session: str | None = None
+        self, message: JSON, channel: Channel | None = None, *, session: str | None = None
     ) -> Answer:
         """The answer to one message the client sent (None for a notification or a reply).
 
@@ -406,7 +316,7 @@ class FaultServer:
         unless V-28 is broken)."""
         self.received.append(message)
         if "method" not in message:
-            self._client_answered(message)
+            self._dialect.client_answered(message)
             return None
         if "id" not in message:
             return None
@@ -417,10 +327,10 @@ class FaultServer:
         method = message["method"]
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         assert isinstance(params, dict)
-        out: JSON | tuple[int, str, Any]
+        out: JSON | Refusal
         slow = getattr(self, "_a_" + method.replace("/", "_"), None)
         if slow is not None:
-            out = await slow(params, channel or _Channel())
+            out = await slow(params, channel or Channel())
         else:
             handler = getattr(self, "_m_" + method.replace("/", "_"), None)
             if handler is None:
@@ -430,9 +340,7 @@ class FaultServer:
         if isinstance(out, tuple):
             code, text, data = out
             return self._error(message, code, text, data)
-        if self._g2:
-            out.setdefault("resultType", "complete")
-        return {"jsonrpc": "2.0", "id": message["id"], "result": out}
+        return {"jsonrpc": "2.0", "id": message["id"], "result": self._dialect.result(out)}
 
     @staticmethod
     def _error(message: JSON, code: int, text: str, data: Any = None) -> JSON:
@@ -442,56 +350,19 @@ class FaultServer:
         return {"jsonrpc": "2.0", "id": message["id"], "error": error}
 
     def _now(self) -> str:
-        moment = _EPOCH + dt.timedelta(seconds=next(self._clock))
+        moment = EPOCH + dt.timedelta(seconds=next(self._clock))
         return moment.isoformat().replace("+00:00", "Z")
-
-    def _declares(self, params: JSON) -> bool:
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        caps = (meta or {}).get("io.modelcontextprotocol/clientCapabilities")
-        extensions = caps.get("extensions") if isinstance(caps, dict) else None
-        return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
     # -- server->client requests -----------------------------------------------------------
 
-    async def _request(self, channel: _Channel, method: str, params: JSON) -> Any:
+    async def _request(self, channel: Channel, method: str, params: JSON) -> Any:
         request_id = f"fault-{next(self._request_ids)}"
         request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         self.sent_requests.append(request)
         await channel.push(request)
         return request_id
 
-    def _client_answered(self, message: JSON) -> None:
-        task = self._asking.pop(message.get("id"), None)
-        if task is None:
-            return
-        task.answers.append(message.get("result", message.get("error")))
-        task.asked = None
-        task.questions.pop(0)
-        if task.status == "input_required":
-            task.status = "working"
-            task.updated_at = self._now()
-        task.answered.set()
-
-    async def _ask(self, task: _Task, channel: _Channel) -> None:
-        """2025-11-25: send the task's first question as a request to the client."""
-        if task.asked is not None or not task.questions:
-            return
-        _, question = task.questions[0]
-        params = dict(question["params"])
-        if "V-21" not in self.breaks:
-            params["_meta"] = {RELATED_TASK_META: {"taskId": task.task_id}}
-        task.asked = "sending"
-        if self.ask_on == "get" and self._get_opened is not None:
-            while not self._get_streams:  # over HTTP: wait for the client's GET stream
-                if self._get_opened.is_set():  # one opened and closed again
-                    self._get_opened = anyio.Event()
-                await self._get_opened.wait()
-            channel = self._get_streams[-1]
-        request_id = await self._request(channel, question["method"], params)
-        task.asked = request_id
-        self._asking[request_id] = task
-
-    def _questions(self, task: _Task, arguments: JSON) -> list[tuple[str, JSON]]:
+    def _questions(self, task: FaultTask, arguments: JSON) -> list[tuple[str, JSON]]:
         if arguments.get("sampling") is True:
             first: JSON = {
                 "method": "sampling/createMessage",
@@ -503,19 +374,13 @@ class FaultServer:
         else:
             first = {
                 "method": "elicitation/create",
-                "params": {"mode": "form", "message": f"{task.text}?", "requestedSchema": _FORM},
+                "params": {"mode": "form", "message": f"{task.text}?", "requestedSchema": FORM},
             }
-        if task.tool == "confirm" or not self._g2:
-            return [("confirm" if task.tool == "confirm" else "q1", first)]
-        second = {
-            "method": "elicitation/create",
-            "params": {"mode": "form", "message": "and again?", "requestedSchema": _FORM},
-        }
-        return [("q1", first), ("q1" if "E S14" in self.breaks else "q2", second)]
+        return self._dialect.questions(task, first)
 
     # -- methods ----------------------------------------------------------------------------
 
-    async def _a_initialize(self, params: JSON, channel: _Channel) -> JSON:
+    async def _a_initialize(self, params: JSON, channel: Channel) -> JSON:
         if "V-02" in self.breaks:
             await self._request(channel, "roots/list", {})
         return self._m_initialize(params)
@@ -540,8 +405,8 @@ class FaultServer:
     def _m_ping(self, params: JSON) -> JSON:
         return {}
 
-    def _tools(self) -> dict[str, str | None]:
-        return {n: s for n, s in _TOOLS.items() if self._g2 or n not in _GEN2_ONLY}
+    def _tools(self) -> Mapping[str, str | None]:
+        return self._dialect.tools
 
     def _m_tools_list(self, params: JSON) -> JSON:
         tools = []
@@ -552,117 +417,80 @@ class FaultServer:
             tools.append(tool)
         return {"tools": tools}
 
-    def _result(self, text: str, *, is_error: bool = False) -> JSON:
-        return {"content": [{"type": "text", "text": text}], "isError": is_error}
-
-    def _m_tools_call(self, params: JSON) -> JSON | tuple[int, str, Any]:
+    def _m_tools_call(self, params: JSON) -> JSON | Refusal:
         name = params.get("name")
         tools = self._tools()
-        if name not in tools:
+        if not isinstance(name, str) or name not in tools:
             return (-32602, f"unknown tool {name!r}", None)
         arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
         arguments = arguments or {}
         text = str(arguments.get("text", name))
         support = tools[name]
-        if self._g2:
-            # E S2 broken: a task anyway (confirm, task-only, keeps -32021: E S3 holds)
-            wants_task = self._declares(params) or ("E S2" in self.breaks and name != "confirm")
-        else:
-            wants_task = isinstance(params.get("task"), dict)
-        if not wants_task:
-            if support == "required":
-                if self._g2 and "E S3" not in self.breaks:
-                    data: JSON = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
-                    return (-32021, "this tool runs only as a task", data)
-                if not self._g2 and "V-16" not in self.breaks:
-                    return (-32601, "this tool must be called as a task", None)
-            return self._result(text)
-        if support is None and not self._g2 and "V-17" not in self.breaks:
-            return (-32601, "this tool does not run as a task", None)
-        if support is None and self._g2:
-            return self._result(text)
+        if not self._dialect.wants_task(name, params):
+            return self._dialect.call_without_task(support, text)
+        if support is None:
+            refused = self._dialect.task_of_taskless_tool(text)
+            if refused is not None:
+                return refused
         responses = params.get("inputResponses")
         mrtr = name == "confirm" and "E S21" not in self.breaks
         if mrtr and not (isinstance(responses, dict) and "confirm" in responses):
-            probe = _Task("", "confirm", text, None, "", "")
+            probe = FaultTask("", "confirm", text, None, "", "")
             return {
                 "resultType": "input_required",
                 "inputRequests": dict(self._questions(probe, arguments)),
                 "requestState": "fault-confirm",
             }
-        requested = params.get("task", {}).get("ttl") if not self._g2 else None
+        requested = self._dialect.requested_ttl(params)
         now = self._now()
-        task = _Task(f"task-{next(self._ids)}", str(name), text, requested, now, now)
+        task = FaultTask(f"task-{next(self._ids)}", name, text, requested, now, now)
         if name == "ask" or (name == "confirm" and not mrtr):
             task.questions = self._questions(task, arguments)
         task.session = self._session
         if "V-05" in self.breaks:
             task.status = "input_required"
         self.tasks[task.task_id] = task
-        if self._g2:
-            return {**self._task(task, detailed=False), "resultType": "task"}
-        return {"task": self._task(task, detailed=False)}
+        return self._dialect.created(task)
 
-    def _task(self, task: _Task, *, detailed: bool = True) -> JSON:
+    def _task(self, task: FaultTask, *, detailed: bool = True) -> JSON:
         out: JSON = {
             "taskId": task.task_id,
             "status": task.status,
             "createdAt": task.created_at,
             "lastUpdatedAt": task.updated_at,
         }
-        if self._g2:
-            out["ttlMs"] = 60_000
-            out["pollIntervalMs"] = 10
-        else:
-            if not (detailed and "V-08" in self.breaks):
-                out["ttl"] = task.ttl
-            out["pollInterval"] = 10
         if task.status == "failed" and "V-13" not in self.breaks:
             out["statusMessage"] = "failed on purpose"
-        if self._g2 and detailed:
-            is_error = task.tool == "fail"
-            result = {**self._result(_text(task), is_error=is_error), "resultType": "complete"}
-            if task.status == "completed":
-                out["result"] = result
-            elif task.status == "failed":
-                out["error"] = {"code": -32603, "message": "failed on purpose"}
-                if is_error:  # E S7 broken: the tool's own isError result, failed
-                    out["result"] = result
-            elif task.status == "input_required" and task.questions:
-                key, question = task.questions[0]
-                out["inputRequests"] = {key: question}
+        self._dialect.task_fields(task, out, detailed=detailed)
         return out
 
-    def _finish(self, task: _Task) -> None:
-        if task.status in _TERMINAL:
+    def _finish(self, task: FaultTask) -> None:
+        if task.status in TERMINAL:
             return
-        if task.tool == "protocol_error" or (
-            task.tool == "fail" and (not self._g2 or "E S7" in self.breaks)
-        ):
+        if task.tool == "protocol_error" or self._dialect.ends_failed(task):
             task.status = "failed"
         else:
             task.status = "completed"
         task.updated_at = self._now()
         task.ended.set()
 
-    def _find(self, params: JSON) -> _Task | tuple[int, str, Any]:
+    def _find(self, params: JSON) -> FaultTask | Refusal:
         task = self.tasks.get(params.get("taskId"))  # type: ignore[arg-type]
         if task is None:
             return (-32602, f"no task {params.get('taskId')!r}", None)
         return task
 
-    async def _a_tasks_get(self, params: JSON, channel: _Channel) -> JSON | tuple[int, str, Any]:
+    async def _a_tasks_get(self, params: JSON, channel: Channel) -> JSON | Refusal:
         task = self._find(params)
         if isinstance(task, tuple):
             return task
         task.gets += 1
         if "E S5" in self.breaks and task.gets == 1:
             return (-32602, f"no task {task.task_id!r} (yet)", None)
-        if task.questions and task.status not in _TERMINAL:
-            self._waiting(task)
-            if not self._g2 and "V-22" in self.breaks:
-                await self._ask(task, channel)  # asked while the task says working
-        elif task.status not in _TERMINAL and task.tool != "slow":
+        if task.questions and task.status not in TERMINAL:
+            self._dialect.waiting(task)
+            await self._dialect.polled_waiting(task, channel)
+        elif task.status not in TERMINAL and task.tool != "slow":
             task.polls += 1
             if task.polls >= self.steps:
                 self._finish(task)
@@ -673,74 +501,20 @@ class FaultServer:
             out["createdAt"] = moved.isoformat().replace("+00:00", "Z")
         return out
 
-    def _waiting(self, task: _Task) -> None:
-        """A poll of a task with a question open: it is input_required (unless V-22 is
-        broken); 2026-07-28 with E S14 broken, a reused key shown once is dropped next."""
-        if self._g2 and task.shown_reused:
-            task.shown_reused = False
-            task.questions.pop(0)
-            if not task.questions:
-                task.status = "working"
-                task.updated_at = self._now()
-                return
-        if self._g2 and len(task.questions) == 1 and "E S14" in self.breaks and task.answers:
-            task.shown_reused = True
-        if task.status != "input_required" and (self._g2 or "V-22" not in self.breaks):
-            task.status = "input_required"
-            task.updated_at = self._now()
+    async def _a_tasks_result(self, params: JSON, channel: Channel) -> JSON | Refusal:
+        return await self._dialect.tasks_result(params, channel)
 
-    async def _a_tasks_result(self, params: JSON, channel: _Channel) -> JSON | tuple[int, str, Any]:
-        if self._g2:
-            if "E S16" in self.breaks:
-                return {"content": []}
-            return (-32601, "tasks/result is not a 2026-07-28 method", None)
+    def _m_tasks_cancel(self, params: JSON) -> JSON | Refusal:
         task = self._find(params)
         if isinstance(task, tuple):
             return task
-        if task.questions and task.status not in _TERMINAL:
-            await self._ask(task, channel)
-            while task.questions and task.status not in _TERMINAL:
-                answered = task.answered = anyio.Event()
-                await answered.wait()
-        if task.status not in _TERMINAL:
-            if "V-11" in self.breaks:
-                return (-32602, f"task {task.task_id} is not finished yet", None)
-            if task.answers:
-                await task.ended.wait()  # an asking task blocks until its polls end it
-            else:
-                self._finish(task)
-        meta = {RELATED_TASK_META: {"taskId": task.task_id}}
-        if "V-12" in self.breaks:
-            return {"_meta": meta}
-        if task.status == "cancelled":
-            return (-32603, "the task was cancelled", None)
-        if task.tool == "protocol_error":
-            return (-32603, "failed on purpose", None)
-        return {**self._result(_text(task), is_error=task.tool == "fail"), "_meta": meta}
+        return self._dialect.tasks_cancel(task)
 
-    def _m_tasks_cancel(self, params: JSON) -> JSON | tuple[int, str, Any]:
-        task = self._find(params)
-        if isinstance(task, tuple):
-            return task
-        if self._g2:
-            if task.status not in _TERMINAL:
-                task.status = "cancelled"
-                task.updated_at = self._now()
-                task.ended.set()
-            return {}
-        if task.status in _TERMINAL and "V-14" not in self.breaks:
-            return (-32602, f"task {task.task_id} is already {task.status}", None)
-        if "C-41" in self.breaks:
-            return {**self._task(task), "status": "cancelled"}
-        if task.status not in _TERMINAL:
-            task.status = "cancelled"
-            task.updated_at = self._now()
-            task.ended.set()
-        return self._task(task)
+    def _m_tasks_list(self, params: JSON) -> JSON | Refusal:
+        return self._dialect.tasks_list(params)
 
-    def _m_tasks_list(self, params: JSON) -> JSON | tuple[int, str, Any]:
-        if self._g2 and "E S17" not in self.breaks:
-            return (-32601, "tasks/list is not a 2026-07-28 method", None)
+    def _listing(self) -> JSON:
+        """``tasks/list`` of every task the caller's session may see (one page)."""
         tasks = list(self.tasks.values())
         if self._session is not None and "V-28" not in self.breaks:
             tasks = [t for t in tasks if t.session in (None, self._session)]
@@ -748,7 +522,7 @@ class FaultServer:
             tasks = tasks[:-1]
         return {"tasks": [self._task(t) for t in tasks]}
 
-    def _m_tasks_update(self, params: JSON) -> JSON | tuple[int, str, Any]:
+    def _m_tasks_update(self, params: JSON) -> JSON | Refusal:
         task = self._find(params)
         if isinstance(task, tuple):
             return task
@@ -764,11 +538,6 @@ class FaultServer:
         if "E S13" in self.breaks:
             return {"status": task.status}
         return {}
-
-
-def _text(task: _Task) -> str:
-    """The tool's answer: its text, and what the client answered to its questions."""
-    return task.text if not task.answers else f"{task.text}: {json.dumps(task.answers)}"
 
 
 def raw_json(value: Any) -> bytes:

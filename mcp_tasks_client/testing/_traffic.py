@@ -31,6 +31,19 @@ SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _TERMINAL = ("completed", "failed", "cancelled")
 
 
+_REQUEST_META: dict[Generation, dict[str, Any]] = {
+    G1: {},
+    G2: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {TASKS_EXTENSION: {}},
+            "elicitation": {"form": {}},
+        },
+    },
+}
+"""What each generation's client puts in every request's ``_meta``."""
+
+
 def _ts(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -90,22 +103,16 @@ class _Builder:
         return _ts(self.now)
 
     def meta(self) -> dict[str, Any]:
-        if self.generation is G1:
-            return {}
-        return {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {
-                "extensions": {TASKS_EXTENSION: {}},
-                "elicitation": {"form": {}},
-            },
-        }
+        """What every request's ``_meta`` carries in this generation."""
+        return copy.deepcopy(_REQUEST_META[self.generation])
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> int:
         rid = self.next_id
         self.next_id += 1
         body = dict(params or {})
-        if self.generation is G2:
-            body["_meta"] = {**self.meta(), **body.get("_meta", {})}
+        meta = self.meta()
+        if meta:  # 2026-07-28: who the client is, in every request (E C1-C3)
+            body["_meta"] = {**meta, **body.get("_meta", {})}
         message: Message = {"jsonrpc": "2.0", "id": rid, "method": method}
         if body:
             message["params"] = body
@@ -391,9 +398,15 @@ def valid_traffic(
     elicitation's answer, a GET stream; 2026-07-28: no session id, and a ``tasks/result``
     answered 404 -32601).
     """
-    if generation is G1:
-        return _traffic1(end, input_required, progress, notify, support, min_running, http)
-    return _traffic2(end, input_required, progress, listen, min_running, http)
+    conversations: dict[Generation, Callable[[], st.SearchStrategy[Traffic]]] = {
+        G1: lambda: _traffic1(end, input_required, progress, notify, support, min_running, http),
+        G2: lambda: _traffic2(end, input_required, progress, listen, min_running, http),
+    }
+    try:
+        conversation = conversations[generation]
+    except (KeyError, TypeError):
+        raise ValueError(f"no traffic of generation {generation!r}") from None
+    return conversation()
 
 
 # --- mutators ---------------------------------------------------------------------------------
