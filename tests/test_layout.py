@@ -201,10 +201,11 @@ def test_the_registry_knows_every_generation_and_refuses_others() -> None:
 def test_the_tools_registries_know_every_generation_and_refuse_others() -> None:
     """The conformance kit's and the testing kit's own registries: one entry per generation,
     each of its generation, and an unknown generation a typed error (never another's rules)."""
-    from mcp_tasks_client import Generation, UsageError
+    from mcp_tasks_client import Generation
     from mcp_tasks_client.conformance import Validator
     from mcp_tasks_client.conformance.live import PROBES, probe_class
     from mcp_tasks_client.conformance.validator import CHECKS
+    from mcp_tasks_client.errors import UsageError
     from mcp_tasks_client.testing import FaultServer, valid_traffic
     from mcp_tasks_client.testing._fault_server import DIALECTS
 
