@@ -248,7 +248,9 @@ async def test_a_waiter_sees_an_outcome_another_connection_records(postgres_url:
                 while not seen:  # t-0 was recorded already: reported at once
                     await anyio.sleep(0.01)
             await worker.finish(SERVER, "t-2", RecordedOutcome("failed", error="no"))
-            await worker.snapshot(SERVER, "t-1", entry_of("t-1").snapshot)  # not an outcome
+            snapshot = entry_of("t-1").snapshot
+            assert snapshot is not None
+            await worker.snapshot(SERVER, "t-1", snapshot)  # not an outcome: no announcement
             await worker.finish(SERVER, "t-1", RecordedOutcome("lost", error="gone"))
         assert seen == ["t-0", "t-2", "t-1"]
         assert got[(SERVER, "t-0")] == done
