@@ -31,6 +31,7 @@ import functools
 import logging
 import math
 import re
+import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
@@ -275,6 +276,14 @@ class _Waiter:
     """Called by the reader with the result before it reads the next message."""
 
 
+def _resumed_first_id() -> int:
+    """Where a client resuming a session starts its request ids: at random in [2**32, 2**52)
+    (exact in every JSON parser). The session's earlier requestors numbered theirs from 1,
+    an id MUST NOT be used twice within one session, and concurrent clients of one session
+    (workers sharing a journal) must not collide either: the server routes responses by id."""
+    return 2**32 + secrets.randbelow(2**52 - 2**32)
+
+
 class Client:
     """An MCP client connection, opened with ``async with``.
 
@@ -331,7 +340,7 @@ class Client:
         self.limits = limits
         self._on_warning = on_warning
         self._dialect: Dialect = dialect_for(generation, capabilities, client_info)
-        self._connection = RPCConnection()
+        self._connection = RPCConnection(_resumed_first_id() if resume is not None else 1)
         self._waiters: dict[RequestId, _Waiter] = {}
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, list[NotificationHandler]] = {}
