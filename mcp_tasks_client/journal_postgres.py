@@ -143,11 +143,11 @@ class PostgresJournal:
     creates it when absent (otherwise a missing journal is a JournalError).
 
     Open it with ``async with PostgresJournal(...) as journal:`` (or ``open()`` / ``close()``,
-    or ``with``: these block while connecting). Sizing: ``max_size`` connections serve the
-    journal's statements (a worker following N tasks writes a snapshot per poll; 4 serve
-    hundreds of polls a second); each :meth:`wait_outcomes` call holds one more connection of
-    its own while it waits. ``statement_timeout`` bounds every statement on the server,
-    ``connect_timeout`` each connection attempt and the wait for a free pooled connection.
+    or ``with``: these block while connecting). ``max_size`` pooled connections serve the
+    journal's statements (every one is short: a row read or written by its key); each
+    :meth:`wait_outcomes` call holds one more connection of its own while it waits.
+    ``statement_timeout`` bounds every statement on the server, ``connect_timeout`` each
+    connection attempt and the wait for a free pooled connection.
     """
 
     def __init__(
