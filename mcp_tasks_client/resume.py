@@ -41,7 +41,7 @@ from ._transports.stdio import StdioTransport
 from .engine import Poller
 from .inputs import InputRouter
 from .journal import Journal, JournalEntry, RecordedOutcome, SharedJournal
-from .models import ClientCapabilities, Implementation, InitializeResult, Task
+from .models import ClientCapabilities, Implementation, InitializeResult
 from .outcomes import Lost, Outcome
 from .wire import decode
 
@@ -154,8 +154,12 @@ class _Follower:
         # Worker mode: leases kept, not renewed, after a wait ended (an outcome dropped the
         # lease already; a failed wait's lease runs out, and the task is tried again then).
         self.resting: dict[tuple[str, str], tuple[JournalEntry, float]] = {}
+        self.scopes: dict[tuple[str, str], anyio.CancelScope] = {}  # each followed task's wait
 
     def report(self, item: Resumed) -> None:
+        if isinstance(item.ended, (Outcome, Lost)):
+            # Recorded: the journal dropped the lease with it; nothing left to renew.
+            self.claimed.pop((item.entry.server, item.entry.task_id), None)
         self.done.append(item)
         if self.on_resumed is not None:
             self.on_resumed(item)
@@ -169,42 +173,79 @@ class _Follower:
     async def renew(self) -> None:
         while True:
             await anyio.sleep(self.lease / 3)
-            for entry in list(self.claimed.values()):
+            for key, entry in list(self.claimed.items()):
                 with contextlib.suppress(MCPTasksError):
-                    await self.journal.claim(entry.server, entry.task_id, self.me, self.lease)
+                    if await self.journal.claim(entry.server, entry.task_id, self.me, self.lease):
+                        continue
+                    now = await self.journal.get(entry.server, entry.task_id)
+                    if key not in self.claimed or (now is not None and not now.is_open):
+                        continue  # it ended meanwhile: its report is on its way
+                    # The lease ran out (this process stalled) and another took the task: stop
+                    # following it at once, so no two processes poll it in one lease.
+                    del self.claimed[key]
+                    scope = self.scopes.get(key)
+                    if scope is not None:
+                        scope.cancel()
+                    self.report(Resumed(entry, Held(entry.task_id)))
 
     async def follow(self, mine: list[JournalEntry], deadline: float | dt.timedelta | None) -> None:
-        """Follow ``mine`` (one server and session, leases held) to their ends."""
+        """Follow ``mine`` (one server and session, leases held) to their ends: one client,
+        one Poller, a wait per task (so a task whose lease is lost stops alone)."""
         reason = _unresumable(mine[0])
         if reason is not None:
             for entry in mine:
                 await self.lose(entry, reason)
             return
-        pending = {entry.task_id: entry for entry in mine}
+        unreported = {entry.task_id: entry for entry in mine}
         try:
             async with (
                 self.open_client(mine[0]) as client,
                 Poller(client, self.policy, inputs=self.inputs, journal=self.journal) as poller,
+                anyio.create_task_group() as group,
             ):
-                refs: list[Task] = []
                 for entry in mine:
-                    try:
-                        refs.append(await client.get_task(entry.task_id))
-                    except TaskNotFound as exc:
-                        del pending[entry.task_id]
-                        await self.lose(entry, f"the server does not know it ({exc})")
-                async for task_id, ended in poller.as_completed(refs, deadline=deadline):
-                    entry = pending.pop(task_id)
-                    if isinstance(ended, TaskNotFound):
-                        await self.lose(entry, f"the server forgot it ({ended})")
-                    else:
-                        self.report(Resumed(entry, ended))
-        except SessionExpired as exc:
-            for entry in list(pending.values()):
+                    group.start_soon(self._follow_one, client, poller, entry, deadline, unreported)
+        except SessionExpired as exc:  # at the client's first request
+            for entry in list(unreported.values()):
                 await self.lose(entry, f"its session expired ({exc})")
-        except MCPTasksError as exc:
-            for entry in pending.values():
+        except MCPTasksError as exc:  # the client could not be opened, or closed badly
+            for entry in list(unreported.values()):
                 self.report(Resumed(entry, exc))
+
+    async def _follow_one(
+        self,
+        client: Client,
+        poller: Poller,
+        entry: JournalEntry,
+        deadline: float | dt.timedelta | None,
+        unreported: dict[str, JournalEntry],
+    ) -> None:
+        key = (entry.server, entry.task_id)
+        with anyio.CancelScope() as scope:
+            self.scopes[key] = scope
+            try:
+                known = False
+                try:
+                    ref = await client.get_task(entry.task_id)
+                    known = True
+                    ended: Ended = await poller.wait(ref, deadline=deadline)
+                except TaskNotFound as exc:
+                    del unreported[entry.task_id]
+                    how = "forgot it" if known else "does not know it"
+                    await self.lose(entry, f"the server {how} ({exc})")
+                    return
+                except SessionExpired as exc:
+                    del unreported[entry.task_id]
+                    await self.lose(entry, f"its session expired ({exc})")
+                    return
+                except MCPTasksError as exc:
+                    ended = exc
+                del unreported[entry.task_id]
+                self.report(Resumed(entry, ended))
+            finally:
+                self.scopes.pop(key, None)
+        if scope.cancelled_caught:
+            unreported.pop(entry.task_id, None)  # reported Held by renew
 
     async def release_all(self) -> None:
         # Shielded, so a cancelled resume still gives its leases back; bounded, so a journal

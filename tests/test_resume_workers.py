@@ -6,6 +6,7 @@ Generation 1 with its session kept (mcp 1.30), generation 2 (fastmcp 4.1.4)."""
 from __future__ import annotations
 
 import functools
+import time
 from collections import Counter
 
 import anyio
@@ -152,3 +153,29 @@ async def test_worker_mode_arguments_are_checked(tmp_path: object) -> None:
         with pytest.raises(UsageError, match="idle"):
             await resume(journal, OPEN, workers=2, idle=0)
         assert await resume(journal, OPEN, workers=2) == []  # nothing open: done at once
+
+
+async def test_a_follower_whose_lease_was_taken_stops_following_that_task(
+    store: Store, fastmcp4_http_url: str
+) -> None:
+    """A process that stalled past its lease finds, at its next renewal, that another took
+    the task: it stops waiting on it at once (reported Held), so the two never poll it in
+    one lease."""
+    with store.open() as journal:
+        [task_id] = await start_tasks(fastmcp4_http_url, Generation.V2026_07_28, journal, 1, 30)
+
+        async def thief() -> None:
+            await anyio.sleep(0.3)
+            # Another worker whose clock is an hour ahead sees the lease as run out.
+            with store.open(clock=lambda: time.time() + 3600) as other:
+                assert await other.claim(fastmcp4_http_url, task_id, "thief", 60)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(thief)
+                done = await resume(journal, OPEN, policy=FAST, lease=1.5)
+        assert [(item.entry.task_id, item.ended) for item in done] == [(task_id, Held(task_id))]
+        entry = await journal.get(fastmcp4_http_url, task_id)
+        assert entry is not None
+        assert entry.is_open  # the thief's now
+        assert not await journal.claim(fastmcp4_http_url, task_id, "someone", 60)
