@@ -167,10 +167,15 @@ class SharedJournal(Journal, Protocol):
     ``claim_due`` takes up to ``limit`` open tasks that no live lease holds, oldest first, for
     ``owner`` until ``lease`` seconds from now, and returns them; two owners asking at once get
     different tasks. Tasks ``owner`` already holds are not returned again (renew those with
-    ``claim``).
+    ``renew``). ``renew`` extends ``owner``'s leases on ``tasks`` (``(server, task_id)`` pairs)
+    to ``lease`` seconds from now, as ``claim`` would each, in one go; the pairs it holds now.
     """
 
     async def claim_due(self, owner: str, lease: float, limit: int) -> Sequence[JournalEntry]: ...
+
+    async def renew(
+        self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
+    ) -> set[tuple[str, str]]: ...
 
 
 # -- SQLite -------------------------------------------------------------------------------------
@@ -457,6 +462,32 @@ class SQLiteJournal:
         if limit < 1:
             return []
         return [self._entry(row) for row in await self._in_thread(take)]
+
+    async def renew(
+        self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
+    ) -> set[tuple[str, str]]:
+        now = self._clock()
+
+        def extend(db: sqlite3.Connection) -> set[tuple[str, str]]:
+            held = set()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for server, task_id in tasks:
+                    changed = db.execute(
+                        "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND "
+                        "task_id=? AND outcome_json IS NULL AND "
+                        "(lease_owner IS NULL OR lease_owner=? OR lease_until < ?)",
+                        (owner, now + lease, server, task_id, owner, now),
+                    ).rowcount
+                    if changed == 1:
+                        held.add((server, task_id))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return held
+
+        return await self._in_thread(extend) if tasks else set()
 
     def _entry(self, row: tuple[Any, ...]) -> JournalEntry:
         (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]

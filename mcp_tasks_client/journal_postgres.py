@@ -456,6 +456,24 @@ class PostgresJournal:
         entries.sort(key=lambda entry: entry.created_at)
         return entries
 
+    async def renew(
+        self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
+    ) -> set[tuple[str, str]]:
+        if not tasks:
+            return set()
+        update = self._sql(
+            f"UPDATE {{t}} AS t SET lease_owner=%(owner)s, lease_until={_NOW} + %(lease)s "
+            "FROM unnest(%(servers)s::text[], %(ids)s::text[]) AS k(server, task_id) "
+            "WHERE t.server = k.server AND t.task_id = k.task_id AND t.outcome IS NULL AND "
+            f"(t.lease_owner IS NULL OR t.lease_owner=%(owner)s OR t.lease_until < {_NOW}) "
+            "RETURNING t.server, t.task_id"
+        )
+        args = self._args(
+            owner=owner, lease=lease, servers=[s for s, _ in tasks], ids=[t for _, t in tasks]
+        )
+        rows = await self._run(lambda conn: conn.execute(update, args).fetchall())
+        return {(row[0], row[1]) for row in rows}
+
     # -- outcomes announced ---------------------------------------------------------------------
 
     async def wait_outcome(

@@ -46,6 +46,9 @@ from .outcomes import Lost, Outcome
 from .wire import decode
 
 _RELEASE_BOUND = 10.0  # seconds for giving every lease back at the end
+# A lease counts as ours for this share of it, measured on this process's clock from before
+# the request that took or renewed it: polls stop before the journal could give it to another.
+_LEASE_SAFE = 0.8
 
 __all__ = ["ClientOpener", "Held", "Resumed", "client_for", "resume"]
 
@@ -155,11 +158,13 @@ class _Follower:
         # lease already; a failed wait's lease runs out, and the task is tried again then).
         self.resting: dict[tuple[str, str], tuple[JournalEntry, float]] = {}
         self.scopes: dict[tuple[str, str], anyio.CancelScope] = {}  # each followed task's wait
+        self.valid_until: dict[tuple[str, str], float] = {}  # anyio time a lease is sure until
 
     def report(self, item: Resumed) -> None:
         if isinstance(item.ended, (Outcome, Lost)):
             # Recorded: the journal dropped the lease with it; nothing left to renew.
             self.claimed.pop((item.entry.server, item.entry.task_id), None)
+            self.valid_until.pop((item.entry.server, item.entry.task_id), None)
         self.done.append(item)
         if self.on_resumed is not None:
             self.on_resumed(item)
@@ -170,23 +175,61 @@ class _Follower:
             await self.journal.finish(entry.server, entry.task_id, lost)
         self.report(Resumed(entry, Lost(entry.task_id, reason, entry.snapshot)))
 
+    def hold(self, entry: JournalEntry, since: float) -> None:
+        """``entry``'s lease is ours, taken by a request sent at ``since`` (anyio time)."""
+        key = (entry.server, entry.task_id)
+        self.claimed[key] = entry
+        self.valid_until[key] = since + self.lease * _LEASE_SAFE
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        """Stop following a task whose lease is no longer surely ours (reported Held)."""
+        entry = self.claimed.pop(key, None)
+        self.valid_until.pop(key, None)
+        scope = self.scopes.get(key)
+        if scope is not None:
+            scope.cancel()
+        if entry is not None:
+            self.report(Resumed(entry, Held(entry.task_id)))
+
     async def renew(self) -> None:
+        """Renew every lease held, every third of a lease, in one request where the journal
+        can (a SharedJournal); a lease found taken by another process is dropped."""
         while True:
             await anyio.sleep(self.lease / 3)
-            for key, entry in list(self.claimed.items()):
+            keys = list(self.claimed)
+            since = anyio.current_time()
+            try:
+                if isinstance(self.journal, SharedJournal):
+                    held = await self.journal.renew(self.me, keys, self.lease)
+                else:
+                    held = set()
+                    for server, task_id in keys:
+                        if await self.journal.claim(server, task_id, self.me, self.lease):
+                            held.add((server, task_id))
+            except MCPTasksError:
+                continue  # the guard drops what runs out before the journal answers again
+            for key in keys:
+                if key not in self.claimed:
+                    continue  # it ended meanwhile
+                if key in held:
+                    self.valid_until[key] = since + self.lease * _LEASE_SAFE
+                    continue
                 with contextlib.suppress(MCPTasksError):
-                    if await self.journal.claim(entry.server, entry.task_id, self.me, self.lease):
-                        continue
-                    now = await self.journal.get(entry.server, entry.task_id)
-                    if key not in self.claimed or (now is not None and not now.is_open):
+                    now = await self.journal.get(*key)
+                    if now is not None and not now.is_open:
                         continue  # it ended meanwhile: its report is on its way
-                    # The lease ran out (this process stalled) and another took the task: stop
-                    # following it at once, so no two processes poll it in one lease.
-                    del self.claimed[key]
-                    scope = self.scopes.get(key)
-                    if scope is not None:
-                        scope.cancel()
-                    self.report(Resumed(entry, Held(entry.task_id)))
+                # The lease ran out (this process stalled) and another took the task.
+                self._drop(key)
+
+    async def guard(self) -> None:
+        """Stop following, before it runs out, a lease the journal has not renewed in time: a
+        process that cannot reach its journal never polls a task another may have taken."""
+        while True:
+            await anyio.sleep(self.lease / 10)
+            now = anyio.current_time()
+            for key, until in list(self.valid_until.items()):
+                if until <= now and key in self.claimed:
+                    self._drop(key)
 
     async def follow(self, mine: list[JournalEntry], deadline: float | dt.timedelta | None) -> None:
         """Follow ``mine`` (one server and session, leases held) to their ends: one client,
@@ -241,7 +284,8 @@ class _Follower:
                 except MCPTasksError as exc:
                     ended = exc
                 del unreported[entry.task_id]
-                self.report(Resumed(entry, ended))
+                if not scope.cancel_called:  # else dropped (reported Held) as the wait ended
+                    self.report(Resumed(entry, ended))
             finally:
                 self.scopes.pop(key, None)
         if scope.cancelled_caught:
@@ -312,6 +356,7 @@ async def resume(
     async def claim_and_follow(group: list[JournalEntry]) -> None:
         mine: list[JournalEntry] = []
         for entry in group:
+            since = anyio.current_time()
             try:
                 got = await journal.claim(entry.server, entry.task_id, me, lease)
             except MCPTasksError as exc:  # the journal failed: this task is not followed
@@ -319,7 +364,7 @@ async def resume(
                 continue
             if got:
                 mine.append(entry)
-                follower.claimed[(entry.server, entry.task_id)] = entry
+                follower.hold(entry, since)
             else:
                 follower.report(Resumed(entry, Held(entry.task_id)))
         if mine:
@@ -328,6 +373,7 @@ async def resume(
     try:
         async with anyio.create_task_group() as outer:
             outer.start_soon(follower.renew)
+            outer.start_soon(follower.guard)
             async with anyio.create_task_group() as inner:
                 for group in groups:
                     inner.start_soon(claim_and_follow, group)
@@ -372,18 +418,21 @@ async def _work(
                 key = (entry.server, entry.task_id)
                 following.pop(key, None)
                 follower.claimed.pop(key, None)
+                follower.valid_until.pop(key, None)
                 follower.resting[key] = (entry, anyio.current_time() + follower.lease)
             freed.set()
 
     try:
         async with anyio.create_task_group() as outer:
             outer.start_soon(follower.renew)
+            outer.start_soon(follower.guard)
             async with anyio.create_task_group() as running:
                 while anyio.current_time() < end:
                     freed = anyio.Event()  # before claiming: a group ending meanwhile counts
                     room = workers - len(following)
                     got: Sequence[JournalEntry] = []
                     if room > 0:
+                        since = anyio.current_time()
                         try:
                             got = await _claim_due(journal, follower.me, follower.lease, room)
                         except MCPTasksError:  # the journal is unreachable: try again later
@@ -392,7 +441,8 @@ async def _work(
                         got = [e for e in got if (e.server, e.task_id) not in following]
                         for entry in got:
                             key = (entry.server, entry.task_id)
-                            following[key] = follower.claimed[key] = entry
+                            following[key] = entry
+                            follower.hold(entry, since)
                             follower.resting.pop(key, None)
                         for group in _group(got):
                             running.start_soon(follow, group)

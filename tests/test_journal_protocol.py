@@ -324,10 +324,11 @@ LEASES = st.sampled_from([1.0, 10.0, 30.0])
 
 
 class LeaseProtocol(RuleBasedStateMachine):
-    """Workers claim, renew, release and finish tasks while the clock runs and jumps (an NTP
-    step forward or back). After every step: a claim succeeded exactly when no other worker
-    held a live lease by the journal's clock, ``claim_due`` gave out exactly the oldest tasks
-    free at that moment, and no two workers ever believe they hold one task at one time."""
+    """Workers claim, renew (one by one and in batches), release and finish tasks while the
+    clock runs and jumps (an NTP step forward or back). After every step: a claim or renewal
+    succeeded exactly when no other worker held a live lease by the journal's clock,
+    ``claim_due`` gave out exactly the oldest tasks free at that moment, and no two workers
+    ever believe they hold one task at one time."""
 
     def __init__(self, store: Store) -> None:
         super().__init__()
@@ -377,6 +378,18 @@ class LeaseProtocol(RuleBasedStateMachine):
         assert [entry.task_id for entry in got] == free[:limit]
         for entry in got:
             self.leases[entry.task_id] = (owner, self.clock.now + lease)
+
+    @rule(
+        owner=WORKERS,
+        tasks=st.lists(st.sampled_from(TASKS), max_size=4, unique=True),
+        lease=LEASES,
+    )
+    def renew(self, owner: str, tasks: list[str], lease: float) -> None:
+        held = anyio.run(self.journal.renew, owner, [(SERVER, task) for task in tasks], lease)
+        expected = {task for task in tasks if self._free_for(task, owner)}
+        assert held == {(SERVER, task) for task in expected}
+        for task in expected:
+            self.leases[task] = (owner, self.clock.now + lease)
 
     @rule(task=st.sampled_from(TASKS), owner=WORKERS)
     def release(self, task: str, owner: str) -> None:
