@@ -27,6 +27,8 @@ INFO = Implementation("journal-worker", "0")
 def _show(item: Resumed) -> None:
     status = getattr(getattr(item.ended, "task", None), "status", None)
     line = {"task": item.entry.task_id, "ended": type(item.ended).__name__}
+    if isinstance(item.ended, Exception):
+        line["error"] = str(item.ended)[:300]
     print(json.dumps({**line, "status": str(status.value) if status else None}), flush=True)
 
 

@@ -93,7 +93,7 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
     url, generation, request_log = logged_peer
     schema = new_schema()
     async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
-        ids = await start_tasks(url, generation, journal, TASKS, 1.0)
+        ids = await start_tasks(url, generation, journal, TASKS, 4.0)  # longer than a lease
     _audit(postgres_url, schema)
     ids_file = tmp_path / "ids.json"
     ids_file.write_text(json.dumps(ids))
@@ -138,16 +138,19 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
     assert sorted(task_id for task_id, _ in writes) == sorted(ids)  # one write each
     assert all(old is None for _, old in writes)
 
-    # Each task ended once in the workers' reports (a worker that dropped a lease it could not
-    # renew in time reports it Held, and another finished it); only the last few w1 finished
-    # (recorded, as the journal shows) may have died with it before it printed them.
+    # Each task's outcome was reported once between the workers. Other reports may repeat: a
+    # worker that could not renew a lease in time reports the task Held, and one whose wait
+    # failed (the loaded server reset a connection) reports the error, and the task is taken
+    # again when the lease runs out. Only the last few w1 finished (recorded, as the journal
+    # shows) may have died with it before it printed them.
     ended = [
         line["task"]
         for name in ("w1", "w2", "w3")
         for line in reports[name]
-        if line["ended"] != "Held"
+        if line["ended"] in {"Completed", "Failed", "Cancelled", "Expired", "Lost"}
     ]
-    assert len(ended) == len(set(ended))
+    twice = {task for task in ended if ended.count(task) > 1}
+    assert not twice, [(n, line) for n in reports for line in reports[n] if line["task"] in twice]
     assert len(set(ids) - set(ended)) <= CAPACITY
     assert reports["w2"]
     assert reports["w3"]
@@ -155,8 +158,16 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
     # The waiter saw each outcome, through the journal only.
     assert sorted(line["task"] for line in reports["waiter"]) == sorted(ids)
 
-    # The server's log: per task, each worker's polls are one unbroken run, and a task
-    # changes hands only from the killed worker, after the kill.
+    # The server's log: per task, each worker's polls are one unbroken run (never back to an
+    # earlier holder), and a task changes hands only when its holder let it go: it was killed
+    # (the next one polls after the kill), or it reported giving the task up (Held: a lease
+    # it could not renew in time; an error: its wait failed, and its lease ran out).
+    gave_up = {
+        (name, line["task"])
+        for name in ("w1", "w2", "w3")
+        for line in reports[name]
+        if line["ended"] not in {"Completed", "Failed", "Cancelled", "Expired", "Lost"}
+    }
     polls: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for raw in request_log.read_text().splitlines():
         line = json.loads(raw)
@@ -169,10 +180,10 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
         runs = [seen[0][1]]
         for at, worker in seen[1:]:
             if worker != runs[-1]:
-                assert runs[-1] == KILLED, (task, seen)  # nobody else let a lease go
-                assert at >= killed_at, (task, seen)  # w1's lease was over by then
+                held_by = runs[-1]
+                killed = held_by == KILLED and at >= killed_at
+                assert killed or (held_by, task) in gave_up, (task, held_by, at, worker)
                 runs.append(worker)
-        assert len(runs) == len(set(runs)), (task, seen)  # never back to an earlier holder
-        taken_over += len(runs) > 1
-    assert all(at <= killed_at + 1 for seen in polls.values() for at, w in seen if w == KILLED)
+                taken_over += killed
+        assert len(runs) == len(set(runs)), (task, seen)
     assert taken_over > 0  # w1 held tasks when it died, and the others finished them
