@@ -12,6 +12,13 @@ bound to a stdio session, which ended with its process), recorded in the journal
 resume tries again; the error that stopped the wait (a refused connection: the task stays open
 in the journal for a later try); or Held. Nothing hangs: a ``deadline`` bounds the waits
 (DeadlineExceeded for those still running, which stay open in the journal).
+
+Worker mode (``resume(..., workers=N)``) is for many processes sharing one journal (a
+:class:`~mcp_tasks_client.journal.SharedJournal`, such as the PostgreSQL one): each follows up
+to N tasks, claims more as they end, and takes over the tasks of workers whose leases ran out,
+until no task is open. In both modes a lease is renewed every third of its length and counts
+as held for 80% of it after the request that took or renewed it: a task whose lease is not
+surely this process's any more is dropped (reported Held) before another process may poll it.
 """
 
 from __future__ import annotations
