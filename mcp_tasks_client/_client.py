@@ -17,6 +17,7 @@ Deadlines and cancellation: see ``_client_base.py`` (and each method's docstring
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from types import TracebackType
 
@@ -105,7 +106,12 @@ class Client(TaskCalls, FeatureCalls):
         self._capabilities = capabilities
         self._resume = resume
         self._session = Session(
-            transport, self._driver, timeouts=timeouts, limits=limits, on_warning=on_warning
+            transport,
+            self._driver,
+            timeouts=timeouts,
+            limits=limits,
+            on_warning=on_warning,
+            first_id=_resumed_first_id() if resume is not None else 1,
         )
         self._known_tools: dict[str, Tool] = {}
         self._discovered: DiscoverResult | None = None
@@ -210,6 +216,14 @@ class Client(TaskCalls, FeatureCalls):
     def progress_stats(self) -> ProgressStats:
         """What the progress book holds and has counted (``Limits.max_progress_tokens``)."""
         return self._session.progress_stats
+
+
+def _resumed_first_id() -> int:
+    """Where a client resuming a session starts its request ids: at random in [2**32, 2**52)
+    (exact in every JSON parser). The session's earlier requestors numbered theirs from 1,
+    an id MUST NOT be used twice within one session, and concurrent clients of one session
+    (workers sharing a journal) must not collide either: the server routes responses by id."""
+    return 2**32 + secrets.randbelow(2**52 - 2**32)
 
 
 @attrs.frozen

@@ -254,6 +254,7 @@ class Session:
         timeouts: Timeouts,
         limits: Limits,
         on_warning: Callable[[MCPTasksError], None] | None = None,
+        first_id: int = 1,
     ) -> None:
         self.transport = transport
         self.timeouts = timeouts
@@ -262,7 +263,7 @@ class Session:
         self._on_warning = on_warning
         self._state = SessionState.NEW
         self._reader = ReaderState.READING
-        self._connection = RPCConnection()
+        self._connection = RPCConnection(first_id)
         self._waiters: dict[RequestId, _Waiter] = {}
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, list[NotificationHandler]] = {}

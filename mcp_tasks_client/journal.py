@@ -58,6 +58,7 @@ __all__ = [
     "RecordedOutcome",
     "RecordedSession",
     "SQLiteJournal",
+    "SharedJournal",
 ]
 
 
@@ -166,6 +167,24 @@ class Journal(Protocol):
     async def release(self, server: str, task_id: str, owner: str) -> None: ...
 
 
+@runtime_checkable
+class SharedJournal(Journal, Protocol):
+    """A journal many worker processes share as a queue of work (``resume(workers=...)``).
+
+    ``claim_due`` takes up to ``limit`` open tasks that no live lease holds, oldest first, for
+    ``owner`` until ``lease`` seconds from now, and returns them; two owners asking at once get
+    different tasks. Tasks ``owner`` already holds are not returned again (renew those with
+    ``renew``). ``renew`` extends ``owner``'s leases on ``tasks`` (``(server, task_id)`` pairs)
+    to ``lease`` seconds from now, as ``claim`` would each, in one go; the pairs it holds now.
+    """
+
+    async def claim_due(self, owner: str, lease: float, limit: int) -> Sequence[JournalEntry]: ...
+
+    async def renew(
+        self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
+    ) -> set[tuple[str, str]]: ...
+
+
 # -- SQLite -------------------------------------------------------------------------------------
 
 _APPLICATION_ID = 0x4D435454  # "MCTT": this file is an mcp-tasks-client journal
@@ -209,10 +228,13 @@ class SQLiteJournal:
         *,
         busy_timeout: float = 10.0,
         max_answered_keys: int = 10_000,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         if max_answered_keys < 1:
             raise UsageError("max_answered_keys must be at least 1")
         self.path = str(path)
+        self._clock = clock or _now
+        """Seconds since the epoch that leases are timed by (this machine's clock)."""
         self.max_answered_keys = max_answered_keys
         """How many answered input keys a task keeps (the oldest go first): a server that
         asks for ever new keys cannot grow a journal row without bound."""
@@ -445,7 +467,7 @@ class SQLiteJournal:
         return [self._entry(row) for row in rows]
 
     async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
-        now = _now()
+        now = self._clock()
         changed = await self._execute(
             "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND task_id=? "
             "AND outcome_json IS NULL AND "
@@ -460,6 +482,59 @@ class SQLiteJournal:
             "WHERE server=? AND task_id=? AND lease_owner=?",
             (server, task_id, owner),
         )
+
+    async def claim_due(self, owner: str, lease: float, limit: int) -> list[JournalEntry]:
+        now = self._clock()
+
+        def take(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            # One write transaction: a second process waits for it (busy_timeout) and then
+            # sees these leases, so two owners never take the same task.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                rows = db.execute(
+                    f"SELECT {_COLUMNS} FROM tasks WHERE outcome_json IS NULL AND "
+                    "(lease_owner IS NULL OR lease_until < ?) ORDER BY created_at LIMIT ?",
+                    (now, limit),
+                ).fetchall()
+                db.executemany(
+                    "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND task_id=?",
+                    [(owner, now + lease, row[0], row[1]) for row in rows],
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return rows
+
+        if limit < 1:
+            return []
+        return [self._entry(row) for row in await self._in_thread(take)]
+
+    async def renew(
+        self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
+    ) -> set[tuple[str, str]]:
+        now = self._clock()
+
+        def extend(db: sqlite3.Connection) -> set[tuple[str, str]]:
+            held = set()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for server, task_id in tasks:
+                    changed = db.execute(
+                        "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND "
+                        "task_id=? AND outcome_json IS NULL AND "
+                        "(lease_owner IS NULL OR lease_owner=? OR lease_until < ?)",
+                        (owner, now + lease, server, task_id, owner, now),
+                    ).rowcount
+                    if changed == 1:
+                        held.add((server, task_id))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return held
+
+        return await self._in_thread(extend) if tasks else set()
 
     def _entry(self, row: tuple[Any, ...]) -> JournalEntry:
         (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]

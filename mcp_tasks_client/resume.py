@@ -12,16 +12,24 @@ bound to a stdio session, which ended with its process), recorded in the journal
 resume tries again; the error that stopped the wait (a refused connection: the task stays open
 in the journal for a later try); or Held. Nothing hangs: a ``deadline`` bounds the waits
 (DeadlineExceeded for those still running, which stay open in the journal).
+
+Worker mode (``resume(..., workers=N)``) is for many processes sharing one journal (a
+:class:`~mcp_tasks_client.journal.SharedJournal`, such as the PostgreSQL one): each follows up
+to N tasks, claims more as they end, and takes over the tasks of workers whose leases ran out,
+until no task is open. In both modes a lease is renewed every third of its length and counts
+as held for 80% of it after the request that took or renewed it: a task whose lease is not
+surely this process's any more is dropped (reported Held) before another process may poll it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import math
 import os
 import shlex
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TypeAlias
 
@@ -40,11 +48,14 @@ from ._transports.http import HttpTransport
 from ._transports.stdio import StdioTransport
 from .engine import Poller
 from .inputs import InputRouter
-from .journal import Journal, JournalEntry, RecordedOutcome
-from .models import ClientCapabilities, Implementation, Task
+from .journal import Journal, JournalEntry, RecordedOutcome, SharedJournal
+from .models import ClientCapabilities, Implementation
 from .outcomes import Lost, Outcome
 
 _RELEASE_BOUND = 10.0  # seconds for giving every lease back at the end
+# A lease counts as ours for this share of it, measured on this process's clock from before
+# the request that took or renewed it: polls stop before the journal could give it to another.
+_LEASE_SAFE = 0.8
 
 __all__ = ["ClientOpener", "Held", "Resumed", "client_for", "resume"]
 
@@ -122,6 +133,186 @@ def _unresumable(entry: JournalEntry) -> str | None:
     )
 
 
+class _Follower:
+    """What both modes share: reporting, recording Lost, following claimed tasks, leases."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        open_client: ClientOpener,
+        policy: PollPolicy,
+        inputs: InputRouter | None,
+        owner: str,
+        lease: float,
+        on_resumed: Callable[[Resumed], None] | None,
+    ) -> None:
+        self.journal = journal
+        self.open_client = open_client
+        self.policy = policy
+        self.inputs = inputs
+        self.me = owner
+        self.lease = lease
+        self.on_resumed = on_resumed
+        self.done: list[Resumed] = []
+        self.claimed: dict[tuple[str, str], JournalEntry] = {}  # leases held and renewed
+        # Worker mode: leases kept, not renewed, after a wait ended (an outcome dropped the
+        # lease already; a failed wait's lease runs out, and the task is tried again then).
+        self.resting: dict[tuple[str, str], tuple[JournalEntry, float]] = {}
+        self.scopes: dict[tuple[str, str], anyio.CancelScope] = {}  # each followed task's wait
+        self.valid_until: dict[tuple[str, str], float] = {}  # anyio time a lease is sure until
+
+    def report(self, item: Resumed) -> None:
+        if isinstance(item.ended, (Outcome, Lost)):
+            # Recorded: the journal dropped the lease with it; nothing left to renew.
+            self.claimed.pop((item.entry.server, item.entry.task_id), None)
+            self.valid_until.pop((item.entry.server, item.entry.task_id), None)
+        self.done.append(item)
+        if self.on_resumed is not None:
+            self.on_resumed(item)
+
+    async def lose(self, entry: JournalEntry, reason: str) -> None:
+        lost = RecordedOutcome("lost", error=reason)
+        with contextlib.suppress(MCPTasksError):
+            await self.journal.finish(entry.server, entry.task_id, lost)
+        self.report(Resumed(entry, Lost(entry.task_id, reason, entry.snapshot)))
+
+    def hold(self, entry: JournalEntry, since: float) -> None:
+        """``entry``'s lease is ours, taken by a request sent at ``since`` (anyio time)."""
+        key = (entry.server, entry.task_id)
+        self.claimed[key] = entry
+        self.valid_until[key] = since + self.lease * _LEASE_SAFE
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        """Stop following a task whose lease is no longer surely ours (reported Held)."""
+        entry = self.claimed.pop(key, None)
+        self.valid_until.pop(key, None)
+        scope = self.scopes.get(key)
+        if scope is not None:
+            scope.cancel()
+        if entry is not None:
+            self.report(Resumed(entry, Held(entry.task_id)))
+
+    async def renew(self) -> None:
+        """Renew every lease held, every third of a lease, in one request where the journal
+        can (a SharedJournal); a lease found taken by another process is dropped."""
+        while True:
+            await anyio.sleep(self.lease / 3)
+            keys = list(self.claimed)
+            since = anyio.current_time()
+            try:
+                if isinstance(self.journal, SharedJournal):
+                    held = await self.journal.renew(self.me, keys, self.lease)
+                else:
+                    held = set()
+                    for server, task_id in keys:
+                        if await self.journal.claim(server, task_id, self.me, self.lease):
+                            held.add((server, task_id))
+            except MCPTasksError:
+                continue  # the guard drops what runs out before the journal answers again
+            for key in keys:
+                if key not in self.claimed:
+                    continue  # it ended meanwhile
+                if key in held:
+                    self.valid_until[key] = since + self.lease * _LEASE_SAFE
+                    continue
+                with contextlib.suppress(MCPTasksError):
+                    now = await self.journal.get(*key)
+                    if now is not None and not now.is_open:
+                        continue  # it ended meanwhile: its report is on its way
+                # The lease ran out (this process stalled) and another took the task.
+                self._drop(key)
+
+    async def guard(self) -> None:
+        """Stop following, before it runs out, a lease the journal has not renewed in time: a
+        process that cannot reach its journal never polls a task another may have taken."""
+        while True:
+            await anyio.sleep(self.lease / 10)
+            now = anyio.current_time()
+            for key, until in list(self.valid_until.items()):
+                if until <= now and key in self.claimed:
+                    self._drop(key)
+
+    async def follow(self, mine: list[JournalEntry], deadline: float | dt.timedelta | None) -> None:
+        """Follow ``mine`` (one server and session, leases held) to their ends: one client,
+        one Poller, a wait per task (so a task whose lease is lost stops alone)."""
+        reason = _unresumable(mine[0])
+        if reason is not None:
+            for entry in mine:
+                await self.lose(entry, reason)
+            return
+        unreported = {entry.task_id: entry for entry in mine}
+        try:
+            async with (
+                self.open_client(mine[0]) as client,
+                Poller(client, self.policy, inputs=self.inputs, journal=self.journal) as poller,
+                anyio.create_task_group() as group,
+            ):
+                for entry in mine:
+                    group.start_soon(self._follow_one, client, poller, entry, deadline, unreported)
+        except SessionExpired as exc:  # at the client's first request
+            for entry in list(unreported.values()):
+                await self.lose(entry, f"its session expired ({exc})")
+        except MCPTasksError as exc:  # the client could not be opened, or closed badly
+            for entry in list(unreported.values()):
+                self.report(Resumed(entry, exc))
+
+    async def _follow_one(
+        self,
+        client: Client,
+        poller: Poller,
+        entry: JournalEntry,
+        deadline: float | dt.timedelta | None,
+        unreported: dict[str, JournalEntry],
+    ) -> None:
+        key = (entry.server, entry.task_id)
+        with anyio.CancelScope() as scope:
+            self.scopes[key] = scope
+            try:
+                known = False
+                try:
+                    ref = await client.get_task(entry.task_id)
+                    known = True
+                    ended: Ended = await poller.wait(ref, deadline=deadline)
+                except TaskNotFound as exc:
+                    del unreported[entry.task_id]
+                    how = "forgot it" if known else "does not know it"
+                    await self.lose(entry, f"the server {how} ({exc})")
+                    return
+                except SessionExpired as exc:
+                    del unreported[entry.task_id]
+                    await self.lose(entry, f"its session expired ({exc})")
+                    return
+                except MCPTasksError as exc:
+                    ended = exc
+                del unreported[entry.task_id]
+                if not scope.cancel_called:  # else dropped (reported Held) as the wait ended
+                    self.report(Resumed(entry, ended))
+            finally:
+                self.scopes.pop(key, None)
+        if scope.cancelled_caught:
+            unreported.pop(entry.task_id, None)  # reported Held by renew
+
+    async def release_all(self) -> None:
+        # Shielded, so a cancelled resume still gives its leases back; bounded, so a journal
+        # that hangs cannot hold it (an unreleased lease simply runs out).
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_RELEASE_BOUND):
+            held = [*self.claimed.values(), *(entry for entry, _ in self.resting.values())]
+            for entry in held:
+                with contextlib.suppress(MCPTasksError):
+                    await self.journal.release(entry.server, entry.task_id, self.me)
+            self.claimed.clear()
+            self.resting.clear()
+
+
+def _group(entries: list[JournalEntry]) -> list[list[JournalEntry]]:
+    """``entries`` by server, generation and session: one client follows each group."""
+    groups: dict[tuple[str, Generation, str | None], list[JournalEntry]] = {}
+    for entry in entries:
+        session = entry.session.session_id if entry.session is not None else None
+        groups.setdefault((entry.server, entry.generation, session), []).append(entry)
+    return list(groups.values())
+
+
 async def resume(
     journal: Journal,
     open_client: ClientOpener,
@@ -132,6 +323,8 @@ async def resume(
     owner: str | None = None,
     lease: float = 60.0,
     on_resumed: Callable[[Resumed], None] | None = None,
+    workers: int | None = None,
+    idle: float = 1.0,
 ) -> list[Resumed]:
     """Each open task of ``journal``, followed to its end; ``on_resumed`` sees each one the
     moment it ends (the list comes back in that order).
@@ -139,94 +332,131 @@ async def resume(
     ``owner`` names this process in the leases (default: host, pid and a random suffix);
     leases last ``lease`` seconds and are renewed while the tasks are followed, and released
     when this ends. ``inputs`` answers the tasks' input requests, as for a Poller.
+
+    Worker mode (``workers=N``), for many processes sharing one journal: follow at most N
+    tasks at once, claiming due tasks (open, no live lease) as capacity frees, until the
+    journal holds no open task, ``deadline`` passes, or the caller cancels. Tasks other
+    workers hold are not reported Held but looked at again every ``idle`` seconds: when a
+    worker dies, its leases run out and this one takes its tasks over. A task whose wait
+    failed (an unreachable server) keeps its lease until it runs out, and is then tried
+    again, by any worker; it is reported each time.
     """
     if lease <= 0:
         raise UsageError("lease must be positive (seconds)")
     me = owner or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-    entries = await journal.entries(open_only=True)
-    groups: dict[tuple[str, Generation, str | None], list[JournalEntry]] = {}
-    for entry in entries:
-        session = entry.session.session_id if entry.session is not None else None
-        groups.setdefault((entry.server, entry.generation, session), []).append(entry)
-    done: list[Resumed] = []
-    claimed: list[JournalEntry] = []
+    follower = _Follower(journal, open_client, policy, inputs, me, lease, on_resumed)
+    if workers is not None:
+        if workers < 1:
+            raise UsageError("workers must be at least 1")
+        if idle <= 0:
+            raise UsageError("idle must be positive (seconds)")
+        await _work(follower, workers, deadline, idle)
+        return follower.done
+    groups = _group(list(await journal.entries(open_only=True)))
 
-    def report(item: Resumed) -> None:
-        done.append(item)
-        if on_resumed is not None:
-            on_resumed(item)
-
-    async def lose(entry: JournalEntry, reason: str) -> None:
-        lost = RecordedOutcome("lost", error=reason)
-        with contextlib.suppress(MCPTasksError):
-            await journal.finish(entry.server, entry.task_id, lost)
-        report(Resumed(entry, Lost(entry.task_id, reason, entry.snapshot)))
-
-    async def renew() -> None:
-        while True:
-            await anyio.sleep(lease / 3)
-            for entry in list(claimed):
-                with contextlib.suppress(MCPTasksError):
-                    await journal.claim(entry.server, entry.task_id, me, lease)
-
-    async def follow(group: list[JournalEntry]) -> None:
+    async def claim_and_follow(group: list[JournalEntry]) -> None:
         mine: list[JournalEntry] = []
         for entry in group:
+            since = anyio.current_time()
             try:
                 got = await journal.claim(entry.server, entry.task_id, me, lease)
             except MCPTasksError as exc:  # the journal failed: this task is not followed
-                report(Resumed(entry, exc))
+                follower.report(Resumed(entry, exc))
                 continue
             if got:
                 mine.append(entry)
-                claimed.append(entry)
+                follower.hold(entry, since)
             else:
-                report(Resumed(entry, Held(entry.task_id)))
-        if not mine:
-            return
-        reason = _unresumable(mine[0])
-        if reason is not None:
-            for entry in mine:
-                await lose(entry, reason)
-            return
-        pending = {entry.task_id: entry for entry in mine}
-        try:
-            async with (
-                open_client(mine[0]) as client,
-                Poller(client, policy, inputs=inputs, journal=journal) as poller,
-            ):
-                refs: list[Task] = []
-                for entry in mine:
-                    try:
-                        refs.append(await client.get_task(entry.task_id))
-                    except TaskNotFound as exc:
-                        del pending[entry.task_id]
-                        await lose(entry, f"the server does not know it ({exc})")
-                async for task_id, ended in poller.as_completed(refs, deadline=deadline):
-                    entry = pending.pop(task_id)
-                    if isinstance(ended, TaskNotFound):
-                        await lose(entry, f"the server forgot it ({ended})")
-                    else:
-                        report(Resumed(entry, ended))
-        except SessionExpired as exc:
-            for entry in list(pending.values()):
-                await lose(entry, f"its session expired ({exc})")
-        except MCPTasksError as exc:
-            for entry in pending.values():
-                report(Resumed(entry, exc))
+                follower.report(Resumed(entry, Held(entry.task_id)))
+        if mine:
+            await follower.follow(mine, deadline)
 
     try:
         async with anyio.create_task_group() as outer:
-            outer.start_soon(renew)
+            outer.start_soon(follower.renew)
+            outer.start_soon(follower.guard)
             async with anyio.create_task_group() as inner:
-                for group in groups.values():
-                    inner.start_soon(follow, group)
+                for group in groups:
+                    inner.start_soon(claim_and_follow, group)
             outer.cancel_scope.cancel()
     finally:
-        # Shielded, so a cancelled resume still gives its leases back; bounded, so a journal
-        # that hangs cannot hold it (an unreleased lease simply runs out).
-        with anyio.CancelScope(shield=True), anyio.move_on_after(_RELEASE_BOUND):
-            for entry in claimed:
-                with contextlib.suppress(MCPTasksError):
-                    await journal.release(entry.server, entry.task_id, me)
-    return done
+        await follower.release_all()
+    return follower.done
+
+
+async def _claim_due(
+    journal: Journal, owner: str, lease: float, limit: int
+) -> Sequence[JournalEntry]:
+    """Up to ``limit`` due tasks, leased to ``owner``: in one statement where the journal can
+    (a SharedJournal), else one lease at a time over its open tasks."""
+    if isinstance(journal, SharedJournal):
+        return await journal.claim_due(owner, lease, limit)
+    taken: list[JournalEntry] = []
+    for entry in await journal.entries(open_only=True):
+        if len(taken) == limit:
+            break
+        if await journal.claim(entry.server, entry.task_id, owner, lease):
+            taken.append(entry)
+    return taken
+
+
+async def _work(
+    follower: _Follower, workers: int, deadline: float | dt.timedelta | None, idle: float
+) -> None:
+    journal = follower.journal
+    if isinstance(deadline, dt.timedelta):
+        deadline = deadline.total_seconds()
+    end = anyio.current_time() + deadline if deadline is not None else math.inf
+    freed = anyio.Event()  # set when a followed group ends: room to claim more
+    following: dict[tuple[str, str], JournalEntry] = {}
+
+    async def follow(group: list[JournalEntry]) -> None:
+        try:
+            left = None if end == math.inf else max(0.0, end - anyio.current_time())
+            await follower.follow(group, left)
+        finally:
+            for entry in group:
+                key = (entry.server, entry.task_id)
+                following.pop(key, None)
+                follower.claimed.pop(key, None)
+                follower.valid_until.pop(key, None)
+                follower.resting[key] = (entry, anyio.current_time() + follower.lease)
+            freed.set()
+
+    try:
+        async with anyio.create_task_group() as outer:
+            outer.start_soon(follower.renew)
+            outer.start_soon(follower.guard)
+            async with anyio.create_task_group() as running:
+                while anyio.current_time() < end:
+                    freed = anyio.Event()  # before claiming: a group ending meanwhile counts
+                    room = workers - len(following)
+                    got: Sequence[JournalEntry] = []
+                    if room > 0:
+                        since = anyio.current_time()
+                        try:
+                            got = await _claim_due(journal, follower.me, follower.lease, room)
+                        except MCPTasksError:  # the journal is unreachable: try again later
+                            got = []
+                        # One of ours whose renewal came late is due again: still ours.
+                        got = [e for e in got if (e.server, e.task_id) not in following]
+                        for entry in got:
+                            key = (entry.server, entry.task_id)
+                            following[key] = entry
+                            follower.hold(entry, since)
+                            follower.resting.pop(key, None)
+                        for group in _group(got):
+                            running.start_soon(follow, group)
+                    now = anyio.current_time()
+                    for key, (_, until) in list(follower.resting.items()):
+                        if until < now:
+                            del follower.resting[key]  # run out: nothing left to release
+                    if not following and not got:
+                        with contextlib.suppress(MCPTasksError):
+                            if not await journal.entries(open_only=True):
+                                break  # nothing open anywhere: the work is done
+                    with anyio.move_on_after(min(idle, max(0.0, end - anyio.current_time()))):
+                        await freed.wait()
+            outer.cancel_scope.cancel()
+    finally:
+        await follower.release_all()

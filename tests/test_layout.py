@@ -38,7 +38,7 @@ FLOORS: list[tuple[str, ...]] = [
     # 4: generation drivers: what each generation means (the only generation branches)
     ("_drivers",),
     # 5: the session under the Client; journal records; the public codec facade
-    ("_session", "journal", "wire"),
+    ("_session", "journal", "journal_postgres", "wire"),
     # 6: the typed Client
     ("_client", "_client_base", "_features", "_task_api"),
     # 7: services built on a Client: the Poller, input routing, the task receiver, the probe

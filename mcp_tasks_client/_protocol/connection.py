@@ -123,8 +123,10 @@ ABANDONED_KEPT = 1024
 class RPCConnection:
     """One JSON-RPC conversation seen from the client's side."""
 
-    def __init__(self) -> None:
-        self._next_id = 1
+    def __init__(self, first_id: int = 1) -> None:
+        if first_id < 1:
+            raise ValueError("request ids start at 1 or above")
+        self._next_id = first_id
         self._pending: dict[RequestId, str] = {}
         self._abandoned: dict[RequestId, str] = {}
         self._forgotten_below = 0  # every abandoned id <= this one was dropped from the window

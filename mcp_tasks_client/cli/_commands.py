@@ -29,7 +29,7 @@ from ..conformance import ProbeVerdict
 from ..conformance import probe as conformance_probe
 from ..engine import WatchItem
 from ..inputs import InputRouter
-from ..journal import JournalEntry, SQLiteJournal
+from ..journal import Journal, JournalEntry
 from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task, TaskStatus
 from ..outcomes import Completed
 from ..probe import probe_server
@@ -45,6 +45,7 @@ from ._connect import (
 from ._exit import ExitCode, for_error
 from ._inputs import FileAnswers, make_router
 from ._interrupt import Interrupted, cancel_on_interrupt
+from ._journal import journal_name, open_journal
 from ._options import Options, call_args
 from ._output import Output
 
@@ -61,7 +62,7 @@ class Run:
         self.out = output
         self.router: InputRouter | None = None
         self.answers: FileAnswers | None = None
-        self.journal: SQLiteJournal | None = None
+        self.journal: Journal | None = None
         self.withheld: set[str] = set()
         """Servers of ``resume`` that were not sent the ``--header`` values (said once each)."""
 
@@ -128,9 +129,9 @@ class Run:
                 return await self.probe(ns)
             with contextlib.ExitStack() as stack:
                 if self.options.journal is not None:
-                    self.journal = stack.enter_context(SQLiteJournal(self.options.journal))
+                    self.journal = stack.enter_context(open_journal(self.options.journal))
                 if command == "resume":
-                    return await self.resume()
+                    return await self.resume(getattr(ns, "workers", None))
                 entry = None
                 task_id_given: str | None = getattr(ns, "task_id", None)
                 if self.journal is not None and task_id_given is not None:
@@ -236,8 +237,9 @@ class Run:
         except (GetStreamUnavailable, TransportError, RequestTimeout) as exc:
             self.out.note(f"no progress shown: the server's GET stream did not open ({exc})")
 
-    async def resume(self) -> ExitCode:
-        """Every open task of the journal, followed to its end; the worst exit code."""
+    async def resume(self, workers: int | None = None) -> ExitCode:
+        """Every open task of the journal, followed to its end; the worst exit code. With
+        ``workers``, as one of many workers sharing it (``resume(workers=N)``)."""
         assert self.journal is not None
         options = self.options
         capabilities = self.router.capabilities() if self.router is not None else None
@@ -267,9 +269,10 @@ class Run:
             inputs=self.router,
             deadline=options.deadline,
             on_resumed=report,
+            workers=workers,
         )
         if not codes:
-            self.out.note(f"no open task in {options.journal}")
+            self.out.note(f"no open task in {journal_name(options.journal or '')}")
         return max(codes, default=ExitCode.COMPLETED)
 
     def headers_for(self, entry: JournalEntry) -> dict[str, str]:

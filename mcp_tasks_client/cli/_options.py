@@ -81,8 +81,9 @@ class Options:
     inputs: str | None = None
     """``"interactive"``, a path to an answers file, or None (input is not answered)."""
     journal: str | None = None
-    """A journal file (SQLite): tasks started are recorded, and a 2025-11-25 session is kept
-    on close so that ``status``/``wait``/``result``/``cancel``/``resume`` can come back."""
+    """A journal file (SQLite) or a ``postgresql://`` URL: tasks started are recorded, and a
+    2025-11-25 session is kept on close so that ``status``/``wait``/``result``/``cancel``/
+    ``resume`` can come back."""
     output: str | None = None
     """``--output FILE`` (``call``, ``wait``, ``result``): the result is written there."""
 
@@ -94,6 +95,16 @@ class CallArgs:
     task: bool
     ttl: dt.timedelta | None
     wait: bool
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
 
 
 def _positive(text: str) -> float:
@@ -206,9 +217,10 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     opts.add_argument(
         "--journal",
         default=default(None),
-        metavar="PATH",
-        help="record tasks in this journal (created owner-only); a 2025-11-25 session is then "
-        "kept on close, so a later run can follow the task (default: nothing is recorded)",
+        metavar="PATH|URL",
+        help="record tasks in this journal, a file (created owner-only) or a postgresql:// URL "
+        "(the postgres extra); a 2025-11-25 session is then kept on close, so a later run can "
+        "follow the task (default: nothing is recorded)",
     )
 
 
@@ -297,11 +309,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also send what a client must not (a task for a task-forbidden tool, V-17)",
     )
-    command(
+    resume = command(
         "resume",
         "follow every open task of --journal to its end (servers and sessions from the "
         "journal); --header values are sent only to the server named by --url, the tasks of "
         "every other server are followed without them",
+    )
+    resume.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help="work as one of many processes sharing the journal: follow up to N tasks at once, "
+        "take more as they end (and those of workers that died), until none is open",
     )
     return parser
 

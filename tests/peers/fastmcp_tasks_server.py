@@ -35,6 +35,7 @@ Backend: TasksExtension() defaults to FASTMCP_DOCKET_URL=memory:// (in-process, 
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import timedelta
 from typing import Annotated, Any
@@ -204,4 +205,14 @@ if __name__ == "__main__":
         mcp.run("stdio")
     else:
         port = int(sys.argv[2]) if len(sys.argv) > 2 else 8005
-        mcp.run("http", host="127.0.0.1", port=port, path="/mcp")
+        from request_log import ENV, RequestLog  # type: ignore[import-not-found, unused-ignore]
+
+        if os.environ.get(ENV):
+            from starlette.middleware import (  # type: ignore[import-not-found, unused-ignore]
+                Middleware,
+            )
+
+            logged = [Middleware(RequestLog)]
+            mcp.run("http", host="127.0.0.1", port=port, path="/mcp", middleware=logged)
+        else:
+            mcp.run("http", host="127.0.0.1", port=port, path="/mcp")

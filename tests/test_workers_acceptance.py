@@ -1,0 +1,189 @@
+"""Issue 24's Done-when: three worker processes share one PostgreSQL journal and 300 tasks on
+a real peer, for both generations (mcp 1.30 with its session kept; fastmcp 4.1.4). One worker
+is SIGKILLed midway and the others finish its tasks; the server's own request log shows no
+task polled by two workers in the same lease; a trigger on the journal shows every outcome
+recorded exactly once; a waiter in a fourth process sees each outcome through the journal."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import psycopg
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+from conftest import require_peer
+from peers.harness import running_http_peer
+from peers.request_log import ENV
+from pg import new_schema, postgres_url
+from test_resume_workers import start_tasks
+
+from mcp_tasks_client._generation import Generation
+from mcp_tasks_client.journal_postgres import PostgresJournal
+
+__all__ = ["postgres_url"]
+
+HERE = Path(__file__).parent
+TASKS = 300
+CAPACITY = 40  # tasks each worker follows at once
+LEASE = 3.0  # seconds: short, so the killed worker's tasks are taken over soon
+KILLED = "w1"
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """The test drives processes (workers on trio, the waiter on asyncio): one loop here."""
+    return "trio"
+
+
+@pytest.fixture(params=["mcp1", "fastmcp4"])
+def logged_peer(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, Generation, Path]]:
+    """A peer of this test's own, logging every task request it receives."""
+    name: str = request.param
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv(ENV, str(log))
+    generation = Generation.V2026_07_28 if name == "fastmcp4" else Generation.V2025_11_25
+    with running_http_peer(require_peer(name)) as url:
+        yield url, generation, log
+
+
+def _audit(url: str, schema: str) -> None:
+    """Every change of a task's outcome, as the database saw it (not as a worker says)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE {schema}.outcome_writes (task_id text, old jsonb, new jsonb)")
+        conn.execute(
+            f"""CREATE FUNCTION {schema}.audit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO {schema}.outcome_writes VALUES (NEW.task_id, OLD.outcome, NEW.outcome);
+                RETURN NEW;
+            END $$"""
+        )
+        conn.execute(
+            f"CREATE TRIGGER audit AFTER UPDATE ON {schema}.tasks FOR EACH ROW "
+            f"WHEN (OLD.outcome IS DISTINCT FROM NEW.outcome) EXECUTE FUNCTION {schema}.audit()"
+        )
+
+
+async def _lines(process: anyio.abc.Process, into: list[dict[str, Any]]) -> None:
+    assert process.stdout is not None
+    buffered = BufferedByteReceiveStream(process.stdout)
+    while True:
+        try:
+            line = await buffered.receive_until(b"\n", 65536)
+        except (anyio.EndOfStream, anyio.IncompleteRead):
+            return
+        into.append(json.loads(line))
+
+
+async def test_three_workers_share_300_tasks_and_survive_a_kill(
+    postgres_url: str, logged_peer: tuple[str, Generation, Path], tmp_path: Path
+) -> None:
+    url, generation, request_log = logged_peer
+    schema = new_schema()
+    async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
+        ids = await start_tasks(url, generation, journal, TASKS, 4.0)  # longer than a lease
+    _audit(postgres_url, schema)
+    ids_file = tmp_path / "ids.json"
+    ids_file.write_text(json.dumps(ids))
+    script = [sys.executable, str(HERE / "journal_worker.py")]
+
+    reports: dict[str, list[dict[str, Any]]] = {"w1": [], "w2": [], "w3": [], "waiter": []}
+    killed_at = 0.0
+    async with anyio.create_task_group() as group:
+        waiter = await anyio.open_process(
+            [*script, "wait", postgres_url, schema, url, str(ids_file)]
+        )
+        group.start_soon(_lines, waiter, reports["waiter"])
+        workers = {}
+        for name in ("w1", "w2", "w3"):
+            argv = [*script, "work", postgres_url, schema, name, str(CAPACITY), str(LEASE)]
+            workers[name] = await anyio.open_process(argv)
+            group.start_soon(_lines, workers[name], reports[name])
+        try:
+            with anyio.fail_after(240):
+                while len(reports[KILLED]) < 20:  # midway through its share
+                    assert workers[KILLED].returncode is None, "w1 ended before the kill"
+                    await anyio.sleep(0.05)
+                workers[KILLED].send_signal(signal.SIGKILL)  # its own pid
+                killed_at = time.time()
+                assert await workers[KILLED].wait() == -signal.SIGKILL
+                for name in ("w2", "w3"):
+                    assert await workers[name].wait() == 0
+                assert await waiter.wait() == 0
+        finally:
+            for process in (*workers.values(), waiter):
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+
+    # Every outcome recorded, exactly once, as the database saw it.
+    async with PostgresJournal(postgres_url, schema=schema) as journal:
+        entries = {entry.task_id: entry for entry in await journal.entries()}
+    assert sorted(entries) == sorted(ids)
+    assert {e.outcome.status if e.outcome else None for e in entries.values()} == {"completed"}
+    with psycopg.connect(postgres_url) as conn:
+        writes = conn.execute(f"SELECT task_id, old FROM {schema}.outcome_writes").fetchall()
+    assert sorted(task_id for task_id, _ in writes) == sorted(ids)  # one write each
+    assert all(old is None for _, old in writes)
+
+    # Each task's outcome was reported once between the workers. Other reports may repeat: a
+    # worker that could not renew a lease in time reports the task Held, and one whose wait
+    # failed (the loaded server reset a connection) reports the error, and the task is taken
+    # again when the lease runs out. Only the last few w1 finished (recorded, as the journal
+    # shows) may have died with it before it printed them.
+    ended = [
+        line["task"]
+        for name in ("w1", "w2", "w3")
+        for line in reports[name]
+        if line["ended"] in {"Completed", "Failed", "Cancelled", "Expired", "Lost"}
+    ]
+    twice = {task for task in ended if ended.count(task) > 1}
+    assert not twice, [(n, line) for n in reports for line in reports[n] if line["task"] in twice]
+    assert len(set(ids) - set(ended)) <= CAPACITY
+    assert reports["w2"]
+    assert reports["w3"]
+
+    # The waiter saw each outcome, through the journal only.
+    assert sorted(line["task"] for line in reports["waiter"]) == sorted(ids)
+
+    # The server's log: per task, each worker's polls are one unbroken run (never back to an
+    # earlier holder), and a task changes hands only when its holder let it go: it was killed
+    # (the next one polls after the kill), or it reported giving the task up (Held: a lease
+    # it could not renew in time; an error: its wait failed, and its lease ran out).
+    gave_up = {
+        (name, line["task"])
+        for name in ("w1", "w2", "w3")
+        for line in reports[name]
+        if line["ended"] not in {"Completed", "Failed", "Cancelled", "Expired", "Lost"}
+    }
+    polls: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for raw in request_log.read_text().splitlines():
+        line = json.loads(raw)
+        if line["worker"]:
+            polls[line["task"]].append((line["t"], line["worker"]))
+    assert set(polls) == set(ids)
+    taken_over = 0
+    for task, seen in polls.items():
+        seen.sort()
+        runs = [seen[0][1]]
+        for at, worker in seen[1:]:
+            if worker != runs[-1]:
+                held_by = runs[-1]
+                killed = held_by == KILLED and at >= killed_at
+                assert killed or (held_by, task) in gave_up, (task, held_by, at, worker)
+                runs.append(worker)
+                taken_over += killed
+        assert len(runs) == len(set(runs)), (task, seen)
+    assert taken_over > 0  # w1 held tasks when it died, and the others finished them
