@@ -88,6 +88,7 @@ from .models import (
     JSONRPCResponse,
     RequestId,
     Task,
+    TaskStatus,
 )
 
 __all__ = [
@@ -123,8 +124,15 @@ ProgressHandler = Callable[[TaskProgress | Violation | DecodeError], None]
 """Receives each progress event tied to a task, and each problem with a progress
 notification (a soft Violation of V-24 / E C43, or a DecodeError); runs in the reader."""
 
-_TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 _NOT_INLINE = frozenset({"initialize", "subscriptions/listen"})
+
+
+def _is_terminal(status: object) -> bool:
+    """A wire status that is terminal, as ``TaskStatus.is_terminal`` says (the one place)."""
+    try:
+        return isinstance(status, str) and TaskStatus(status).is_terminal
+    except ValueError:
+        return False
 
 
 def _utc_now() -> dt.datetime:
@@ -609,7 +617,7 @@ class Session:
             if task_id is not None:
                 earlier = self._progress.bind(request_id, task_id, now=self._wall_clock())
                 task = raw.get("task")
-                if isinstance(task, dict) and task.get("status") in _TERMINAL_STATUSES:
+                if isinstance(task, dict) and _is_terminal(task.get("status")):
                     self._progress.task_ended(task_id)  # created already terminal
                 if earlier is not None:
                     self._emit_progress(earlier)
@@ -631,16 +639,6 @@ class Session:
                 handler(item)
             except Exception:  # the caller's handler: logged, it stops nothing
                 log.exception("an on_progress handler raised")
-
-    def ended_hook(self, task_id: str) -> Callable[[JSONObject], None]:
-        """From the reader, at a snapshot's arrival: a terminal one ends the task's progress
-        token before the next message is read (progress after it is late, V-24)."""
-
-        def ended(raw: JSONObject) -> None:
-            if raw.get("taskId") == task_id and raw.get("status") in _TERMINAL_STATUSES:
-                self._progress.task_ended(task_id)
-
-        return ended
 
     def saw(self, task: Task) -> Task:
         """A snapshot the client read: a terminal one ends its task's progress token."""

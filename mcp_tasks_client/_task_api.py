@@ -199,17 +199,33 @@ class TaskCalls(ClientBase):
         untouched.
         """
         # C-24 / A-26: the taskId param is the source of truth; no related-task _meta here.
+        read: list[Task | DecodeError] = []
+
+        def arrived(raw: JSONObject) -> None:
+            # Decoded once, in the reader, as it arrives: a terminal snapshot ends the task's
+            # progress token before the next message is read (progress after it is late, V-24).
+            try:
+                task = self._driver.read_task(raw)
+            except DecodeError as exc:
+                read.append(exc)
+                return
+            read.append(self._session.saw(task) if task.task_id == task_id else task)
+
         try:
             raw = await self._session.call(
                 "tasks/get",
                 {"taskId": task_id},
                 timeout,
                 self.timeouts.notify_cancelled,
-                on_result=self._session.ended_hook(task_id),
+                on_result=arrived,
             )
         except InvalidParams as exc:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
-        task = self._read(raw, self._driver.read_task)
+        if not read:  # the hook did not run to its end (it logged why): read it here
+            read.append(self._read(raw, self._driver.read_task))
+        if isinstance(read[0], DecodeError):
+            raise read[0].under("$.result") from None
+        task = read[0]
         if task.task_id != task_id:  # V-26: a snapshot of another task is no answer
             raise DecodeError(
                 "$.result.taskId", f"asked for task {task_id!r}, got another (V-26)", task.task_id
