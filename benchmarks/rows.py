@@ -475,7 +475,7 @@ def _loud_gc() -> None:
 def scheduler_cost(count: int, polls: int) -> dict[str, float]:
     """CPU per poll of the sans-I/O scheduler alone with ``count`` tasks tracked."""
     from mcp_tasks_client import PollPolicy
-    from mcp_tasks_client._protocol.scheduler import PollScheduler
+    from mcp_tasks_client._sansio.scheduler import PollScheduler
 
     scheduler = PollScheduler(PollPolicy(jitter=0.5), random.Random(1))
     for n in range(count):

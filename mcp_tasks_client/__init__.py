@@ -34,13 +34,13 @@ from ._client import (
     Timeouts,
 )
 from ._generation import Generation
+from ._io.http import HttpTransport, StreamResumption
+from ._io.lean import LeanHttpTransport
+from ._io.stdio import StdioShutdown, StdioTransport
 from ._limits import Limits
-from ._protocol.progress import StatusMessage, TaskProgress
-from ._protocol.scheduler import PollPolicy, UnhandledInputPolicy
-from ._protocol.task_machine import ViolationPolicy
-from ._transports.http import HttpTransport, StreamResumption
-from ._transports.lean import LeanHttpTransport
-from ._transports.stdio import StdioShutdown, StdioTransport
+from ._sansio.progress import StatusMessage, TaskProgress
+from ._sansio.scheduler import PollPolicy, UnhandledInputPolicy
+from ._sansio.task_machine import ViolationPolicy
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .engine import Poller, ProgressCallback, TaskRef, WatchItem
 from .errors import MCPTasksError

@@ -8,8 +8,8 @@ driver of the generation the caller chose (``_drivers``: what every request carr
 answer means, the handshake, the checks made before a call is sent). It never branches on a
 generation: it asks its driver.
 
-May import: ``_session``, ``_drivers``, ``_protocol``, ``_transports.base``, ``builders``,
-``journal``, ``models``, ``_errors``, ``_limits``, ``observability`` (and the Client's own
+May import: ``_session``, ``_drivers``, ``_sansio``, ``_io.base``, ``builders``,
+``journal``, ``models``, ``_exceptions``, ``_limits``, ``observability`` (and the Client's own
 parts). Never the Poller or the InputRouter (they are built on it).
 
 Deadlines and cancellation: see ``_client_base.py`` (and each method's docstring).
@@ -25,11 +25,12 @@ import attrs
 
 from ._client_base import CallInputs
 from ._drivers import Driver, driver_for
-from ._errors import MCPTasksError, UnsupportedProtocolVersion
+from ._exceptions import MCPTasksError, UnsupportedProtocolVersion
 from ._features import FeatureCalls
 from ._generation import Generation
+from ._io.base import Transport
 from ._limits import Limits
-from ._protocol.progress import ProgressStats, TaskProgress
+from ._sansio.progress import ProgressStats, TaskProgress
 from ._session import (
     NotificationHandler,
     OrphanedTask,
@@ -39,7 +40,6 @@ from ._session import (
     Timeouts,
 )
 from ._task_api import TaskCalls
-from ._transports.base import Transport
 from .models import (
     ClientCapabilities,
     DiscoverResult,

@@ -20,11 +20,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ._drivers import Driver
-from ._errors import DecodeError, InputRequired, LimitExceeded, MCPTasksError
+from ._exceptions import DecodeError, InputRequired, LimitExceeded, MCPTasksError
 from ._generation import Generation
+from ._io.base import Transport
 from ._limits import Limits
 from ._session import Session, Timeouts
-from ._transports.base import Transport
 from .models import (
     ClientCapabilities,
     Implementation,

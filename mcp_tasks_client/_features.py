@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from ._client_base import CallInputs, ClientBase
 from ._drivers import refusals
-from ._errors import (
+from ._exceptions import (
     InputRequired,
     MethodNotFound,
     MissingClientCapability,

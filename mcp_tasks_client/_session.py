@@ -7,7 +7,7 @@ requests with the handlers registered for them, and watches a task call whose ca
 waiting (the orphan watch). What a message means in a generation is its driver's business
 (``_drivers``); what the caller may ask for, typed, is the Client's (``_client.py``).
 
-May import: ``_drivers``, ``_protocol``, ``_transports.base``, ``models``, ``_errors``,
+May import: ``_drivers``, ``_sansio``, ``_io.base``, ``models``, ``_exceptions``,
 ``_limits``, ``observability``. Never the Client, the Poller or the InputRouter.
 
 Theory of operation. :meth:`Session.open` enters the transport and starts one reader task in a
@@ -53,7 +53,7 @@ import attrs
 
 from . import observability as _obs
 from ._drivers import Driver
-from ._errors import (
+from ._exceptions import (
     ClientClosed,
     DecodeError,
     LimitExceeded,
@@ -65,8 +65,9 @@ from ._errors import (
     TransportError,
     UsageError,
 )
+from ._io.base import Incoming, Transport, TransportFault
 from ._limits import Limits
-from ._protocol.connection import (
+from ._sansio.connection import (
     DuplicateRequest,
     ErrorReceived,
     LateResponse,
@@ -76,9 +77,8 @@ from ._protocol.connection import (
     RPCConnection,
     UncorrelatedError,
 )
-from ._protocol.progress import ProgressBook, ProgressStats, TaskProgress, progress_token_of
-from ._protocol.task_machine import Violation
-from ._transports.base import Incoming, Transport, TransportFault
+from ._sansio.progress import ProgressBook, ProgressStats, TaskProgress, progress_token_of
+from ._sansio.task_machine import Violation
 from .models import (
     ErrorObject,
     JSONObject,

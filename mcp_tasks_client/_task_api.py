@@ -17,7 +17,7 @@ import anyio
 
 from . import observability as _obs
 from ._client_base import CallInputs, ClientBase
-from ._errors import (
+from ._exceptions import (
     ClientClosed,
     CreatedTaskUnreadable,
     DecodeError,

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from ._protocol.progress import ProgressToken, check_progress_token
+from ._sansio.progress import ProgressToken, check_progress_token
 from .models import InputRequiredResult, JSONObject
 
 __all__ = ["GetPrompt", "ReadResource", "TaskToolCall", "ToolCall"]

@@ -46,7 +46,7 @@ import anyio.abc
 
 from . import observability as _obs
 from ._client import Client
-from ._errors import (
+from ._exceptions import (
     DecodeError,
     IllegalTransition,
     MCPTasksError,
@@ -61,9 +61,9 @@ from ._poller.registry import Registry, Tracked, expires_at, monotonic_expiry
 from ._poller.relays import Listener, relay_input, relay_progress
 from ._poller.scheduling import Driver
 from ._poller.waits import Abandon, ProgressCallback, TaskRef, Waits, task_id_of
-from ._protocol.progress import StatusMessage, next_status_message
-from ._protocol.scheduler import PollPolicy, PollScheduler
-from ._protocol.task_machine import TaskMachine, Violation, ViolationPolicy
+from ._sansio.progress import StatusMessage, next_status_message
+from ._sansio.scheduler import PollPolicy, PollScheduler
+from ._sansio.task_machine import TaskMachine, Violation, ViolationPolicy
 from .inputs import InputRouter
 from .journal import Journal
 from .models import CallToolResult, CreateTaskResult, JSONRPCNotification, Task, TaskStatus

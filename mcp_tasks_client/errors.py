@@ -21,7 +21,7 @@ This module only re-exports: the classes are defined where the library raises th
 
 from __future__ import annotations
 
-from ._errors import (
+from ._exceptions import (
     CapabilityNotNegotiated,
     ClientClosed,
     CreatedTaskUnreadable,

@@ -30,8 +30,8 @@ import attrs
 
 from . import observability as _obs
 from ._client import Client
-from ._errors import DecodeError, MCPTasksError, RPCError, UsageError
-from ._protocol.input_book import InputBook, related_task_id
+from ._exceptions import DecodeError, MCPTasksError, RPCError, UsageError
+from ._sansio.answer_book import InputBook, related_task_id
 from .models import (
     RELATED_TASK_META,
     ClientCapabilities,

@@ -40,7 +40,7 @@ import anyio.to_thread
 import attrs
 
 from . import observability as _obs
-from ._errors import MCPTasksError, UsageError
+from ._exceptions import MCPTasksError, UsageError
 from ._generation import Generation
 from .models import JSONObject, Task
 from .outcomes import Cancelled, Completed, Failed, Outcome

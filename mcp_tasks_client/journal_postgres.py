@@ -49,7 +49,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import observability as _obs
-from ._errors import MCPTasksError, UsageError
+from ._exceptions import MCPTasksError, UsageError
 from ._generation import Generation
 from .journal import JournalEntry, JournalError, RecordedOutcome, RecordedSession
 from .models import Task

@@ -7,7 +7,7 @@ from typing import TypeAlias
 
 import attrs
 
-from ._errors import RPCError
+from ._exceptions import RPCError
 from .models import CallToolResult, JSONObject, Task
 
 __all__ = ["Cancelled", "Completed", "Expired", "Failed", "Lost", "Outcome"]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import attrs
 
 from ._client import Client, Timeouts
-from ._errors import (
+from ._exceptions import (
     DecodeError,
     HeaderMismatch,
     MCPTasksError,
@@ -31,7 +31,7 @@ from ._errors import (
     UnsupportedProtocolVersion,
 )
 from ._generation import Generation
-from ._transports.base import Transport
+from ._io.base import Transport
 from .models import DiscoverResult, Implementation, InitializeResult
 
 __all__ = ["ServerProbe", "probe_server"]

@@ -21,16 +21,16 @@ Only re-exports: the code lives in the library's private sans-I/O package.
 
 from __future__ import annotations
 
-from ._protocol.progress import ProgressStats, ProgressToken
-from ._protocol.receiver import (
+from ._codec.headers import decode_header_value, encode_header_value
+from ._sansio.progress import ProgressStats, ProgressToken
+from ._sansio.receiver_book import (
     NotCancellable,
     ReceiverBook,
     ReceiverFull,
     ReceiverStore,
     UnknownTask,
 )
-from ._protocol.task_machine import Violation
-from ._wire.headers import decode_header_value, encode_header_value
+from ._sansio.task_machine import Violation
 
 __all__ = [
     "NotCancellable",

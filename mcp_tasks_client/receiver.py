@@ -40,8 +40,8 @@ import attrs
 
 from . import observability as _obs
 from ._client import Client
-from ._errors import MCPTasksError, RPCError, UsageError
-from ._protocol.receiver import (
+from ._exceptions import MCPTasksError, RPCError, UsageError
+from ._sansio.receiver_book import (
     NotCancellable,
     ReceiverBook,
     ReceiverFull,

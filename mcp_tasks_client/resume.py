@@ -39,13 +39,13 @@ import attrs
 
 from ._client import Client, Timeouts
 from ._drivers import driver_class
-from ._errors import MCPTasksError, SessionExpired, TaskNotFound, UsageError
+from ._exceptions import MCPTasksError, SessionExpired, TaskNotFound, UsageError
 from ._generation import Generation
+from ._io.base import Transport
+from ._io.http import HttpTransport
+from ._io.stdio import StdioTransport
 from ._limits import Limits
-from ._protocol.scheduler import PollPolicy
-from ._transports.base import Transport
-from ._transports.http import HttpTransport
-from ._transports.stdio import StdioTransport
+from ._sansio.scheduler import PollPolicy
 from .engine import Poller
 from .inputs import InputRouter
 from .journal import Journal, JournalEntry, RecordedOutcome, SharedJournal

@@ -17,8 +17,8 @@ Only re-exports: the classes live in the library's private transport modules.
 
 from __future__ import annotations
 
-from ._transports.base import Incoming, Transport, TransportFault, TransportWrapper
-from ._transports.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
+from ._io.base import Incoming, Transport, TransportFault, TransportWrapper
+from ._io.memory import MemoryServerEnd, MemoryTransport, memory_transport_pair
 
 __all__ = [
     "Incoming",

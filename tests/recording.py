@@ -6,7 +6,7 @@ related-task meta on an answer, how many answers a request got).
 
 from __future__ import annotations
 
-from mcp_tasks_client._transports.base import Incoming
+from mcp_tasks_client._io.base import Incoming
 from mcp_tasks_client.models import JSONRPCMessage
 from mcp_tasks_client.transports import Transport, TransportWrapper
 

@@ -107,7 +107,7 @@ def test_fresh_payloads_all_decode_through_the_fast_path() -> None:
     assert spec.loader is not None
     rows: Any = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rows)
-    from mcp_tasks_client._wire._fast_task import fast_task_2025
+    from mcp_tasks_client._codec._fast_task import fast_task_2025
 
     payloads = rows.fresh_payloads(30)
     texts = [p[k] for p in payloads for k in ("createdAt", "lastUpdatedAt")]

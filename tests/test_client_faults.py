@@ -14,7 +14,7 @@ import pytest
 from started import task_created
 
 from mcp_tasks_client import Client, Generation, OrphanedTask, ToolCall
-from mcp_tasks_client._transports.base import Incoming
+from mcp_tasks_client._io.base import Incoming
 from mcp_tasks_client.errors import (
     DecodeError,
     InvalidParams,

@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mcp_tasks_client import Generation
+from mcp_tasks_client._codec import v2025_11_25, v2026_07_28
+from mcp_tasks_client._codec._converter import parse_timestamp
+from mcp_tasks_client._codec._fast_task import fast_task_2025, fast_task_2026, fast_timestamp
 from mcp_tasks_client._drivers import driver_for
-from mcp_tasks_client._wire import v2025_11_25, v2026_07_28
-from mcp_tasks_client._wire._converter import parse_timestamp
-from mcp_tasks_client._wire._fast_task import fast_task_2025, fast_task_2026, fast_timestamp
 from mcp_tasks_client.errors import DecodeError
 from mcp_tasks_client.models import ClientCapabilities, Implementation, Task, TaskStatus
 from mcp_tasks_client.testing import (

@@ -27,9 +27,9 @@ from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_tasks_client._wire._converter import format_timestamp, loads, parse_timestamp
-from mcp_tasks_client._wire.jsonrpc import decode_message, encode_message
-from mcp_tasks_client._wire.v2025_11_25 import converter
+from mcp_tasks_client._codec._converter import format_timestamp, loads, parse_timestamp
+from mcp_tasks_client._codec.messages import decode_message, encode_message
+from mcp_tasks_client._codec.v2025_11_25 import converter
 from mcp_tasks_client.errors import DecodeError
 from mcp_tasks_client.models import (
     MAX_DURATION_MS,

@@ -20,14 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_tasks_client import models
-from mcp_tasks_client._wire._converter import dumps, format_timestamp, loads, parse_timestamp
-from mcp_tasks_client._wire.jsonrpc import (
+from mcp_tasks_client._codec._converter import dumps, format_timestamp, loads, parse_timestamp
+from mcp_tasks_client._codec.messages import (
     decode_message,
     encode_message,
     parse_message,
     serialize_message,
 )
-from mcp_tasks_client._wire.v2025_11_25 import converter
+from mcp_tasks_client._codec.v2025_11_25 import converter
 from mcp_tasks_client.errors import DecodeError
 from mcp_tasks_client.models import (
     UNSET,

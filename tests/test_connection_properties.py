@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from mcp_tasks_client._protocol.connection import (
+from mcp_tasks_client._sansio.connection import (
     DuplicateRequest,
     ErrorReceived,
     LateResponse,
@@ -347,7 +347,7 @@ def test_abandoned_ids_are_bounded_and_a_late_answer_is_still_late() -> None:
     """Issue 7 (weaker spot): the abandoned-id set grew forever. It keeps ABANDONED_KEPT ids;
     an answer to an older abandoned id is still a late answer (our ids only grow), while an
     id this client never used is still UnexpectedResponse."""
-    from mcp_tasks_client._protocol.connection import ABANDONED_KEPT
+    from mcp_tasks_client._sansio.connection import ABANDONED_KEPT
 
     conn = RPCConnection()
     for _ in range(ABANDONED_KEPT + 500):

@@ -13,18 +13,18 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
 from mcp_tasks_client import Generation, InputRouter, ToolCall
+from mcp_tasks_client._codec.headers import (
+    header_annotations,
+    param_headers,
+    routing_headers,
+)
+from mcp_tasks_client._codec.v2026_07_28 import converter
 from mcp_tasks_client._drivers import driver_for
 from mcp_tasks_client._drivers.v2026_07_28 import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
 )
-from mcp_tasks_client._wire.headers import (
-    header_annotations,
-    param_headers,
-    routing_headers,
-)
-from mcp_tasks_client._wire.v2026_07_28 import converter
 from mcp_tasks_client.errors import DecodeError, UsageError
 from mcp_tasks_client.models import (
     TASKS_EXTENSION,

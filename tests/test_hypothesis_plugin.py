@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_tasks_client import models
+from mcp_tasks_client._codec import v2025_11_25, v2026_07_28
 from mcp_tasks_client._hypothesis import setup_hypothesis
-from mcp_tasks_client._wire import v2025_11_25, v2026_07_28
 from mcp_tasks_client.testing import MODEL_STRATEGIES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from mcp_tasks_client import UNTAGGED, InputContext, InputRouter, Poller, PollPolicy
-from mcp_tasks_client._protocol.input_book import InputBook
+from mcp_tasks_client._sansio.answer_book import InputBook
 from mcp_tasks_client.models import (
     ElicitAction,
     ElicitationCapability,

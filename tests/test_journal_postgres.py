@@ -16,7 +16,7 @@ import pytest
 from pg import new_schema, postgres_url
 from test_journal_protocol import SERVER, entry_of
 
-from mcp_tasks_client._errors import UsageError
+from mcp_tasks_client._exceptions import UsageError
 from mcp_tasks_client.journal import JournalError, RecordedOutcome
 from mcp_tasks_client.journal_postgres import SCHEMA_VERSION, PostgresJournal, display_name
 

@@ -28,13 +28,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcp_tasks_client"
 
 FLOORS: list[tuple[str, ...]] = [
     # 0: values: models, errors, limits, the generation names, outcomes, logging/tracing hooks
-    ("models", "_errors", "_limits", "_generation", "observability", "outcomes"),
+    ("models", "_exceptions", "_limits", "_generation", "observability", "outcomes"),
     # 1: codecs: models to and from each generation's JSON, header codecs
-    ("_wire",),
+    ("_codec",),
     # 2: sans-I/O protocol pieces: correlation, task machine, scheduler, books; call builders
-    ("_protocol", "builders"),
+    ("_sansio", "builders"),
     # 3: transports: bytes in and out
-    ("_transports",),
+    ("_io",),
     # 4: generation drivers: what each generation means (the only generation branches)
     ("_drivers",),
     # 5: the session under the Client; journal records; the public codec facade
@@ -60,7 +60,7 @@ FLOORS: list[tuple[str, ...]] = [
 
 
 def _floor_of(module: str) -> int:
-    """``module`` is a dotted path below the package ("_wire.headers", "__init__")."""
+    """``module`` is a dotted path below the package ("_codec.headers", "__init__")."""
     head = module.split(".", 1)[0]
     for floor, names in enumerate(FLOORS):
         if head in names:
@@ -221,3 +221,42 @@ def test_the_tools_registries_know_every_generation_and_refuse_others() -> None:
         valid_traffic("2099-01-01")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="no probe for generation"):
         probe_class("2099-01-01")  # type: ignore[arg-type]
+
+
+_GENERATION_MODULE = re.compile(r"v\d{4}_\d\d_\d\d")
+_TOOLS = ("cli", "conformance", "testing")
+
+
+def _stem(module: str) -> str:
+    """A module's name as a reader hears it: no leading underscore, no plural."""
+    name = module.rsplit(".", 1)[-1].lstrip("_")
+    return name[:-1] if name.endswith("s") and len(name) > 3 else name
+
+
+def test_no_two_modules_of_the_library_share_a_name() -> None:
+    """A reader never meets ``inputs.py`` beside ``models/inputs.py``, ``wire.py`` beside
+    ``_wire/``, ``errors.py`` beside ``_errors.py``: one name, one module. Exempt are the
+    one-module-per-generation names (each layer has one per generation), a package's ``base``,
+    and the tools built on the library (``cli``, ``conformance``, ``testing``: applications with
+    their own modules)."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for module in _modules():
+        if module == "__init__" or module.split(".", 1)[0] in _TOOLS:
+            continue
+        stem = _stem(module)
+        if _GENERATION_MODULE.fullmatch(stem) or stem == "base":
+            continue
+        if stem in seen:
+            clashes.append(f"{seen[stem]} and {module}")
+        seen[stem] = module
+    assert clashes == []
+
+
+def test_every_package_says_its_job_and_what_it_may_import() -> None:
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        if init.parent == PACKAGE or init.parent.name in _TOOLS or init.parent.name == "models":
+            continue  # the front door, the tools and the models say what they offer instead
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert "May import" in doc, init.relative_to(PACKAGE)
+        assert "Job" in doc or "job" in doc, init.relative_to(PACKAGE)

@@ -21,7 +21,7 @@ from budget import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mcp_tasks_client._transports import _h1
+from mcp_tasks_client._io import _h1
 
 PROPERTY = settings(
     max_examples=examples(200),

@@ -403,7 +403,7 @@ async def test_an_asyncio_connection_reads_at_most_a_bounded_backlog() -> None:
     """The asyncio protocol keeps reading between requests; past 256 KiB unread it pauses
     (bounded memory whatever a server sends), and everything sent is still read, in order,
     once the reader takes it. (Under trio nothing is read unasked: nothing to bound.)"""
-    from mcp_tasks_client._transports import _aio
+    from mcp_tasks_client._io import _aio
 
     if sniffio.current_async_library() != "asyncio":
         pytest.skip("asyncio's own protocol")

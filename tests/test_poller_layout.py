@@ -61,7 +61,7 @@ def test_pieces_import_only_pieces_below_them_and_never_the_engine(name: str) ->
             assert module in ORDER[: ORDER.index(name)], f"{name} imports {module}"
         if node.level == 2:  # the library
             assert module != "engine", f"{name} imports the engine"
-            if module in ("_client", "_drivers", "_transports.base"):
+            if module in ("_client", "_drivers", "_io.base"):
                 assert name == "following", f"{name} imports {module}"
 
 

@@ -19,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from mcp_tasks_client import Completed
 from mcp_tasks_client._poller.registry import MOVES, IllegalMove, Registry, Tracked, TrackState
-from mcp_tasks_client._protocol.task_machine import TaskMachine
+from mcp_tasks_client._sansio.task_machine import TaskMachine
 from mcp_tasks_client.errors import TaskNotFound
 from mcp_tasks_client.models import CallToolResult, Task, TaskStatus
 

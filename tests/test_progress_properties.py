@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from mcp_tasks_client import InputEvent, InputEventKind, StatusMessage, TaskProgress, ToolCall
-from mcp_tasks_client._protocol.progress import (
+from mcp_tasks_client._sansio.progress import (
     ProgressBook,
     check_progress_token,
     next_status_message,

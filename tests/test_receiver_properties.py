@@ -10,7 +10,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
-from mcp_tasks_client._protocol.receiver import (
+from mcp_tasks_client._sansio.receiver_book import (
     NotCancellable,
     ReceiverBook,
     ReceiverFull,

@@ -24,7 +24,7 @@ from mcp_tasks_client import (
     client_for,
     resume,
 )
-from mcp_tasks_client._errors import UsageError
+from mcp_tasks_client._exceptions import UsageError
 from mcp_tasks_client._generation import Generation
 from mcp_tasks_client.journal import Journal, RecordedOutcome
 from mcp_tasks_client.models import Implementation

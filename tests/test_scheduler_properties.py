@@ -1,4 +1,4 @@
-"""Properties of the sans-I/O poll scheduler (``_protocol/scheduler.py``), on a simulated clock.
+"""Properties of the sans-I/O poll scheduler (``_sansio/scheduler.py``), on a simulated clock.
 
 A hypothesis ``RuleBasedStateMachine`` drives one :class:`PollScheduler` the way the engine
 does (track, pop_due, answered, untrack) with a float clock it advances by drawn amounts, and
@@ -30,7 +30,7 @@ from hypothesis.stateful import (
 )
 
 from mcp_tasks_client import PollPolicy
-from mcp_tasks_client._protocol.scheduler import PollScheduler
+from mcp_tasks_client._sansio.scheduler import PollScheduler
 
 TASK_IDS = [f"task-{i}" for i in range(6)]
 

@@ -26,8 +26,8 @@ from mcp_tasks_client import (
     StreamResumption,
     ToolCall,
 )
-from mcp_tasks_client._transports._sse import SSEDecoder, SSEEvent
-from mcp_tasks_client._transports.http import _header_value, _retry_after, _retry_seconds
+from mcp_tasks_client._io._sse import SSEDecoder, SSEEvent
+from mcp_tasks_client._io.http import _header_value, _retry_after, _retry_seconds
 from mcp_tasks_client.errors import DecodeError, LimitExceeded
 from mcp_tasks_client.models import CallToolResult, Implementation
 

@@ -1,4 +1,4 @@
-"""Properties of the 2025-11-25 task status machine (``_protocol/task_machine.py``).
+"""Properties of the 2025-11-25 task status machine (``_sansio/task_machine.py``).
 
 The machine is shown sequences of snapshots of one task, and every answer is checked against
 a model written straight from the spec, not from ``TRANSITIONS``: a non-terminal status may be
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_tasks_client._protocol.task_machine import TRANSITIONS, TaskMachine
+from mcp_tasks_client._sansio.task_machine import TRANSITIONS, TaskMachine
 from mcp_tasks_client.models import Task, TaskStatus
 
 EPOCH = dt.datetime(2025, 11, 25, 10, 30, tzinfo=dt.timezone.utc)

@@ -1,4 +1,5 @@
-"""Generation drivers: the registry, the only place a generation is mapped to its behaviour.
+"""Generation drivers. Job: what each protocol generation means, one module per generation;
+the registry here is the only place a generation is mapped to its behaviour.
 
 Each protocol generation is one module here behind the :class:`~.base.Driver` interface (see
 ``base.py`` for the rules of this package). Code outside this package gets a driver from
@@ -9,9 +10,9 @@ May import: this package's modules (and what they may import).
 
 from __future__ import annotations
 
-from .._errors import UsageError
+from .._codec._converter import WireConverter
+from .._exceptions import UsageError
 from .._generation import Generation
-from .._wire._converter import WireConverter
 from ..models import ClientCapabilities, Implementation
 from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
 from .v2025_11_25 import Driver2025

@@ -14,7 +14,7 @@ Rules of this module and its package:
   an input's answer) is an ``async`` method that is handed the narrow thing it sends through
   (:class:`Link`, :class:`TaskLink`); the Client and the Poller drive it.
 
-May import: ``models``, ``_errors``, ``_generation``, ``_limits``, ``_wire``, ``_protocol``,
+May import: ``models``, ``_exceptions``, ``_generation``, ``_limits``, ``_codec``, ``_sansio``,
 ``outcomes``, ``builders`` (floors below). Never the Client, the Poller, transports or journal.
 
 Theory of operation. A Client makes its driver from the generation the caller chose
@@ -32,9 +32,9 @@ import abc
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from .._errors import MCPTasksError, UnsupportedInGeneration, UsageError
+from .._codec._converter import WireConverter
+from .._exceptions import MCPTasksError, UnsupportedInGeneration, UsageError
 from .._generation import Generation
-from .._wire._converter import WireConverter
 from ..builders import TaskToolCall
 from ..models import (
     CallToolResult,
@@ -286,7 +286,7 @@ class Driver(abc.ABC):
     def read_ack(self, raw: JSONObject) -> None:
         """An answer that carries nothing (``{"resultType": "complete"}``); another resultType
         is invalid."""
-        from .._errors import DecodeError
+        from .._exceptions import DecodeError
 
         kind = raw.get("resultType", "complete")
         if kind != "complete":

@@ -5,7 +5,7 @@ JSON-RPC error, in words rather than codes: mcp 1.30 "This tool requires task-au
 invocation" / "does not support task-augmented invocation"; TS 1.32 "MCP error -32601: Tool X
 requires task augmentation". These readings are the only place such words are matched.
 
-May import: ``models``, ``_errors``.
+May import: ``models``, ``_exceptions``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 
 import anyio
 
-from .._errors import (
+from .._codec import v2025_11_25
+from .._exceptions import (
     CapabilityNotNegotiated,
     InvalidParams,
     MCPTasksError,
@@ -33,9 +34,8 @@ from .._errors import (
     UsageError,
 )
 from .._generation import Generation
-from .._protocol.outcome import legacy_outcome
-from .._protocol.task_machine import Violation
-from .._wire import v2025_11_25
+from .._sansio.classify import legacy_outcome
+from .._sansio.task_machine import Violation
 from ..models import (
     CallToolResult,
     CreateTaskResult,
@@ -115,7 +115,7 @@ class Driver2025(Driver):
         try:
             result = self.converter.decode(raw, InitializeResult)
         except Exception as exc:
-            from .._errors import DecodeError
+            from .._exceptions import DecodeError
 
             if isinstance(exc, DecodeError):
                 raise exc.under("$.result") from None

@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from .._errors import (
+from .._codec import v2026_07_28
+from .._codec.headers import ParamPath, header_annotations, param_headers, routing_headers
+from .._exceptions import (
     CapabilityNotNegotiated,
     DecodeError,
     InvalidToolAnnotation,
@@ -29,9 +31,7 @@ from .._errors import (
     UsageError,
 )
 from .._generation import Generation
-from .._protocol.outcome import inline_outcome
-from .._wire import v2026_07_28
-from .._wire.headers import ParamPath, header_annotations, param_headers, routing_headers
+from .._sansio.classify import inline_outcome
 from ..models import (
     TASKS_EXTENSION,
     CallToolResult,

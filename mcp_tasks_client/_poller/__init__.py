@@ -2,9 +2,10 @@
 
 Private: nothing here is imported by a user, and nothing here imports ``engine``.
 
-Modules, lowest floor first. A module imports only those above it in this list (``parking``
-names ``registry.Tracked`` for type checking only), plus the library's lower floors:
-``models``, ``outcomes``, ``_errors``, ``_protocol``, ``observability``, ``inputs``,
+May import: the modules of this package as below, and the library's lower floors; never
+``engine``. Modules, lowest floor first. A module imports only those above it in this list
+(``parking`` names ``registry.Tracked`` for type checking only), plus the library's lower floors:
+``models``, ``outcomes``, ``_exceptions``, ``_sansio``, ``observability``, ``inputs``,
 ``journal``. Only ``following`` imports the ``Client`` and the drivers; the others get what
 they need of it as arguments. ``tests/test_poller_layout.py`` checks these rules.
 

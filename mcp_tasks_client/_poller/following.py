@@ -17,7 +17,7 @@ cancelled when its task's tracking ends, the journal's record of an answered key
 whose snapshots keep asking nothing new (``PollPolicy.stuck_input_polls``).
 
 May import: ``registry``, ``journal_sink``, ``_client`` (the Client it calls), ``_drivers``,
-``inputs``, ``_protocol``, ``models``, ``outcomes``, ``_errors``, anyio.
+``inputs``, ``_sansio``, ``models``, ``outcomes``, ``_exceptions``, anyio.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import anyio
 
 from .._client import Client
 from .._drivers import TaskFollow
-from .._errors import InputNotHandled, InputStuck, InvalidParams, MCPTasksError
-from .._protocol.scheduler import PollPolicy, UnhandledInputPolicy
-from .._protocol.task_machine import Violation
+from .._exceptions import InputNotHandled, InputStuck, InvalidParams, MCPTasksError
+from .._sansio.scheduler import PollPolicy, UnhandledInputPolicy
+from .._sansio.task_machine import Violation
 from ..inputs import InputRouter
 from ..models import CallToolResult, InputRequest, JSONObject, Task
 from .journal_sink import JournalSink

@@ -5,7 +5,7 @@ first come first), the 2026-07-28 input keys it answered, and its outcome (its t
 snapshot, then the outcome, before the wait wakes). Every write is bounded by the policy's
 ``request_timeout``; a failure is a warning (``warn``), never the end of a wait.
 
-May import: ``journal``, ``models``, ``outcomes``, ``_errors``, anyio. It knows the client
+May import: ``journal``, ``models``, ``outcomes``, ``_exceptions``, anyio. It knows the client
 only as the two things it needs: the server's identity (read at each write, as before the
 split) and the codec's ``encode``.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from .._errors import MCPTasksError
+from .._exceptions import MCPTasksError
 from ..journal import Journal, JournalError, recorded_outcome
 from ..models import Task
 from ..outcomes import Outcome

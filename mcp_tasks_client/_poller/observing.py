@@ -5,7 +5,7 @@ spans are on) and its end (the outcome at INFO, a release at DEBUG, the error th
 the span ended with them), and each change of its status (DEBUG). Warnings are the poller's
 own (``Poller._warn``).
 
-May import: ``observability``, ``registry``, ``models``, ``_errors``. No I/O.
+May import: ``observability``, ``registry``, ``models``, ``_exceptions``. No I/O.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from .. import observability as _obs
-from .._errors import MCPTasksError
+from .._exceptions import MCPTasksError
 from ..models import Task
 from .registry import Tracked
 

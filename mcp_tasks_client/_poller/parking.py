@@ -5,7 +5,7 @@ news, at the lowest cost per waiting task (a poller may hold 100,000 of them), o
 trio and any other anyio backend.
 
 May import: anyio, sniffio, trio/asyncio (lazily, for their own loop), ``models``,
-``_protocol.progress`` and ``inputs`` (the types a watch yields). Nothing else of the poller.
+``_sansio.progress`` and ``inputs`` (the types a watch yields). Nothing else of the poller.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import anyio
 import anyio.lowlevel
 import sniffio
 
-from .._protocol.progress import TaskProgress
+from .._sansio.progress import TaskProgress
 from ..inputs import InputEvent
 from ..models import Task
 

@@ -15,8 +15,8 @@ server's doing). A task whose end was seen terminal (or ended with an outcome) i
 the newest ``capacity`` of them, so that a later wait on it is answered from memory and never
 polls it again (issue 20: ``watch()`` then ``wait(created)``).
 
-May import: ``parking``, ``models``, ``outcomes``, ``_errors``, ``_protocol.task_machine``,
-``_protocol.progress``, anyio (cancel scopes). No I/O, no clock, no logging: the poller does
+May import: ``parking``, ``models``, ``outcomes``, ``_exceptions``, ``_sansio.task_machine``,
+``_sansio.progress``, anyio (cancel scopes). No I/O, no clock, no logging: the poller does
 those around the calls here.
 """
 
@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from .._errors import MCPTasksError
-from .._protocol.progress import StatusMessage, TaskProgress
-from .._protocol.task_machine import TaskMachine
+from .._exceptions import MCPTasksError
+from .._sansio.progress import StatusMessage, TaskProgress
+from .._sansio.task_machine import TaskMachine
 from ..models import Task, TaskStatus
 from ..outcomes import Outcome
 from .parking import DoneWakeup, Inbox, WatchItem, WatchQueue
@@ -70,7 +70,7 @@ MOVES: dict[TrackState, frozenset[TrackState]] = {
 """state -> the states a record may move to. DONE and RELEASED are final."""
 
 
-class IllegalMove(RuntimeError):
+class IllegalMove(AssertionError):
     """A record was moved against :data:`MOVES` (a bug in the poller)."""
 
 

@@ -7,7 +7,7 @@ TaskProgress the client read to the task's watchers and progress callbacks; a pr
 progress notification becomes a warning. (3) Hand each InputEvent of the router to the task's
 watchers; one nobody handled ends the wait, by ``PollPolicy.on_unhandled_input``.
 
-May import: ``registry``, ``inputs`` (its events), ``models``, ``_errors``, ``_protocol``,
+May import: ``registry``, ``inputs`` (its events), ``models``, ``_exceptions``, ``_sansio``,
 ``observability``, anyio. The
 client is reached only through ``listen`` (its ``listen_tasks``), passed in.
 """
@@ -20,10 +20,10 @@ from typing import Any
 import anyio
 
 from .. import observability as _obs
-from .._errors import DecodeError, InputNotHandled, MCPTasksError
-from .._protocol.progress import TaskProgress
-from .._protocol.scheduler import PollPolicy, UnhandledInputPolicy
-from .._protocol.task_machine import Violation
+from .._exceptions import DecodeError, InputNotHandled, MCPTasksError
+from .._sansio.progress import TaskProgress
+from .._sansio.scheduler import PollPolicy, UnhandledInputPolicy
+from .._sansio.task_machine import Violation
 from ..inputs import InputEvent, InputEventKind
 from ..models import JSONRPCNotification
 from .registry import Registry

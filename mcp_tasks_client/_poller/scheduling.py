@@ -10,7 +10,7 @@ server's ``pollInterval`` (C-19), slowed for ids a listen acknowledged (A-25).
 
 Only a record in ``TRACKING`` is ever polled: a task reported terminal is never polled again.
 
-May import: ``registry``, ``_protocol.scheduler``, ``_protocol.task_machine``, ``_errors``,
+May import: ``registry``, ``_sansio.scheduler``, ``_sansio.task_machine``, ``_exceptions``,
 ``models``, anyio. What it needs from the poller comes in as the callables of its
 constructor.
 """
@@ -25,9 +25,15 @@ from collections.abc import Awaitable, Callable
 import anyio
 import anyio.abc
 
-from .._errors import DeadlineExceeded, MCPTasksError, RequestTimeout, TaskNotFound, UnknownValue
-from .._protocol.scheduler import PollPolicy, PollScheduler
-from .._protocol.task_machine import ViolationPolicy
+from .._exceptions import (
+    DeadlineExceeded,
+    MCPTasksError,
+    RequestTimeout,
+    TaskNotFound,
+    UnknownValue,
+)
+from .._sansio.scheduler import PollPolicy, PollScheduler
+from .._sansio.task_machine import ViolationPolicy
 from ..models import Task
 from .registry import Registry, Tracked
 

@@ -7,7 +7,7 @@ deadline or the caller's cancellation, abandon what it still waits on (with
 ``abandon_timeout``). Every hold is released however the wait ends.
 
 May import: ``parking``, ``registry``, ``relays`` (to call a progress callback), ``models``,
-``outcomes``, ``_errors``, ``_protocol``, anyio. It reaches the rest of the poller only
+``outcomes``, ``_exceptions``, ``_sansio``, anyio. It reaches the rest of the poller only
 through the callables its constructor takes (hold, release, the latest progress).
 """
 
@@ -21,10 +21,10 @@ from typing import TypeAlias
 import anyio
 import anyio.lowlevel
 
-from .._errors import DeadlineExceeded, MCPTasksError
-from .._protocol.progress import TaskProgress
-from .._protocol.scheduler import PollPolicy
-from .._protocol.task_machine import Violation
+from .._exceptions import DeadlineExceeded, MCPTasksError
+from .._sansio.progress import TaskProgress
+from .._sansio.scheduler import PollPolicy
+from .._sansio.task_machine import Violation
 from ..models import CallToolResult, CreateTaskResult, Task
 from ..outcomes import Completed, Outcome
 from .parking import Inbox, WatchItem, WatchQueue, bounded

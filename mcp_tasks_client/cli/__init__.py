@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         import anyio
 
-        from .._errors import UsageError
+        from .._exceptions import UsageError
         from ._commands import run
         from ._options import parse
         from ._output import JsonOutput

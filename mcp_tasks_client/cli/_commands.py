@@ -11,7 +11,7 @@ import anyio
 
 from .._client import Client, Timeouts
 from .._drivers import driver_for
-from .._errors import (
+from .._exceptions import (
     DeadlineExceeded,
     GetStreamUnavailable,
     InputNotHandled,
@@ -23,7 +23,7 @@ from .._errors import (
     TransportError,
     UnsupportedInGeneration,
 )
-from .._transports.http import HttpTransport
+from .._io.http import HttpTransport
 from ..builders import ToolCall
 from ..conformance import ProbeVerdict
 from ..conformance import probe as conformance_probe

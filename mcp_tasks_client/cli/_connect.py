@@ -11,10 +11,10 @@ import shlex
 import attrs
 
 from .._client import Client, Timeouts
-from .._protocol.scheduler import PollPolicy
-from .._transports.base import Transport
-from .._transports.http import HttpTransport
-from .._transports.stdio import StdioTransport
+from .._io.base import Transport
+from .._io.http import HttpTransport
+from .._io.stdio import StdioTransport
+from .._sansio.scheduler import PollPolicy
 from ..engine import Poller
 from ..inputs import InputRouter
 from ..journal import Journal, JournalEntry

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._drivers import driver_for
-from .._errors import DecodeError, RPCError, UsageError
+from .._exceptions import DecodeError, RPCError, UsageError
 from .._generation import Generation
 from ..inputs import InputContext, InputRouter
 from ..models import (

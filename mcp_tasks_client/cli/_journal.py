@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
-from .._errors import UsageError
+from .._exceptions import UsageError
 from ..journal import SQLiteJournal
 
 _SCHEMES = ("postgresql://", "postgres://")

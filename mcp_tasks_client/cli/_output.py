@@ -17,7 +17,7 @@ from typing import IO, Any, TypeVar
 
 import attrs
 
-from .._errors import (
+from .._exceptions import (
     DecodeError,
     InputNotHandled,
     InputRequired,
@@ -26,7 +26,7 @@ from .._errors import (
     UsageError,
 )
 from .._generation import Generation
-from .._protocol.progress import StatusMessage, TaskProgress
+from .._sansio.progress import StatusMessage, TaskProgress
 from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..models import CallToolResult, Task, Tool

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._drivers import driver_for
-from .._errors import MCPTasksError
+from .._exceptions import MCPTasksError
 from .._generation import Generation
 from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem

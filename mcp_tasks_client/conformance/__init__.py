@@ -19,7 +19,7 @@ Hypothesis strategies of valid traffic, and mutators that break exactly one rule
 
 from __future__ import annotations
 
-from .._transports.base import HttpExchange
+from .._io.base import HttpExchange
 from .live import PROBE_CLIENT_INFO, ProbeReport, ProbeVerdict, RuleResult, probe
 from .rules import RULES, Level, Rule, Verdict, render_markdown, rule, unique_rules
 from .transport import ConformancePolicy, ConformanceViolation, ValidatingTransport

@@ -13,7 +13,7 @@ its own (a poll answered out of order, or one a status change overtook, is not a
 and a status notification is never taken as proof of a regression (it can overtake or trail a
 poll on another stream); both only ever check their own shape and ``createdAt``.
 
-May import: ``models``, ``_generation``, ``_transports.base`` (``HttpExchange``), ``_wire``
+May import: ``models``, ``_generation``, ``_io.base`` (``HttpExchange``), ``_codec``
 (timestamps), this package's ``rules``.
 """
 
@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 
 import attrs
 
+from .._codec._converter import parse_timestamp
 from .._generation import Generation
-from .._transports.base import HttpExchange
-from .._wire._converter import parse_timestamp
+from .._io.base import HttpExchange
 from .rules import Rule, Verdict, rule
 
 __all__ = ["Checks", "Finding"]

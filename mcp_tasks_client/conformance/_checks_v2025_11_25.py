@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from .._generation import Generation
-from .._transports.base import HttpExchange
+from .._io.base import HttpExchange
 from ..models import RELATED_TASK_META
 from ._checks import (
     JSON,

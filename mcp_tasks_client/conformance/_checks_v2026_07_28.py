@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._generation import Generation
-from .._transports.base import HttpExchange
+from .._io.base import HttpExchange
 from ..models import RELATED_TASK_META, TASKS_EXTENSION
 from ._checks import (
     JSON,

@@ -7,8 +7,8 @@
 :class:`~mcp_tasks_client.conformance.ProbeReport`. Nothing here asks which generation it
 probes.
 
-May import: the Client and what it stands on (``_client``, ``_errors``, ``_generation``,
-``_protocol``, ``_transports``, ``_wire``, ``builders``, ``models``, ``outcomes``), the Poller
+May import: the Client and what it stands on (``_client``, ``_exceptions``, ``_generation``,
+``_sansio``, ``_io``, ``_codec``, ``builders``, ``models``, ``outcomes``), the Poller
 and the InputRouter (``engine``, ``inputs``), this package's ``rules``, ``transport``,
 ``validator`` and ``_report``.
 """
@@ -22,10 +22,10 @@ from typing import Any, ClassVar
 import anyio
 
 from .._client import Client, Timeouts
-from .._errors import MCPTasksError, RPCError
+from .._codec.messages import encode_message
+from .._exceptions import MCPTasksError, RPCError
 from .._generation import Generation
-from .._transports.base import HttpExchange, Incoming, Transport, TransportFault
-from .._wire.jsonrpc import encode_message
+from .._io.base import HttpExchange, Incoming, Transport, TransportFault
 from ..builders import ToolCall
 from ..inputs import InputContext, InputRouter
 from ..models import (

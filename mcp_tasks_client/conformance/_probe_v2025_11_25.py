@@ -19,9 +19,9 @@ import anyio
 import httpx
 
 from .._client import Client, Timeouts
-from .._errors import MCPTasksError, RPCError, TaskNotCancellable, TaskNotFound
+from .._exceptions import MCPTasksError, RPCError, TaskNotCancellable, TaskNotFound
 from .._generation import Generation
-from .._protocol.scheduler import PollPolicy
+from .._sansio.scheduler import PollPolicy
 from ..builders import ToolCall
 from ..engine import Poller
 from ..inputs import InputContext, InputRouter

@@ -14,9 +14,9 @@ from __future__ import annotations
 import anyio
 
 from .._client import Client
-from .._errors import MCPTasksError, RPCError, TaskNotFound
+from .._exceptions import MCPTasksError, RPCError, TaskNotFound
 from .._generation import Generation
-from .._protocol.scheduler import PollPolicy
+from .._sansio.scheduler import PollPolicy
 from ..builders import ToolCall
 from ..engine import Poller
 from ..inputs import InputContext, InputRouter

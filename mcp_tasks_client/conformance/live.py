@@ -29,8 +29,8 @@ Each generation's script is one module (``_probe_v2025_11_25.py``, ``_probe_v202
 on a shared base (``_probe.py``: recording, steps, the report); :data:`PROBES` is the only map
 from a generation to its script.
 
-May import: this package's ``_probe*`` modules, ``_report`` and ``rules``; ``_errors``,
-``_generation``, ``_transports`` and ``models``.
+May import: this package's ``_probe*`` modules, ``_report`` and ``rules``; ``_exceptions``,
+``_generation``, ``_io`` and ``models``.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from typing import Any
 
 import anyio
 
-from .._errors import MCPTasksError, UsageError
+from .._exceptions import MCPTasksError, UsageError
 from .._generation import Generation
-from .._transports.base import Transport
-from .._transports.http import HttpTransport
+from .._io.base import Transport
+from .._io.http import HttpTransport
 from ..models import Implementation
 from ._probe import PROBE_CLIENT_INFO, Probe, error_of
 from ._probe_v2025_11_25 import Probe2025

@@ -19,15 +19,15 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
-from .._errors import ProtocolError
-from .._transports.base import (
+from .._codec.messages import encode_message
+from .._exceptions import ProtocolError
+from .._io.base import (
     HttpExchange,
     Incoming,
     Transport,
     TransportFault,
     TransportWrapper,
 )
-from .._wire.jsonrpc import encode_message
 from ..models import JSONRPCError, JSONRPCMessage, JSONRPCResponse, RequestId
 from .rules import Verdict
 from .validator import Finding, Validator

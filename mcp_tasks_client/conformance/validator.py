@@ -21,8 +21,8 @@ Each generation's rules are one module (``_checks_v2025_11_25.py``, ``_checks_v2
 on a shared base (``_checks.py``: pairing and the sequence rules); :data:`CHECKS` is the only
 map from a generation to its checks.
 
-May import: this package's ``_checks*`` modules and ``rules``, ``_generation``, ``_errors``,
-``_transports.base``.
+May import: this package's ``_checks*`` modules and ``rules``, ``_generation``, ``_exceptions``,
+``_io.base``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._errors import UsageError
+from .._exceptions import UsageError
 from .._generation import Generation
-from .._transports.base import HttpExchange
+from .._io.base import HttpExchange
 from ._checks import Checks, Finding
 from ._checks_v2025_11_25 import Checks2025
 from ._checks_v2026_07_28 import Checks2026

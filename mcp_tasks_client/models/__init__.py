@@ -16,18 +16,7 @@ from .catalog import (
     ReadResourceResult,
     Resource,
 )
-from .content import (
-    AudioContent,
-    BlobResourceContents,
-    ContentBlock,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    TextResourceContents,
-    UnknownContent,
-)
-from .inputs import (
+from .client_requests import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitAction,
@@ -39,6 +28,17 @@ from .inputs import (
     ListRootsResult,
     Root,
     SamplingMessage,
+)
+from .content import (
+    AudioContent,
+    BlobResourceContents,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    UnknownContent,
 )
 from .jsonrpc import (
     ErrorObject,

@@ -1,6 +1,6 @@
 """Building blocks shared by every model: JSON aliases, the ``Unset`` sentinel, field helpers.
 
-The models are plain frozen attrs values. How they map to JSON lives in ``mcp_tasks_client._wire``;
+The models are plain frozen attrs values. How they map to JSON lives in ``mcp_tasks_client._codec``;
 the only wire hints kept here are field metadata: ``wire`` (the JSON key when it is not the
 camelCase of the attribute name), ``nullable`` (a required key whose value may be ``null``) and
 ``range`` (the inclusive ``(low, high)`` bounds of a numeric field, see :func:`ranged`).

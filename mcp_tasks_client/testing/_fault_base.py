@@ -7,7 +7,7 @@ and list answer) is one :class:`Dialect` per generation: ``_fault_v2025_11_25.py
 ``_fault_v2026_07_28.py``, chosen by the registry in ``_fault_server.py``. A dialect reads and
 moves its server's state (``self.server``); it keeps only what its generation alone has.
 
-May import: ``_generation``, ``models``, ``_transports`` (the memory pair), this package's
+May import: ``_generation``, ``models``, ``_io`` (the memory pair), this package's
 ``_http``.
 """
 
@@ -23,7 +23,7 @@ import anyio
 import attrs
 
 from .._generation import Generation
-from .._transports.memory import MemoryServerEnd
+from .._io.memory import MemoryServerEnd
 from ._http import Conn, Received, sse_event
 
 if TYPE_CHECKING:

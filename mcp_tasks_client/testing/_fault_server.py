@@ -47,7 +47,7 @@ generation to its dialect. This module serves, keeps the tasks, and answers what
 generations answer alike (``ping``, ``tools/list``, ``tools/call``, ``tasks/get``,
 ``tasks/update``, ``initialize``, ``server/discover``).
 
-May import: ``_generation``, ``models``, ``_transports``, this package's ``_http`` and
+May import: ``_generation``, ``models``, ``_io``, this package's ``_http`` and
 ``_fault_*`` modules.
 """
 
@@ -63,8 +63,8 @@ from typing import Any, Final
 import anyio
 
 from .._generation import Generation
-from .._transports.base import Transport
-from .._transports.memory import MemoryServerEnd, memory_transport_pair
+from .._io.base import Transport
+from .._io.memory import MemoryServerEnd, memory_transport_pair
 from ..models import TASKS_EXTENSION
 from ._fault_base import (
     EPOCH,

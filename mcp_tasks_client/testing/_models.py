@@ -31,7 +31,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 import attrs
 from hypothesis import strategies as st
 
-from mcp_tasks_client._wire._converter import wire_name
+from mcp_tasks_client._codec._converter import wire_name
 from mcp_tasks_client.models import (
     MAX_DURATION_MS,
     MODEL_IMMEDIATE_RESPONSE_META,

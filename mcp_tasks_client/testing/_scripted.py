@@ -11,7 +11,7 @@ import anyio
 
 from .._client import Client
 from .._generation import Generation
-from .._transports.memory import MemoryServerEnd, memory_transport_pair
+from .._io.memory import MemoryServerEnd, memory_transport_pair
 from ..inputs import InputRouter
 from ..models import Implementation
 

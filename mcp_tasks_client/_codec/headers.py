@@ -1,7 +1,7 @@
 """HTTP headers that mirror a 2026-07-28 request's body (E C57-C60): routing headers, header
 value encoding, and ``x-mcp-header`` argument annotations mirrored as ``Mcp-Param-*``.
 
-Codec floor: pure functions over JSON values, no I/O. May import ``_errors`` and the
+Codec floor: pure functions over JSON values, no I/O. May import ``_exceptions`` and the
 converter's helpers; nothing above the wire floor.
 """
 
@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._errors import DecodeError, UsageError
+from .._exceptions import DecodeError, UsageError
 from ..models import JSONObject
 from ._converter import _kind_of
 

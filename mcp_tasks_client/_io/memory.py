@@ -15,9 +15,9 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .._errors import TransportClosed
-from .._wire._converter import dumps, loads
-from .._wire.jsonrpc import serialize_message
+from .._codec._converter import dumps, loads
+from .._codec.messages import serialize_message
+from .._exceptions import TransportClosed
 from ..models import JSONRPCMessage
 from ._framing import decode_line
 from .base import Incoming, Transport

@@ -38,7 +38,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import observability as _obs
-from .._errors import (
+from .._codec.messages import serialize_message
+from .._exceptions import (
     LimitExceeded,
     MCPTasksError,
     ProcessExited,
@@ -47,7 +48,6 @@ from .._errors import (
     UsageError,
 )
 from .._limits import Limits
-from .._wire.jsonrpc import serialize_message
 from ..models import JSONRPCMessage
 from ._framing import decode_line
 from .base import Incoming, Transport, TransportFault

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import attrs
 
-from .._errors import DecodeError, LimitExceeded
+from .._exceptions import DecodeError, LimitExceeded
 
 __all__ = ["SSEDecoder", "SSEEvent"]
 

@@ -17,7 +17,7 @@ from types import TracebackType
 
 import attrs
 
-from .._errors import MCPTasksError
+from .._exceptions import MCPTasksError
 from .._limits import Limits
 from ..models import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId
 

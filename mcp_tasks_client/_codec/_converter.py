@@ -41,7 +41,7 @@ from typing import Any, TypeGuard, TypeVar
 import attrs
 import cattrs
 
-from .._errors import DecodeError, UnknownValue
+from .._exceptions import DecodeError, UnknownValue
 from ..models._base import RANGE, UNSET, Unset
 
 T = TypeVar("T")

@@ -27,7 +27,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from .._errors import RPCError, UnexpectedResponse, UsageError
+from .._exceptions import RPCError, UnexpectedResponse, UsageError
 from ..models import (
     ErrorObject,
     JSONObject,

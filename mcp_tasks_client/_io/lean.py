@@ -41,7 +41,7 @@ import h11
 import httpx
 import sniffio
 
-from .._errors import TransportClosed, UsageError
+from .._exceptions import TransportClosed, UsageError
 from ..models import JSONRPCRequest
 from . import _aio, _h1
 from .base import Incoming, TransportFault

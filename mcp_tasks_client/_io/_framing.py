@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .._errors import MCPTasksError
-from .._wire.jsonrpc import parse_message
+from .._codec.messages import parse_message
+from .._exceptions import MCPTasksError
 from .base import Incoming, TransportFault
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._errors import DecodeError, MCPTasksError, RPCError
+from .._exceptions import DecodeError, MCPTasksError, RPCError
 from ..models import CallToolResult, JSONObject, Task, TaskStatus
 from ..outcomes import Cancelled, Completed, Failed, Outcome
 

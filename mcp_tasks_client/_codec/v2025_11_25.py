@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from .._errors import DecodeError
+from .._exceptions import DecodeError
 from ..models import (
     BlobResourceContents,
     ClientTasksCapability,

@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from .._errors import DecodeError
+from .._exceptions import DecodeError
 from ..models import ClientCapabilities, CreateTaskResult, Task
 from ._converter import WireConverter, _kind_of
 from ._fast_task import task_decoder_2026

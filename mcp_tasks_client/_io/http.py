@@ -50,7 +50,8 @@ import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import observability as _obs
-from .._errors import (
+from .._codec.messages import parse_message, serialize_message
+from .._exceptions import (
     DecodeError,
     GetStreamUnavailable,
     HTTPStatusError,
@@ -67,7 +68,6 @@ from .._errors import (
     UsageError,
 )
 from .._limits import Limits
-from .._wire.jsonrpc import parse_message, serialize_message
 from ..models import (
     JSONRPCError,
     JSONRPCMessage,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DecodeError
+from .._exceptions import DecodeError
 from ..models import (
     ErrorObject,
     JSONRPCError,

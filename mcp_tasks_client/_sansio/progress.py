@@ -42,7 +42,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from .._errors import DecodeError, UsageError
+from .._exceptions import DecodeError, UsageError
 from ..models import RELATED_TASK_META, RequestId, Task, TaskStatus
 from .task_machine import Violation
 

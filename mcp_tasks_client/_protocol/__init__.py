@@ -1,1 +1,0 @@
-"""The sans-I/O core: protocol logic driven by events, with no sockets and no sleeping."""
