@@ -53,7 +53,10 @@ A = TypeVar("A", bound=_Answerable)
 class CallInputs(Protocol):
     """What answers a call's MRTR input requests (an InputRouter)."""
 
-    async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None: ...
+    async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None:
+        """The answer to one input request of a call that has no task yet (MRTR), or None.
+        Deadline: the implementer's own. Cancelled: nothing is answered, the call's round
+        ends."""
 
 
 class ClientBase:

@@ -12,11 +12,11 @@ waits on it any more. One driver task sleeps until the earliest due poll of the 
 ``tasks/get`` calls that are due, at most ``PollPolicy.max_in_flight`` at once. Every snapshot
 (from a poll, or from a ``notifications/tasks/status`` the server pushed) goes through the
 task's :class:`TaskMachine`; an accepted snapshot reaches watchers at once, and a terminal one
-ends the task: its outcome is fetched (``tasks/result`` for completed and failed, C-27 nothing
-for cancelled) and every waiter wakes. Notifications never replace polling (C-22): they only
-deliver news sooner. A task reported terminal is never polled again, for any waiter or watcher:
-its outcome is remembered (the newest ``Limits.max_answered_inputs`` ended tasks), so a later
-wait on it, even from the caller's stale ``working`` reference, returns it at once.
+ends the task: its outcome is fetched and every waiter wakes. Notifications never replace
+polling (C-22): they only deliver news sooner. A task reported terminal is never polled
+again, for any waiter or watcher: its outcome is remembered (the newest
+``Limits.max_answered_inputs`` ended tasks), so a later wait on it, even from the caller's stale
+``working`` reference, returns it at once.
 
 A wait ends with the task's :data:`Outcome`, with the typed error that ended it (a transport
 failure, TaskNotFound, IllegalTransition under ``ViolationPolicy.RAISE``), or with
@@ -25,11 +25,8 @@ then cancelled with exactly one ``tasks/cancel`` (all of a wait's cancels sent a
 together by ``PollPolicy.abandon_timeout``; a task another wait still holds is not cancelled).
 When the connection ends (ClientClosed, or what broke it), every wait ends at once with that
 error. Leaving the ``async with`` cancels everything the poller started.
-
-A ``tasks/result`` is the outcome only once the task is known terminal: an error it returns
-earlier (a server that does not block, T:465) is kept aside, the call is opened again while the
-task still needs input, and the result is fetched afresh at terminal; if that fetch returns a
-result, the early error is recorded as a violation in ``warnings``.
+How each task's input arrives and its outcome is fetched is its generation's driver's
+business (``_poller/following.py`` asks it; ``_drivers``).
 """
 
 from __future__ import annotations
@@ -46,13 +43,7 @@ import anyio.abc
 
 from . import observability as _obs
 from ._client import Client
-from ._exceptions import (
-    DecodeError,
-    IllegalTransition,
-    MCPTasksError,
-    TransportError,
-    UsageError,
-)
+from ._exceptions import DecodeError, IllegalTransition, MCPTasksError, TransportError, UsageError
 from ._poller.following import Following
 from ._poller.journal_sink import JournalSink
 from ._poller.observing import status_changed, tracking_ended, tracking_started
@@ -182,6 +173,8 @@ class Poller:
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def __aenter__(self) -> Poller:
+        """Start the poller's own tasks (its scheduler, and the listen and journal writer when
+        asked for). Deadline: none; nothing is sent. Cancelled: the task group is left again."""
         if self._task_group is not None:
             raise UsageError("a Poller can be entered only once")
         group = self._task_group = anyio.create_task_group()
@@ -211,6 +204,9 @@ class Poller:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Cancel everything the poller started and end every wait still running with UsageError.
+        Deadline: none (nothing is awaited on the network). Cancelled: the close still
+        completes."""
         assert self._task_group is not None
         for unsubscribe in self._unsubscribe:
             unsubscribe()
@@ -241,6 +237,9 @@ class Poller:
         starts, then with each new one until the wait ends (the task's call must have carried
         a progress token: ``ToolCall.with_progress_token``). It runs in the client's reader:
         it must not block; what it raises is logged.
+        Deadline: ``deadline`` (None: none), then DeadlineExceeded; with ``cancel_on_abandon``
+        one tasks/cancel is sent, bounded by ``abandon_timeout``. Cancelled: the same cancel,
+        shielded; nothing else is left running for this wait.
         """
         return await self._waits.wait(task, deadline, on_progress)
 
@@ -251,7 +250,10 @@ class Poller:
         deadline: float | dt.timedelta | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> tuple[str, Outcome | MCPTasksError]:
-        """The first task to end, as ``(task_id, outcome or error)``; the others keep running."""
+        """The first task to end, as ``(task_id, outcome or error)``; the others keep running.
+        Deadline and cancellation as :meth:`as_completed`; the tasks that did not end keep
+        running (nothing is cancelled for them once one ended).
+        """
         if not tasks:
             raise UsageError("wait_any needs at least one task")
         async for ended in self.as_completed(tasks, deadline=deadline, on_progress=on_progress):
@@ -265,7 +267,9 @@ class Poller:
         deadline: float | dt.timedelta | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> dict[str, Outcome | MCPTasksError]:
-        """Every task's outcome (or the error that ended it), keyed by task id."""
+        """Every task's outcome (or the error that ended it), keyed by task id.
+        Deadline and cancellation as :meth:`as_completed`.
+        """
         return {
             task_id: ended
             async for task_id, ended in self.as_completed(

@@ -513,7 +513,10 @@ class InputRouter:
         emitted as an InputEvent). An input request cannot be answered with an error in
         2026-07-28, so nothing is sent for those: the task stays ``input_required`` until the
         caller decides (cancel it, or answer through ``client.update_task``). ``tasks``: what
-        the handler's ``ctx.latest()`` reads (the Poller passes the tasks it tracks)."""
+        the handler's ``ctx.latest()`` reads (the Poller passes the tasks it tracks).
+        Deadline: the handler's own (none is imposed on it). Cancelled: the handler is
+        cancelled; the key stays taken.
+        """
         return await self._answer_keyed(task_id, key, request, tasks=tasks)
 
     async def serve_task_input(
@@ -547,7 +550,10 @@ class InputRouter:
     async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None:
         """MRTR (E C45): one input request of a call that has no task yet, answered by this
         router's default handler for its kind (``default_elicitation`` ...): pass the router to
-        ``call_tool(..., inputs=router)`` for exactly that call. None when unanswered."""
+        ``call_tool(..., inputs=router)`` for exactly that call. None when unanswered.
+        Deadline: the handler's own. Cancelled: the handler is cancelled and nothing is
+        answered.
+        """
         return await self._answer_keyed(None, key, request, mrtr=True)
 
     async def _answer_keyed(
