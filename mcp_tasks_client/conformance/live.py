@@ -89,6 +89,8 @@ async def probe(
     ``timeout`` bounds each step. ``headers``: sent with every request to a URL ``server``
     (credentials: then V-28 cannot tell requestors apart and says so). Never raises for what
     the server does.
+    Deadline: ``timeout`` for each step (a step that runs out is noted in the report, and the
+    probe goes on). Cancelled: stops at once; the clients it opened are closed.
     """
     if isinstance(safe_tools, Mapping):
         safe: Mapping[str, Mapping[str, Any]] = safe_tools

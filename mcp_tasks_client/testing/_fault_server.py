@@ -313,7 +313,9 @@ class FaultServer:
 
         ``channel`` is where requests to the client go while answering (None: nowhere);
         ``session``: the HTTP session it came in (tasks/list lists only that session's tasks
-        unless V-28 is broken)."""
+        unless V-28 is broken).
+        Deadline: none of its own (the test's scope bounds it). Cancelled: the message is left
+        unanswered."""
         self.received.append(message)
         if "method" not in message:
             self._dialect.client_answered(message)

@@ -94,10 +94,14 @@ class Conn:
         self._server = server
 
     async def write(self, data: bytes) -> None:
+        """Send raw bytes to the client. Deadline: none (a test's own scope bounds it). Cancelled:
+        a part of ``data`` may have been sent."""
         self._server.bytes_sent += len(data)
         await self._stream.send(data)
 
     async def head(self, status: int, headers: dict[str, str] | None = None) -> None:
+        """Send a status line and headers. Deadline: none (the test's scope). Cancelled: a part may
+        have been sent."""
         lines = [f"HTTP/1.1 {status} X"]
         for name, value in {"Connection": "close", **(headers or {})}.items():
             lines.append(f"{name}: {value}")
@@ -106,6 +110,8 @@ class Conn:
     async def json(
         self, payload: Any, status: int = 200, headers: dict[str, str] | None = None
     ) -> None:
+        """Send a JSON body with its head. Deadline: none (the test's scope). Cancelled: a part may
+        have been sent."""
         body = json.dumps(payload).encode()
         length = str(len(body))
         await self.head(
@@ -115,9 +121,13 @@ class Conn:
         await self.write(body)
 
     async def result(self, request: Received, result: Any) -> None:
+        """Answer ``request`` with a JSON-RPC result. Deadline: none (the test's scope). Cancelled:
+        a part may have been sent."""
         await self.json({"jsonrpc": "2.0", "id": request.rpc_id, "result": result})
 
     async def error(self, request: Received, code: int, message: str) -> None:
+        """Answer ``request`` with a JSON-RPC error. Deadline: none (the test's scope). Cancelled:
+        a part may have been sent."""
         payload = {
             "jsonrpc": "2.0",
             "id": request.rpc_id,
@@ -126,10 +136,14 @@ class Conn:
         await self.json(payload)
 
     async def start_sse(self) -> None:
+        """Start an SSE response. Deadline: none (the test's scope). Cancelled: a part may have
+        been sent."""
         await self.head(200, {"Content-Type": "text/event-stream"})
 
     async def client_closed(self) -> None:
-        """Return once the client closed its end (after its request it sends nothing more)."""
+        """Return once the client closed its end (after its request it sends nothing more).
+        Deadline: none (the test's scope). Cancelled: stops waiting.
+        """
         try:
             while True:
                 await self._stream.receive()
@@ -137,7 +151,9 @@ class Conn:
             return
 
     async def endless(self, chunk: bytes, *, limit: int = 256 * 1024 * 1024) -> None:
-        """Write ``chunk`` again and again (the client's limit should stop it first)."""
+        """Write ``chunk`` again and again (the client's limit should stop it first).
+        Deadline: none but ``limit`` bytes (the test's scope). Cancelled: stops writing.
+        """
         sent = 0
         while sent < limit:
             await self.write(chunk)
@@ -190,6 +206,7 @@ class HostileHTTPServer:
         return [r.rpc_method for r in self.received if r.http_method == "POST"]
 
     async def __aenter__(self) -> HostileHTTPServer:
+        """Listen on 127.0.0.1 (a free port). Deadline: none. Cancelled: nothing is listening."""
         listener: anyio.abc.Listener[Any] = await anyio.create_tcp_listener(
             local_host="127.0.0.1", local_port=0
         )
@@ -207,6 +224,8 @@ class HostileHTTPServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        """Stop listening and end every connection. Deadline: none (nothing waits on the
+        client). Cancelled: closed all the same."""
         assert self._group is not None
         self._group.cancel_scope.cancel()
         await self._group.__aexit__(None, None, None)

@@ -23,7 +23,9 @@ TASK_CALLS: dict[str, Any] = {"tasks": {"requests": {"tools": {"call": {}}}}}
 
 
 async def handshake(end: MemoryServerEnd, capabilities: dict[str, Any] | None = None) -> None:
-    """Answer ``initialize`` (declaring ``capabilities``) and take ``initialized``."""
+    """Answer ``initialize`` (declaring ``capabilities``) and take ``initialized``.
+    Deadline: none (the test's scope bounds it). Cancelled: the handshake is left half done.
+    """
     init = await end.receive()
     result = {
         "protocolVersion": "2025-11-25",
