@@ -150,21 +150,56 @@ class Journal(Protocol):
     gives it back.
     """
 
-    async def record(self, entry: JournalEntry) -> None: ...
+    async def record(self, entry: JournalEntry) -> None:
+        """Record ``entry`` (a new open task). Deadline: the journal's own bound on a statement
+        (SQLiteJournal ``busy_timeout``, PostgresJournal ``statement_timeout``); the library
+        bounds each call it makes as well. Cancelled: the caller stops waiting; a write
+        already handed to the database is done whole or not at all."""
 
-    async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None: ...
+    async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None:
+        """Keep ``snapshot`` as the task's latest. Deadline: the journal's own bound on a
+        statement (SQLiteJournal ``busy_timeout``, PostgresJournal ``statement_timeout``); the
+        library bounds each call it makes as well. Cancelled: the caller stops waiting; a
+        write already handed to the database is done whole or not at all."""
 
-    async def answered(self, server: str, task_id: str, key: str) -> None: ...
+    async def answered(self, server: str, task_id: str, key: str) -> None:
+        """Note that the input ``key`` of the task was answered (never answered again). Deadline:
+        the journal's own bound on a statement (SQLiteJournal ``busy_timeout``,
+        PostgresJournal ``statement_timeout``); the library bounds each call it makes as well.
+        Cancelled: the caller stops waiting; a write already handed to the database is done
+        whole or not at all."""
 
-    async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None: ...
+    async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None:
+        """Record the task's outcome: the task is no longer open. Deadline: the journal's own
+        bound on a statement (SQLiteJournal ``busy_timeout``, PostgresJournal
+        ``statement_timeout``); the library bounds each call it makes as well. Cancelled: the
+        caller stops waiting; a write already handed to the database is done whole or not at
+        all."""
 
-    async def get(self, server: str, task_id: str) -> JournalEntry | None: ...
+    async def get(self, server: str, task_id: str) -> JournalEntry | None:
+        """The entry of the task, or None. Deadline: the journal's own bound on a statement
+        (SQLiteJournal ``busy_timeout``, PostgresJournal ``statement_timeout``); the library
+        bounds each call it makes as well. Cancelled: the caller stops waiting; a write
+        already handed to the database is done whole or not at all."""
 
-    async def entries(self, *, open_only: bool = False) -> Sequence[JournalEntry]: ...
+    async def entries(self, *, open_only: bool = False) -> Sequence[JournalEntry]:
+        """Every entry (``open_only``: the open tasks). Deadline: the journal's own bound on a
+        statement (SQLiteJournal ``busy_timeout``, PostgresJournal ``statement_timeout``); the
+        library bounds each call it makes as well. Cancelled: the caller stops waiting; a
+        write already handed to the database is done whole or not at all."""
 
-    async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool: ...
+    async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
+        """Take a lease on the open task for ``owner``; False when another owner holds one.
+        Deadline: the journal's own bound on a statement (SQLiteJournal ``busy_timeout``,
+        PostgresJournal ``statement_timeout``); the library bounds each call it makes as well.
+        Cancelled: the caller stops waiting; a write already handed to the database is done
+        whole or not at all."""
 
-    async def release(self, server: str, task_id: str, owner: str) -> None: ...
+    async def release(self, server: str, task_id: str, owner: str) -> None:
+        """Give ``owner``'s lease on the task back. Deadline: the journal's own bound on a
+        statement (SQLiteJournal ``busy_timeout``, PostgresJournal ``statement_timeout``); the
+        library bounds each call it makes as well. Cancelled: the caller stops waiting; a
+        write already handed to the database is done whole or not at all."""
 
 
 @runtime_checkable
@@ -178,11 +213,21 @@ class SharedJournal(Journal, Protocol):
     to ``lease`` seconds from now, as ``claim`` would each, in one go; the pairs it holds now.
     """
 
-    async def claim_due(self, owner: str, lease: float, limit: int) -> Sequence[JournalEntry]: ...
+    async def claim_due(self, owner: str, lease: float, limit: int) -> Sequence[JournalEntry]:
+        """Take leases on up to ``limit`` due open tasks no live lease holds. Deadline: the
+        journal's own bound on a statement (SQLiteJournal ``busy_timeout``, PostgresJournal
+        ``statement_timeout``); the library bounds each call it makes as well. Cancelled: the
+        caller stops waiting; a write already handed to the database is done whole or not at
+        all."""
 
     async def renew(
         self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
-    ) -> set[tuple[str, str]]: ...
+    ) -> set[tuple[str, str]]:
+        """Extend ``owner``'s leases on ``tasks``; the pairs it holds now. Deadline: the
+        journal's own bound on a statement (SQLiteJournal ``busy_timeout``, PostgresJournal
+        ``statement_timeout``); the library bounds each call it makes as well. Cancelled: the
+        caller stops waiting; a write already handed to the database is done whole or not at
+        all."""
 
 
 # -- SQLite -------------------------------------------------------------------------------------
@@ -385,6 +430,9 @@ class SQLiteJournal:
     # -- the protocol ---------------------------------------------------------------------------
 
     async def record(self, entry: JournalEntry) -> None:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
         session = entry.session
         await self._execute(
             f"INSERT INTO tasks ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
@@ -412,6 +460,10 @@ class SQLiteJournal:
         log.debug("recorded task %s of %s", _obs.TaskId(entry.task_id), entry.tool)
 
     async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+
         def update(db: sqlite3.Connection) -> None:
             row = db.execute(
                 "SELECT generation FROM tasks WHERE server=? AND task_id=?", (server, task_id)
@@ -427,6 +479,10 @@ class SQLiteJournal:
         await self._in_thread(update)
 
     async def answered(self, server: str, task_id: str, key: str) -> None:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+
         def update(db: sqlite3.Connection) -> None:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -448,6 +504,9 @@ class SQLiteJournal:
         await self._in_thread(update)
 
     async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
         await self._execute(
             "UPDATE tasks SET outcome_json=?, lease_owner=NULL, lease_until=NULL "
             "WHERE server=? AND task_id=? AND outcome_json IS NULL",
@@ -456,17 +515,26 @@ class SQLiteJournal:
         log.debug("task %s finished in the journal", _obs.TaskId(task_id))
 
     async def get(self, server: str, task_id: str) -> JournalEntry | None:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
         rows = await self._query(
             f"SELECT {_COLUMNS} FROM tasks WHERE server=? AND task_id=?", (server, task_id)
         )
         return self._entry(rows[0]) if rows else None
 
     async def entries(self, *, open_only: bool = False) -> list[JournalEntry]:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
         where = " WHERE outcome_json IS NULL" if open_only else ""
         rows = await self._query(f"SELECT {_COLUMNS} FROM tasks{where} ORDER BY created_at")
         return [self._entry(row) for row in rows]
 
     async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
         now = self._clock()
         changed = await self._execute(
             "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND task_id=? "
@@ -477,6 +545,9 @@ class SQLiteJournal:
         return changed == 1
 
     async def release(self, server: str, task_id: str, owner: str) -> None:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
         await self._execute(
             "UPDATE tasks SET lease_owner=NULL, lease_until=NULL "
             "WHERE server=? AND task_id=? AND lease_owner=?",
@@ -484,6 +555,9 @@ class SQLiteJournal:
         )
 
     async def claim_due(self, owner: str, lease: float, limit: int) -> list[JournalEntry]:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
         now = self._clock()
 
         def take(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
@@ -513,6 +587,9 @@ class SQLiteJournal:
     async def renew(
         self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
     ) -> set[tuple[str, str]]:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
         now = self._clock()
 
         def extend(db: sqlite3.Connection) -> set[tuple[str, str]]:
