@@ -53,7 +53,7 @@ class Server:
     def start(self) -> None:
         if self.user is not None:
             shutil.chown(self.root, self.user)
-        subprocess.run(
+        initdb = subprocess.run(
             [
                 str(self.binaries / "initdb"),
                 "-D",
@@ -66,11 +66,16 @@ class Server:
                 "--no-sync",
                 "--no-instructions",
             ],
-            check=True,
             capture_output=True,
             user=self.user,
             timeout=_START_BOUND,
         )
+        if initdb.returncode != 0:
+            why = (initdb.stderr or initdb.stdout).decode(errors="replace").strip()[-2000:]
+            hint = ""
+            if self.user is not None:
+                hint = f" (running as {self.user}: can it reach {self.binaries}?)"
+            raise RuntimeError(f"initdb failed{hint}: {why}")
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [

