@@ -305,10 +305,14 @@ class PostgresJournal:
         self.close()
 
     async def __aenter__(self) -> PostgresJournal:
+        """Open the connection pool and check the schema. Deadline: ``connect_timeout`` for each
+        connection. Cancelled: the opening, in a worker thread, finishes first."""
         await anyio.to_thread.run_sync(self.open)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        """Close the pool. Deadline: the pool's own close. Cancelled: the close, in a worker
+        thread, finishes first."""
         await anyio.to_thread.run_sync(self.close)
 
     # -- running SQL off the event loop ---------------------------------------------------------
@@ -336,6 +340,10 @@ class PostgresJournal:
     # -- the protocol ---------------------------------------------------------------------------
 
     async def record(self, entry: JournalEntry) -> None:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         session = entry.session
         statement = self._sql(
             f"INSERT INTO {{t}} AS t ({_COLUMNS}) VALUES (%(server)s, %(task_id)s, %(generation)s, "
@@ -366,6 +374,10 @@ class PostgresJournal:
         log.debug("recorded task %s of %s", _obs.TaskId(entry.task_id), entry.tool)
 
     async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         select = self._sql("SELECT generation FROM {t} WHERE server=%s AND task_id=%s")
         update = self._sql(
             "UPDATE {t} SET snapshot=%s WHERE server=%s AND task_id=%s AND outcome IS NULL"
@@ -379,6 +391,10 @@ class PostgresJournal:
         await self._run(work)
 
     async def answered(self, server: str, task_id: str, key: str) -> None:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         select = self._sql("SELECT answered FROM {t} WHERE server=%s AND task_id=%s FOR UPDATE")
         update = self._sql("UPDATE {t} SET answered=%s WHERE server=%s AND task_id=%s")
 
@@ -392,6 +408,10 @@ class PostgresJournal:
         await self._run(work)
 
     async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         update = self._sql(
             "UPDATE {t} SET outcome=%s, lease_owner=NULL, lease_until=NULL "
             "WHERE server=%s AND task_id=%s AND outcome IS NULL"
@@ -411,17 +431,29 @@ class PostgresJournal:
         log.debug("task %s finished in the journal", _obs.TaskId(task_id))
 
     async def get(self, server: str, task_id: str) -> JournalEntry | None:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         select = self._sql(f"SELECT {_COLUMNS} FROM {{t}} WHERE server=%s AND task_id=%s")
         row = await self._run(lambda conn: conn.execute(select, (server, task_id)).fetchone())
         return self._entry(row) if row is not None else None
 
     async def entries(self, *, open_only: bool = False) -> list[JournalEntry]:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         where = " WHERE outcome IS NULL" if open_only else ""
         select = self._sql(f"SELECT {_COLUMNS} FROM {{t}}{where} ORDER BY created_at, seq")
         rows = await self._run(lambda conn: conn.execute(select).fetchall())
         return [self._entry(row) for row in rows]
 
     async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         update = self._sql(
             f"UPDATE {{t}} SET lease_owner=%(owner)s, lease_until={_NOW} + %(lease)s "
             "WHERE server=%(server)s AND task_id=%(task_id)s AND outcome IS NULL AND "
@@ -431,6 +463,10 @@ class PostgresJournal:
         return await self._run(lambda conn: conn.execute(update, args).rowcount == 1)
 
     async def release(self, server: str, task_id: str, owner: str) -> None:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         update = self._sql(
             "UPDATE {t} SET lease_owner=NULL, lease_until=NULL "
             "WHERE server=%s AND task_id=%s AND lease_owner=%s"
@@ -438,6 +474,10 @@ class PostgresJournal:
         await self._run(lambda conn: conn.execute(update, (server, task_id, owner)))
 
     async def claim_due(self, owner: str, lease: float, limit: int) -> list[JournalEntry]:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         if limit < 1:
             return []
         # SKIP LOCKED: rows another worker is claiming right now are passed over, not waited
@@ -459,6 +499,10 @@ class PostgresJournal:
     async def renew(
         self, owner: str, tasks: Sequence[tuple[str, str]], lease: float
     ) -> set[tuple[str, str]]:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
         if not tasks:
             return set()
         update = self._sql(
@@ -480,7 +524,9 @@ class PostgresJournal:
         self, server: str, task_id: str, *, timeout: float | None = None
     ) -> RecordedOutcome | None:
         """The outcome of a task once any process records it; None if ``timeout`` seconds
-        pass first (the task is still open). A task never recorded is a JournalError."""
+        pass first (the task is still open). A task never recorded is a JournalError.
+        Deadline: ``timeout`` (None: none). Cancelled: the listening connection is closed.
+        """
         found = await self.wait_outcomes([(server, task_id)], timeout=timeout)
         return found.get((server, task_id))
 
@@ -499,6 +545,7 @@ class PostgresJournal:
         (no thread is held, and the MCP servers are not asked). Cancelling it closes that
         connection. A task the journal does not hold is a JournalError (nothing would ever
         announce it).
+        Deadline: ``timeout`` (None: none).
         """
         wanted = {notify_payload(s, t): (s, t) for s, t in tasks}
         found: dict[tuple[str, str], RecordedOutcome] = {}
