@@ -6,12 +6,17 @@ second) ends the process as the signal does, exit status 130 in a shell, with no
 
 from __future__ import annotations
 
-import signal
+# First, before any import that takes time: a Ctrl-C from here on ends the process as the
+# signal does (``_signal`` is built in; ``signal`` would import ``enum`` first, long enough to
+# be interrupted in with a traceback).
+import _signal  # type: ignore[import-not-found]  # no stub; the C module under `signal`
+
+_signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # until the command line handles it
 
 
 def main() -> int:
     """Run ``mcp-tasks`` (its arguments from ``sys.argv``); returns the exit code."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # until the command line handles it
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # (again: main may be called directly)
     from mcp_tasks_client.cli import main as run
 
     return run()

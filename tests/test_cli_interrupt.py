@@ -91,7 +91,9 @@ def test_every_interrupt_exits_130_and_says_how_to_cancel(
         # Before the interpreter has its SIGINT handler the signal itself ends the process:
         # what a shell shows as 130 too.
         assert code in (ExitCode.INTERRUPTED, -signal.SIGINT), (where, code, err)
-        assert "Traceback" not in err, (where, err)
+        # A traceback may only come from the interpreter's own start (site, encodings), before
+        # the first line of ours runs: no frame of it may be in our files.
+        assert "Traceback" not in err or "mcp_tasks" not in err, (where, err)
         assert "never awaited" not in err, (where, err)
         created = [line for line in lines if line["event"] == "created"]
         if not created:
