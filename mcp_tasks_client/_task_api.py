@@ -222,7 +222,7 @@ class TaskCalls(ClientBase):
         except InvalidParams as exc:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
         if not read:  # the hook did not run to its end (it logged why): read it here
-            read.append(self._read(raw, self._driver.read_task))
+            read.append(self._session.saw(self._read(raw, self._driver.read_task)))
         if isinstance(read[0], DecodeError):
             raise read[0].under("$.result") from None
         task = read[0]
@@ -230,7 +230,7 @@ class TaskCalls(ClientBase):
             raise DecodeError(
                 "$.result.taskId", f"asked for task {task_id!r}, got another (V-26)", task.task_id
             )
-        return self._session.saw(task)
+        return task  # seen (saw) as it arrived
 
     async def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
         """``tasks/result``: blocks until the task is terminal, then its CallToolResult (T:465;
