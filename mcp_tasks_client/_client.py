@@ -183,9 +183,12 @@ class Client(TaskCalls, FeatureCalls):
         self._discovered = result
         return result
 
-    def on_request(self, method: str, handler: RequestHandler) -> None:
-        """Answer server->client ``method`` requests with ``handler`` (one per method)."""
-        self._session.on_request(method, handler)
+    def on_request(self, method: str, handler: RequestHandler, *, held: bool = False) -> None:
+        """Answer server->client ``method`` requests with ``handler`` (one per method).
+        ``held=True`` for a handler that waits by design (a blocking result): those count
+        against ``Limits.max_held_server_requests``, apart from every other request's
+        ``Limits.max_server_requests``, so they never stop the client answering the rest."""
+        self._session.on_request(method, handler, held=held)
 
     def on_orphaned_task(self, handler: Callable[[OrphanedTask], None]) -> Callable[[], None]:
         """Call ``handler`` with each task created by a ``start()`` its caller stopped waiting
