@@ -18,14 +18,14 @@ Deadlines and cancellation: see ``_client_base.py`` (and each method's docstring
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 import attrs
 
 from ._client_base import CallInputs
 from ._drivers import Driver, driver_for
-from ._exceptions import MCPTasksError, UnsupportedProtocolVersion
+from ._exceptions import GetStreamUnavailable, MCPTasksError, UnsupportedProtocolVersion
 from ._features import FeatureCalls
 from ._generation import Generation
 from ._io.base import Transport
@@ -84,6 +84,17 @@ class Client(TaskCalls, FeatureCalls):
         resume: The InitializeResult of a kept 2025-11-25 session the transport carries
             (``HttpTransport(url, session_id=...)``): the session is resumed without
             ``initialize``.
+        listen_stream: Open the transport's standalone server stream (HTTP GET, 2025-11-25)
+            while entering, after the server's ``initialize`` answer and before
+            ``notifications/initialized``, so whatever the server sends unasked from then on
+            (a question of a task it just created, ``notifications/tools/list_changed``) has
+            a stream to arrive on: the spec says clients SHOULD expect messages there. A
+            server without one (HTTP 405) leaves a ``GetStreamUnavailable`` warning (it has
+            nowhere to send them, so nothing is lost); any other failure to open it within
+            ``Timeouts.initialize`` fails the entering. A transport that reads every server
+            message anyway (stdio, memory) needs nothing: it is then a no-op. A generation
+            without the stream (2026-07-28) raises ``UnsupportedInGeneration`` here. Without
+            it, :meth:`open_listen_stream` opens the stream when you call it.
     """
 
     def __init__(
@@ -97,8 +108,12 @@ class Client(TaskCalls, FeatureCalls):
         limits: Limits = Limits(),  # noqa: B008 - frozen value
         on_warning: Callable[[MCPTasksError], None] | None = None,
         resume: InitializeResult | None = None,
+        listen_stream: bool = False,
     ) -> None:
         self._driver: Driver = driver_for(generation, capabilities, client_info)
+        if listen_stream:
+            self._driver.require("the standalone GET stream")
+        self._listen_stream = listen_stream
         if resume is not None:
             self._driver.check_resume(resume, transport.session)
         self._generation = self._driver.generation
@@ -119,16 +134,31 @@ class Client(TaskCalls, FeatureCalls):
     async def __aenter__(self) -> Client:
         """Open the transport, start the reader and perform the generation's handshake
         (``initialize`` in 2025-11-25, bounded by ``Timeouts.initialize``; nothing is sent in
-        2026-07-28). Cancelled or failed: everything started is closed again."""
+        2026-07-28); with ``listen_stream=True`` the GET stream opens within it (bounded by
+        ``Timeouts.initialize`` too). Cancelled or failed: everything started is closed
+        again."""
         await self._session.open()
         try:
+            on_agreed = self._listen_on_agreed if self._listen_stream else None
             await self._driver.handshake(
-                _Link(self._session), resume=self._resume, timeout=self.timeouts.initialize
+                _Link(self._session, on_agreed),
+                resume=self._resume,
+                timeout=self.timeouts.initialize,
             )
         except BaseException:
             await self._session.close()
             raise
         return self
+
+    async def _listen_on_agreed(self) -> None:
+        """``listen_stream=True``: the GET stream, opened during the handshake (see
+        ``Client``); a server that offers none leaves a warning."""
+        if getattr(self.transport, "open_listen_stream", None) is None:
+            return  # it reads every server message already (stdio, memory)
+        try:
+            await self.open_listen_stream(timeout=self.timeouts.initialize)
+        except GetStreamUnavailable as exc:
+            self._session.warn(exc)
 
     async def __aexit__(
         self,
@@ -183,9 +213,12 @@ class Client(TaskCalls, FeatureCalls):
         self._discovered = result
         return result
 
-    def on_request(self, method: str, handler: RequestHandler) -> None:
-        """Answer server->client ``method`` requests with ``handler`` (one per method)."""
-        self._session.on_request(method, handler)
+    def on_request(self, method: str, handler: RequestHandler, *, held: bool = False) -> None:
+        """Answer server->client ``method`` requests with ``handler`` (one per method).
+        ``held=True`` for a handler that waits by design (a blocking result): those count
+        against ``Limits.max_held_server_requests``, apart from every other request's
+        ``Limits.max_server_requests``, so they never stop the client answering the rest."""
+        self._session.on_request(method, handler, held=held)
 
     def on_orphaned_task(self, handler: Callable[[OrphanedTask], None]) -> Callable[[], None]:
         """Call ``handler`` with each task created by a ``start()`` its caller stopped waiting
@@ -231,6 +264,7 @@ class _Link:
     """What the driver's handshake sends through: the session, and the transport's hooks."""
 
     session: Session
+    on_agreed: Callable[[], Awaitable[None]] | None = None
 
     async def request(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
@@ -247,3 +281,7 @@ class _Link:
 
     def stateless(self, headers: Callable[[JSONRPCMessage], dict[str, str]]) -> None:
         self.session.transport.stateless(headers)
+
+    async def agreed(self) -> None:
+        if self.on_agreed is not None:
+            await self.on_agreed()

@@ -30,7 +30,15 @@ class Limits:
     """What is kept of an HTTP error body (or of a body that is not the protocol's)."""
     max_server_requests: int = attrs.field(default=32, validator=_positive)
     """Server->client requests being handled at once; beyond it each one is answered at once
-    with a JSON-RPC error (-32000, "too many concurrent requests"), and no handler runs."""
+    with a JSON-RPC error (-32000, "too many concurrent requests"), and no handler runs.
+    Held requests (below) are not counted here."""
+    max_held_server_requests: int = attrs.field(default=1024, validator=_positive)
+    """Server->client requests the server holds open by design, handled at once: the
+    blocking ``tasks/result`` a :class:`~mcp_tasks_client.TaskReceiver` answers when its task
+    ends. They have their own bound, so held ones never keep the client from answering
+    anything else (``tasks/get``, new requests); beyond it each one is answered at once with
+    a JSON-RPC error (-32000, "too many held requests"). Each held one costs one waiting task
+    (a few KB)."""
     max_warnings: int = attrs.field(default=100, validator=_positive)
     """Warnings kept in ``Client.warnings`` / ``Poller.warnings`` (the oldest are dropped;
     pass ``on_warning=`` to see every one)."""

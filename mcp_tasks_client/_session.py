@@ -26,7 +26,10 @@ Every send is bounded: a request's by its deadline, a notification's by ``Timeou
 (or its own ``timeout=``), an answer to the server by ``Timeouts.request``. At most
 ``Limits.max_server_requests`` server->client requests are handled at once; one beyond that
 is answered at once with a JSON-RPC error, so a flood costs no memory; so is one whose string
-id is longer than ``Limits.max_request_id_chars`` (-32600, ``"id": null``).
+id is longer than ``Limits.max_request_id_chars`` (-32600, ``"id": null``). Requests whose
+handler was registered ``held`` (it waits by design: the receiver's blocking ``tasks/result``)
+have their own bound, ``Limits.max_held_server_requests``, as the transports have their own
+pool for the client's held requests: however many are held, every other request is answered.
 
 :meth:`Session.close` cancels everything the session started, ends every pending request (and
 every Poller wait on its client) with :class:`~mcp_tasks_client.errors.ClientClosed`, and
@@ -278,6 +281,8 @@ class Session:
         self._broken: MCPTasksError | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._serving = 0
+        self._held_methods: set[str] = set()
+        self._holding = 0
         self._end_listeners: list[Callable[[MCPTasksError], None]] = []
         self._orphan_handlers: list[Callable[[OrphanedTask], None]] = []
         self._progress = ProgressBook(
@@ -338,11 +343,16 @@ class Session:
 
     # -- registration ------------------------------------------------------------------------
 
-    def on_request(self, method: str, handler: RequestHandler) -> None:
-        """Answer server->client ``method`` requests with ``handler`` (one per method)."""
+    def on_request(self, method: str, handler: RequestHandler, *, held: bool = False) -> None:
+        """Answer server->client ``method`` requests with ``handler`` (one per method).
+        ``held``: the handler may wait by design (a blocking ``tasks/result``); such requests
+        count against ``Limits.max_held_server_requests``, never ``max_server_requests``, so
+        however many are held the server's other requests are still answered."""
         if method in self._request_handlers:
             raise UsageError(f"a handler for {method!r} is already registered")
         self._request_handlers[method] = handler
+        if held:
+            self._held_methods.add(method)
 
     def on_orphaned_task(self, handler: Callable[[OrphanedTask], None]) -> Callable[[], None]:
         """Call ``handler`` with each task created by a ``start()`` its caller stopped waiting
@@ -891,21 +901,37 @@ class Session:
             handler(notification)
 
     async def _serve(self, request: JSONRPCRequest) -> None:
-        """Start the handler for one server->client request, within
-        ``Limits.max_server_requests``; beyond it the request is refused at once, from the
-        reader (which reads nothing more until the refusal is sent: back-pressure)."""
-        if self._serving >= self.limits.max_server_requests:
+        """Start the handler for one server->client request, within its bound: a request whose
+        handler was registered ``held`` within ``Limits.max_held_server_requests``, any other
+        within ``Limits.max_server_requests`` (the two never share: held requests cannot starve
+        the others); beyond its bound the request is refused at once, from the reader (which
+        reads nothing more until the refusal is sent: back-pressure)."""
+        held = request.method in self._held_methods
+        if held:
+            busy, name, limit = (
+                self._holding,
+                "max_held_server_requests",
+                self.limits.max_held_server_requests,
+            )
+        else:
+            busy, name, limit = (
+                self._serving,
+                "max_server_requests",
+                self.limits.max_server_requests,
+            )
+        if busy >= limit:
+            what = "held" if held else "concurrent"
             reply = self._connection.respond_error(
-                request.id,
-                -32000,
-                "too many concurrent requests "
-                f"(Limits.max_server_requests={self.limits.max_server_requests})",
+                request.id, -32000, f"too many {what} requests (Limits.{name}={limit})"
             )
             await self._send_reply(reply)
             return
         assert self._task_group is not None
-        self._serving += 1
-        self._task_group.start_soon(self._answer, request)
+        if held:
+            self._holding += 1
+        else:
+            self._serving += 1
+        self._task_group.start_soon(self._answer, request, held)
 
     def _id_too_long(self, request_id: RequestId) -> bool:
         return isinstance(request_id, str) and len(request_id) > self.limits.max_request_id_chars
@@ -948,11 +974,14 @@ class Session:
             error.__cause__ = exc
             self.warn(error)
 
-    async def _answer(self, request: JSONRPCRequest) -> None:
+    async def _answer(self, request: JSONRPCRequest, held: bool) -> None:
         try:
             await self._answer_one(request)
         finally:
-            self._serving -= 1
+            if held:
+                self._holding -= 1
+            else:
+                self._serving -= 1
 
     async def _answer_one(self, request: JSONRPCRequest) -> None:
         handler = self._request_handlers.get(request.method)

@@ -334,6 +334,12 @@ class TaskCalls(ClientBase):
     async def open_listen_stream(self, *, timeout: float | None = None) -> None:
         """Open the transport's standalone server stream (HTTP GET, X:133), if it has one.
 
+        Usable right after entering, before the first call: a server may send on it at any
+        time (a question of a task it just created, a ``list_changed``), and sends nothing
+        while no stream is open. Call it first, or pass ``Client(listen_stream=True)`` to
+        have it open before the server is told ``initialized``; open it once (a second call
+        opens a second stream).
+
         RequestTimeout if the server has not started the stream within ``timeout`` (default
         ``Timeouts.request``); the attempt is then abandoned, as it is when the caller is
         cancelled.

@@ -19,6 +19,10 @@ task's result (``completed``); an RPCError it raises, or any other exception, en
 ``tasks/cancel`` cancels it. A handler that needs its own user meanwhile can say so:
 ``async with ctx.receiving.needs_input(): ...`` shows ``input_required`` while it waits.
 
+A held ``tasks/result`` waits apart from everything else: it counts against
+``Limits.max_held_server_requests``, not ``Limits.max_server_requests``, so however many the
+server holds open, its ``tasks/get``, ``tasks/cancel`` and new requests are still answered.
+
 The tasks live in memory, bounded (``max_tasks``), and each past ``createdAt + ttl`` is dropped
 (its body cancelled): the server then gets -32602 for it. Each task belongs to the connection
 that created it. Use ``async with TaskReceiver(...)`` inside ``async with Client``: the bodies
@@ -185,7 +189,9 @@ class TaskReceiver:
         """Answer ``client``'s ``tasks/get``, ``tasks/result``, ``tasks/list`` and
         ``tasks/cancel`` from the server (the InputRouter calls it when it is attached)."""
         client.on_request("tasks/get", lambda request: self._get(client, request))
-        client.on_request("tasks/result", lambda request: self._result(client, request))
+        client.on_request(  # held: it waits for the task, apart from the other requests
+            "tasks/result", lambda request: self._result(client, request), held=True
+        )
         client.on_request("tasks/list", lambda request: self._list(client, request))
         client.on_request("tasks/cancel", lambda request: self._cancel(client, request))
 

@@ -134,6 +134,20 @@ async def test_http_listen_stream_opens(peer_http: tuple[Peer, str]) -> None:
         assert result.content == (TextContent("echo: with GET open"),)
 
 
+async def test_http_listen_stream_opened_while_entering(peer_http: tuple[Peer, str]) -> None:
+    """``Client(listen_stream=True)`` opens the GET stream between the initialize answer and
+    ``notifications/initialized`` (issue 21, item 9): both SDK peers serve it then, with no
+    warning, and the session works as usual."""
+    transport = HttpTransport(peer_http[1])
+    client = Client(
+        transport, generation=Generation.V2025_11_25, client_info=INFO, listen_stream=True
+    )
+    async with client:
+        result = await client.call_tool(ToolCall("plain_echo", {"text": "GET open first"}))
+        assert result.content == (TextContent("echo: GET open first"),)
+    assert list(client.warnings) == []
+
+
 async def test_stdio_child_exiting_mid_request_fails_the_request(
     peer_stdio: tuple[Peer, list[str]],
 ) -> None:

@@ -77,6 +77,11 @@ class Link(Protocol):
     def negotiated(self, protocol_version: str) -> None:
         """The transport learns the agreed version (2025-11-25)."""
 
+    async def agreed(self) -> None:
+        """The session is agreed and the server has not been told ``initialized`` yet: what
+        the caller asked to have open before the server may speak unasked opens now (the
+        standalone GET stream with ``Client(listen_stream=True)``, 2025-11-25)."""
+
     def stateless(self, headers: Callable[[JSONRPCMessage], dict[str, str]]) -> None:
         """The transport learns every message's own headers (2026-07-28)."""
 

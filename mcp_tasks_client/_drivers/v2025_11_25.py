@@ -99,6 +99,7 @@ class Driver2025(Driver):
                 raise UnsupportedProtocolVersion(requested, [resume.protocol_version])
             self._initialized = resume
             link.negotiated(resume.protocol_version)
+            await link.agreed()
             return
         params = {
             "protocolVersion": requested,
@@ -124,6 +125,7 @@ class Driver2025(Driver):
             raise UnsupportedProtocolVersion(requested, [result.protocol_version])
         self._initialized = result
         link.negotiated(result.protocol_version)
+        await link.agreed()  # before initialized: the server may speak unasked after it
         await link.notify("notifications/initialized", timeout=timeout)  # C-09
 
     @property

@@ -65,6 +65,9 @@ class Run:
         self.journal: Journal | None = None
         self.withheld: set[str] = set()
         """Servers of ``resume`` that were not sent the ``--header`` values (said once each)."""
+        self.listen_tried = False
+        self.listen_error: TransportError | RequestTimeout | None = None
+        """Why the server's GET stream did not open (None: it opened, or was not tried)."""
 
     # -- hints -----------------------------------------------------------------------------
 
@@ -140,6 +143,7 @@ class Run:
                 async with make_client(self.options, self.router, entry) as client:
                     if self.router is not None:
                         self.router.attach(client)
+                        await self.listen_for_input(client)
                     return await self.dispatch(client, command, ns)
         except (MCPTasksError, OSError) as exc:
             task_id = getattr(ns, "task_id", None)
@@ -225,17 +229,40 @@ class Run:
             return ExitCode.COMPLETED
         return await self.follow(client, started, render=True)
 
-    async def listen_for_progress(self, client: Client) -> None:
-        """2025-11-25 over HTTP: a task's progress and status notifications come on the
-        standalone GET stream, which is opened (when the server offers one) to show them."""
-        if not isinstance(client.transport, HttpTransport):
+    async def listen(self, client: Client) -> None:
+        """2025-11-25 over HTTP: open the server's standalone GET stream, once per run (when
+        the server offers one); what kept it from opening is kept in ``listen_error``."""
+        if self.listen_tried or not isinstance(client.transport, HttpTransport):
             return
+        self.listen_tried = True
         try:
             await client.open_listen_stream(timeout=self.options.timeout)
         except UnsupportedInGeneration:
             return  # the generation has no such stream (its status comes by listen)
         except (GetStreamUnavailable, TransportError, RequestTimeout) as exc:
-            self.out.note(f"no progress shown: the server's GET stream did not open ({exc})")
+            self.listen_error = exc
+
+    async def listen_for_input(self, client: Client) -> None:
+        """With ``--inputs``: the GET stream is open before the first call, so a question the
+        server sends there as soon as it has made a task (fastmcp does, untagged) is heard:
+        a server sends nothing on a stream that is not open. A server that offers none
+        (HTTP 405) asks elsewhere, so only another failure is worth a note."""
+        await self.listen(client)
+        error = self.listen_error
+        if error is not None and not isinstance(error, GetStreamUnavailable):
+            self.out.note(
+                f"questions the server sends on its GET stream go unanswered: it did not open "
+                f"({error})"
+            )
+
+    async def listen_for_progress(self, client: Client) -> None:
+        """2025-11-25 over HTTP: a task's progress and status notifications come on the
+        standalone GET stream, which is opened (when the server offers one) to show them."""
+        await self.listen(client)
+        if self.listen_error is not None:
+            self.out.note(
+                f"no progress shown: the server's GET stream did not open ({self.listen_error})"
+            )
 
     async def resume(self, workers: int | None = None) -> ExitCode:
         """Every open task of the journal, followed to its end; the worst exit code. With

@@ -43,6 +43,8 @@ answer is an ElicitResult as JSON ({"action": "accept", "content": {...}}; "acti
 to "accept"); a sampling answer is a CreateMessageResult as JSON, or a string (the model's
 text reply). Sampling is declared only when the file answers "sampling/createMessage".
 --inputs interactive asks on the terminal, each form field typed by its JSON schema.
+With --inputs, the server's GET stream (2025-11-25 over HTTP) is opened before the first call,
+so a question the server sends there right after making the task is answered.
 """
 
 GENERATIONS = [g.value for g in Generation]

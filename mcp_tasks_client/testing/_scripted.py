@@ -12,6 +12,7 @@ import anyio
 from .._client import Client
 from .._generation import Generation
 from .._io.memory import MemoryServerEnd, memory_transport_pair
+from .._limits import Limits
 from ..inputs import InputRouter
 from ..models import Implementation
 
@@ -43,15 +44,18 @@ async def scripted_client(
     *,
     capabilities: dict[str, Any] | None = None,
     deadline: float = 10,
+    limits: Limits | None = None,
 ) -> AsyncIterator[Client]:
     """A connected client declaring what ``router`` serves, attached to it, whose server
-    end runs ``serve`` after the handshake; everything bounded by ``deadline``."""
+    end runs ``serve`` after the handshake; everything bounded by ``deadline``. ``limits``:
+    the client's (the defaults if None)."""
     transport, server = memory_transport_pair()
     client = Client(
         transport,
         generation=Generation.V2025_11_25,
         client_info=SCRIPTED_CLIENT_INFO,
         capabilities=router.capabilities(),
+        limits=limits if limits is not None else Limits(),
     )
     router.attach(client)
 
