@@ -42,6 +42,10 @@ class Limits:
     are forgotten first; a forgotten tool is simply not checked before sending)."""
     max_input_rounds: int = attrs.field(default=16, validator=_positive)
     """MRTR rounds one call answered with ``inputs=`` may take (a server asking forever)."""
+    max_inputs_per_round: int = attrs.field(default=256, validator=_positive)
+    """Input requests one MRTR round (an ``input_required`` answer to a call made with
+    ``inputs=``) may carry; past it the call fails with ``LimitExceeded`` before any handler
+    runs and nothing is sent back (a server asking thousands of questions at once)."""
     max_answered_inputs: int = attrs.field(default=10_000, validator=_positive)
     """Answered input requests an InputRouter remembers to refuse re-deliveries (the oldest
     are forgotten first; a task's records go when its handlers are forgotten)."""
