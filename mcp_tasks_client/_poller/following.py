@@ -98,6 +98,8 @@ class Following:
         """The task's follower from the client's driver, made on first need."""
         if tracked.follow is None:
             tracked.follow = self.client.driver.follow(_Link(self, tracked), self.policy)
+            if self.inputs is not None and tracked.tracking:
+                self.inputs.hold(tracked.task_id)  # its questions are never forgotten now
         return tracked.follow
 
     def released(self, tracked: Tracked) -> None:
