@@ -183,8 +183,13 @@ class ClientBase:
                     limit = self.limits.max_input_rounds
                     what = f"the MRTR rounds of {needed.name!r}"
                     raise LimitExceeded("max_input_rounds", limit, what) from needed
+                asking = needed.answer.input_requests or {}
+                if len(asking) > self.limits.max_inputs_per_round:
+                    limit = self.limits.max_inputs_per_round
+                    what = f"the {len(asking)} input requests of one MRTR round of {needed.name!r}"
+                    raise LimitExceeded("max_inputs_per_round", limit, what) from needed
                 responses: dict[str, JSONObject] = {}
-                for key, asked in (needed.answer.input_requests or {}).items():
+                for key, asked in asking.items():
                     response = await inputs.answer_call_input(key, asked)
                     if response is None:
                         raise

@@ -50,9 +50,22 @@ class Limits:
     are forgotten first; a forgotten tool is simply not checked before sending)."""
     max_input_rounds: int = attrs.field(default=16, validator=_positive)
     """MRTR rounds one call answered with ``inputs=`` may take (a server asking forever)."""
+    max_inputs_per_round: int = attrs.field(default=256, validator=_positive)
+    """Input requests one MRTR round (an ``input_required`` answer to a call made with
+    ``inputs=``) may carry; past it the call fails with ``LimitExceeded`` before any handler
+    runs and nothing is sent back (a server asking thousands of questions at once)."""
     max_answered_inputs: int = attrs.field(default=10_000, validator=_positive)
-    """Answered input requests an InputRouter remembers to refuse re-deliveries (the oldest
-    are forgotten first; a task's records go when its handlers are forgotten)."""
+    """Answered input requests an InputRouter remembers, to refuse their re-deliveries, for
+    questions about tasks no Poller tracks (a request naming no task, or a task nobody
+    follows, and those of a task after its tracking ended): the oldest are forgotten first.
+    A tracked task's keys are never forgotten (``max_inputs_per_task`` bounds them). The same
+    number bounds the ended tasks a Poller remembers (a later wait gets their outcome with no
+    poll) and the ``tasks/cancel`` it sent."""
+    max_inputs_per_task: int = attrs.field(default=10_000, validator=_positive)
+    """Input requests one tracked task may ask over its tracking (2026-07-28 ``inputRequests``
+    keys; 2025-11-25 requests naming it): each is remembered until the tracking ends, so none
+    is answered twice. Past it the task's wait fails with ``LimitExceeded`` (2026-07-28; none
+    of the snapshot's new keys is taken), or the request is answered -32000 (2025-11-25)."""
     max_request_id_chars: int = attrs.field(default=1024, validator=_positive)
     """Characters in the string id of a server->client request (every id is remembered while
     the request is unanswered, and an InputRouter keeps answered ones). A longer one is

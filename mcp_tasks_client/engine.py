@@ -495,5 +495,6 @@ class Poller:
         if not self._registry.end(tracked, outcome, error):
             return
         tracking_ended(tracked, type(outcome).__name__ if outcome is not None else "error", error)
+        self._generation.ended(tracked)
         self._driver.untrack(tracked.task_id)
         self._listener.changed()

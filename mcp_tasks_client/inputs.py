@@ -30,7 +30,8 @@ import attrs
 
 from . import observability as _obs
 from ._client import Client
-from ._exceptions import DecodeError, MCPTasksError, RPCError, UsageError
+from ._exceptions import DecodeError, LimitExceeded, MCPTasksError, RPCError, UsageError
+from ._limits import Limits
 from ._sansio.answer_book import InputBook, related_task_id
 from .models import (
     RELATED_TASK_META,
@@ -210,7 +211,8 @@ class InputRouter:
         self.unknown_task_grace = unknown_task_grace
         """Seconds a request naming a task no handler (and no default) serves yet is held
         for one to be registered, instead of -32601 at once (None: not held)."""
-        self._book = InputBook()
+        defaults = Limits()
+        self._book = InputBook(defaults.max_answered_inputs, defaults.max_inputs_per_task)
         self._elicitation: dict[Key, ElicitationHandler] = {}
         self._sampling: dict[Key, SamplingHandler] = {}
         self._roots: dict[Key, RootsHandler] = {}
@@ -316,6 +318,17 @@ class InputRouter:
             table.pop(task_id, None)
         self._book.forget(task_id)
 
+    def hold(self, task_id: str) -> None:
+        """``task_id`` is tracked: none of its input keys is forgotten (each is refused if
+        delivered again) until :meth:`release`; ``Limits.max_inputs_per_task`` bounds them."""
+        self._book.hold(task_id)
+
+    def release(self, task_id: str) -> None:
+        """``task_id``'s tracking ended: its answered keys join the bounded memory of answered
+        requests (``Limits.max_answered_inputs``, the oldest forgotten first); its handlers
+        stay (see :meth:`forget`)."""
+        self._book.release(task_id)
+
     def subscribe(
         self, listener: Callable[[InputEvent], None], *, tasks: TrackedTasks | None = None
     ) -> Callable[[], None]:
@@ -350,6 +363,7 @@ class InputRouter:
             )
         self._client = client
         self._book.capacity = client.limits.max_answered_inputs
+        self._book.per_task = client.limits.max_inputs_per_task
         if self.receiver is not None:
             self.receiver.serve(client)
         for method, capability, mine in (
@@ -382,7 +396,14 @@ class InputRouter:
         assert client is not None
         params = request.params or {}
         task_id = related_task_id(params)
-        if not self._book.arrived(task_id, request.id, request.method):
+        try:
+            fresh = self._book.arrived(task_id, request.id, request.method)
+        except LimitExceeded as exc:  # a tracked task asked more than it may: refused
+            self._emit(
+                InputEvent(InputEventKind.REJECTED, task_id, request.id, request.method, exc)
+            )
+            raise RPCError(-32000, str(exc)) from exc
+        if not fresh:
             self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, request.id, request.method))
             return None  # taken already: the first delivery is (or was) answered, once
         self._emit(InputEvent(InputEventKind.ARRIVED, task_id, request.id, request.method))
@@ -492,12 +513,18 @@ class InputRouter:
         self, task_id: str, requests: Mapping[str, InputRequest]
     ) -> list[tuple[str, InputRequest]]:
         """The keys of ``requests`` not taken before, now taken (E C30-C31): a snapshot that
-        repeats a key (eventually consistent, C33) yields nothing for it."""
-        return [
-            (key, request)
-            for key, request in requests.items()
-            if self._book.arrived(task_id, key, request.method)
-        ]
+        repeats a key (eventually consistent, C33) yields nothing for it. ``task_id`` is held
+        (:meth:`hold`): its keys are never forgotten while it is tracked. LimitExceeded, with
+        nothing taken, for a key longer than ``Limits.max_request_id_chars`` or when the
+        task's keys would go past ``Limits.max_inputs_per_task`` (the caller fails the task)."""
+        longest = self._client.limits.max_request_id_chars if self._client else None
+        if longest is not None:
+            for key in requests:
+                if len(key) > longest:
+                    where = f"an inputRequests key of task {task_id[:100]!r}"
+                    raise LimitExceeded("max_request_id_chars", longest, where)
+        taken = self._book.take(task_id, {key: request.method for key, request in requests.items()})
+        return [(str(key), requests[str(key)]) for key in taken]
 
     async def answer_input(
         self,

@@ -1300,3 +1300,64 @@ async def test_a_request_id_with_a_lone_surrogate_is_a_decode_error_not_a_crash(
     str(caught.value).encode()  # the error itself is writable text
     assert again.content[0].text == "ok"  # type: ignore[union-attr]
     assert [r for r in server.received if r.http_method == "POST" and r.rpc_method is None] == []
+
+
+async def test_a_tracked_2025_task_asking_past_max_inputs_per_task_is_refused() -> None:
+    """Issue 21, item 2, in 2025-11-25: a task a Poller tracks has every question remembered
+    until its tracking ends, so ``Limits.max_inputs_per_task`` bounds them: the request past
+    it is answered -32000 naming the limit, and no handler sees it."""
+    answers: list[Any] = []
+    gets = [0]
+
+    async def record(request: Received, conn: Conn) -> None:
+        answers.append(request.json)
+        await conn.head(202, {"Content-Length": "0"})
+
+    async def serve(request: Received, conn: Conn) -> None:
+        if request.rpc_method != "tasks/get":
+            await conn.result(request, text_result("ok"))
+            return
+        gets[0] += 1
+        if gets[0] == 1:
+            await conn.result(request, task("t-1", "input_required"))
+            return
+        if gets[0] == 2:
+            await conn.start_sse()
+            for n in range(6):
+                meta = {"io.modelcontextprotocol/related-task": {"taskId": "t-1"}}
+                params = {"message": "?", "requestedSchema": {"type": "object"}, "_meta": meta}
+                ask = {"jsonrpc": "2.0", "id": f"q-{n}", "method": "elicitation/create"}
+                await conn.write(sse_event({**ask, "params": params}))
+            reply = {
+                "jsonrpc": "2.0",
+                "id": request.rpc_id,
+                "result": task("t-1", "input_required"),
+            }
+            await conn.write(sse_event(reply))
+            return
+        status = "completed" if len(answers) >= 6 else "input_required"
+        await conn.result(request, task("t-1", status))
+
+    seen: list[str] = []
+
+    async def accept(ctx: Any, params: Any) -> ElicitResult:
+        seen.append(str(ctx.request_id))
+        return ElicitResult(ElicitAction.DECLINE)
+
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+    router.on_elicitation("t-1", accept)
+    limits = Limits(max_inputs_per_task=5)
+    policy = PollPolicy(floor=0.01, initial=0.01, jitter=0.0, open_result_on_input_required=False)
+    async with HostileHTTPServer(serve, on_response=record) as server:
+        with anyio.fail_after(30):
+            async with connected(
+                server, limits=limits, capabilities=router.capabilities(ClientCapabilities())
+            ) as client:
+                router.attach(client)
+                async with Poller(client, policy, inputs=router) as poller:
+                    await poller.wait("t-1", deadline=20)
+    refused = [a for a in answers if "error" in a]
+    assert [a["id"] for a in refused] == ["q-5"]
+    assert refused[0]["error"]["code"] == -32000
+    assert "max_inputs_per_task=5" in refused[0]["error"]["message"]
+    assert sorted(seen) == [f"q-{n}" for n in range(5)]

@@ -12,9 +12,13 @@ task group, its warnings. It never branches on a generation.
 The 2026-07-28 ``inputRequests`` a follower hands back (``TaskLink.serve_inputs``) go to the
 InputRouter, the one owner of answering input in both generations: it takes each key once,
 runs the handler and sends the answer (``InputRouter.serve_task_inputs``). What stays here is
-the Poller's share: at most ``Limits.max_server_requests`` handlers at once, a handler's scope
-cancelled when its task's tracking ends, the journal's record of an answered key, and a task
-whose snapshots keep asking nothing new (``PollPolicy.stuck_input_polls``).
+the Poller's share: the taken keys queued on the task and drained by at most
+``Limits.max_server_requests`` workers per task (never one anyio task per key: a snapshot may
+carry tens of thousands), at most ``Limits.max_server_requests`` handlers at once in all, the
+workers cancelled and the queue dropped when the task's tracking ends, a task whose keys go
+past ``Limits.max_inputs_per_task`` failed with LimitExceeded (the router never forgets a
+tracked task's key, so a bound fails the task instead), the journal's record of an answered
+key, and a task whose snapshots keep asking nothing new (``PollPolicy.stuck_input_polls``).
 
 May import: ``registry``, ``journal_sink``, ``_client`` (the Client it calls), ``_drivers``,
 ``inputs``, ``_sansio``, ``models``, ``outcomes``, ``_exceptions``, anyio.
@@ -22,6 +26,7 @@ May import: ``registry``, ``journal_sink``, ``_client`` (the Client it calls), `
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -30,7 +35,13 @@ import anyio
 
 from .._client import Client
 from .._drivers import TaskFollow
-from .._exceptions import InputNotHandled, InputStuck, InvalidParams, MCPTasksError
+from .._exceptions import (
+    InputNotHandled,
+    InputStuck,
+    InvalidParams,
+    LimitExceeded,
+    MCPTasksError,
+)
 from .._sansio.scheduler import PollPolicy, UnhandledInputPolicy
 from .._sansio.task_machine import Violation
 from ..inputs import InputRouter
@@ -72,6 +83,7 @@ class Following:
         self._spawn = spawn
         # 2026 input handlers at once: as many as server->client requests in 2025-11-25.
         self._input_limiter = anyio.CapacityLimiter(client.limits.max_server_requests)
+        self._workers_per_task = client.limits.max_server_requests
 
     @property
     def status_notification(self) -> str:
@@ -86,12 +98,20 @@ class Following:
         """The task's follower from the client's driver, made on first need."""
         if tracked.follow is None:
             tracked.follow = self.client.driver.follow(_Link(self, tracked), self.policy)
+            if self.inputs is not None and tracked.tracking:
+                self.inputs.hold(tracked.task_id)  # its questions are never forgotten now
         return tracked.follow
 
     def released(self, tracked: Tracked) -> None:
         """Nobody waits on ``tracked`` any more: the follower lets go of what it holds."""
         if tracked.follow is not None:
             tracked.follow.stop()
+        self.ended(tracked)
+
+    def ended(self, tracked: Tracked) -> None:
+        """``tracked``'s tracking ended: the router's memory of its keys becomes bounded."""
+        if self.inputs is not None:
+            self.inputs.release(tracked.task_id)
 
     def needs_input(self, tracked: Tracked, snapshot: Task) -> None:
         """An accepted snapshot says ``input_required``: the follower knows where from."""
@@ -117,45 +137,67 @@ class Following:
                 key, request = next(iter(requests.items()))
                 self._end(tracked, error=InputNotHandled(tracked.task_id, request.method, key))
             return
-        taken = self.inputs.take_inputs(tracked.task_id, requests)
-        for key, request in taken:
-            tracked.inputs_running += 1
-            self._spawn(tracked, functools.partial(self._answer, tracked, key, request))
-        tracked.stuck_polls = 0 if taken or tracked.inputs_running else tracked.stuck_polls + 1
+        try:
+            taken = self.inputs.take_inputs(tracked.task_id, requests)
+        except LimitExceeded as exc:  # never forget a key: the task fails instead
+            self._end(tracked, error=exc)
+            return
+        if taken:
+            if tracked.input_queue is None:
+                tracked.input_queue = collections.deque()
+            tracked.input_queue.extend(taken)
+            wanted = min(len(tracked.input_queue), self._workers_per_task)
+            for _ in range(wanted - tracked.input_workers):
+                tracked.input_workers += 1
+                self._spawn(tracked, functools.partial(self._drain, tracked))
+        busy = taken or tracked.inputs_running or tracked.input_queue
+        tracked.stuck_polls = 0 if busy else tracked.stuck_polls + 1
         limit = self.policy.stuck_input_polls
         if limit is not None and tracked.stuck_polls >= limit:
             self._end(tracked, error=InputStuck(tracked.task_id, list(requests), limit))
 
-    async def _answer(self, tracked: Tracked, key: str, request: InputRequest) -> None:
-        """One input request, answered by the InputRouter (its handler, then ``tasks/update``
-        with its answer alone: partial answers are allowed, E A-10); the next poll shows what
-        the server made of it."""
-        assert self.inputs is not None
+    async def _drain(self, tracked: Tracked) -> None:
+        """One worker of ``tracked``'s queue of taken keys: each answered by the InputRouter
+        (its handler, then ``tasks/update`` with its answer alone: partial answers are
+        allowed, E A-10); the next poll shows what the server made of them. Cancelled when the
+        task's tracking ends."""
         scope = anyio.CancelScope()
         if tracked.input_scopes is None:
             tracked.input_scopes = set()
         tracked.input_scopes.add(scope)
+        queue = tracked.input_queue
         try:
-            with scope:  # the wait ended: the question is moot, stop asking
-                async with self._input_limiter:
-                    sent = await self.inputs.serve_task_input(
-                        tracked.task_id,
-                        key,
-                        request,
-                        tasks=self._registry,
-                        still_wanted=lambda: not tracked.done,
-                        timeout=self.policy.request_timeout,
-                    )
-                if sent and self._journal is not None:
-                    await self._journal.answered(tracked.task_id, key)
+            with scope:  # the wait ended: the questions are moot, stop asking
+                while queue and not tracked.done:
+                    key, request = queue.popleft()
+                    tracked.inputs_running += 1
+                    try:
+                        await self._answer(tracked, key, request)
+                    finally:
+                        tracked.inputs_running -= 1
+        finally:
+            tracked.input_workers -= 1
+            tracked.input_scopes.discard(scope)
+
+    async def _answer(self, tracked: Tracked, key: str, request: InputRequest) -> None:
+        """One input request, answered by the InputRouter."""
+        assert self.inputs is not None
+        try:
+            async with self._input_limiter:
+                sent = await self.inputs.serve_task_input(
+                    tracked.task_id,
+                    key,
+                    request,
+                    tasks=self._registry,
+                    still_wanted=lambda: not tracked.done,
+                    timeout=self.policy.request_timeout,
+                )
+            if sent and self._journal is not None:
+                await self._journal.answered(tracked.task_id, key)
         except InvalidParams as exc:
             # The server refused this answer (a key already answered, S13 says ignore; or the
             # task is gone, which the next poll tells as such): recorded, the wait goes on.
             self._warn(exc)
-        finally:
-            tracked.inputs_running -= 1
-            if tracked.input_scopes is not None:
-                tracked.input_scopes.discard(scope)
 
 
 class _Link:

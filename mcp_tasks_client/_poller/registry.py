@@ -99,8 +99,12 @@ class Tracked:
     # 2026-07-28 input: handlers running, and snapshots in a row asking nothing new.
     inputs_running: int = 0
     stuck_polls: int = 0
+    input_queue: collections.deque[tuple[str, Any]] | None = None
+    """Taken 2026 input keys (key, InputRequest) no worker has started yet, oldest first."""
+    input_workers: int = 0
+    """Workers draining ``input_queue`` (at most ``Limits.max_server_requests``)."""
     input_scopes: set[anyio.CancelScope] | None = None
-    """One per running 2026 input handler of this task: cancelled when its tracking ends."""
+    """One per 2026 input worker of this task: cancelled when its tracking ends."""
     span: Any = None
     """The task's lifecycle span (tracking to outcome), None when spans are off."""
     follow: TaskFollow | None = None
@@ -131,6 +135,8 @@ class Tracked:
         return self.outcome
 
     def stop_inputs(self) -> None:
+        if self.input_queue is not None:
+            self.input_queue.clear()  # keys not started are moot: nobody waits for them
         for scope in self.input_scopes or ():
             scope.cancel()
 
