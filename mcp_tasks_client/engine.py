@@ -358,14 +358,15 @@ class Poller:
                     first = await self._driver.first(ref, until)
             tracked = self._registry.held(first.task_id)  # held, or ended, while we awaited?
             if tracked is None:
-                tracked = self._track(first, seed)
-        tracked.refs += 1
+                tracked = self._track(first, seed, until)
+        tracked.hold(until)
         return tracked
 
-    def _track(self, first: Task, seed: bool) -> Tracked:
+    def _track(self, first: Task, seed: bool, until: float) -> Tracked:
         machine = TaskMachine(first)
-        expiry = monotonic_expiry(first, self._wall_clock) if self.policy.ttl_backstop else None
-        tracked = Tracked(first.task_id, machine, expiry)
+        ttl_ends = monotonic_expiry(first, self._wall_clock)
+        expiry = ttl_ends if self.policy.ttl_backstop else None
+        tracked = Tracked(first.task_id, machine, expiry, ttl_ends=ttl_ends, waits_until=until)
         tracked.message = next_status_message(None, first, now=self._wall_clock())
         self._registry.add(tracked)
         tracking_started(tracked, first, self.client.generation.value)

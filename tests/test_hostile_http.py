@@ -1132,27 +1132,37 @@ async def test_a_listen_stream_that_timed_out_is_abandoned_not_opened_later() ->
     server answering it a second later delivered its notifications to a caller who was told
     there was no stream. The attempt is now cancelled with the opener: the connection closes."""
     dropped = anyio.Event()
+    answer = anyio.Event()
 
     async def late(request: Received, conn: Conn) -> None:
-        with anyio.move_on_after(1.0):
-            await conn.client_closed()
-            dropped.set()
-            return
-        await conn.start_sse()
-        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "late"}}
-        await conn.write(sse_event(note))
-        await anyio.sleep_forever()
+        async with anyio.create_task_group() as group:
+
+            async def closed() -> None:
+                await conn.client_closed()
+                dropped.set()
+                group.cancel_scope.cancel()
+
+            group.start_soon(closed)
+            await answer.wait()  # the test's word, not a clock: the answer comes late
+            await conn.start_sse()
+            note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "late"}}
+            await conn.write(sse_event(note))
+            await anyio.sleep_forever()
 
     notes: list[Any] = []
     async with HostileHTTPServer(on_get=late) as server:
-        with anyio.fail_after(20):
+        with anyio.fail_after(60):
             async with connected(server) as client:
                 client.on_notification("notifications/message", notes.append)
                 with pytest.raises(RequestTimeout):
-                    await client.open_listen_stream(timeout=0.3)
-                await anyio.sleep(2.0)  # the server answers its GET after 1 s
+                    # Long enough for the GET to reach the server on a loaded machine.
+                    await client.open_listen_stream(timeout=5)
+                assert any(r.http_method == "GET" for r in server.received)
+                with anyio.move_on_after(30):  # a bound, not a window: it comes at once
+                    await dropped.wait()  # the client closed the GET attempt
+                answer.set()  # otherwise the server answers now, late
+                assert dropped.is_set()
                 assert notes == []
-                assert dropped.is_set()  # the client closed the GET attempt
                 assert list(client.warnings) == []
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_peer
-from peers.harness import peers_root
+from peers.harness import peers_root, run_in_group, stop_group
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -153,14 +153,8 @@ def user_env(python_bin: Path) -> dict[str, str]:
 
 
 def bash(script: str, cwd: Path, env: dict[str, str], timeout: float = 180) -> str:
-    run = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+    run = run_in_group(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, timeout=timeout
     )
     assert run.returncode == 0, f"{script}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
     return run.stdout
@@ -174,7 +168,8 @@ def fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
     clone = tmp_path_factory.mktemp("newcomer") / "mcp-tasks-client"
-    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True, timeout=60)
+    cloned = run_in_group(["git", "clone", "--quiet", str(REPO), str(clone)], timeout=60)
+    assert cloned.returncode == 0, cloned.stderr
     subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", head], check=True)
     return clone
 
@@ -183,7 +178,8 @@ def fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def user_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The new user's ``python3``: a fresh venv (so the suite installs nothing globally)."""
     where = tmp_path_factory.mktemp("user-python")
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, timeout=120)
+    made = run_in_group([sys.executable, "-m", "venv", str(where)], timeout=120)
+    assert made.returncode == 0, made.stderr
     return where / "bin"
 
 
@@ -217,6 +213,7 @@ def serving(clone: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,  # a group of its own: stopped whole, however the test ends
     )
     try:
         deadline = time.monotonic() + 240
@@ -239,10 +236,12 @@ def serving(clone: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
                 os.kill(pid, signal.SIGTERM)  # serve.py stops both servers by their pids
         try:
             proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # pragma: no cover - serve did not stop
+            pass
         finally:
-            if proc.poll() is None:  # pragma: no cover - serve did not stop
-                proc.kill()
-                proc.wait()
+            stop_group(proc)  # bash, pip, nox and what is left of them (pytest's timeout too)
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 @pytest.mark.slow
@@ -301,7 +300,8 @@ def test_the_wheel_installs_in_a_clean_venv(fresh_clone: Path, tmp_path: Path) -
     env = user_env(Path(sys.base_prefix) / "bin")
     tools, clean, dist = tmp_path / "build-venv", tmp_path / "clean-venv", tmp_path / "dist"
     for venv in (tools, clean):
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+        made = run_in_group([sys.executable, "-m", "venv", str(venv)], timeout=120)
+        assert made.returncode == 0, made.stderr
     bash(f"{tools}/bin/python -m pip install -q build", fresh_clone, env)
     bash(f"{tools}/bin/python -m build --outdir {dist} .", fresh_clone, env)
     (wheel,) = dist.glob("*.whl")

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
+import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
-from peers.harness import Peer, stop_process
+import pytest
+from conftest import require_peer
+from peers.harness import Peer, run_in_group, stop_group, stop_process
 
 PROTOCOL = "2025-11-25"
 HEADERS = {"Accept": "application/json, text/event-stream"}
@@ -167,3 +173,96 @@ def test_a_session_ending_leaves_the_others_task_calls_working(
         assert "task" in answer.get("result", {}), (peer.name, answer)
         assert answer["result"]["task"]["status"] == "working"
         client.delete(url, headers=first)
+
+
+# -- issue 21, item 11: nothing a test started outlives it ---------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    """Whether ``pid`` is gone within ``seconds`` (a bound on a wait, not a measurement)."""
+    deadline = time.monotonic() + seconds
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _kill_leftover(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_run_in_group_stops_a_background_job_the_command_left(tmp_path: Path) -> None:
+    """``subprocess.run`` returns when its process ends and leaves what that started running;
+    ``run_in_group`` stops the whole group."""
+    pidfile = tmp_path / "pid"
+    done = run_in_group(
+        ["bash", "-c", f"sleep 300 >/dev/null 2>&1 & echo $! > {pidfile}"], timeout=60
+    )
+    assert done.returncode == 0
+    pid = int(pidfile.read_text())
+    try:
+        assert _gone_within(pid, 10)
+    finally:
+        _kill_leftover(pid)
+
+
+def test_run_in_group_stops_the_whole_group_on_timeout(tmp_path: Path) -> None:
+    """A timed-out command is stopped with everything it started (test_newcomer left an mcp1
+    server running 49 minutes after its timeout: only bash was killed)."""
+    pidfile = tmp_path / "pid"
+    script = f"sleep 300 & echo $! > {pidfile}.tmp && mv {pidfile}.tmp {pidfile}; wait"
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_in_group(["bash", "-c", script], timeout=5)
+    assert pidfile.exists(), "bash did not start its job within the timeout"
+    pid = int(pidfile.read_text())
+    try:
+        assert _gone_within(pid, 10)
+    finally:
+        _kill_leftover(pid)
+
+
+def test_a_peer_server_dies_with_the_process_that_started_it() -> None:
+    """A process that started a server and is then killed outright (a timeout's group kill)
+    runs no cleanup; the server must not outlive it."""
+    require_peer("mcp1")
+    code = (
+        "import sys, time\n"
+        "from peers.harness import PEERS, running_http_peer\n"
+        "with running_http_peer(PEERS['mcp1']) as url:\n"
+        "    print(url, flush=True)\n"
+        "    time.sleep(300)\n"
+    )
+    tests = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")])}
+    starter = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, env=env, start_new_session=True
+    )
+    servers: list[int] = []
+    try:
+        assert starter.stdout is not None
+        assert starter.stdout.readline().startswith(b"http://127.0.0.1:")
+        for task in Path(f"/proc/{starter.pid}/task").iterdir():
+            servers += [int(c) for c in (task / "children").read_text().split()]
+        assert servers
+        os.kill(starter.pid, signal.SIGKILL)  # no cleanup runs
+        starter.wait()
+        assert all(_gone_within(pid, 30) for pid in servers)
+    finally:
+        stop_group(starter)
+        for pid in servers:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        if starter.stdout is not None:
+            starter.stdout.close()

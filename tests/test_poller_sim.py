@@ -727,3 +727,52 @@ def test_more_tasks_than_slots_all_end(
     run_sim(specs, policy, seed, body)
     for (_, terminal), outcome in zip(scripts, box["outcomes"], strict=True):
         assert type(outcome) is {"completed": Completed, "failed": Failed}[terminal]
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    longest=st.sampled_from([3600.0, 600.0, 60.0]),
+    interval_ms=st.sampled_from([10**12, 10**15]) | st.integers(3_600_001, 10**13),
+    ttl_s=st.none() | st.integers(1, 20_000),
+    deadline=st.floats(1.0, 20_000.0),
+    seed=st.integers(0, 2**16),
+)
+@example(longest=3600.0, interval_ms=10**12, ttl_s=None, deadline=20_000.0, seed=0)
+@example(longest=3600.0, interval_ms=10**12, ttl_s=30, deadline=20_000.0, seed=0)
+def test_a_huge_poll_interval_is_capped_at_the_ttl_and_the_deadline_with_a_warning(
+    longest: float, interval_ms: int, ttl_s: int | None, deadline: float, seed: int
+) -> None:
+    """Issue 21, item 10: a ``pollInterval`` of 1e12 ms meant no poll (and no warning) for 31
+    years. Past ``PollPolicy.max_server_interval`` it is capped: polls are never further apart
+    than that, one comes when the task's ttl runs out, and ``Poller.warnings`` holds one soft
+    C-19 Violation for the task."""
+    from mcp_tasks_client.protocol import Violation
+
+    specs = [
+        TaskSpec(
+            ["working"], interval_ms=interval_ms, ttl_ms=None if ttl_s is None else ttl_s * 1000
+        )
+    ]
+    policy = PollPolicy(jitter=0.0, max_server_interval=longest)
+    box: dict[str, Any] = {}
+
+    async def body(client: Client, poller: Poller, created: list[CreateTaskResult]) -> None:
+        box["start"] = trio.current_time()
+        with pytest.raises(DeadlineExceeded):
+            await poller.wait(created[0], deadline=deadline)
+        box["end"] = trio.current_time()
+        box["warnings"] = list(poller.warnings)
+
+    server = run_sim(specs, policy, seed, body)
+    created = server.tasks["task-0"].created
+    polls = [seen.time for seen in server.polls("task-0")]
+    times = [created, *polls, box["end"]]
+    assert all(close_below(longest, later - sooner) for sooner, later in itertools.pairwise(times))
+    ttl_end = server.tasks["task-0"].expires_at
+    if ttl_end is not None and ttl_end < box["end"] - 0.01:
+        assert any(abs(t - ttl_end) < 0.01 for t in polls), (ttl_end, polls)
+    warned = [w for w in box["warnings"] if isinstance(w, Violation)]
+    assert len(warned) == 1
+    assert warned[0].rule == "C-19"
+    assert warned[0].soft
+    assert warned[0].task_id == "task-0"

@@ -250,3 +250,24 @@ def test_server_interval_is_honoured_even_above_ceiling(
 ) -> None:
     """C-19: the server's pollInterval replaces backoff, ceiling included; floor still holds."""
     assert PollScheduler(policy).wait_for(attempt, interval) == max(policy.floor, interval)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    longest=st.floats(0.001, 1e6),
+    interval=st.floats(0, 1e15),
+    attempt=st.integers(0, 200),
+    floor=st.floats(0, 2),
+)
+@example(longest=3600.0, interval=1e9, attempt=0, floor=0.05)  # pollInterval 1e12 ms
+def test_a_server_interval_past_max_server_interval_is_capped(
+    longest: float, interval: float, attempt: int, floor: float
+) -> None:
+    """Issue 21, item 10: an interval past ``max_server_interval`` waits that long at most
+    (and ``distrusts`` says so, for the Poller to pull it in to the ttl or the deadline and
+    warn); one up to it is honoured exactly (C-19)."""
+    policy = PollPolicy(floor=floor, jitter=0.0, max_server_interval=longest)
+    scheduler = PollScheduler(policy)
+    assert scheduler.wait_for(attempt, interval) == max(floor, min(interval, longest))
+    assert scheduler.distrusts(interval) == (interval > longest)
+    assert not scheduler.distrusts(None)

@@ -387,3 +387,72 @@ async def test_a_raising_end_listener_does_not_stop_the_close(
     assert any(r.exc_info and isinstance(r.exc_info[1], RuntimeError) for r in caplog.records), (
         caplog.records
     )
+
+
+# Answers each request line with its id; a line that is not JSON (a cut-short write spliced
+# into the next) ends it with code 3, so a broken framing cannot pass unnoticed.
+ECHO = (
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    try:\n"
+    "        request = json.loads(line)\n"
+    "    except ValueError:\n"
+    "        sys.exit(3)\n"
+    "    print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'result': {}}), flush=True)\n"
+)
+
+
+async def test_a_send_cancelled_before_its_first_byte_leaves_the_connection_usable() -> None:
+    """Issue 21, item 4: a host whose loop stalls past a request's deadline cancels sends at
+    every point, including before the first byte is written; such a send wrote nothing, and it
+    used to break the connection ("stopped reading its stdin"). Here a sibling cancels each
+    send after 0 to 5 checkpoints, so the cancellation lands at every await a send makes. Every
+    send that returned is answered, none that was cancelled is, and the connection lives on."""
+    from mcp_tasks_client.models import JSONRPCRequest, JSONRPCResponse
+
+    transport = StdioTransport(child(ECHO), shutdown=QUICK)
+    sent: list[int] = []
+    cancelled = 0
+    with anyio.fail_after(30):
+        async with transport:
+            for number in range(120):
+                with anyio.CancelScope() as scope:
+
+                    async def cancel_after(checkpoints: int, scope: anyio.CancelScope) -> None:
+                        for _ in range(checkpoints):
+                            await anyio.lowlevel.checkpoint()
+                        scope.cancel()
+
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(cancel_after, number % 6, scope)
+                        await transport.send(JSONRPCRequest(number, "ping"))
+                        sent.append(number)
+                if scope.cancelled_caught:
+                    cancelled += 1
+            await transport.send(JSONRPCRequest("last", "ping"))
+            answered: set[int | str] = set()
+            while "last" not in answered:
+                message = await transport.receive()
+                assert isinstance(message, JSONRPCResponse), message
+                answered.add(message.id)
+    assert cancelled > 0  # the cancellations did land inside sends
+    assert answered == {*sent, "last"}
+
+
+async def test_a_child_that_closes_stdout_but_keeps_running_is_said_so() -> None:
+    """Issue 21, item 10: a child that closed its stdout and lives on was reported as "exited
+    with code None"; it is a TransportClosed that says it closed its stdout, and the child is
+    still stopped when the transport closes."""
+    code = "import os, sys, time\nos.close(1)\nsys.stderr.write('bye\\n')\ntime.sleep(60)\n"
+    transport = StdioTransport(child(code), shutdown=QUICK)
+    with anyio.fail_after(20):
+        async with transport:
+            fault = await transport.receive()
+            running = transport.returncode is None
+    assert running
+    assert isinstance(fault, TransportFault)
+    assert isinstance(fault.error, TransportClosed)
+    assert not isinstance(fault.error, ProcessExited)
+    assert "closed its stdout" in str(fault.error)
+    assert "bye" in str(fault.error)
+    assert transport.returncode is not None  # stopped by the transport's shutdown

@@ -16,9 +16,14 @@ A hostile child cannot make this transport hang or hoard memory:
 * After a connection-wide fault (a line that is not JSON-RPC, an over-long line, the child's
   exit, a broken stdin) stdout is no longer read, and what was read waits in a small bounded
   buffer: nothing more is held for a connection that is already ruined.
-* A write to stdin cut short (the child stopped reading, the caller's deadline passed) may
-  have left half a line in the pipe, so the framing is lost: the transport is broken from then
-  on, and every later send fails at once instead of blocking.
+* stdin is a pipe this transport made and writes itself (non-blocking), so it always knows how
+  many bytes of a line went out. A send cancelled before its first byte (the caller's deadline
+  passed while the loop was busy elsewhere) sent nothing and leaves the connection usable. A
+  write cut part-way (the child stopped reading, the caller's deadline passed) left half a line
+  in the pipe, so the framing is lost: the transport is broken from then on, and every later
+  send fails at once instead of blocking.
+* A child that closes its stdout but keeps running is reported as having closed its stdout
+  (a TransportClosed), not as an exit with no code.
 """
 
 from __future__ import annotations
@@ -147,6 +152,7 @@ class StdioTransport(Transport):
         self._stdout_scope: anyio.CancelScope | None = None
         self._stdout_done = anyio.Event()
         self._stdin_broken: TransportError | None = None
+        self._stdin_fd: int | None = None  # the write end of the child's stdin (non-blocking)
         self._group_empty = False
 
     def apply_limits(self, limits: Limits) -> None:
@@ -184,15 +190,26 @@ class StdioTransport(Transport):
         """Deadline: none (starting a process does not wait on it). Cancelled: a started child is
         stopped again."""
         env = None if self.env is None else {**os.environ, **self.env}
-        self._process = await anyio.open_process(
-            list(self.command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=self.cwd,
-            start_new_session=True,  # its own process group: shutdown signals reach helpers too
-        )
+        # stdin is our own pipe, written without a stream in between, so a send knows whether
+        # any byte of a line left before it was cancelled (see send).
+        stdin_read, stdin_write = os.pipe()
+        try:
+            self._process = await anyio.open_process(
+                list(self.command),
+                stdin=stdin_read,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=self.cwd,
+                start_new_session=True,  # its own process group: shutdown signals reach helpers
+            )
+        except BaseException:
+            os.close(stdin_write)
+            raise
+        finally:
+            os.close(stdin_read)  # the child holds its own copy
+        os.set_blocking(stdin_write, False)
+        self._stdin_fd = stdin_write
         log.debug("started %s (pid %s)", self.command[0], self._process.pid)
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
@@ -233,12 +250,8 @@ class StdioTransport(Transport):
         process = self._process
         assert process is not None
         # Closing stdin is bounded too: a pipe the child stopped reading may never drain.
+        self._close_stdin()
         with anyio.move_on_after(self.shutdown.after_stdin_close):
-            if process.stdin is not None:
-                try:
-                    await process.stdin.aclose()
-                except (anyio.BrokenResourceError, OSError):
-                    pass
             await process.wait()
         # The child may be gone while what it started lives on in its group: signal the group
         # until it is empty, not only until the child has exited.
@@ -254,6 +267,13 @@ class StdioTransport(Transport):
                 # No event tells when processes that are not our children exit: poll.
                 while self._group_alive(process):  # noqa: ASYNC110
                     await anyio.sleep(_GROUP_POLL)
+
+    def _close_stdin(self) -> None:
+        """Close the child's stdin (it sees its end); a send waiting on the pipe is woken."""
+        fd, self._stdin_fd = self._stdin_fd, None
+        if fd is not None:
+            anyio.notify_closing(fd)
+            os.close(fd)
 
     def _group_alive(self, process: anyio.abc.Process) -> bool:
         """Whether the child, or anything left in its process group, still exists.
@@ -276,10 +296,10 @@ class StdioTransport(Transport):
 
     async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         """Deadline: the caller's scope (a child that stops reading its stdin is found out by it).
-        Cancelled before the write starts: nothing was sent. Cancelled part-way: the line
-        framing is lost, and the connection ends with a TransportError (X:3.3)."""
-        process = self._process
-        if process is None or process.stdin is None:
+        Cancelled before the first byte is written: nothing was sent, and the connection stays
+        usable. Cancelled part-way: the line framing is lost, and the connection ends with a
+        TransportError (X:3.3)."""
+        if self._process is None:
             raise TransportClosed("the stdio transport is not open")
         if self._stdin_broken is not None:
             raise self._stdin_broken
@@ -287,20 +307,42 @@ class StdioTransport(Transport):
         async with self._send_lock:
             if self._stdin_broken is not None:
                 raise self._stdin_broken
-            # A cancellation that arrives before the write starts leaves the framing intact.
             await anyio.lowlevel.checkpoint_if_cancelled()
-            try:
-                await process.stdin.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                pass  # the child closed its stdin: it is exiting; say why below
-            except BaseException:
-                # Cancelled or failed part-way: some of the line may be in the pipe, so the
-                # framing is lost (X:3.3). The cancellation itself must still propagate.
-                self._break_stdin()
-                raise
-            else:
+            if await self._write(data):
+                await anyio.lowlevel.cancel_shielded_checkpoint()
                 return
-        raise await self._exited()
+        raise await self._ended("stdin")
+
+    async def _write(self, data: bytes) -> bool:
+        """Write all of ``data`` to the child's stdin; False if the child closed it.
+
+        The fd is non-blocking, so each ``os.write`` takes what the pipe has room for at once;
+        only waiting for room is a cancellation point, and then the bytes already written are
+        known: none, and the caller's cancellation leaves the framing intact; some, and the
+        framing is lost (the transport breaks).
+        """
+        view = memoryview(data)
+        sent = 0
+        while sent < len(data):
+            fd = self._stdin_fd
+            if fd is None:
+                raise TransportClosed("the stdio transport is closed")
+            try:
+                sent += os.write(fd, view[sent:])
+            except BlockingIOError:
+                try:
+                    await anyio.wait_writable(fd)
+                except anyio.ClosedResourceError:
+                    raise TransportClosed("the stdio transport is closed") from None
+                except BaseException:
+                    if sent:  # part of the line is in the pipe: the framing is lost (X:3.3)
+                        self._break_stdin()
+                    raise
+            except OSError:  # EPIPE: the child closed its stdin (it is exiting, most likely)
+                if sent:
+                    self._break_stdin()
+                return False
+        return True
 
     def _break_stdin(self) -> None:
         if self._stdin_broken is None:
@@ -336,13 +378,20 @@ class StdioTransport(Transport):
         if self._stdout_scope is not None:
             self._stdout_scope.cancel()
 
-    async def _exited(self) -> ProcessExited:
+    async def _ended(self, stream: str) -> TransportError:
+        """Why the child's ``stream`` (stdin or stdout) ended: its exit (ProcessExited), or,
+        when it is still running after ``shutdown.after_terminate``, that it closed the pipe."""
         process = self._process
         assert process is not None
         with anyio.move_on_after(self.shutdown.after_terminate):
             await process.wait()
         with anyio.move_on_after(1.0):  # let the last words on stderr arrive
             await self._stderr_done.wait()
+        if process.returncode is None:
+            return TransportClosed(
+                f"the server closed its {stream} but is still running (pid {process.pid}); "
+                f"stderr: {self.stderr_text()[-500:]!r}"
+            )
         return ProcessExited(process.returncode, self.stderr_text())
 
     async def _watch_process(self) -> None:
@@ -366,7 +415,7 @@ class StdioTransport(Transport):
             await self._read_lines(BufferedByteReceiveStream(self._stdout))
             self._stdout_done.set()
             if self._fault is None:  # stdout ended, or the child exited: say why
-                self._record(await self._exited())
+                self._record(await self._ended("stdout"))
             assert self._fault is not None
             await self._incoming_send.send(TransportFault(None, self._fault))
         finally:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import enum
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +111,18 @@ class Tracked:
     follow: TaskFollow | None = None
     """How the task's input arrives and its outcome is fetched, in the client's generation
     (its driver's follower, ``following.py``): made on first need."""
+    ttl_ends: float | None = None
+    """Monotonic ``createdAt + ttl`` by the local clock, whatever ``ttl_backstop`` says: how
+    far a ``pollInterval`` past ``PollPolicy.max_server_interval`` may put the next poll."""
+    waits_until: float = -math.inf
+    """The latest deadline of the waits that held the task (``inf``: one has none)."""
+    interval_warned: bool = False
+    """Whether a ``pollInterval`` past ``max_server_interval`` was warned of (once a task)."""
+
+    def hold(self, until: float) -> None:
+        """One more wait holds the task, until ``until`` (monotonic; ``inf``: no deadline)."""
+        self.refs += 1
+        self.waits_until = max(self.waits_until, until)
 
     def move(self, to: TrackState) -> None:
         """Move to ``to``; IllegalMove unless :data:`MOVES` allows it."""

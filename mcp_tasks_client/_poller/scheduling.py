@@ -6,7 +6,10 @@ are due, at most ``PollPolicy.max_in_flight`` at once; a due poll that finds no 
 waits in line (``delayed`` counts it). One poll: its answer goes to ``observe`` unless it is
 stale (a terminal snapshot arrived while it was in flight, A-08) or the task stopped being
 polled meanwhile (released, finishing, ended); then the next one is scheduled from the
-server's ``pollInterval`` (C-19), slowed for ids a listen acknowledged (A-25).
+server's ``pollInterval`` (C-19), slowed for ids a listen acknowledged (A-25). An interval past
+``PollPolicy.max_server_interval`` is capped at it and pulled in to the task's ttl or the
+latest deadline of its waits, with a warning (once a task): a server's 1e12 ms is no reason to
+go silent for years.
 
 Only a record in ``TRACKING`` is ever polled: a task reported terminal is never polled again.
 
@@ -33,7 +36,7 @@ from .._exceptions import (
     UnknownValue,
 )
 from .._sansio.scheduler import PollPolicy, PollScheduler
-from .._sansio.task_machine import ViolationPolicy
+from .._sansio.task_machine import Violation, ViolationPolicy
 from ..models import Task
 from .registry import Registry, Tracked
 
@@ -57,7 +60,7 @@ class Driver:
         observe: Callable[[Tracked, Task], None],
         end: Callable[[Tracked, MCPTasksError], None],
         expire: Callable[[Tracked], None],
-        warn: Callable[[MCPTasksError], None],
+        warn: Callable[[MCPTasksError | Violation], None],
         guarded: Callable[[Tracked, Callable[[], Awaitable[None]]], Awaitable[None]],
         acknowledged: Callable[[], frozenset[str]],
     ) -> None:
@@ -104,14 +107,41 @@ class Driver:
             raise
 
     def track(self, tracked: Tracked, first: Task) -> None:
-        """Poll ``tracked`` from now on (its first poll due at once)."""
+        """Poll ``tracked`` from now on (its first poll one wait after now)."""
+        now = anyio.current_time()
+        interval = server_interval(first)
         self.scheduler.track(
-            tracked.task_id,
-            anyio.current_time(),
-            server_interval(first),
-            not_after=tracked.expires_at,
+            tracked.task_id, now, interval, not_after=self._not_after(tracked, now, interval)
         )
         self._wake.set()
+
+    def _not_after(self, tracked: Tracked, now: float, interval: float | None) -> float | None:
+        """The latest the next poll may be due: the ttl backstop's expiry; and, for a server
+        interval past ``max_server_interval``, the task's ttl or its waits' latest deadline
+        too (one still ahead: a poll is not pulled into the past), with a warning, once."""
+        limit = tracked.expires_at
+        if not self.scheduler.distrusts(interval):
+            return limit
+        assert interval is not None
+        ends = [
+            end
+            for end in (limit, tracked.ttl_ends, tracked.waits_until)
+            if end is not None and now < end < math.inf
+        ]
+        if not tracked.interval_warned:
+            tracked.interval_warned = True
+            longest = self.policy.max_server_interval
+            self._warn(
+                Violation(
+                    tracked.task_id,
+                    "C-19",
+                    f"pollInterval {interval:g} s is past PollPolicy.max_server_interval "
+                    f"({longest:g} s): polled at least that often, and by the task's ttl or "
+                    "the caller's deadline",
+                    soft=True,
+                )
+            )
+        return min(ends) if ends else None
 
     def untrack(self, task_id: str) -> None:
         self.scheduler.untrack(task_id)
@@ -229,12 +259,13 @@ class Driver:
             self._expire(tracked)
             return
         current = tracked.machine.current
-        interval = server_interval(current)
+        interval = asked = server_interval(current)
         if task_id in self._acknowledged():  # pushed to us: a slow safety poll only (A-25)
             base = interval if interval is not None else self.policy.initial
             interval = base * self.policy.listen_safety_factor
         # The driver is woken for the new due time (if sooner than its sleep) by _run_poll,
         # once it knows whether it takes that poll itself.
+        now = anyio.current_time()
         self.scheduler.answered(
-            task_id, anyio.current_time(), interval, not_after=tracked.expires_at
+            task_id, now, interval, not_after=self._not_after(tracked, now, asked)
         )

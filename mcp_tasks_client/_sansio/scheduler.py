@@ -5,7 +5,10 @@ at that time :meth:`PollScheduler.pop_due` tells it which tasks to poll. When a 
 :meth:`PollScheduler.answered` schedules that task's next poll:
 
 - the server's ``pollInterval`` (re-read from every snapshot) is honoured, never undercut
-  except by the jitter the caller allowed (C-19);
+  except by the jitter the caller allowed (C-19), up to ``max_server_interval``: a longer one
+  (1e12 ms, say) is not a promise to keep for ages, so the wait is at most that, and the caller
+  (the Poller) also pulls it in to the task's ttl or the waits' deadline (``not_after``) and
+  records a warning (:meth:`PollScheduler.distrusts` tells which intervals);
 - with no interval from the server, the wait starts at ``initial`` and grows by ``backoff``
   up to ``ceiling`` (A-25);
 - nothing is ever scheduled sooner than ``floor`` after the previous answer;
@@ -97,6 +100,11 @@ class PollPolicy:
     listen_safety_factor: float = attrs.field(default=10.0, validator=_non_negative)
     """With ``listen``: a task the server acknowledged on the listen is still polled, this many
     times more slowly (a stream can die silently, E A-25); the others at the usual pace."""
+    max_server_interval: float = attrs.field(default=3600.0, validator=_non_negative)
+    """The longest server ``pollInterval`` honoured as it is. A longer one (1e12 ms would mean
+    no poll for 31 years) is capped: the next poll is due after at most this long, and no
+    later than the task's ttl runs out or the latest deadline of the waits on it, and the
+    Poller records a warning (a soft C-19 ``Violation`` in ``Poller.warnings``), once a task."""
     stuck_input_polls: int | None = None
     """2026-07-28: end a wait with InputStuck after this many snapshots in a row that show
     ``input_required`` with no key not taken before and no handler still running (every
@@ -160,11 +168,18 @@ class PollScheduler:
         attempt = self._entries[task_id][3] + 1
         return self._schedule(task_id, attempt, now, server_interval, not_after)
 
+    def distrusts(self, server_interval: float | None) -> bool:
+        """Whether ``server_interval`` is past ``max_server_interval``: then the wait is capped
+        at that, and the caller should pull it in further (``not_after``: the task's ttl, the
+        waits' deadline) and warn."""
+        return server_interval is not None and server_interval > self.policy.max_server_interval
+
     def wait_for(self, attempt: int, server_interval: float | None) -> float:
         """The wait before the next poll, before jitter."""
         policy = self.policy
         if server_interval is not None:
-            return max(policy.floor, server_interval)  # C-19: honour the server's interval
+            # C-19: honour the server's interval, up to the longest one taken as it is.
+            return max(policy.floor, min(server_interval, policy.max_server_interval))
         try:  # no cap on the exponent: a slow backoff must still reach the ceiling
             grown = policy.initial * policy.backoff**attempt
         except OverflowError:  # a huge backoff or a long-lived task: the ceiling caps it

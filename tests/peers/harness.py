@@ -7,17 +7,20 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import attrs
 
@@ -40,6 +43,7 @@ __all__ = [
     "PeerStartError",
     "peer_available",
     "peers_root",
+    "run_in_group",
     "running_http_peer",
     "stdio_command",
     "stdio_env",
@@ -179,18 +183,108 @@ def _read_log(log: IO[bytes]) -> str:
     return log.read().decode("utf-8", "replace")[-8000:]
 
 
-def stop_process(proc: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> None:
-    """Stop ``proc`` by its own pid: SIGTERM, wait up to ``timeout`` s, then SIGKILL."""
-    if proc.poll() is not None:
-        return
+def _leads_group(proc: subprocess.Popen[Any]) -> bool:
+    """Whether ``proc`` was started in a process group of its own (``start_new_session``)."""
     try:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    except ProcessLookupError:  # pragma: no cover - exited in between
-        proc.wait()
+        return os.getpgid(proc.pid) == proc.pid
+    except ProcessLookupError:
+        return False
+
+
+def _signal(proc: subprocess.Popen[Any], sig: int, group: bool) -> None:
+    try:
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+    except (ProcessLookupError, PermissionError):  # gone in between
+        pass
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> None:
+    """Stop ``proc``: SIGTERM, wait up to ``timeout`` s, then SIGKILL.
+
+    A process started in a group of its own (``start_new_session=True``, as every server this
+    harness starts) is stopped with its whole group, so what it started (npx's node, a
+    server's workers) goes with it; SIGKILL reaches the group's leftovers even when the leader
+    exited on SIGTERM. Any other process is signalled by its own pid only.
+    """
+    group = _leads_group(proc)
+    if proc.poll() is None:
+        _signal(proc, signal.SIGTERM, group)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _signal(proc, signal.SIGKILL, group)
+            proc.wait()
+    if group:
+        _signal(proc, signal.SIGKILL, group)  # what is left of the group after its leader
+
+
+def stop_group(proc: subprocess.Popen[Any], grace: float = 10.0) -> None:
+    """Stop the whole process group ``proc`` leads (started with ``start_new_session=True``),
+    whether or not ``proc`` itself is still running: SIGTERM, up to ``grace`` s for ``proc``,
+    then SIGKILL to whatever is left of the group."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):  # the group is empty
+            break
+        if sig == signal.SIGTERM:
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
+    proc.wait()
+
+
+def run_in_group(
+    argv: list[str],
+    *,
+    timeout: float,
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(argv, capture_output=True, text=True, timeout=timeout)``, but in a
+    process group of its own that is stopped whole however the wait ends: its timeout,
+    pytest's timeout (raised inside the wait), or its end (leftover background jobs).
+
+    ``subprocess.run`` kills only the process it started on a timeout: what that started
+    (nox, pip, a server) lived on with no parent.
+    """
+    with subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        finally:
+            stop_group(proc)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+_PR_SET_PDEATHSIG = 1
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+
+
+def die_with_parent(parent: int) -> None:
+    """``preexec_fn`` (Linux): the child is killed when ``parent``, the process that started
+    it, dies (``functools.partial(die_with_parent, os.getpid())``).
+
+    A test process killed outright (a timeout's group kill, a crashed worker) runs no cleanup:
+    without this its servers lived on with no parent (an mcp1 server 49 minutes after a
+    timeout). Elsewhere it does nothing.
+    """
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _start(peer: Peer, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
@@ -205,6 +299,7 @@ def _start(peer: Peer, port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
         stderr=subprocess.STDOUT,
         env=env,
         start_new_session=True,
+        preexec_fn=functools.partial(die_with_parent, os.getpid()),  # only prctl: fork-safe
     )
 
 
