@@ -47,7 +47,7 @@ from ._exceptions import DecodeError, IllegalTransition, MCPTasksError, Transpor
 from ._poller.following import Following
 from ._poller.journal_sink import JournalSink
 from ._poller.observing import status_changed, tracking_ended, tracking_started
-from ._poller.parking import DoneWakeup, WatchItem, WatchQueue
+from ._poller.parking import WatchItem
 from ._poller.registry import Registry, Tracked, expires_at, monotonic_expiry
 from ._poller.relays import Listener, relay_input, relay_progress
 from ._poller.scheduling import Driver
@@ -61,10 +61,6 @@ from .models import CallToolResult, CreateTaskResult, JSONRPCNotification, Task,
 from .outcomes import Expired, Outcome
 
 __all__ = ["Poller", "ProgressCallback", "TaskRef", "WatchItem"]
-
-# The wakeup and the watch queue under their names from before the split (tests import them).
-_DoneWakeup = DoneWakeup
-_WatchQueue = WatchQueue
 
 log = _obs.get_logger("poller")
 

@@ -15,7 +15,7 @@ from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_tasks_client.engine import _DoneWakeup
+from mcp_tasks_client._poller.parking import DoneWakeup as _DoneWakeup
 
 pytestmark = pytest.mark.anyio
 

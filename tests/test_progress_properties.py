@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from mcp_tasks_client import InputEvent, InputEventKind, StatusMessage, TaskProgress, ToolCall
+from mcp_tasks_client._poller.parking import WatchQueue as _WatchQueue
 from mcp_tasks_client._sansio.progress import (
     ProgressBook,
     check_progress_token,
     next_status_message,
 )
-from mcp_tasks_client.engine import _WatchQueue
 from mcp_tasks_client.errors import DecodeError, UsageError
 from mcp_tasks_client.models import RELATED_TASK_META, Task, TaskStatus
 from mcp_tasks_client.protocol import Violation
