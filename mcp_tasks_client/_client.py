@@ -279,8 +279,8 @@ class _Link:
     def negotiated(self, protocol_version: str) -> None:
         self.session.transport.negotiated(protocol_version)
 
-    def stateless(self, headers: Callable[[JSONRPCMessage], dict[str, str]]) -> None:
-        self.session.transport.stateless(headers)
+    def use_message_headers(self, headers: Callable[[JSONRPCMessage], dict[str, str]]) -> None:
+        self.session.transport.use_message_headers(headers)
 
     async def agreed(self) -> None:
         if self.on_agreed is not None:

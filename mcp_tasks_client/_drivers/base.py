@@ -82,7 +82,7 @@ class Link(Protocol):
         the caller asked to have open before the server may speak unasked opens now (the
         standalone GET stream with ``Client(listen_stream=True)``, 2025-11-25)."""
 
-    def stateless(self, headers: Callable[[JSONRPCMessage], dict[str, str]]) -> None:
+    def use_message_headers(self, headers: Callable[[JSONRPCMessage], dict[str, str]]) -> None:
         """The transport learns every message's own headers (2026-07-28)."""
 
 

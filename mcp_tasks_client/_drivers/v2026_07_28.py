@@ -99,7 +99,7 @@ class Driver2026(Driver):
     ) -> None:
         # E C7: no initialize, no session; every request says who the client is. Nothing is
         # sent until the caller asks (server/discover too: Client.discover).
-        link.stateless(self.headers)
+        link.use_message_headers(self.headers)
 
     @property
     def agreed_version(self) -> str:

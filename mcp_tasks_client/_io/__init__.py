@@ -6,7 +6,7 @@ on a hand-written HTTP/1.1 connection pool (``_h1.py``, ``_aio.py``), ``stdio.py
 process, ``memory.py`` an in-process pair for tests; ``_sse.py`` and ``_framing.py`` are their
 shared readers. A transport never decides what a message means: whether a request may be held
 open by the server is its sender's argument (``held=``), what headers a message carries its
-driver's (the hook ``Transport.stateless(headers)``).
+driver's (the hook ``Transport.use_message_headers(headers)``).
 
 May import: ``_codec``, ``models``, ``_exceptions``, ``_limits``, ``observability``. Never
 ``_sansio``, the drivers, the session or the Client.

@@ -133,7 +133,7 @@ class Transport(abc.ABC):
     def negotiated(self, protocol_version: str) -> None:  # noqa: B027 - optional hook
         """Called once the handshake agreed on ``protocol_version`` (HTTP sends it as a header)."""
 
-    def stateless(self, headers_for: HeadersFor) -> None:  # noqa: B027 - optional hook
+    def use_message_headers(self, headers_for: HeadersFor) -> None:  # noqa: B027 - optional hook
         """Called instead of :meth:`negotiated` for a stateless generation (2026-07-28): no
         session; every message carries the headers ``headers_for`` gives it (HTTP)."""
 
@@ -223,8 +223,8 @@ class TransportWrapper(Transport):
     def negotiated(self, protocol_version: str) -> None:
         self.inner.negotiated(protocol_version)
 
-    def stateless(self, headers_for: HeadersFor) -> None:
-        self.inner.stateless(headers_for)
+    def use_message_headers(self, headers_for: HeadersFor) -> None:
+        self.inner.use_message_headers(headers_for)
 
     @property
     def identity(self) -> str:

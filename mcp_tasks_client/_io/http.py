@@ -348,7 +348,7 @@ class HttpTransport(Transport):
     def session(self) -> str | None:
         return self.session_id
 
-    def stateless(self, headers_for: HeadersFor) -> None:
+    def use_message_headers(self, headers_for: HeadersFor) -> None:
         self._headers_for = headers_for
 
     @property
