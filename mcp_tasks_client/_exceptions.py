@@ -34,6 +34,7 @@ __all__ = [
     "MCPTasksError",
     "MethodNotFound",
     "MissingClientCapability",
+    "PollIntervalCapped",
     "ProcessExited",
     "ProtocolError",
     "ProtocolVersionRefused",
@@ -362,6 +363,22 @@ class HTTPStatusError(TransportError):
         self.method = method
         where = f" to {method}" if method else ""
         super().__init__(f"HTTP {status_code}{where}: {body[:500]}")
+
+
+class PollIntervalCapped(ProtocolError):
+    """A task's ``pollInterval`` was past ``PollPolicy.max_server_interval``: the task is
+    polled at that bound instead, and by its ttl's end or the waits' latest deadline. Kept in
+    ``Poller.warnings`` (once per task), never raised."""
+
+    def __init__(self, task_id: str, interval: float, cap: float) -> None:
+        self.task_id = task_id
+        self.interval = interval
+        self.cap = cap
+        super().__init__(
+            f"task {task_id!r}: pollInterval {interval:g} s is past "
+            f"PollPolicy.max_server_interval ({cap:g} s): polled at least that often, and by "
+            "the task's ttl or the caller's deadline"
+        )
 
 
 class ServerBusy(HTTPStatusError):

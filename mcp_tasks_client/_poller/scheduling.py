@@ -31,6 +31,7 @@ import anyio.abc
 from .._exceptions import (
     DeadlineExceeded,
     MCPTasksError,
+    PollIntervalCapped,
     RequestTimeout,
     TaskNotFound,
     UnknownValue,
@@ -131,16 +132,7 @@ class Driver:
         if not tracked.interval_warned:
             tracked.interval_warned = True
             longest = self.policy.max_server_interval
-            self._warn(
-                Violation(
-                    tracked.task_id,
-                    "C-19",
-                    f"pollInterval {interval:g} s is past PollPolicy.max_server_interval "
-                    f"({longest:g} s): polled at least that often, and by the task's ttl or "
-                    "the caller's deadline",
-                    soft=True,
-                )
-            )
+            self._warn(PollIntervalCapped(tracked.task_id, interval, longest))
         return min(ends) if ends else None
 
     def untrack(self, task_id: str) -> None:

@@ -104,7 +104,7 @@ class PollPolicy:
     """The longest server ``pollInterval`` honoured as it is. A longer one (1e12 ms would mean
     no poll for 31 years) is capped: the next poll is due after at most this long, and no
     later than the task's ttl runs out or the latest deadline of the waits on it, and the
-    Poller records a warning (a soft C-19 ``Violation`` in ``Poller.warnings``), once a task."""
+    Poller records a warning (a ``PollIntervalCapped`` in ``Poller.warnings``), once a task."""
     stuck_input_polls: int | None = None
     """2026-07-28: end a wait with InputStuck after this many snapshots in a row that show
     ``input_required`` with no key not taken before and no handler still running (every
