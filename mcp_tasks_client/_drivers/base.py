@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from .._codec._converter import WireConverter
-from .._exceptions import MCPTasksError, UnsupportedInGeneration, UsageError
+from .._exceptions import DecodeError, MCPTasksError, UnsupportedInGeneration, UsageError
 from .._generation import Generation
 from ..builders import TaskToolCall
 from ..models import (
@@ -291,8 +291,6 @@ class Driver(abc.ABC):
     def read_ack(self, raw: JSONObject) -> None:
         """An answer that carries nothing (``{"resultType": "complete"}``); another resultType
         is invalid."""
-        from .._exceptions import DecodeError
-
         kind = raw.get("resultType", "complete")
         if kind != "complete":
             raise DecodeError("$.resultType", f"an acknowledgement has resultType {kind!r}", kind)

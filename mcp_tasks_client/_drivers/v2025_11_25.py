@@ -24,6 +24,7 @@ import anyio
 from .._codec import v2025_11_25
 from .._exceptions import (
     CapabilityNotNegotiated,
+    DecodeError,
     InvalidParams,
     MCPTasksError,
     RPCError,
@@ -41,7 +42,6 @@ from ..models import (
     CreateTaskResult,
     InitializeResult,
     JSONObject,
-    ListToolsResult,
     ServerCapabilities,
     Task,
     TaskStatus,
@@ -115,12 +115,8 @@ class Driver2025(Driver):
             raise
         try:
             result = self.converter.decode(raw, InitializeResult)
-        except Exception as exc:
-            from .._exceptions import DecodeError
-
-            if isinstance(exc, DecodeError):
-                raise exc.under("$.result") from None
-            raise
+        except DecodeError as exc:
+            raise exc.under("$.result") from None
         if not self.supports(result.protocol_version):  # C-08
             raise UnsupportedProtocolVersion(requested, [result.protocol_version])
         self._initialized = result
@@ -222,9 +218,6 @@ class Driver2025(Driver):
         task = raw.get("task") if raw is not None else None
         task_id = task.get("taskId") if isinstance(task, dict) else None
         return task_id if isinstance(task_id, str) else None
-
-    def read_tools_page(self, page: ListToolsResult, warn: Any, keep: int) -> ListToolsResult:
-        return page
 
     # -- the Poller's side -----------------------------------------------------------------
 

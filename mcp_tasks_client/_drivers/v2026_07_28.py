@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
+import attrs
+
 from .._codec import v2026_07_28
 from .._codec.headers import ParamPath, header_annotations, param_headers, routing_headers
 from .._exceptions import (
@@ -245,8 +247,6 @@ class Driver2026(Driver):
             kept.append(tool)
         if len(kept) == len(page.tools):
             return page
-        import attrs
-
         return attrs.evolve(page, tools=tuple(kept))
 
     # -- the Poller's side -----------------------------------------------------------------
