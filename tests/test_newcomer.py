@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 from conftest import require_peer
 from peers.harness import peers_root, run_in_group, stop_group
+from test_docs import PROGRAMS, command_line
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -48,7 +49,7 @@ BLOCKS: dict[str, str] = {
         "python3 -m pip install -e '.[cli]' nox\n"
         "python3 -m nox -s serve > serve.log 2>&1 &\n"
     ): RUN,
-    "python3 tests/peers/serve.py --wait && . ./serve.env\n": RUN,
+    "python3 tests/peers/serve_env.py --wait && . ./serve.env\n": RUN,
     'python3 first_look.py "$MCP1_URL"\n': RUN,
 }
 # The command-line block has placeholders (URL, ID, a server.py of yours): the lines run here
@@ -195,7 +196,7 @@ def _runs_nox(pid: int) -> bool:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return b"nox" in argv
+    return argv[1:3] == [b"-m", b"nox"]  # not `pip install ... nox` before it
 
 
 def _serve_pid(log: Path) -> int | None:
@@ -238,7 +239,7 @@ def serving(clone: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
             time.sleep(0.05)
         waited = bash(
             VENV
-            + block("python3 tests/peers/serve.py --wait && . ./serve.env\n")
+            + block("python3 tests/peers/serve_env.py --wait && . ./serve.env\n")
             + 'printf "%s %s\\n" "$MCP1_URL" "$FASTMCP4_URL"\n',
             clone,
             env,
@@ -313,6 +314,20 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
             if created and gen2:
                 task_id = created[0]["task_id"]
         assert task_id
+
+        # Every program of the guides, saved as README says (scratch/ is the clone's place
+        # for them) and run with the command line its last lines give, unchanged.
+        (fresh_clone / "scratch").mkdir()
+        ran = 0
+        for program in PROGRAMS:
+            if "mcp_tasks_client.testing" in program.code:
+                continue  # the `testing` extra, which README's venv has not: test_docs.py runs it
+            saved = fresh_clone / "scratch" / "example.py"
+            saved.write_text(program.code)
+            args = " ".join(f'"${name}"' for name in command_line(program))
+            bash(venv + f"python3 scratch/example.py {args}\n", fresh_clone, env, timeout=120)
+            ran += 1
+        assert ran >= len(PROGRAMS) - 1
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""`nox -s serve` and the step after it in README: `serve.py --wait` returns only once the
+"""`nox -s serve` and the step after it in README: `serve_env.py --wait` returns only once the
 servers answer (serve.env says ready, with a live pid), fails at once when this run failed,
 and never takes an earlier run's file for this one's.
 
@@ -19,17 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from peers.harness import run_in_group
-from peers.serve import SAMPLES, read_env_file, write_env_file
+from peers.serve import SAMPLES
+from peers.serve_env import read_env_file, write_env_file
 
 REPO = Path(__file__).resolve().parent.parent
-SERVE = REPO / "tests" / "peers" / "serve.py"
+SERVE_ENV = REPO / "tests" / "peers" / "serve_env.py"
 
 
 def waiter(env_file: Path, timeout: float = 30) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
             sys.executable,
-            str(SERVE),
+            str(SERVE_ENV),
             "--wait",
             "--env-file",
             str(env_file),
