@@ -147,10 +147,13 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=None)
 def docs(session: nox.Session) -> None:
-    """Build the documentation site into site/ in strict mode: any warning fails the build."""
+    """Build the documentation site into site/ in strict mode (any warning fails the build),
+    then check that every link of it resolves to a file: it works opened from disk."""
     session.install("-e", ".", *DOCS_DEPS)
     session.env["NO_MKDOCS_2_WARNING"] = "1"  # the theme's end-of-life banner, not a warning
     session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
+    # Opened from disk, a link to a folder is a folder listing: every link must be a file.
+    session.run("python", "tools/check_site_links.py", "site")
 
 
 @nox.session(python=None)
