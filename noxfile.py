@@ -185,13 +185,14 @@ def serve(session: nox.Session) -> None:
         session.run("python", "tests/peers/serve.py", *session.posargs)
     except nox.command.CommandFailed:
         # A waiter (`serve_env.py --wait`) then ends at once instead of at its timeout. serve.py
-        # writes its own reason when it can; this says so when it could not (installing).
+        # writes its own reason when it can; this says so when it could not (installing, or a
+        # server that did not start).
         said = SERVE_ENV.stat().st_mtime if SERVE_ENV.exists() else 0.0
         if not session.posargs and said < began:
             tmp = SERVE_ENV.with_name(f".{SERVE_ENV.name}.{os.getpid()}.tmp")
             tmp.write_text(
                 "# written by `python3 -m nox -s serve`\n"
-                f"SERVE_REASON={shlex.quote('installing the servers failed: see its output')}\n"
+                f"SERVE_REASON={shlex.quote('it stopped before serving: its output says why')}\n"
                 f"SERVE_STATE=failed\nSERVE_TIME={time.time():.3f}\n"
             )
             os.replace(tmp, SERVE_ENV)
