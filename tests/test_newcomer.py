@@ -247,6 +247,8 @@ def serving(clone: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
         )
         mcp1, fastmcp4 = waited.splitlines()[-1].split()
         assert _serve_pid(log) is not None, log.read_text()  # serve said so before the file
+        installed = set(re.findall(r"^(\w+): \S+ (?:up to date|installed)", log.read_text(), re.M))
+        assert installed == {"mcp1", "fastmcp4"}, log.read_text()  # not mcp2, not ts1
         for url in (mcp1, fastmcp4):
             assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url), waited
         yield {"mcp1": mcp1, "fastmcp4": fastmcp4}
@@ -280,6 +282,8 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
     # "Two commands": the demo.
     out = bash(block("python3 -m pip install nox && python3 -m nox -s demo\n"), fresh_clone, env)
     assert "outcome: completed -> ['progressed 4 steps" in out
+    installed = set(re.findall(r"^(\w+): \S+ (?:up to date|installed)", out, re.M))
+    assert installed == {"mcp1"}, out  # the one server it runs, not all four
 
     # "A first look": install into .venv, serve, the README's code saved as first_look.py.
     (fresh_clone / "first_look.py").write_text(first_look_code())
