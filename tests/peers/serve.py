@@ -96,14 +96,15 @@ def serve(env_file: Path) -> int:
             fast = f"--url {urls['fastmcp4']}{GENERATION['fastmcp4']}"
             print(f"  mcp-tasks {fast} --journal '{journal}' {SAMPLES['fastmcp4'][0]}")
             print(f"  mcp-tasks --journal '{journal}' resume --workers 4   # in a few terminals")
-        # Every server answers now: only now may a waiter (README's next step) see the URLs.
+        print(f"serving (pid {os.getpid()}); Ctrl-C stops the servers", flush=True)
+        # Every server answers now, and the output above is out: only now may a waiter
+        # (README's next step) see the URLs.
         values = {URL_VARIABLE[name]: url for name, url in urls.items()}
         if postgres is not None:
             values["JOURNAL_URL"] = postgres.url
         values["SERVE_PID"] = str(os.getpid())
-        write_env_file(env_file, "ready", values)
         stack.callback(_remove_own, env_file)
-        print(f"serving (pid {os.getpid()}); Ctrl-C stops the servers", flush=True)
+        write_env_file(env_file, "ready", values)
         try:
             threading.Event().wait()
         except KeyboardInterrupt:
