@@ -427,6 +427,11 @@ class InputRouter:
             self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, request.id, request.method))
             return None  # taken already: the first delivery is (or was) answered, once
         self._emit(InputEvent(InputEventKind.ARRIVED, task_id, request.id, request.method))
+        if task_id is not None and not await self._ours(
+            client, task_id, str(request.id), request.method, params, request.id
+        ):
+            self._book.answered(task_id, request.id)
+            return None  # another worker answers it (or will): no answer from here
         try:
             as_task = self._as_task(client, request)
         except RPCError as exc:
@@ -437,11 +442,6 @@ class InputRouter:
             raise
         if as_task is not None:
             return await self._accept_as_task(client, task_id, request, as_task)
-        if task_id is not None and not await self._ours(
-            client, task_id, str(request.id), request.method, params, request.id
-        ):
-            self._book.answered(task_id, request.id)
-            return None  # another worker answers it: no answer from here
         try:
             result = await self._dispatch(task_id, request.id, request.method, params)
         except RPCError as exc:

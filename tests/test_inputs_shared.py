@@ -39,11 +39,27 @@ from pg import new_schema, postgres_url
 from started import task_created
 from test_journal_protocol import SERVER, Store, entry_of, make_store
 
-from mcp_tasks_client import Client, HttpTransport, InputRouter, ToolCall
+from mcp_tasks_client import (
+    Client,
+    Completed,
+    HttpTransport,
+    InputContext,
+    InputRouter,
+    Poller,
+    PollPolicy,
+    ToolCall,
+    client_for,
+)
 from mcp_tasks_client._generation import Generation
-from mcp_tasks_client.journal import QueuedInput, RecordedOutcome
+from mcp_tasks_client.journal import QueuedInput, RecordedOutcome, SQLiteJournal
 from mcp_tasks_client.journal_postgres import PostgresJournal
-from mcp_tasks_client.models import ElicitationCapability, Implementation
+from mcp_tasks_client.models import (
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
+)
 
 __all__ = ["postgres_url"]
 
@@ -269,7 +285,7 @@ def logged_peer(
         yield url, generation, log
 
 
-async def _start_asking_task(url: str, generation: Generation, journal: PostgresJournal) -> str:
+async def _start_asking_task(url: str, generation: Generation, journal: Any) -> str:
     """A journaled task that asks one question (generation 1: its session kept)."""
     router = InputRouter(elicitation=ElicitationCapability(form={}))
     transport = HttpTransport(url, delete_session_on_close=False)
@@ -430,3 +446,59 @@ async def test_a_worker_without_a_handler_queues_the_question_for_one_with_a_han
     assert list(answerers.values()) == ["helper"]
     (answer,) = _answers(request_log, task_id)
     assert answer["worker"] == "helper"
+
+
+@pytest.fixture(params=["mcp1", "fastmcp4"])
+def server(request: pytest.FixtureRequest) -> tuple[str, Generation]:
+    url: str = request.getfixturevalue(f"{request.param}_http_url")
+    generation = Generation.V2026_07_28 if request.param == "fastmcp4" else Generation.V2025_11_25
+    return url, generation
+
+
+@pytest.mark.anyio
+async def test_on_an_sqlite_journal_a_queued_question_is_answered_by_another_client(
+    server: tuple[str, Generation], tmp_path: Path
+) -> None:
+    """The same queue on one machine's SQLite journal, in one process: a client whose router
+    has no handler waits on the task and queues its question; a second client of the task
+    (2025-11-25: its session, resumed from the journal) answers it from the queue."""
+    url, generation = server
+    events: list[str] = []
+    with SQLiteJournal(tmp_path / "j.db") as journal:
+        task_id = await _start_asking_task(url, generation, journal)
+        entry = await journal.get(url, task_id)
+        assert entry is not None
+        capability = ElicitationCapability(form={})
+        silent = InputRouter(elicitation=capability, journal=journal, worker="silent")
+        silent.subscribe(lambda event: events.append(f"silent {event.kind.value}"))
+        helper = InputRouter(elicitation=capability, journal=journal, worker="helper")
+        helper.subscribe(lambda event: events.append(f"helper {event.kind.value}"))
+
+        async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+            return ElicitResult(ElicitAction.ACCEPT, {"ok": True, "confirm": True})
+
+        helper.on_elicitation(task_id, accept)
+        opened = [
+            client_for(entry, client_info=INFO, capabilities=router.capabilities())
+            for router in (silent, helper)
+        ]
+        async with opened[0] as waiting, opened[1] as answering:
+            silent.attach(waiting)
+            helper.attach(answering)
+            async with Poller(waiting, PollPolicy(floor=0.05, jitter=0.0), inputs=silent) as poller:
+                ref = await waiting.get_task(task_id)
+                async with anyio.create_task_group() as group:
+
+                    async def answer_when_queued() -> None:
+                        while not await helper.answer_queued():
+                            await anyio.sleep(0.05)
+
+                    group.start_soon(answer_when_queued)
+                    with anyio.fail_after(60):
+                        outcome = await poller.wait(ref)
+        answerers = await journal.input_answerers(url, task_id)
+    assert list(answerers.values()) == ["helper"]
+    assert isinstance(outcome, Completed)
+    assert events.count("silent queued") == 1
+    assert events.count("helper answered") == 1
+    assert "silent answered" not in events
