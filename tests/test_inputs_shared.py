@@ -44,6 +44,8 @@ from mcp_tasks_client import (
     Completed,
     HttpTransport,
     InputContext,
+    InputEvent,
+    InputEventKind,
     InputRouter,
     Poller,
     PollPolicy,
@@ -51,7 +53,7 @@ from mcp_tasks_client import (
     client_for,
 )
 from mcp_tasks_client._generation import Generation
-from mcp_tasks_client.journal import QueuedInput, RecordedOutcome, SQLiteJournal
+from mcp_tasks_client.journal import JournalError, QueuedInput, RecordedOutcome, SQLiteJournal
 from mcp_tasks_client.journal_postgres import PostgresJournal
 from mcp_tasks_client.models import (
     ElicitAction,
@@ -502,3 +504,41 @@ async def test_on_an_sqlite_journal_a_queued_question_is_answered_by_another_cli
     assert events.count("silent queued") == 1
     assert events.count("helper answered") == 1
     assert "silent answered" not in events
+
+
+@pytest.mark.anyio
+async def test_a_journal_that_fails_leaves_the_question_unanswered(
+    fastmcp4_http_url: str, tmp_path: Path
+) -> None:
+    """The journal cannot say whether another worker took the key: nothing is answered (the
+    handler never runs), and the router says why (HANDLER_FAILED with the JournalError)."""
+    url = fastmcp4_http_url
+    journal = SQLiteJournal(tmp_path / "j.db")
+    with journal:
+        task_id = await _start_asking_task(url, Generation.V2026_07_28, journal)
+        entry = await journal.get(url, task_id)
+    assert entry is not None  # the journal is closed from here on: every call fails
+    router = InputRouter(elicitation=ElicitationCapability(form={}), journal=journal, worker="w")
+    called: list[str] = []
+
+    async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        called.append(ctx.key)
+        return ElicitResult(ElicitAction.ACCEPT, {"confirm": True})
+
+    router.on_elicitation(task_id, accept)
+    failed: list[InputEvent] = []
+    async with client_for(entry, client_info=INFO, capabilities=router.capabilities()) as client:
+        router.attach(client)
+        async with Poller(client, PollPolicy(floor=0.05, jitter=0.0), inputs=router) as poller:
+            ref = await client.get_task(task_id)
+            with anyio.fail_after(30):
+                async for item in poller.watch(ref):
+                    if isinstance(item, InputEvent) and item.kind is InputEventKind.HANDLER_FAILED:
+                        failed.append(item)
+                        break
+        still = await client.get_task(task_id)
+    assert called == []
+    (event,) = failed
+    assert isinstance(event.error, JournalError)
+    assert event.task_id == task_id
+    assert still.status.value == "input_required"  # no answer went out
