@@ -685,6 +685,7 @@ class InputRouter:
         journal = self.journal
         if journal is None:
             return True
+        said: RequestId = key if request_id is None else request_id  # as the other events say
         try:
             if not self._has_handler(task_id, method):
                 queued = QueuedInput(
@@ -698,15 +699,15 @@ class InputRouter:
                     queued_by=self.worker,
                 )
                 await journal.queue_input(queued)
-                self._emit(InputEvent(InputEventKind.QUEUED, task_id, key, method))
+                self._emit(InputEvent(InputEventKind.QUEUED, task_id, said, method))
                 return False
             if await journal.claim_input(client.transport.identity, task_id, key, self.worker):
                 return True
         except MCPTasksError as exc:
             log.warning("input %s of task %s: the journal failed: %s", key, task_id, exc)
-            self._emit(InputEvent(InputEventKind.HANDLER_FAILED, task_id, key, method, exc))
+            self._emit(InputEvent(InputEventKind.HANDLER_FAILED, task_id, said, method, exc))
             return False
-        self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, key, method))
+        self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, said, method))
         return False
 
     async def answer_queued(self, *, timeout: float | None = None) -> int:
@@ -735,29 +736,30 @@ class InputRouter:
             if not self._has_handler(queued.task_id, queued.method):
                 continue
             server, task_id, key = queued.server, queued.task_id, queued.key
+            said: RequestId = key if queued.request_id is None else queued.request_id
             if not await journal.claim_input(server, task_id, key, self.worker):
                 continue  # another worker took it meanwhile
-            self._emit(InputEvent(InputEventKind.ARRIVED, task_id, key, queued.method))
+            self._emit(InputEvent(InputEventKind.ARRIVED, task_id, said, queued.method))
             try:
-                result = await self._dispatch(task_id, key, queued.method, queued.params)
+                result = await self._dispatch(task_id, said, queued.method, queued.params)
             except RPCError as exc:
                 kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
                     exc.code, InputEventKind.HANDLER_FAILED
                 )
-                self._emit(InputEvent(kind, task_id, key, queued.method, exc))
+                self._emit(InputEvent(kind, task_id, said, queued.method, exc))
                 continue
             except Exception as exc:
                 log.exception("input handler for %s of task %s raised", queued.method, task_id)
                 error = RPCError(-32603, f"client input handler failed: {type(exc).__name__}")
                 self._emit(
-                    InputEvent(InputEventKind.HANDLER_FAILED, task_id, key, queued.method, error)
+                    InputEvent(InputEventKind.HANDLER_FAILED, task_id, said, queued.method, error)
                 )
                 continue
             await client.send_input_answer(
                 task_id, key, result, request_id=queued.request_id, timeout=timeout
             )
             answered += 1
-            self._emit(InputEvent(InputEventKind.ANSWERED, task_id, key, queued.method))
+            self._emit(InputEvent(InputEventKind.ANSWERED, task_id, said, queued.method))
         return answered
 
     async def serve_queued(self, *, every: float = 1.0, timeout: float | None = None) -> None:
