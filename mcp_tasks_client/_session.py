@@ -955,6 +955,17 @@ class Session:
         )
         await self._send_reply(reply)
 
+    async def reply(self, reply: JSONRPCResponse, *, timeout: float | None = None) -> None:
+        """Send the answer to a server request this session did not serve itself (one queued
+        in a shared journal by another process, for the same session). Raises RequestTimeout
+        after ``timeout`` (default ``Timeouts.request``) and the transport's errors."""
+        bound = self.timeouts.request if timeout is None else timeout
+        try:
+            with anyio.fail_after(bound):
+                await self.transport.send(reply)
+        except TimeoutError:
+            raise RequestTimeout("an answer to the server", bound) from None
+
     async def _send_reply(self, reply: JSONRPCResponse | JSONRPCError) -> None:
         """Send an answer to the server, bounded; a failure is a warning, never raised (it runs
         in the client's own tasks: a foreign exception would escape ``async with Client``)."""

@@ -46,7 +46,9 @@ from ..models import (
     InputRequiredResult,
     JSONObject,
     JSONRPCMessage,
+    JSONRPCResponse,
     ListToolsResult,
+    RequestId,
     ServerCapabilities,
     Task,
     TaskSupport,
@@ -73,6 +75,9 @@ class Link(Protocol):
     async def notify(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
     ) -> None: ...
+
+    async def reply(self, response: JSONRPCResponse, *, timeout: float | None = None) -> None:
+        """Send the answer to a server request (one the session did not serve itself)."""
 
     def negotiated(self, protocol_version: str) -> None:
         """The transport learns the agreed version (2025-11-25)."""
@@ -303,6 +308,21 @@ class Driver(abc.ABC):
         kind = raw.get("resultType", "complete")
         if kind != "complete":
             raise DecodeError("$.resultType", f"an acknowledgement has resultType {kind!r}", kind)
+
+    @abc.abstractmethod
+    async def send_input_answer(
+        self,
+        link: Link,
+        task_id: str,
+        key: str,
+        request_id: RequestId | None,
+        answer: JSONObject,
+        *,
+        timeout: float | None,
+    ) -> None:
+        """Send ``answer`` (wire JSON) to the input request ``key`` of ``task_id`` outside the
+        handler that received it (a request queued in a shared journal): 2025-11-25 the
+        JSON-RPC response to ``request_id`` on this session; 2026-07-28 ``tasks/update``."""
 
     @abc.abstractmethod
     def read_cancel(self, raw: JSONObject) -> Task | None:

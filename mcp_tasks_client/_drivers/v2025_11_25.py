@@ -38,10 +38,13 @@ from .._generation import Generation
 from .._sansio.classify import legacy_outcome
 from .._sansio.task_machine import Violation
 from ..models import (
+    RELATED_TASK_META,
     CallToolResult,
     CreateTaskResult,
     InitializeResult,
     JSONObject,
+    JSONRPCResponse,
+    RequestId,
     ServerCapabilities,
     Task,
     TaskStatus,
@@ -212,6 +215,24 @@ class Driver2025(Driver):
 
     def read_task(self, raw: JSONObject) -> Task:
         return _decode_task(raw)
+
+    async def send_input_answer(
+        self,
+        link: Link,
+        task_id: str,
+        key: str,
+        request_id: RequestId | None,
+        answer: JSONObject,
+        *,
+        timeout: float | None,
+    ) -> None:
+        if request_id is None:
+            raise UsageError(f"input request {key!r} of task {task_id!r} has no JSON-RPC id")
+        body = dict(answer)
+        meta = dict(body.get("_meta") or {})
+        meta[RELATED_TASK_META] = {"taskId": task_id}  # C-25
+        body["_meta"] = meta
+        await link.reply(JSONRPCResponse(request_id, body), timeout=timeout)
 
     def read_cancel(self, raw: JSONObject) -> Task | None:
         return _decode_task(raw)

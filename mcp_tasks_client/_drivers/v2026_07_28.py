@@ -46,6 +46,7 @@ from ..models import (
     JSONRPCNotification,
     JSONRPCRequest,
     ListToolsResult,
+    RequestId,
     ServerCapabilities,
     Task,
     TaskSupport,
@@ -219,6 +220,19 @@ class Driver2026(Driver):
         if kind not in ("complete", "task"):  # A-1 tolerates "task" on tasks/get
             raise DecodeError("$.resultType", f"a task snapshot has resultType {kind!r}", kind)
         return _decode_task(raw)
+
+    async def send_input_answer(
+        self,
+        link: Link,
+        task_id: str,
+        key: str,
+        request_id: RequestId | None,
+        answer: JSONObject,
+        *,
+        timeout: float | None,
+    ) -> None:
+        params = {"taskId": task_id, "inputResponses": {key: answer}}  # E C28-C33
+        self.read_ack(await link.request("tasks/update", params, timeout=timeout))
 
     def read_cancel(self, raw: JSONObject) -> Task | None:
         self.read_ack(raw)
