@@ -14,6 +14,7 @@ from .._exceptions import (
     RequestTimeout,
     TaskNotFound,
     TransportError,
+    UnexpectedPlainResult,
     UsageError,
 )
 from ..journal import JournalError
@@ -80,6 +81,8 @@ def for_error(error: BaseException) -> ExitCode:
         return ExitCode.LOST
     if isinstance(error, UsageError):
         return ExitCode.USAGE
+    if isinstance(error, UnexpectedPlainResult) and error.refused:
+        return ExitCode.FAILED  # the server refused the call in an isError result
     if isinstance(error, ProtocolError):
         return ExitCode.PROTOCOL
     if isinstance(error, (TransportError, RequestTimeout, OSError)):

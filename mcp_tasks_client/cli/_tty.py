@@ -247,9 +247,16 @@ class RichOutput(Output):
                 soft_wrap=True,
             )
 
-    def outcome(self, task_id: str | None, outcome: Outcome) -> ExitCode:
+    def outcome(
+        self,
+        task_id: str | None,
+        outcome: Outcome,
+        *,
+        code: ExitCode | None = None,
+        hint: str | None = None,
+    ) -> ExitCode:
         self.open_task = None
-        code = for_outcome(outcome)
+        code = for_outcome(outcome) if code is None else code
         head = Text()
         if isinstance(outcome, Completed):
             head.append("completed", style="bold green")
@@ -280,6 +287,8 @@ class RichOutput(Output):
                 self.console.print(_t(f"result written to {self.result_path} ({written:,} bytes)"))
         elif result is not None:
             self._content(result)
+        if hint is not None:
+            self.warn(hint)
         return code
 
     def resumed(self, item: Resumed) -> ExitCode:

@@ -1,0 +1,217 @@
+"""Issue 22, a new user's first hour with ``mcp-tasks``: each stumble reported, as a test of
+the stderr line the user reads and the exit code a script reads.
+
+Against the real peers (mcp1: the official Python SDK, 2025-11-25; fastmcp4: 2026-07-28) where
+they show the stumble, else a scripted server on 127.0.0.1. Each test names the item of the
+issue it covers; every one of them failed before the change it tests.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from peers.harness import stop_process
+from test_cli import GEN2, Ran, cli
+
+from mcp_tasks_client import Client, Generation, HttpTransport, ToolCall
+from mcp_tasks_client.cli import ExitCode
+from mcp_tasks_client.errors import UnexpectedPlainResult
+from mcp_tasks_client.models import Implementation
+
+
+@pytest.fixture
+def mcp1(mcp1_http_url: str) -> list[str]:
+    return ["--url", mcp1_http_url]
+
+
+@pytest.fixture
+def fastmcp4(fastmcp4_http_url: str) -> list[str]:
+    return ["--url", fastmcp4_http_url, *GEN2]
+
+
+def lines(ran: Ran) -> list[str]:
+    """The stderr lines of a run (each starts ``mcp-tasks: ``)."""
+    return ran.stderr.splitlines()
+
+
+# -- item 1: a refused 2025-11-25 task call shows the server's reason, exit 1 --------------------
+
+
+def test_a_task_call_with_bad_arguments_shows_the_servers_reason_and_exits_1(
+    mcp1: list[str],
+) -> None:
+    """Was: ``UnexpectedPlainResult: ... got a plain result, not a task``, exit 7."""
+    args = '{"seconds": "abc"}'
+    ran = cli(*mcp1, "call", "slow_echo", "--args", args, "--task", "--wait")
+    assert ran.code == ExitCode.FAILED, ran.stderr
+    assert lines(ran) == [
+        "mcp-tasks: the server refused the call of 'slow_echo' and made no task: "
+        "Input validation error: 'abc' is not of type 'number'"
+    ]
+    outcome = ran.last
+    assert outcome["event"] == "outcome"
+    assert outcome["exit_code"] == 1
+    assert outcome["result"]["isError"] is True
+
+
+def test_a_misspelt_tool_reads_alike_in_both_generations(
+    mcp1: list[str], fastmcp4: list[str]
+) -> None:
+    for server in (mcp1, fastmcp4):
+        ran = cli(*server, "call", "slow_ehco", "--task", "--wait")
+        assert ran.code == ExitCode.FAILED, ran.stderr
+        [line] = lines(ran)
+        assert line.startswith(
+            "mcp-tasks: the server refused the call of 'slow_ehco' and made no task: "
+        )
+        assert "slow_ehco" in line.split("made no task: ", 1)[1]  # the server's own words
+
+
+@pytest.mark.anyio
+async def test_the_library_error_carries_the_servers_reason(mcp1_http_url: str) -> None:
+    """``Client.start`` still raises UnexpectedPlainResult (a ProtocolError), now saying why."""
+    info = Implementation("mcp-tasks-client-tests", "0")
+    transport = HttpTransport(mcp1_http_url)
+    async with Client(transport, generation=Generation.V2025_11_25, client_info=info) as client:
+        call = ToolCall("slow_echo", {"seconds": "abc"}).as_task()
+        with pytest.raises(UnexpectedPlainResult) as caught:
+            await client.start(call)
+    error = caught.value
+    assert error.refused
+    assert error.server_said == "Input validation error: 'abc' is not of type 'number'"
+    assert str(error).endswith(": Input validation error: 'abc' is not of type 'number'")
+
+
+# -- item 5: transport errors a person can read --------------------------------------------------
+
+
+@pytest.fixture
+def web_server(tmp_path: Path) -> Iterator[str]:
+    """A plain web server (Python's http.server) on 127.0.0.1: POST is answered with its HTML
+    error page (501)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        with anyio.from_thread.start_blocking_portal() as portal:
+            portal.call(_wait_for_port, port)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)
+
+
+async def _wait_for_port(port: int) -> None:
+    with anyio.fail_after(30):
+        while True:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return
+
+
+def test_an_html_error_page_is_one_line_not_the_page(web_server: str) -> None:
+    """Was: the whole page, 13 lines, on stderr and in the JSON message."""
+    ran = cli("--url", web_server, "tools")
+    assert ran.code == ExitCode.CONNECTION, ran.stderr
+    assert lines(ran) == [
+        "mcp-tasks: HTTPStatusError: HTTP 501 to initialize: an HTML page titled "
+        "'Error response' (is this an MCP endpoint?)"
+    ]
+    message = ran.last["error"]["message"]
+    assert "\n" not in message
+    assert "<" not in message
+
+
+def test_the_wrong_generation_points_at_probe(mcp1: list[str]) -> None:
+    """A 2025-11-25-only server asked in 2026-07-28 (HTTP 400 "Missing session ID")."""
+    ran = cli(*mcp1, *GEN2, "tools")
+    assert ran.code == ExitCode.CONNECTION, ran.stderr
+    said = lines(ran)
+    assert said[0].startswith("mcp-tasks: HTTPStatusError: HTTP 400")
+    assert said[1] == (
+        "mcp-tasks: if the server does not speak 2026-07-28 (--generation), "
+        f"`mcp-tasks --url {mcp1[1]} probe` says which generations it does"
+    )
+    assert ran.last["hint"] == said[1].removeprefix("mcp-tasks: ")
+
+
+def test_a_missing_stdio_command_is_named() -> None:
+    """Was: ``FileNotFoundError(2, 'No such file or directory')``."""
+    ran = cli("--stdio", "no-such-cmd --flag", "tools")
+    assert ran.code == ExitCode.CONNECTION, ran.stderr
+    assert lines(ran) == [
+        "mcp-tasks: FileNotFoundError: No such file or directory: 'no-such-cmd'",
+        "mcp-tasks: --stdio runs 'no-such-cmd': is it installed, and on PATH (or a path to it)?",
+    ]
+
+
+# -- item 6: the command line's words -----------------------------------------------------------
+
+
+def test_a_plain_call_of_a_task_only_tool_says_add_task(mcp1: list[str]) -> None:
+    ran = cli(*mcp1, "call", "need_task", "--args", '{"text": "x"}')
+    assert ran.code == ExitCode.USAGE, ran.stderr
+    [line] = lines(ran)
+    assert line.startswith(
+        "mcp-tasks: TaskAugmentationRequired: tool 'need_task' must be called as a task: add --task"
+    )
+    assert "as_task" not in ran.stderr + ran.stdout
+
+
+def test_ttl_in_2026_is_refused_in_cli_words_before_anything_is_sent(
+    fastmcp4: list[str],
+) -> None:
+    ran = cli(*fastmcp4, "call", "slow_compute", "--task", "--ttl", "5")
+    assert ran.code == ExitCode.USAGE, ran.stderr
+    assert lines(ran) == [
+        "mcp-tasks: UsageError: --ttl: a 2026-07-28 client cannot ask for a ttl (the server "
+        "picks how long it keeps a task): drop --ttl"
+    ]
+    assert "as_task" not in ran.stdout
+
+
+def test_the_cancel_hint_can_be_pasted(fastmcp4: list[str]) -> None:
+    """The hint at ``--deadline`` names the server and generation: pasted, it cancels."""
+    args = '{"seconds": 30}'
+    ran = cli(
+        *fastmcp4, "--deadline", "0.5", "call", "slow_compute", "--args", args, "--task", "--wait"
+    )
+    assert ran.code == ExitCode.EXPIRED, ran.stderr
+    hint = lines(ran)[-1]
+    task_id = ran.last["task_id"]
+    command = f"mcp-tasks --url {fastmcp4[1]} --generation 2026-07-28 cancel --id={task_id}"
+    assert f"({command})" in hint
+    pasted = cli(*shlex.split(command)[1:])
+    assert pasted.code == ExitCode.COMPLETED, pasted.stderr
+    assert pasted.last["event"] == "cancel"
+
+
+# -- item 7: a 2025-11-25 server that elicits without --inputs exits 5 ------------------------
+
+
+def test_an_elicitation_refused_for_want_of_inputs_exits_5_with_a_hint(mcp1: list[str]) -> None:
+    """mcp 1.30 fails the task ("Client does not support elicitation capability"): was exit 1
+    with no hint."""
+    ran = cli(*mcp1, "call", "confirm", "--args", '{"text": "x"}', "--task", "--wait")
+    assert ran.code == ExitCode.INPUT, ran.stderr
+    task_id = ran.last["task_id"]
+    assert lines(ran) == [
+        f"mcp-tasks: task {task_id} asked for elicitation, which this run does not offer "
+        "without --inputs: use --inputs FILE.json or --inputs interactive"
+    ]
+    assert ran.last["exit_code"] == ExitCode.INPUT
+    assert ran.last["status"] == "failed"
