@@ -215,3 +215,69 @@ def test_an_elicitation_refused_for_want_of_inputs_exits_5_with_a_hint(mcp1: lis
     ]
     assert ran.last["exit_code"] == ExitCode.INPUT
     assert ran.last["status"] == "failed"
+
+
+# -- item 4: a task id the user can use ---------------------------------------------------------
+
+SESSION_WARNING = (
+    "mcp-tasks: a 2025-11-25 server may bind the task to this run's session, which ends with "
+    "this run: later status, wait, result and cancel may not find it; add --journal FILE to "
+    "keep the session (or --wait)"
+)
+
+
+def test_a_task_not_waited_on_says_at_start_that_later_runs_may_not_reach_it(
+    mcp1: list[str], tmp_path: Path
+) -> None:
+    args = '{"seconds": 0.5}'
+    ran = cli(*mcp1, "call", "slow_echo", "--args", args, "--task")
+    assert ran.code == ExitCode.COMPLETED, ran.stderr
+    assert lines(ran) == [SESSION_WARNING]
+    # Said before the call is sent: a call the server refuses still gets it first.
+    refused = cli(*mcp1, "call", "slow_ehco", "--task")
+    assert lines(refused)[0] == SESSION_WARNING
+    # Not said where a later run can reach the task: --journal, or --wait.
+    journal = str(tmp_path / "tasks.db")
+    kept = cli(*mcp1, "--journal", journal, "call", "slow_echo", "--args", args, "--task")
+    assert kept.code == ExitCode.COMPLETED, kept.stderr
+    assert kept.stderr == ""
+    waited = cli(*mcp1, "call", "slow_echo", "--args", args, "--task", "--wait")
+    assert waited.code == ExitCode.COMPLETED, waited.stderr
+    assert waited.stderr == ""
+
+
+def test_list_with_a_journal_lists_what_the_journal_holds(mcp1: list[str], tmp_path: Path) -> None:
+    """Was: nothing (tasks/list in a new session)."""
+    journal = str(tmp_path / "tasks.db")
+    args = '{"seconds": 0.2}'
+    started = cli(*mcp1, "--journal", journal, "call", "slow_echo", "--args", args, "--task")
+    assert started.code == ExitCode.COMPLETED, started.stderr
+    task_id = started.of("created")[0]["task_id"]
+    waited = cli(*mcp1, "--journal", journal, "wait", task_id)  # ends it, in the journal too
+    assert waited.code == ExitCode.COMPLETED, waited.stderr
+    other = cli(*mcp1, "--journal", journal, "call", "slow_echo", "--args", args, "--task")
+    open_id = other.of("created")[0]["task_id"]
+
+    listed = cli(*mcp1, "--journal", journal, "list")
+    assert listed.code == ExitCode.COMPLETED, listed.stderr
+    assert listed.stderr == ""
+    found = {e["task_id"]: e for e in listed.of("task")}
+    assert set(found) == {task_id, open_id}
+    assert found[task_id]["status"] == "completed"
+    assert found[task_id]["open"] is False
+    assert found[open_id]["open"] is True
+    assert all(e["journaled"] and e["tool"] == "slow_echo" for e in found.values())
+    # Without a server named: every server's; another server's: none.
+    assert {e["task_id"] for e in cli("--journal", journal, "list").of("task")} == set(found)
+    elsewhere = cli("--url", "http://127.0.0.1:9/mcp", "--journal", journal, "list")
+    assert elsewhere.code == ExitCode.COMPLETED
+    assert elsewhere.stdout == ""
+
+
+def test_an_empty_list_without_a_journal_says_where_the_tasks_are(mcp1: list[str]) -> None:
+    ran = cli(*mcp1, "list")
+    assert ran.code == ExitCode.COMPLETED, ran.stderr
+    assert lines(ran) == [
+        "mcp-tasks: a 2025-11-25 server may list only the tasks of the session asking, and "
+        "this run's is new: tasks started with --journal FILE are listed by list --journal FILE"
+    ]

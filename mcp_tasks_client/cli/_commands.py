@@ -198,6 +198,8 @@ class Run:
                     self.journal = stack.enter_context(open_journal(self.options.journal))
                 if command == "resume":
                     return await self.resume(getattr(ns, "workers", None))
+                if command == "list" and self.journal is not None:
+                    return await self.list_journal()
                 entry = None
                 task_id_given: str | None = getattr(ns, "task_id", None)
                 if self.journal is not None and task_id_given is not None:
@@ -219,7 +221,14 @@ class Run:
         if command == "call":
             return await self.call(client, ns)
         if command == "list":
-            self.out.tasks([task async for task in client.list_tasks()])
+            tasks = [task async for task in client.list_tasks()]
+            self.out.tasks(tasks)
+            if not tasks and client.driver.unknown_task_hint():
+                self.out.warn(
+                    f"a {self.options.generation.value} server may list only the tasks of the "
+                    "session asking, and this run's is new: tasks started with --journal FILE "
+                    "are listed by list --journal FILE"
+                )
             return ExitCode.COMPLETED
         task_id: str = ns.task_id
         if command == "status":
@@ -407,6 +416,20 @@ class Run:
         if not codes:
             self.out.note(f"no open task in {journal_name(options.journal or '')}")
         return max(codes, default=ExitCode.COMPLETED)
+
+    async def list_journal(self) -> ExitCode:
+        """``list --journal``: the tasks the journal holds (of the server named, if one is),
+        open or ended, as last recorded; the server is not asked (a 2025-11-25 server lists
+        only the tasks of the session asking, and each run opens a new one)."""
+        assert self.journal is not None
+        server = self.options.server
+        named = identity_of(server) if server.url is not None or server.stdio else None
+        entries = [e for e in await self.journal.entries() if named in (None, e.server)]
+        self.out.journaled(entries)
+        if not entries:
+            where = f" for {named}" if named is not None else ""
+            self.out.note(f"no task in {journal_name(self.options.journal or '')}{where}")
+        return ExitCode.COMPLETED
 
     def headers_for(self, entry: JournalEntry) -> dict[str, str]:
         """The ``--header`` values, for an entry of the server they were given for (``--url``)

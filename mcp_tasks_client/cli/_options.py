@@ -290,7 +290,11 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="ID",
             help="the task id, as an option (an id that starts with '-' is read as this)",
         )
-    command("list", "list the server's tasks (tasks/list; 2025-11-25 only)")
+    command(
+        "list",
+        "list the server's tasks (tasks/list; 2025-11-25 only); with --journal, the tasks the "
+        "journal holds instead (of --url/--stdio when given; the server is not asked)",
+    )
     probe = command(
         "probe",
         "ask the server which protocol generations it speaks (and runs tasks in), then check "
@@ -376,6 +380,8 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
             parser.error("resume --header needs --url URL: the server the headers are for")
         if url is not None and not headers:
             parser.error("resume --url names the server the --header values are for: add them")
+    elif ns.command == "list" and ns.journal is not None and url is None and stdio_text is None:
+        pass  # list --journal: every task the journal holds, whatever its server
     else:
         if (url is None) == (stdio_text is None):
             parser.error('name the server: exactly one of --url URL or --stdio "CMD ARGS"')

@@ -33,6 +33,7 @@ from .._generation import Generation
 from .._sansio.progress import StatusMessage, TaskProgress
 from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
+from ..journal import JournalEntry
 from ..models import CallToolResult, Task, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from ..probe import ServerProbe
@@ -275,6 +276,29 @@ def resumed_json(item: Resumed, generation: Generation) -> tuple[Event, ExitCode
     return {**event, **where, "exit_code": int(code)}, code
 
 
+def journaled_status(entry: JournalEntry) -> str:
+    """A journaled task's status as last recorded: its outcome's, else its last snapshot's."""
+    if entry.outcome is not None:
+        return entry.outcome.status
+    return entry.snapshot.status.value if entry.snapshot is not None else "unknown"
+
+
+def journaled_json(entry: JournalEntry) -> Event:
+    snapshot = entry.snapshot
+    return {
+        "event": "task",
+        "task_id": entry.task_id,
+        "status": journaled_status(entry),
+        "task": None if snapshot is None else encode(snapshot, entry.generation),
+        "journaled": True,
+        "open": entry.is_open,
+        "server": entry.server,
+        "generation": entry.generation.value,
+        "tool": entry.tool,
+        "created_at": entry.created_at.isoformat(),
+    }
+
+
 HELD = "another process holds this task's lease (it is following it): left alone"
 
 
@@ -351,6 +375,11 @@ class Output:
                     "task": self.encode(task),
                 }
             )
+
+    def journaled(self, entries: Sequence[JournalEntry]) -> None:
+        """``list --journal``: one "task" line per journal entry (``"journaled": true``)."""
+        for entry in entries:
+            self.emit(journaled_json(entry))
 
     def status(self, task: Task) -> None:
         self.emit(

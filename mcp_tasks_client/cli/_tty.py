@@ -28,6 +28,7 @@ from .._generation import Generation
 from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..inputs import InputEvent, InputEventKind
+from ..journal import JournalEntry
 from ..models import CallToolResult, Task, TextContent, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from ..probe import ServerProbe
@@ -40,6 +41,7 @@ from ._output import (
     apply_watch_item,
     error_json,
     interrupt_lines,
+    journaled_status,
     result_of,
 )
 from ._safe import for_terminal, safe_data
@@ -149,6 +151,21 @@ class RichOutput(Output):
                 _t(status, style=STYLES.get(status, "")),
                 _t(task.status_message or ""),
                 task.created_at.isoformat(timespec="seconds"),
+            )
+        self.console.print(table)
+
+    def journaled(self, entries: Sequence[JournalEntry]) -> None:
+        if not entries:
+            return  # the run says so (a note)
+        table = Table("task", "status", "tool", "server", "created", box=None, header_style="bold")
+        for entry in entries:
+            status = journaled_status(entry)
+            table.add_row(
+                _t(entry.task_id),
+                _t(status, style=STYLES.get(status, "")),
+                _t(entry.tool),
+                _t(entry.server),
+                entry.created_at.isoformat(timespec="seconds"),
             )
         self.console.print(table)
 
