@@ -8,6 +8,7 @@ issue it covers; every one of them failed before the change it tests.
 
 from __future__ import annotations
 
+import itertools
 import shlex
 import socket
 import subprocess
@@ -281,3 +282,22 @@ def test_an_empty_list_without_a_journal_says_where_the_tasks_are(mcp1: list[str
         "mcp-tasks: a 2025-11-25 server may list only the tasks of the session asking, and "
         "this run's is new: tasks started with --journal FILE are listed by list --journal FILE"
     ]
+
+
+# -- item 8: one status line per change -------------------------------------------------------
+
+
+def test_json_status_lines_come_one_per_change_not_one_per_poll(fastmcp4: list[str]) -> None:
+    """fastmcp changes ``lastUpdatedAt`` at every poll: that was a line per poll (about 300 a
+    minute). Now a line per change of status or status message."""
+    args = '{"seconds": 2}'
+    ran = cli(
+        *fastmcp4, "--interval", "0.1", "call", "slow_compute", "--args", args, "--task", "--wait"
+    )
+    assert ran.code == ExitCode.COMPLETED, ran.stderr
+    assert ran.stderr == ""
+    said = [(e["status"], e["task"].get("statusMessage")) for e in ran.of("status")]
+    assert said, ran.stdout
+    assert all(a != b for a, b in itertools.pairwise(said)), said  # each line a change
+    assert said[-1][0] == "completed"
+    assert len(said) <= 3, said  # working (maybe with a message), completed

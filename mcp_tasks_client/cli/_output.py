@@ -325,6 +325,8 @@ class Output:
         self.open_task: str | None = None
         """The task this run started or follows, until its outcome is known (for Ctrl-C)."""
         self.open_status: str | None = None
+        self.shown: dict[str, tuple[str, str | None]] = {}
+        """The status and message of each task's last "status" line (one line per change)."""
 
     def keep_result(self, path: str) -> None:
         """``--output FILE``: the file is opened now (emptied, as a shell's ``>`` does), so a
@@ -539,7 +541,15 @@ class Output:
         )
 
     def item(self, view: TaskView, item: WatchItem) -> None:
-        self.emit(apply_watch_item(view, item, self.generation))
+        """A watch item's line; a snapshot's only when its status or status message changed
+        (a server may touch ``lastUpdatedAt`` at every poll: fastmcp does)."""
+        event = apply_watch_item(view, item, self.generation)
+        if isinstance(item, Task):
+            said = (item.status.value, item.status_message)
+            if self.shown.get(item.task_id) == said:
+                return
+            self.shown[item.task_id] = said
+        self.emit(event)
 
     async def prompting(self, ask: Callable[[], T]) -> T:
         """Run ``ask`` (a blocking prompt on the terminal) with the display paused."""
