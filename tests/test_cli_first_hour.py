@@ -19,12 +19,15 @@ from pathlib import Path
 import anyio
 import pytest
 from peers.harness import stop_process
+from rich.console import Console
 from test_cli import GEN2, Ran, cli
 
 from mcp_tasks_client import Client, Generation, HttpTransport, ToolCall
 from mcp_tasks_client.cli import ExitCode
-from mcp_tasks_client.errors import UnexpectedPlainResult
-from mcp_tasks_client.models import Implementation
+from mcp_tasks_client.cli._tty import RichOutput
+from mcp_tasks_client.errors import DecodeError, UnexpectedPlainResult
+from mcp_tasks_client.models import Implementation, TaskSupport, Tool, ToolExecution
+from mcp_tasks_client.wire import decode, encode
 
 
 @pytest.fixture
@@ -301,3 +304,61 @@ def test_json_status_lines_come_one_per_change_not_one_per_poll(fastmcp4: list[s
     assert all(a != b for a, b in itertools.pairwise(said)), said  # each line a change
     assert said[-1][0] == "completed"
     assert len(said) <= 3, said  # working (maybe with a message), completed
+
+
+# -- item 3: 2026-07-28 task support is unknown, never forbidden ---------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_2026_listing_reads_task_support_as_unknown(fastmcp4_http_url: str) -> None:
+    """E 4: the listing does not carry task support. Was: FORBIDDEN for every tool, while
+    ``start()`` made tasks of them."""
+    info = Implementation("mcp-tasks-client-tests", "0")
+    transport = HttpTransport(fastmcp4_http_url)
+    async with Client(transport, generation=Generation.V2026_07_28, client_info=info) as client:
+        tools = {tool.name: tool async for tool in client.list_tools()}
+    assert tools
+    assert {tool.task_support for tool in tools.values()} == {TaskSupport.UNKNOWN}
+    listed = tools["slow_compute"]
+    assert not listed.task_support_listed
+    wire = encode(listed, Generation.V2026_07_28)
+    assert "taskSupportListed" not in wire  # not a wire field
+    assert "execution" not in wire
+    # The same tool read in 2025-11-25 (whose listings carry it): absent is forbidden, C-17.
+    assert decode(wire, Tool, Generation.V2025_11_25).task_support is TaskSupport.FORBIDDEN
+    assert decode(wire, Tool, Generation.V2026_07_28) == listed
+
+
+def test_unknown_is_a_reading_never_a_wire_value() -> None:
+    with pytest.raises(ValueError, match="not a wire value"):
+        ToolExecution(task_support=TaskSupport.UNKNOWN)
+    raw = {"name": "t", "inputSchema": {}, "execution": {"taskSupport": "unknown"}}
+    for generation in Generation:
+        with pytest.raises(DecodeError):
+            decode(raw, Tool, generation)
+
+
+def test_tools_shows_unknown_and_warns_of_a_tool_left_out(fastmcp4: list[str]) -> None:
+    """Was: ``-`` on a terminal, and ``badly_annotated`` (an x-mcp-header on a number, E C60)
+    dropped without a word although the library recorded an InvalidToolAnnotation."""
+    ran = cli(*fastmcp4, "tools")
+    assert ran.code == ExitCode.COMPLETED, ran.stderr
+    support = {e["name"]: e["task_support"] for e in ran.of("tool")}
+    assert "badly_annotated" not in support
+    assert set(support.values()) == {"unknown"}
+    [line] = lines(ran)
+    assert line.startswith("mcp-tasks: tool 'badly_annotated' not listed: ")
+
+
+def test_the_terminal_table_says_unknown_in_2026_and_the_listing_in_2025() -> None:
+    console = Console(record=True, width=200)
+    tool = {"name": "job", "inputSchema": {}}
+    for generation, expected in (
+        (Generation.V2026_07_28, "unknown"),
+        (Generation.V2025_11_25, "forbidden"),
+    ):
+        out = RichOutput(generation)
+        out.console = console
+        out.tools([decode(tool, Tool, generation)])
+        row = console.export_text().splitlines()[-1].split()
+        assert row[:2] == ["job", expected]

@@ -19,6 +19,7 @@ from .._exceptions import (
     HTTPStatusError,
     InputNotHandled,
     InputRequired,
+    InvalidToolAnnotation,
     MCPTasksError,
     RequestTimeout,
     TaskNotCancellable,
@@ -216,7 +217,11 @@ class Run:
 
     async def dispatch(self, client: Client, command: str, ns: argparse.Namespace) -> ExitCode:
         if command == "tools":
+            seen = len(client.warnings)
             self.out.tools([tool async for tool in client.list_tools()])
+            for warning in list(client.warnings)[seen:]:
+                if isinstance(warning, InvalidToolAnnotation):  # left out of the listing
+                    self.out.warn(f"tool {warning.tool!r} not listed: {warning.reason}")
             return ExitCode.COMPLETED
         if command == "call":
             return await self.call(client, ns)

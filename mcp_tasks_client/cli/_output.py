@@ -365,7 +365,14 @@ class Output:
 
     def tools(self, tools: Sequence[Tool]) -> None:
         for tool in tools:
-            self.emit({"event": "tool", "name": tool.name, "tool": self.encode(tool)})
+            self.emit(
+                {
+                    "event": "tool",
+                    "name": tool.name,
+                    "task_support": tool.task_support.value,
+                    "tool": self.encode(tool),
+                }
+            )
 
     def tasks(self, tasks: Sequence[Task]) -> None:
         for task in tasks:

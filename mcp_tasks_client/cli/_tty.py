@@ -133,9 +133,10 @@ class RichOutput(Output):
         table = Table("tool", "task support", "description", box=None, header_style="bold")
         driver = driver_for(self.generation)
         for tool in tools:
-            # Where the listing does not say (2026-07-28: the server decides per call, E 4): -
+            # Where the listing does not say (2026-07-28: the server decides per call, E 4):
+            # "unknown", never "forbidden".
             said = driver.task_support(tool)
-            support = "-" if said is None else said.value
+            support = "unknown" if said is None else said.value
             table.add_row(_t(tool.name), support, _t(tool.description or ""))
         self.console.print(table)
 
