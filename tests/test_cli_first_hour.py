@@ -9,6 +9,7 @@ issue it covers; every one of them failed before the change it tests.
 from __future__ import annotations
 
 import itertools
+import re
 import shlex
 import socket
 import subprocess
@@ -20,9 +21,10 @@ import anyio
 import pytest
 from peers.harness import stop_process
 from rich.console import Console
-from test_cli import GEN2, Ran, cli
+from test_cli import GEN2, REPO, Ran, cli, env, in_terminal
 
-from mcp_tasks_client import Client, Generation, HttpTransport, ToolCall
+import mcp_tasks_client
+from mcp_tasks_client import Client, Generation, HttpTransport, ToolCall, errors
 from mcp_tasks_client.cli import ExitCode
 from mcp_tasks_client.cli._tty import RichOutput
 from mcp_tasks_client.errors import DecodeError, UnexpectedPlainResult
@@ -362,3 +364,70 @@ def test_the_terminal_table_says_unknown_in_2026_and_the_listing_in_2025() -> No
         out.tools([decode(tool, Tool, generation)])
         row = console.export_text().splitlines()[-1].split()
         assert row[:2] == ["job", expected]
+
+
+# -- item 11: small things ----------------------------------------------------------------------
+
+
+def test_version() -> None:
+    ran = cli("--version")
+    assert ran.code == ExitCode.COMPLETED, ran.stderr
+    assert ran.stdout == (
+        f"mcp-tasks {mcp_tasks_client.__version__} "
+        "(mcp-tasks-client; protocol generations 2025-11-25, 2026-07-28)\n"
+    )
+
+
+def test_the_package_summary_does_not_call_2026_07_28_next() -> None:
+    found = re.search(r'^description = "(.*)"$', (REPO / "pyproject.toml").read_text(), re.M)
+    assert found is not None
+    summary = found.group(1)
+    assert "next" not in summary
+    assert "2025-11-25" in summary
+    assert "2026-07-28" in summary
+
+
+def test_a_traceback_names_the_public_module_of_every_error() -> None:
+    """Checked on main before issue 22's change (``errors.py`` sets ``__module__``): a
+    traceback names ``mcp_tasks_client.errors.X``, an import that works, never a private one."""
+    code = (
+        "from mcp_tasks_client.cli import ExitCode\n"  # what the CLI imports, first
+        "from mcp_tasks_client._exceptions import TaskNotFound\n"
+        "raise TaskNotFound(-32602, 'no such task')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env(), timeout=60
+    )
+    assert run.returncode == 1
+    last = run.stderr.splitlines()[-1]
+    assert last == "mcp_tasks_client.errors.TaskNotFound: JSON-RPC error -32602: no such task"
+    todo: list[type[BaseException]] = [errors.MCPTasksError]
+    seen: set[type[BaseException]] = set()
+    while todo:
+        cls = todo.pop()
+        seen.add(cls)
+        todo.extend(cls.__subclasses__())
+    public = {c for c in seen if c.__module__.startswith("mcp_tasks_client")}
+    assert len(public) >= 40
+    for cls in public:
+        parts = cls.__module__.split(".")
+        assert not any(p.startswith("_") for p in parts), (cls, cls.__module__)
+
+
+def test_the_interactive_prompt_takes_y_and_yes(mcp1: list[str]) -> None:
+    """Was: the answer prompt took only accept/decline/cancel (``y`` refused), a yes/no field
+    only y/n (``yes`` refused)."""
+    screen = in_terminal(
+        [*mcp1, "--inputs", "interactive", "call", "confirm", "--args", '{"text": "ship it"}',
+         "--task", "--wait"],
+        replies=[("(accept):", "y\n"), ("[y/n]", "Yes\n")],
+    )  # fmt: skip
+    assert screen.code == 0, screen.text
+    assert "confirmed=True action=accept" in screen.text
+    declined = in_terminal(
+        [*mcp1, "--inputs", "interactive", "call", "confirm", "--args", '{"text": "ship it"}',
+         "--task", "--wait"],
+        replies=[("(accept):", "n\n")],
+    )  # fmt: skip
+    assert declined.code == 0, declined.text
+    assert "action=decline" in declined.text

@@ -235,12 +235,27 @@ def _output_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def version_line() -> str:
+    """``mcp-tasks --version``: the package's version and the generations it speaks."""
+    from .. import __version__
+
+    return (
+        f"mcp-tasks {__version__} (mcp-tasks-client; protocol generations {', '.join(GENERATIONS)})"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-tasks",
         description=DESCRIPTION,
         epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=version_line(),
+        help="print the version of mcp-tasks (the mcp-tasks-client package) and exit",
     )
     _global_options(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
