@@ -31,7 +31,8 @@ On a terminal, a live line shows the task's status, message, elapsed time and ne
 at most 256 KiB of a result (--output FILE writes all of it). Server text is shown with its
 control characters escaped (\\x1b), never run. With --json, and whenever stdout is not a
 terminal, every line of stdout is one JSON object with an "event" key ("created", "status",
-"input", "outcome", "tool", "task", "cancel", "probe", "error", "interrupted"); the last line
+"input", "outcome", "tool", "task", "cancel", "probe", "error", "interrupted"; a "status"
+line each time the status or its message changes); the last line
 for a waited task is the "outcome": its "status" and its "result" (the CallToolResult as wire
 JSON) or its "error" ({"type", "message", ...}), and "exit_code". Ctrl-C exits 130 and prints
 the command that cancels the task left running.
