@@ -178,6 +178,28 @@ def test_a_plain_call_of_a_task_only_tool_says_add_task(mcp1: list[str]) -> None
     assert "as_task" not in ran.stderr + ran.stdout
 
 
+def test_a_task_call_of_a_task_forbidden_tool_says_without_task(mcp1: list[str]) -> None:
+    ran = cli(*mcp1, "call", "plain_echo", "--args", '{"text": "x"}', "--task", "--wait")
+    assert ran.code == ExitCode.USAGE, ran.stderr
+    assert lines(ran) == [
+        "mcp-tasks: TaskAugmentationNotAllowed: tool 'plain_echo' does not run as a task: "
+        "call it without --task; the server said: This tool does not support task-augmented "
+        "invocation"
+    ]
+
+
+def test_the_input_hint_gives_a_cancel_command_that_can_be_pasted(fastmcp4: list[str]) -> None:
+    """Was: ``mcp-tasks cancel ID``, which fails pasted (no server, no generation)."""
+    ran = cli(*fastmcp4, "call", "confirm_delete", "--task", "--wait")
+    assert ran.code == ExitCode.INPUT, ran.stderr
+    task_id = ran.last["task_id"]
+    command = f"mcp-tasks --url {fastmcp4[1]} --generation 2026-07-28 cancel --id={task_id}"
+    assert lines(ran)[-1].endswith(f"(it still waits on the server: {command})")
+    pasted = cli(*shlex.split(command)[1:])
+    assert pasted.code == ExitCode.COMPLETED, pasted.stderr
+    assert pasted.last["event"] == "cancel"
+
+
 def test_ttl_in_2026_is_refused_in_cli_words_before_anything_is_sent(
     fastmcp4: list[str],
 ) -> None:
