@@ -19,7 +19,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from peers.harness import stop_process
+from conftest import require_peer
+from peers.harness import stdio_command, stop_process
 from rich.console import Console
 from test_cli import GEN2, REPO, Ran, cli, env, in_terminal
 
@@ -272,6 +273,16 @@ def test_a_task_not_waited_on_says_at_start_that_later_runs_may_not_reach_it(
     waited = cli(*mcp1, "call", "slow_echo", "--args", args, "--task", "--wait")
     assert waited.code == ExitCode.COMPLETED, waited.stderr
     assert waited.stderr == ""
+
+
+def test_a_task_not_waited_on_over_stdio_says_the_server_ends_with_the_run() -> None:
+    server = ["--stdio", shlex.join(stdio_command(require_peer("mcp1")))]
+    ran = cli(*server, "call", "slow_echo", "--args", '{"seconds": 0.5}', "--task")
+    assert ran.code == ExitCode.COMPLETED, ran.stderr
+    assert lines(ran) == [
+        "mcp-tasks: over --stdio the server process ends with this run, and its tasks with "
+        "it: add --wait to follow the task to its end"
+    ]
 
 
 def test_list_with_a_journal_lists_what_the_journal_holds(mcp1: list[str], tmp_path: Path) -> None:

@@ -297,18 +297,19 @@ class Run:
                     f"--ttl: a {generation} client cannot ask for a ttl (the server picks how "
                     "long it keeps a task): drop --ttl"
                 ) from None
-        if args.task and not args.wait and self.options.journal is None:
-            if self.options.server.stdio is not None:
-                self.out.warn(
-                    "over --stdio the server process ends with this run, and its tasks with "
-                    "it: add --wait to follow the task to its end"
-                )
-            elif driver.unknown_task_hint():
-                self.out.warn(
-                    f"a {generation} server may bind the task to this run's session, which "
-                    "ends with this run: later status, wait, result and cancel may not find "
-                    "it; add --journal FILE to keep the session (or --wait)"
-                )
+        if not args.task or args.wait:
+            return
+        if self.options.server.stdio is not None:  # a journal cannot keep a process
+            self.out.warn(
+                "over --stdio the server process ends with this run, and its tasks with it: "
+                "add --wait to follow the task to its end"
+            )
+        elif self.options.journal is None and driver.unknown_task_hint():
+            self.out.warn(
+                f"a {generation} server may bind the task to this run's session, which "
+                "ends with this run: later status, wait, result and cancel may not find "
+                "it; add --journal FILE to keep the session (or --wait)"
+            )
 
     async def call(self, client: Client, ns: argparse.Namespace) -> ExitCode:
         args = call_args(ns)
