@@ -225,12 +225,27 @@ class InvalidToolAnnotation(ProtocolError):
 
 class UnexpectedPlainResult(ProtocolError):
     """A task-augmented call was answered with a plain result although the server declared
-    ``tasks.requests.tools.call``; the result is kept in ``result``."""
+    ``tasks.requests.tools.call``; the result is kept in ``result``.
 
-    def __init__(self, tool: str, result: object) -> None:
+    When that result is an error (``isError``: a misspelt tool, arguments the tool refuses),
+    ``server_said`` is its text and the message ends with it: the server refused the call
+    before making a task, and its reason is what the caller needs."""
+
+    def __init__(self, tool: str, result: object, *, server_said: str | None = None) -> None:
         self.tool = tool
         self.result = result
-        super().__init__(f"the task-augmented call of {tool!r} got a plain result, not a task")
+        self.server_said = server_said
+        if server_said is not None:
+            said = server_said or "(an isError result with no text)"
+            message = f"the server refused the task-augmented call of {tool!r}: {said}"
+        else:
+            message = f"the task-augmented call of {tool!r} got a plain result, not a task"
+        super().__init__(message)
+
+    @property
+    def refused(self) -> bool:
+        """The plain result is an error (``isError``): the server refused the call."""
+        return self.server_said is not None
 
 
 class UnsupportedProtocolVersion(ProtocolError):

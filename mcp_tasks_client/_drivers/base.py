@@ -259,8 +259,8 @@ class Driver(abc.ABC):
         """A plain call of ``name`` may be sent (its metadata may require a task)."""
 
     def task_support(self, tool: Tool) -> TaskSupport | None:
-        """What the listing says of the tool's task support; None where the generation's
-        listings do not carry it (the server decides per call)."""
+        """What the listing says of the tool's task support: ``UNKNOWN`` where the
+        generation's listings do not carry it (the server decides per call, E 4)."""
         return tool.task_support
 
     def input_keys(self, key: str) -> list[str]:

@@ -209,9 +209,11 @@ class Driver2025(Driver):
 
     def plain_start_answer(self, name: str, answer: CallToolResult) -> CallToolResult:
         # A plain answer to a task call: the server ran it inline, or refused in an isError.
-        if refusals.refuses_tasks(refusals.error_text(answer)):
-            raise TaskAugmentationNotAllowed(name, server_said=refusals.error_text(answer))
-        raise UnexpectedPlainResult(name, answer)
+        said = refusals.error_text(answer)
+        if refusals.refuses_tasks(said):
+            raise TaskAugmentationNotAllowed(name, server_said=said)
+        # An isError answer (a misspelt tool, arguments refused): the server's reason is kept.
+        raise UnexpectedPlainResult(name, answer, server_said=said)
 
     def read_task(self, raw: JSONObject) -> Task:
         return _decode_task(raw)

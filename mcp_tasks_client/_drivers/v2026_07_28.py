@@ -49,7 +49,6 @@ from ..models import (
     RequestId,
     ServerCapabilities,
     Task,
-    TaskSupport,
     Tool,
 )
 from ..outcomes import Outcome
@@ -181,9 +180,6 @@ class Driver2026(Driver):
         # When the caller ran discover() and the server has no tasks extension, it cannot.
         if self._discovered is not None and not self._discovered.capabilities.tasks_extension:
             raise CapabilityNotNegotiated(f"extensions[{TASKS_EXTENSION!r}]", rule="E C11")
-
-    def task_support(self, tool: Tool) -> TaskSupport | None:
-        return None  # E 4: the listing does not say; the server decides per call
 
     # -- what an answer means --------------------------------------------------------------
 
