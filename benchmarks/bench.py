@@ -181,6 +181,7 @@ def _latency(base: str, me: str, rounds: int, say: Any) -> None:
 
 
 CODEC_DECODES = 20_000
+SSE_EVENTS = 20_000
 
 
 def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None:
@@ -220,6 +221,25 @@ def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None
     say("")
 
 
+def _sse(base: str, me: str, rounds: int, say: Any) -> None:
+    """The two SSE decoders over the same bytes (issue 22, item 15): the figure that decides
+    whether the hand-written one must stay anywhere."""
+    results = _rounds(base, {"sse": (me, ["sse-decoders", "--calls", str(SSE_EVENTS)])}, rounds)
+    say(
+        f"**SSE decoding**: {SSE_EVENTS:,} small events (one `tasks/get` answer each) in 4 KiB "
+        f"chunks, and one 1 MiB event in 64 KiB chunks; CPU, median of {rounds} rounds (each "
+        "its own process, both decoders interleaved in it):"
+    )
+    say("")
+    say("| decoder | per small event µs | per 1 MiB event ms |")
+    say("|---|---|---|")
+    for name, label in (("hand", "hand-written"), ("httpx_sse", "httpx-sse under the bound")):
+        small = _median(results["sse"], f"{name}_small_cpu_us")
+        large = _median(results["sse"], f"{name}_large_cpu_ms")
+        say(f"| {label} | {small:.1f} | {large:.2f} |")
+    say("")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -227,14 +247,16 @@ def main() -> None:
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--write", action="store_true")
     parser.add_argument(
-        "--only", default="", help="comma-separated sections: seq,burst,mem,sched,latency,codec"
+        "--only",
+        default="",
+        help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse",
     )
     a = parser.parse_args()
     me = sys.executable
     peer = _peer_python()
     lean = _has_lean()
     ts1 = _has_ts1()
-    sections = {"seq", "burst", "mem", "sched", "latency", "codec"}
+    sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse"}
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -419,7 +441,10 @@ def main() -> None:
         lap("latency")
         if "codec" in only:
             _codec(base, me, peer, a.rounds, say)
-    lap("codec")
+        lap("codec")
+        if "sse" in only:
+            _sse(base, me, a.rounds, say)
+    lap("sse")
     spent = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in laps)
     say(f"Whole run: {time.perf_counter() - started:.0f} s ({spent}).")
     text = "\n".join(out)

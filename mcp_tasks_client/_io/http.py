@@ -76,7 +76,7 @@ from ..models import (
     JSONRPCResponse,
     RequestId,
 )
-from ._sse import SSEDecoder
+from ._sse_httpx import HttpxSSEDecoder
 from .base import (
     HeadersFor,
     HttpExchange,
@@ -591,9 +591,9 @@ class HttpTransport(Transport):
             parts.append(chunk)
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
-    def _sse_decoder(self) -> SSEDecoder:
+    def _sse_decoder(self) -> HttpxSSEDecoder:
         limit = self.limits.max_message_bytes
-        return SSEDecoder(max_line_bytes=limit + 16, max_event_bytes=limit)
+        return HttpxSSEDecoder(max_line_bytes=limit + 16, max_event_bytes=limit)
 
     # -- internals ---------------------------------------------------------------------------
 
