@@ -1,17 +1,22 @@
 """Issue 22, item 14: what the official TypeScript tasks library (ext-tasks 0.2.2) gives its
 users, checked here. Headers the caller set reach every follow-up request of a task (polls,
-resume included), and a journaled task is bound to the endpoint it was created on: resuming it
-against another server fails closed, before its id is sent. Scripted servers on 127.0.0.1
-(2026-07-28: no handshake, so every request a server received is visible)."""
+resume included); the client's request deadline bounds the Poller's follow-ups when the caller
+asks (``PollPolicy.request_timeout_from_client``); and a journaled task is bound to the
+endpoint it was created on: resuming it against another server fails closed, before its id is
+sent. Scripted servers on 127.0.0.1 (2026-07-28: no handshake, so every request a server
+received is visible)."""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import attrs
 import pytest
 from started import task_created
 
@@ -22,9 +27,10 @@ from mcp_tasks_client import (
     HttpTransport,
     Poller,
     PollPolicy,
+    Timeouts,
     ToolCall,
 )
-from mcp_tasks_client.errors import UsageError
+from mcp_tasks_client.errors import RequestTimeout, UsageError
 from mcp_tasks_client.journal import JournalEntry, SQLiteJournal
 from mcp_tasks_client.models import Implementation
 from mcp_tasks_client.resume import client_for, resume
@@ -141,3 +147,46 @@ async def test_resuming_against_another_endpoint_fails_closed(tmp_path: Path) ->
     assert other.url in str(resumed.ended)
     assert received == []
     assert [e.task_id for e in left] == ["t-1"]
+
+
+def _slow_server(hold: dict[str, float]) -> Any:
+    """A task per call; each ``tasks/get`` answered (completed) after ``hold["seconds"]``."""
+
+    async def serve(request: Received, conn: Conn) -> None:
+        if request.rpc_method == "tools/call":
+            await conn.result(request, {"resultType": "task", **_task("t-1", "working")})
+        elif request.rpc_method == "tasks/get":
+            await anyio.sleep(hold["seconds"])
+            task_id = request.params["taskId"]
+            await conn.result(request, {"resultType": "complete", **_task(task_id, "completed")})
+
+    return serve
+
+
+async def test_the_clients_request_deadline_bounds_the_pollers_follow_ups_when_asked() -> None:
+    """Off (the default), a poll is bounded by the Poller's own ``request_timeout`` whatever
+    the client's ``Timeouts.request``: a server that never answers ends the wait with
+    RequestTimeout. With ``request_timeout_from_client``, the client's 60 s holds for the
+    Poller's polls too: an answer that comes after the Poller's own 0.2 s ends the wait."""
+    hold = {"seconds": math.inf}
+    quick = PollPolicy(floor=0.01, jitter=0.0, request_timeout=0.2)
+    async with (
+        HostileHTTPServer(_slow_server(hold)) as server,
+        Client(
+            HttpTransport(server.url),
+            generation=Generation.V2026_07_28,
+            client_info=INFO,
+            timeouts=Timeouts(request=60.0),
+        ) as client,
+    ):
+        created = task_created(await client.start(ToolCall("work").as_task()))
+        async with Poller(client, quick) as poller:
+            assert poller.policy.request_timeout == 0.2
+            with pytest.raises(RequestTimeout):
+                await poller.wait(created)
+        hold["seconds"] = 0.5
+        carried = attrs.evolve(quick, request_timeout_from_client=True)
+        async with Poller(client, carried) as poller:
+            assert poller.policy.request_timeout == 60.0
+            outcome = await poller.wait(created)
+    assert isinstance(outcome, Completed)
