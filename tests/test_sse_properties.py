@@ -205,6 +205,58 @@ def test_a_priming_event_and_an_id_with_nul(decoder_class: Decoder) -> None:
     assert decoder.last_event_id == "e-1"
 
 
+# Lines a server may send: every field the decoders read, comments, unknown fields, a field
+# without a colon, values with leading spaces and NULs, retries valid and not.
+SSE_LINES = st.one_of(
+    st.builds(lambda v: "data:" + v, VALUES),
+    st.builds(lambda v: "data: " + v, VALUES),
+    st.just("data"),
+    st.builds(lambda v: "id: " + v, VALUES),
+    st.builds(lambda v: "event: " + v, VALUES),
+    st.builds(lambda v: "retry: " + v, st.from_regex(r"[0-9+\- _]{0,20}", fullmatch=True)),
+    st.builds(lambda v: ":" + v, VALUES),
+    st.builds(lambda v: "x-unknown: " + v, VALUES),
+    st.just(""),
+)
+
+
+@given(
+    lines=st.lists(SSE_LINES, max_size=20),
+    endings=st.lists(LINE_ENDINGS, min_size=1, max_size=5),
+    cuts=st.lists(st.integers(0, 2000), max_size=8),
+    bom=st.booleans(),
+)
+def test_both_decoders_read_any_valid_stream_alike(
+    lines: list[str], endings: list[bytes], cuts: list[int], bom: bool
+) -> None:
+    """The hand-written decoder (the reference) and httpx-sse under its bound give the same
+    events and the same ``retry`` for any UTF-8 stream within the limits, however it is cut;
+    once the stream ends on an event boundary, the same last event id too (mid-event, httpx-sse
+    counts an id once its event ends, WHATWG; the reference as soon as its line is read)."""
+    out = bytearray(b"\xef\xbb\xbf" if bom else b"")
+    ending = iter(endings * 100)
+    for line in [*lines, "", ""]:  # ends on an event boundary
+        e = next(ending)
+        if out.endswith(b"\r") and e == b"\n" and not line:
+            e = b"\r\n"  # CR then LF would read as one CRLF
+        out += line.encode() + e
+    reference = SSEDecoder(max_line_bytes=1 << 20, max_event_bytes=1 << 20)
+    carried = HttpxSSEDecoder(max_line_bytes=1 << 20, max_event_bytes=1 << 20)
+    chunks = chunked(bytes(out), cuts)
+    assert feed_all(carried, chunks) == feed_all(reference, chunks)
+    assert carried.retry == reference.retry
+    assert carried.last_event_id == reference.last_event_id
+
+
+def test_the_http_transport_parses_with_httpx_sse() -> None:
+    """Issue 22, item 15: httpx-sse carries the transport's SSE parsing, under the bound."""
+    transport = HttpTransport("http://127.0.0.1:1/mcp")
+    transport.apply_limits(Limits(max_message_bytes=1000))  # what Client(limits=) does
+    decoder = transport._sse_decoder()
+    assert isinstance(decoder, HttpxSSEDecoder)
+    assert (decoder.max_line_bytes, decoder.max_event_bytes) == (1016, 1000)
+
+
 # --- the transport's SSE handling, end to end -----------------------------------------------
 
 
