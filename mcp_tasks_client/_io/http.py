@@ -1,4 +1,4 @@
-"""Streamable HTTP for 2025-11-25 (X:56-219), on httpx, with a bounded SSE decoder of our own.
+"""Streamable HTTP for 2025-11-25 (X:56-219), on httpx, its SSE parsed by httpx-sse under a bound.
 
 Every client message is its own POST (X:88). A request's answer comes back as one JSON body or
 as an SSE stream that may carry server->client requests and notifications before the response
