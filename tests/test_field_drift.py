@@ -15,6 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from started import task_created
 
 from mcp_tasks_client import (
@@ -49,6 +51,7 @@ NOW = "2026-08-01T00:00:00Z"
 SLOW = 600_000  # pollIntervalMs: a poll would not come within the test
 SUB = "io.modelcontextprotocol/subscriptionId"
 DONE = {"content": [{"type": "text", "text": "done"}], "resultType": "complete"}
+_ACK = "notifications/subscriptions/acknowledged"
 REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 
 
@@ -202,3 +205,77 @@ def test_the_validator_reports_a_drifted_server_as_a_warning() -> None:
     # the drift twice (the filter, the method), and the pushed snapshot's missing fields (S25)
     assert ids.count("E A-27") == 2
     assert "E S25" in ids
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+METHODS = st.sampled_from(
+    [
+        "notifications/tasks",
+        DRAFT_STATUS_NOTIFICATION,
+        "notifications/subscriptions/acknowledged",
+        "notifications/progress",
+        "notifications/message",
+    ]
+)
+
+
+@given(
+    method=METHODS,
+    params=st.none()
+    | st.dictionaries(
+        st.sampled_from(["notifications", "taskId", "_meta", "status"]), JSON_VALUES, max_size=4
+    ),
+    filters=st.none()
+    | st.dictionaries(st.sampled_from(["taskIds", DRAFT_TASKS_FILTER, "other"]), JSON_VALUES),
+)
+def test_a_notification_is_read_once_into_the_current_form(
+    method: str, params: dict[str, Any] | None, filters: dict[str, Any] | None
+) -> None:
+    """E A-27 as a property: the reading is idempotent, leaves the current form (and every
+    other notification) as it came, never drops a key, and a ``taskIds`` the server sent is
+    never replaced by its ``tasksStatus``."""
+    if params is not None and filters is not None:
+        params = {**params, "notifications": filters}
+    driver = driver_class(Generation.V2026_07_28)(ClientCapabilities(), INFO)
+    came = JSONRPCNotification(method, params)
+    read = driver.read_notification(came)
+    assert driver.read_notification(read) == read
+    assert read.method == ("notifications/tasks" if method == DRAFT_STATUS_NOTIFICATION else method)
+    before, after = came.params or {}, read.params or {}
+    assert set(before) <= set(after)
+    old, new = before.get("notifications"), after.get("notifications")
+    if isinstance(old, dict) and isinstance(new, dict):
+        assert {k: new[k] for k in old} == old  # nothing the server sent is changed
+        if DRAFT_TASKS_FILTER in old and "taskIds" not in old and read.method == _ACK:
+            assert new["taskIds"] == old[DRAFT_TASKS_FILTER]
+    if method not in (DRAFT_STATUS_NOTIFICATION, _ACK):
+        assert read is came
+
+
+@given(
+    code=st.integers(-32768, -32000) | st.sampled_from([DRAFT_MISSING_CAPABILITY, -32021]),
+    data=st.none() | JSON_VALUES | st.builds(lambda r: {"requiredCapabilities": r}, JSON_VALUES),
+)
+def test_an_error_is_read_as_missing_capability_only_when_it_says_so(code: int, data: Any) -> None:
+    """E A-23 as a property: -32021 is MissingClientCapability as before; -32003 is one only
+    with ``data.requiredCapabilities`` an object; any other error is left as it came."""
+    driver = driver_class(Generation.V2026_07_28)(ClientCapabilities(), INFO)
+    came = RPCError.from_error(code, "m", data, method="tools/call")
+    read = driver.read_error(came)
+    says = isinstance(data, dict) and isinstance(data.get("requiredCapabilities"), dict)
+    if code == DRAFT_MISSING_CAPABILITY and says:
+        assert isinstance(read, MissingClientCapability)
+        assert (read.code, read.message, read.data, read.method) == (
+            came.code,
+            came.message,
+            came.data,
+            came.method,
+        )
+    else:
+        assert read is came
