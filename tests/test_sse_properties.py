@@ -333,3 +333,16 @@ def test_any_sse_answer_is_a_result_or_a_typed_error(events: list[bytes]) -> Non
     client: the call returns a result or raises one of the library's errors, nothing else."""
     outcome = _run_call_over(b"".join(events))
     assert isinstance(outcome, (CallToolResult, MCPTasksError)), outcome
+
+
+def test_a_resumption_after_a_cut_asks_again_for_the_event_cut_short() -> None:
+    """WHATWG: an id counts once its event ends. A stream cut inside event 2 resumes from 1
+    with httpx-sse (the transport's), so the server sends event 2 again; the hand-written
+    reference counted the id line at once and would have skipped event 2."""
+    cut = b"id: 1\ndata: a\n\nid: 2\ndata: b"
+    carried = HttpxSSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    assert carried.feed(cut) == [SSEEvent("a", "message", "1")]
+    assert carried.last_event_id == "1"
+    reference = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    reference.feed(cut)
+    assert reference.last_event_id == "2"
