@@ -129,7 +129,6 @@ class Client(TaskCalls, FeatureCalls):
             first_id=_resumed_first_id() if resume is not None else 1,
         )
         self._known_tools: dict[str, Tool] = {}
-        self._discovered: DiscoverResult | None = None
 
     async def __aenter__(self) -> Client:
         """Open the transport, start the reader and perform the generation's handshake
@@ -181,7 +180,7 @@ class Client(TaskCalls, FeatureCalls):
     @property
     def discover_result(self) -> DiscoverResult | None:
         """What the last :meth:`discover` returned (2026-07-28), or None before one."""
-        return self._discovered
+        return self._driver.discover_result
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
@@ -210,7 +209,6 @@ class Client(TaskCalls, FeatureCalls):
                 self._driver.protocol_version, result.supported_versions
             )
         self._driver.discovered(result)
-        self._discovered = result
         return result
 
     def on_request(self, method: str, handler: RequestHandler, *, held: bool = False) -> None:

@@ -148,6 +148,9 @@ class Driver(abc.ABC):
     progress_outlives_call: ClassVar[bool]
     """A task call's progress token stays valid for the task's life (2025-11-25), or ends with
     the call's answer (2026-07-28, E C43)."""
+    tasks_bound_to_session: ClassVar[bool] = False
+    """A server may bind a task to the session that started it (2025-11-25), so another
+    session may not reach it; see :meth:`unknown_task_hint` for the words."""
 
     def __init__(self, capabilities: ClientCapabilities, client_info: Implementation) -> None:
         self.capabilities: JSONObject = self.converter.encode(capabilities)
@@ -200,6 +203,12 @@ class Driver(abc.ABC):
     def discovered(self, result: DiscoverResult) -> None:
         """What ``server/discover`` answered (kept where the generation has it)."""
         self.require("server/discover")
+
+    @property
+    def discover_result(self) -> DiscoverResult | None:
+        """What the last ``server/discover`` answered, or None (never sent, or no such
+        request in this generation)."""
+        return None
 
     @abc.abstractmethod
     def session_to_keep(self, session: str | None) -> JSONObject | None:

@@ -179,6 +179,8 @@ class Driver2025(Driver):
     def input_keys(self, key: str) -> list[str]:
         return []  # a JSON-RPC id is the server's counter, not a name to answer by
 
+    tasks_bound_to_session = True
+
     def unknown_task_hint(self) -> str:
         return (
             ", or a task of another session: a 2025-11-25 server may bind a task to the "

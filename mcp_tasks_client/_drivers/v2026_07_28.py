@@ -145,6 +145,10 @@ class Driver2026(Driver):
     def discovered(self, result: DiscoverResult) -> None:
         self._discovered = result
 
+    @property
+    def discover_result(self) -> DiscoverResult | None:
+        return self._discovered
+
     def session_to_keep(self, session: str | None) -> JSONObject | None:
         return None
 

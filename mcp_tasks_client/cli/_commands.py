@@ -88,12 +88,14 @@ class Run:
 
     def lost_hint(self, task_id: str) -> str:
         hint = f"the server does not know task {task_id}: an unknown id, or expired and deleted"
-        bound = driver_for(self.options.generation).unknown_task_hint()
-        if bound:
-            bound += (
-                ", and each mcp-tasks run opens a new session (over --stdio, a new server process)"
-            )
-        return hint + bound
+        driver = driver_for(self.options.generation)
+        if not driver.tasks_bound_to_session:
+            return hint
+        return (
+            hint
+            + driver.unknown_task_hint()
+            + ", and each mcp-tasks run opens a new session (over --stdio, a new server process)"
+        )
 
     def hint_for(self, error: BaseException, task_id: str | None, last: Task | None) -> str | None:
         if isinstance(error, (InputNotHandled, InputRequired)):
