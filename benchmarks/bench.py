@@ -181,6 +181,7 @@ def _latency(base: str, me: str, rounds: int, say: Any) -> None:
 
 
 CODEC_DECODES = 20_000
+SSE_EVENTS = 20_000
 
 
 def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None:
@@ -290,6 +291,24 @@ def _journal(base: str, me: str, rounds: int, tasks: int, say: Any) -> None:
             f"| {_median(samples, 'claims'):.0f} | {_median(samples, 'empty_claims'):.0f} "
             f"| {_median(samples, 'outcomes'):.0f} | {spread} |"
         )
+
+
+def _sse(base: str, me: str, rounds: int, say: Any) -> None:
+    """The two SSE decoders over the same bytes (issue 22, item 15): the figure that decides
+    whether the hand-written one must stay anywhere."""
+    results = _rounds(base, {"sse": (me, ["sse-decoders", "--calls", str(SSE_EVENTS)])}, rounds)
+    say(
+        f"**SSE decoding**: {SSE_EVENTS:,} small events (one `tasks/get` answer each) in 4 KiB "
+        f"chunks, and one 1 MiB event in 64 KiB chunks; CPU, median of {rounds} rounds (each "
+        "its own process, both decoders interleaved in it):"
+    )
+    say("")
+    say("| decoder | per small event µs | per 1 MiB event ms |")
+    say("|---|---|---|")
+    for name, label in (("hand", "hand-written"), ("httpx_sse", "httpx-sse under the bound")):
+        small = _median(results["sse"], f"{name}_small_cpu_us")
+        large = _median(results["sse"], f"{name}_large_cpu_ms")
+        say(f"| {label} | {small:.1f} | {large:.2f} |")
     say("")
 
 
@@ -302,7 +321,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: seq,burst,mem,sched,latency,codec,journal",
+        help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse,journal",
     )
     parser.add_argument(
         "--journal-tasks", type=int, default=0, help="tasks per journal row (400; --full 2000)"
@@ -312,7 +331,7 @@ def main() -> None:
     peer = _peer_python()
     lean = _has_lean()
     ts1 = _has_ts1()
-    sections = {"seq", "burst", "mem", "sched", "latency", "codec", "journal"}
+    sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "journal"}
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -498,6 +517,9 @@ def main() -> None:
         if "codec" in only:
             _codec(base, me, peer, a.rounds, say)
         lap("codec")
+        if "sse" in only:
+            _sse(base, me, a.rounds, say)
+        lap("sse")
         if "journal" in only:
             tasks = a.journal_tasks or (2000 if a.full else 400)
             _journal(base, me, a.rounds, tasks, say)

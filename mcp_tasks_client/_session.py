@@ -828,7 +828,7 @@ class Session:
                     if waiter.on_result is not None:
                         self._call_on_result(waiter.on_result, event.result)
                 else:
-                    waiter.error = event.error
+                    waiter.error = self._driver.read_error(event.error)
                 waiter.done.set()
             # Its token, if it had one, stops now (a task call's was bound, or it made no
             # task): progress read after the answer is not the request's.
@@ -891,6 +891,10 @@ class Session:
             self._on_warning(warning)
 
     def _dispatch_notification(self, notification: JSONRPCNotification) -> None:
+        read = self._driver.read_notification(notification)
+        if read is not notification:
+            log.debug("read %s in its current form (an earlier draft's)", notification.method)
+            notification = read
         if notification.method == "notifications/progress":
             self._on_progress_notification(notification)
         handlers = self._notification_handlers.get(notification.method)

@@ -104,6 +104,15 @@ def test_codec_row_measures_repeated_and_fresh_payloads(bench_url: str) -> None:
     assert set(got) >= {"cpu_us", "user_us", "wall_us", "fresh_cpu_us"}
 
 
+def test_sse_row_measures_both_decoders(bench_url: str) -> None:
+    """Issue 22, item 15: both decoders over the same bytes (each checks it read every
+    event); no figure is checked."""
+    got = row(bench_url, "sse-decoders", "--calls", "20")
+    for name in ("hand", "httpx_sse"):
+        assert got[f"{name}_small_cpu_us"] >= 0
+        assert got[f"{name}_large_cpu_ms"] >= 0
+
+
 def test_fresh_payloads_all_decode_through_the_fast_path() -> None:
     spec = importlib.util.spec_from_file_location("bench_rows", ROWS)
     assert spec is not None

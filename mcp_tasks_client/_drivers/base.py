@@ -33,7 +33,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from .._codec._converter import WireConverter
-from .._exceptions import DecodeError, MCPTasksError, UnsupportedInGeneration, UsageError
+from .._exceptions import (
+    DecodeError,
+    MCPTasksError,
+    RPCError,
+    UnsupportedInGeneration,
+    UsageError,
+)
 from .._generation import Generation
 from ..builders import TaskToolCall
 from ..models import (
@@ -46,6 +52,7 @@ from ..models import (
     InputRequiredResult,
     JSONObject,
     JSONRPCMessage,
+    JSONRPCNotification,
     JSONRPCResponse,
     ListToolsResult,
     RequestId,
@@ -301,6 +308,16 @@ class Driver(abc.ABC):
         ``prompts/get``, ``resources/read`` ...): ``cls``, or (2026-07-28) a request for input
         first."""
         return self.converter.decode(raw, cls)
+
+    def read_error(self, error: RPCError) -> RPCError:
+        """A JSON-RPC error the server answered, as this generation reads it (a generation may
+        read an earlier draft's code as the current one's: see ``v2026_07_28.py``)."""
+        return error
+
+    def read_notification(self, notification: JSONRPCNotification) -> JSONRPCNotification:
+        """A notification as this generation reads it, before it is dispatched by method (a
+        generation may read an earlier draft's form as the current one)."""
+        return notification
 
     def read_ack(self, raw: JSONObject) -> None:
         """An answer that carries nothing (``{"resultType": "complete"}``); another resultType

@@ -11,7 +11,11 @@ What this driver decides (against 2025-11-25, see ``v2025_11_25.py``):
 - the outcome: inline in the terminal snapshot (E C27); input mid-flight: ``inputRequests``
   in a snapshot, answered with ``tasks/update`` (E C28-C33);
 - status push: ``notifications/tasks`` on a ``subscriptions/listen``; cancel's answer: an empty,
-  eventually consistent ack (E C36); no ``tasks/list`` (E S17), no ``tasks/result`` (E S16).
+  eventually consistent ack (E C36); no ``tasks/list`` (E S17), no ``tasks/result`` (E S16);
+- the field's drift, read on receipt and never sent (``read_error``, ``read_notification``):
+  servers built on earlier drafts of the extension answer a missing capability with -32003
+  (E A-23), push ``notifications/tasks/status`` and acknowledge a listen's filter as
+  ``tasksStatus`` (E A-27). Only this module knows those forms.
 
 May import what ``base.py`` may.
 """
@@ -30,6 +34,8 @@ from .._exceptions import (
     DecodeError,
     InvalidToolAnnotation,
     MCPTasksError,
+    MissingClientCapability,
+    RPCError,
     UsageError,
 )
 from .._generation import Generation
@@ -55,6 +61,9 @@ from ..outcomes import Outcome
 from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
 
 __all__ = [
+    "DRAFT_MISSING_CAPABILITY",
+    "DRAFT_STATUS_NOTIFICATION",
+    "DRAFT_TASKS_FILTER",
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
     "META_PROTOCOL_VERSION",
@@ -62,6 +71,16 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+DRAFT_MISSING_CAPABILITY = -32003
+"""E A-23: the extension draft's code for a missing client capability (the dated schema's is
+-32021). Read as -32021 only when its ``data.requiredCapabilities`` is an object: a bare -32003
+is a legacy code nobody may assume a meaning of (E C55)."""
+DRAFT_STATUS_NOTIFICATION = "notifications/tasks/status"
+"""E A-27: the status push of earlier drafts, read as ``notifications/tasks``."""
+DRAFT_TASKS_FILTER = "tasksStatus"
+"""E A-27: the listen filter of earlier drafts, read as ``taskIds`` in an acknowledgement."""
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -210,6 +229,39 @@ class Driver2026(Driver):
         if answer.input_requests is None and answer.request_state is None:
             raise DecodeError("$", "input_required needs inputRequests or requestState (E 3.11)")
         return answer
+
+    def read_error(self, error: RPCError) -> RPCError:
+        """E A-23: an earlier draft's -32003 naming ``requiredCapabilities`` is the dated
+        schema's -32021 (MissingClientCapability; ``code`` stays what the server sent)."""
+        if (
+            error.code == DRAFT_MISSING_CAPABILITY
+            and type(error) is RPCError
+            and isinstance(error.data, dict)
+            and isinstance(error.data.get("requiredCapabilities"), dict)
+        ):
+            return MissingClientCapability(
+                error.code, error.message, error.data, method=error.method
+            )
+        return error
+
+    def read_notification(self, notification: JSONRPCNotification) -> JSONRPCNotification:
+        """E A-27: an earlier draft's ``notifications/tasks/status`` is a ``notifications/tasks``
+        (its params read the same, E C42); an acknowledgement naming ``tasksStatus`` and no
+        ``taskIds`` acknowledged those ids. The current form is read as it came."""
+        if notification.method == DRAFT_STATUS_NOTIFICATION:
+            return attrs.evolve(notification, method=self.status_notification)
+        if notification.method == _ACKNOWLEDGED and notification.params is not None:
+            filters = notification.params.get("notifications")
+            if (
+                isinstance(filters, dict)
+                and "taskIds" not in filters
+                and DRAFT_TASKS_FILTER in filters
+            ):
+                read = {**filters, "taskIds": filters[DRAFT_TASKS_FILTER]}
+                return attrs.evolve(
+                    notification, params={**notification.params, "notifications": read}
+                )
+        return notification
 
     def read_task(self, raw: JSONObject) -> Task:
         kind = raw.get("resultType", "complete")
