@@ -365,7 +365,7 @@ class Poller:
         tracked = Tracked(first.task_id, machine, expiry, ttl_ends=ttl_ends, waits_until=until)
         tracked.message = next_status_message(None, first, now=self._wall_clock())
         self._registry.add(tracked)
-        tracking_started(tracked, first, self.client.generation.value)
+        tracking_started(tracked, first, self.client)
         if machine.is_terminal and not seed:
             self._start_finish(tracked)
             return tracked

@@ -5,33 +5,40 @@ spans are on) and its end (the outcome at INFO, a release at DEBUG, the error th
 the span ended with them), and each change of its status (DEBUG). Warnings are the poller's
 own (``Poller._warn``).
 
-May import: ``observability``, ``registry``, ``models``, ``_exceptions``. No I/O.
+May import: ``observability``, ``registry``, ``models``, ``_exceptions``, ``_client`` (its
+task spans). No I/O.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from .. import observability as _obs
 from .._exceptions import MCPTasksError
 from ..models import Task
 from .registry import Tracked
 
+if TYPE_CHECKING:
+    from .._client import Client
+
 __all__ = ["status_changed", "tracking_ended", "tracking_started"]
 
 log = _obs.get_logger("poller")
 
 
-def tracking_started(tracked: Tracked, first: Task, generation: str) -> None:
+def tracking_started(tracked: Tracked, first: Task, client: Client) -> None:
     _obs.remember(tracked.task_id)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("tracking task %s (%s)", _obs.TaskId(tracked.task_id), first.status.value)
     if _obs.tracer() is not None:
-        tracked.span = _obs.start_span(
-            "mcp_tasks.task",
+        # The task's span: the one its start (or a resume) began, else one begun now; the
+        # Poller owns it from here and ends it with the outcome.
+        tracked.span = client._session.traces.track(
+            tracked.task_id,
             {
                 "mcp_tasks.task.id": _obs.task_attr(tracked.task_id),
-                "mcp_tasks.generation": generation,
+                "mcp_tasks.generation": client.generation.value,
                 "mcp_tasks.task.status": first.status.value,
             },
         )
@@ -51,10 +58,10 @@ def tracking_ended(tracked: Tracked, outcome: str, error: MCPTasksError | None =
             type(error).__name__,
             status,
         )
-    span, tracked.span = tracked.span, None
-    if span is not None:
+    trace, tracked.span = tracked.span, None
+    if trace is not None:
         attributes = {"mcp_tasks.outcome": outcome, "mcp_tasks.task.status": status}
-        _obs.end_span(span, attributes, error)
+        trace.end(attributes, error)
 
 
 def status_changed(tracked: Tracked, previous: Task, snapshot: Task) -> None:
