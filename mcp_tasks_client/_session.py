@@ -573,7 +573,8 @@ class Session:
             raise
         try:
             task = self._driver.read_task(raw)
-            key: tuple[Any, ...] = (task.status, task.status_message, task.last_updated_at)
+            # Status and message: lastUpdatedAt is no news (fastmcp 4.1.4 moves it per read).
+            key: tuple[Any, ...] = (task.status, task.status_message)
         except DecodeError:
             key = ("undecodable",)
         if trace.saw(key):
@@ -721,10 +722,8 @@ class Session:
             self._progress.task_ended(task.task_id)
             # A task no Poller follows: its span ends with the terminal status read.
             status = task.status.value
-            self.traces.end(
-                task.task_id,
-                {"mcp_tasks.outcome": status, "mcp_tasks.task.status": status},
-                unowned_only=True,
+            self.traces.terminal(
+                task.task_id, {"mcp_tasks.outcome": status, "mcp_tasks.task.status": status}
             )
         return task
 

@@ -222,7 +222,7 @@ def tracing(
     once, at the first span site), with the defaults below.
 
     ``polls``: ``"every"`` (default) records a CLIENT span for each ``tasks/get``;
-    ``"changes"`` records only the polls that saw a change (status, message, update time) or
+    ``"changes"`` records only the polls that saw a change (of status or status message) or
     failed, and counts every poll on the task span (``mcp_tasks.task.polls``).
     ``propagate``: put the current trace context (``traceparent``, ``tracestate``,
     ``baggage``; SEP-414) into ``params._meta`` of every request (default), never over a key
@@ -379,7 +379,17 @@ class TaskTrace:
     closes. Carried explicitly: on the session's :class:`TaskTraces`, the tracked task and the
     request options; never in a context variable."""
 
-    __slots__ = ("context", "last", "owned", "polls", "span", "started", "table", "task_id")
+    __slots__ = (
+        "context",
+        "ended_at",
+        "last",
+        "owned",
+        "polls",
+        "span",
+        "started",
+        "table",
+        "task_id",
+    )
 
     def __init__(self, span: Any, context: Any) -> None:
         self.span = span
@@ -388,11 +398,14 @@ class TaskTrace:
         self.task_id: str | None = None
         self.polls = 0
         self.last: tuple[Any, ...] | None = None
-        """What the last poll saw (status, message, update time): a change is news."""
+        """What the last poll saw (status, message): a change is news."""
         self.owned = False
         """A Poller tracks the task: it ends the span with the task's outcome."""
         self.started = time.monotonic()
         self.table: TaskTraces | None = None
+        self.ended_at: tuple[int, float, dict[str, Any]] | None = None
+        """When no Poller follows it: the terminal status read (its time, and the outcome),
+        the span's end when it is ended later (a Poller may still adopt it)."""
 
     def end(self, attributes: Mapping[str, Any], error: BaseException | None = None) -> None:
         """End the span (once) with the task's outcome, and leave the session's table."""
@@ -477,22 +490,22 @@ class TaskTraces:
         else:
             found.span.set_attributes(attributes)
         found.owned = True
+        found.ended_at = None
         return found
 
-    def end(
-        self,
-        task_id: str,
-        attributes: Mapping[str, Any],
-        error: BaseException | None = None,
-        *,
-        unowned_only: bool = False,
-    ) -> None:
-        """End ``task_id``'s span (with ``unowned_only``, only if no Poller tracks it)."""
+    def end(self, task_id: str, attributes: Mapping[str, Any]) -> None:
+        """End ``task_id``'s span."""
+        trace = self._open.pop(task_id, None)
+        if trace is not None:
+            self._finish(trace, attributes, None)
+
+    def terminal(self, task_id: str, attributes: Mapping[str, Any]) -> None:
+        """A terminal status of ``task_id`` was read: a span no Poller follows ends there (its
+        end time and outcome are kept; it is ended when the client closes, unless a Poller
+        adopts it first and ends it with the outcome)."""
         trace = self._open.get(task_id)
-        if trace is None or (unowned_only and trace.owned):
-            return
-        del self._open[task_id]
-        self._finish(trace, attributes, error)
+        if trace is not None and not trace.owned and trace.ended_at is None:
+            trace.ended_at = (time.time_ns(), time.monotonic(), dict(attributes))
 
     def finish(
         self, trace: TaskTrace, attributes: Mapping[str, Any], error: BaseException | None
@@ -516,15 +529,22 @@ class TaskTraces:
     ) -> None:
         if trace.span is None:
             return
+        end_ns: int | None = None
+        end_mono = time.monotonic()
         ended = dict(attributes)
+        if trace.ended_at is not None:  # its terminal status was read back then
+            end_ns, end_mono, ended = trace.ended_at
         ended["mcp_tasks.task.polls"] = trace.polls
         span, trace.span = trace.span, None
-        end_span(span, ended, error)
+        span.set_attributes(ended)
+        if error is not None:
+            _set_error(span, error)
+        span.end(end_time=end_ns)
         found = meters()
         if found is not None:
             outcome = {"mcp_tasks.outcome": str(ended.get("mcp_tasks.outcome", ""))}
             found.in_flight.add(-1)
-            found.task.record(time.monotonic() - trace.started, outcome)
+            found.task.record(end_mono - trace.started, outcome)
             found.polls.record(trace.polls, outcome)
 
 

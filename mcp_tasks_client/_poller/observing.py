@@ -59,7 +59,11 @@ def tracking_ended(tracked: Tracked, outcome: str, error: MCPTasksError | None =
             status,
         )
     trace, tracked.span = tracked.span, None
-    if trace is not None:
+    if trace is not None and outcome == "released":
+        # Nobody waits on it any more, but the task goes on: its span stays open (a later
+        # wait adopts it again; else its terminal status or the client's close ends it).
+        trace.owned = False
+    elif trace is not None:
         attributes = {"mcp_tasks.outcome": outcome, "mcp_tasks.task.status": status}
         trace.end(attributes, error)
 

@@ -1,0 +1,495 @@
+"""One trace per task, end to end (issue 27), against the real peers: mcp 1.30 (2025-11-25) and
+fastmcp 4.1.4 (2026-07-28), over HTTP and stdio, on both event loops, with the OpenTelemetry
+SDK's in-memory exporter and the wire recorded by a wrapper around the real transport.
+
+- Every request carries the trace context (SEP-414: ``params._meta.traceparent``), and a
+  request of a task carries the task's trace; a ``_meta`` key the caller set is kept.
+- A task's spans (``mcp_tasks.task``, its ``tools/call``, every ``tasks/*`` request, its input
+  handler, its outcome) are one trace, with or without a caller span; with one, the task span
+  sits under it. Waiting on many tasks does not fold them into one trace.
+- ``tracing(polls="changes")`` records only the polls that saw a change, and counts them all.
+- The journal keeps the task's trace context: after ``kill -9``, ``resume`` in this process
+  continues the same trace (a remote parent).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+from peers.harness import PEERS, stdio_command, stdio_env
+from recording import RecordingTransport
+
+from mcp_tasks_client import (
+    Cancelled,
+    Client,
+    Completed,
+    Failed,
+    Generation,
+    HttpTransport,
+    InputContext,
+    InputRouter,
+    Poller,
+    PollPolicy,
+    SQLiteJournal,
+    StdioTransport,
+    ToolCall,
+    client_for,
+    observability,
+    resume,
+)
+from mcp_tasks_client.models import (
+    CreateTaskResult,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
+    JSONRPCRequest,
+)
+from mcp_tasks_client.observability import _Tracing
+from mcp_tasks_client.transports import Transport
+
+pytestmark = pytest.mark.anyio
+
+INFO = Implementation("mcp-tasks-client-tests", "0")
+FAST = PollPolicy(floor=0.05, jitter=0.0)
+HERE = Path(__file__).parent
+GEN = {"mcp1": Generation.V2025_11_25, "fastmcp4": Generation.V2026_07_28}
+SLOW = {
+    "mcp1": ("slow_echo", {"text": "traced", "seconds": 0.4}),
+    "fastmcp4": ("slow_compute", {"seconds": 0.4, "label": "traced"}),
+}
+LONG = {
+    "mcp1": ("slow_echo", {"text": "long", "seconds": 30}),
+    "fastmcp4": ("slow_compute", {"seconds": 30, "label": "long"}),
+}
+ASKS = {"mcp1": ("confirm", {"text": "go"}), "fastmcp4": ("confirm_delete", {"filename": "a"})}
+FAILS: dict[str, tuple[str, dict[str, Any]]] = {
+    "mcp1": ("fail", {}),
+    "fastmcp4": ("protocol_error_job", {}),
+}
+ANSWER = {"mcp1": {"ok": True, "confirm": True}, "fastmcp4": {"confirm": True}}
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """Spans on, to an in-memory exporter of the test's own provider; the process's tracing
+    state restored after."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    saved = dict(vars(_Tracing))
+    observability.tracing(True, tracer_provider=provider, metrics=False)
+    try:
+        yield exporter
+    finally:
+        for name in ("decided", "tracer", "polls", "propagate", "meters"):
+            setattr(_Tracing, name, saved[name])
+        provider.shutdown()
+
+
+@pytest.fixture(params=["mcp1-http", "mcp1-stdio", "fastmcp4-http", "fastmcp4-stdio"])
+def peer(request: pytest.FixtureRequest) -> tuple[str, Transport]:
+    """(peer name, a fresh transport to it), each generation over HTTP and stdio."""
+    name, kind = str(request.param).split("-")
+    url: str = request.getfixturevalue(f"{name}_http_url")  # skips when not installed
+    if kind == "http":
+        return name, HttpTransport(url)
+    peer = PEERS[name]
+    env = stdio_env(peer) if name == "fastmcp4" else None
+    return name, StdioTransport(stdio_command(peer), env=env)
+
+
+def router_for(name: str) -> InputRouter:
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(ElicitAction.ACCEPT, ANSWER[name])
+
+    router.default_elicitation(accept)
+    return router
+
+
+def connect(name: str, transport: Transport, router: InputRouter) -> Client:
+    return Client(
+        transport, generation=GEN[name], client_info=INFO, capabilities=router.capabilities()
+    )
+
+
+def ttl_for(name: str) -> dt.timedelta | None:
+    return dt.timedelta(minutes=2) if name == "mcp1" else None
+
+
+async def run_tasks(
+    name: str,
+    transport: Transport,
+    calls: list[tuple[str, dict[str, Any]]],
+    *,
+    caller_span: bool = False,
+    cancel: bool = False,
+) -> tuple[list[str], list[object], RecordingTransport, int | None]:
+    """Start each call as a task (in a caller span of the test's own when asked), wait on all
+    of them with one ``as_completed``; the task ids, outcomes, the recorder and the caller
+    span's id."""
+    router = router_for(name)
+    recorder = RecordingTransport(transport)
+    client = connect(name, recorder, router)
+    caller_id: int | None = None
+    outcomes: dict[str, object] = {}
+    with anyio.fail_after(60):
+        async with client:
+            router.attach(client)
+            async with Poller(client, FAST, inputs=router) as poller:
+                started: list[CreateTaskResult] = []
+                for tool, args in calls:
+                    call = ToolCall(tool, args).as_task(ttl=ttl_for(name))
+                    if caller_span:
+                        provider = _Tracing.tracer  # the test provider's tracer
+                        with provider.start_as_current_span("caller") as span:
+                            caller_id = span.get_span_context().span_id
+                            created = await client.start(call, inputs=router)
+                    else:
+                        created = await client.start(call, inputs=router)
+                    assert isinstance(created, CreateTaskResult), created
+                    started.append(created)
+                if cancel:
+                    for created in started:
+                        await client.cancel_task(created.task.task_id)
+                async for task_id, ended in poller.as_completed(started):
+                    outcomes[task_id] = ended
+    ids = [created.task.task_id for created in started]
+    return ids, [outcomes[i] for i in ids], recorder, caller_id
+
+
+def of_task(exporter: InMemorySpanExporter, task_id: str) -> list[ReadableSpan]:
+    return [
+        s
+        for s in exporter.get_finished_spans()
+        if (s.attributes or {}).get("mcp_tasks.task.id") == task_id
+    ]
+
+
+def task_span(exporter: InMemorySpanExporter, task_id: str) -> ReadableSpan:
+    (found,) = [s for s in of_task(exporter, task_id) if s.name == "mcp_tasks.task"]
+    return found
+
+
+def trace_id_of(traceparent: str) -> int:
+    return int(traceparent.split("-")[1], 16)
+
+
+def requests(recorder: RecordingTransport) -> list[JSONRPCRequest]:
+    return [m for m in recorder.sent if isinstance(m, JSONRPCRequest)]
+
+
+def assert_one_trace(exporter: InMemorySpanExporter, task_id: str) -> ReadableSpan:
+    """Every span of the task is in the task span's trace, and each request of the task hangs
+    right under the task span."""
+    life = task_span(exporter, task_id)
+    ctx = life.context
+    assert ctx is not None
+    spans = of_task(exporter, task_id)
+    assert {s.context.trace_id for s in spans if s.context} == {ctx.trace_id}
+    under = [s for s in spans if s.name.startswith(("tools/call", "tasks/"))]
+    assert any(s.name.startswith("tools/call") for s in under)
+    # (over stdio mcp 1.30 pushes every status: a task may end with no poll at all)
+    for s in under:
+        assert s.parent is not None, s.name
+        assert s.parent.span_id == ctx.span_id, s.name
+        assert s.kind is SpanKind.CLIENT
+    return life
+
+
+# -- one trace per task -----------------------------------------------------------------------
+
+
+async def test_one_trace_per_task_without_a_caller_span(
+    peer: tuple[str, Transport], spans: InMemorySpanExporter
+) -> None:
+    """No caller span: the task span is a root, and its call and polls hang under it (was: each
+    the root of its own trace)."""
+    name, transport = peer
+    [task_id], [outcome], recorder, _ = await run_tasks(name, transport, [SLOW[name]])
+    assert isinstance(outcome, Completed)
+    life = assert_one_trace(spans, task_id)
+    assert life.parent is None
+    attrs = dict(life.attributes or {})
+    assert attrs["mcp_tasks.outcome"] == "Completed"
+
+    # SEP-414 on the wire: every request carries a traceparent; the task's carry its trace.
+    sent = requests(recorder)
+    assert sent
+    for message in sent:
+        meta = (message.params or {}).get("_meta") or {}
+        assert isinstance(meta.get("traceparent"), str), message.method
+        params = message.params or {}
+        if message.method == "tools/call" or params.get("taskId") == task_id:
+            assert trace_id_of(meta["traceparent"]) == life.context.trace_id, message.method
+    polls = [m for m in sent if m.method == "tasks/get"]
+    assert dict(life.attributes or {})["mcp_tasks.task.polls"] == len(polls)
+
+
+async def test_one_trace_per_task_under_the_callers_span(
+    peer: tuple[str, Transport], spans: InMemorySpanExporter
+) -> None:
+    """A caller span: the task span is its child (the caller's trace), everything of the task
+    under the task span, not flat under the caller's."""
+    name, transport = peer
+    [task_id], [outcome], _, caller_id = await run_tasks(
+        name, transport, [SLOW[name]], caller_span=True
+    )
+    assert isinstance(outcome, Completed)
+    life = assert_one_trace(spans, task_id)
+    assert life.parent is not None
+    assert life.parent.span_id == caller_id
+    (caller,) = [s for s in spans.get_finished_spans() if s.name == "caller"]
+    assert caller.context is not None
+    assert life.context is not None
+    assert caller.context.trace_id == life.context.trace_id
+
+
+async def test_waiting_on_many_tasks_keeps_one_trace_each(
+    peer: tuple[str, Transport], spans: InMemorySpanExporter
+) -> None:
+    """``as_completed`` over three tasks: three traces, each poll in its own task's."""
+    name, transport = peer
+    ids, outcomes, _, _ = await run_tasks(name, transport, [SLOW[name]] * 3)
+    assert all(isinstance(o, Completed) for o in outcomes)
+    traces = {assert_one_trace(spans, task_id).context.trace_id for task_id in ids}
+    assert len(traces) == 3
+
+
+# -- the tree's shape -------------------------------------------------------------------------
+
+
+async def test_the_input_handler_hangs_under_its_task(
+    peer: tuple[str, Transport], spans: InMemorySpanExporter
+) -> None:
+    """A task that asks a question: the handler span (``mcp_tasks.input``) is in the task's
+    trace, under the task span (2026-07-28: asked in a snapshot) or under the SERVER span of
+    the server's request, itself under the task span (2025-11-25: ``elicitation/create``)."""
+    name, transport = peer
+    [task_id], [outcome], recorder, _ = await run_tasks(name, transport, [ASKS[name]])
+    assert isinstance(outcome, Completed)
+    life = assert_one_trace(spans, task_id)
+    (asked,) = [s for s in of_task(spans, task_id) if s.name == "mcp_tasks.input"]
+    assert asked.parent is not None
+    by_id = {s.context.span_id: s for s in spans.get_finished_spans() if s.context}
+    parent = by_id[asked.parent.span_id]
+    if name == "mcp1":
+        assert parent.name == "elicitation/create"
+        assert parent.kind is SpanKind.SERVER
+        assert parent.parent is not None
+        assert parent.parent.span_id == life.context.span_id
+    else:
+        assert parent is not None
+        assert parent.context.span_id == life.context.span_id
+        updates = [m for m in requests(recorder) if m.method == "tasks/update"]
+        assert updates
+        (update,) = [s for s in of_task(spans, task_id) if s.name == "tasks/update"]
+        assert update.parent is not None
+        assert update.parent.span_id == life.context.span_id
+
+
+async def test_a_failed_task_and_its_outcome(
+    peer: tuple[str, Transport], spans: InMemorySpanExporter
+) -> None:
+    name, transport = peer
+    [task_id], [outcome], _, _ = await run_tasks(name, transport, [FAILS[name]])
+    assert isinstance(outcome, Failed), outcome
+    life = assert_one_trace(spans, task_id)
+    attrs = dict(life.attributes or {})
+    assert attrs["mcp_tasks.outcome"] == "Failed"
+    assert attrs["mcp_tasks.task.status"] == "failed"
+
+
+async def test_a_cancelled_task_and_its_cancel(
+    peer: tuple[str, Transport], spans: InMemorySpanExporter
+) -> None:
+    name, transport = peer
+    [task_id], [outcome], _, _ = await run_tasks(name, transport, [LONG[name]], cancel=True)
+    assert isinstance(outcome, Cancelled), outcome
+    life = task_span(spans, task_id)
+    (cancel,) = [s for s in of_task(spans, task_id) if s.name == "tasks/cancel"]
+    assert cancel.parent is not None
+    assert cancel.parent.span_id == life.context.span_id
+    assert cancel.context is not None
+    assert cancel.context.trace_id == life.context.trace_id
+    assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Cancelled"
+
+
+# -- the wire ---------------------------------------------------------------------------------
+
+
+async def test_a_callers_meta_is_kept(mcp1_http_url: str, spans: InMemorySpanExporter) -> None:
+    """A ``_meta`` key the caller set is never overwritten; the others are added."""
+    recorder = RecordingTransport(HttpTransport(mcp1_http_url))
+    mine = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    async with Client(recorder, generation=Generation.V2025_11_25, client_info=INFO) as client:
+        await client.request("tools/list", {"_meta": {"traceparent": mine, "mine": "kept"}})
+    (listed,) = [m for m in requests(recorder) if m.method == "tools/list"]
+    meta = (listed.params or {})["_meta"]
+    assert meta["traceparent"] == mine
+    assert meta["mine"] == "kept"
+    (span,) = [s for s in spans.get_finished_spans() if s.name == "tools/list"]
+    assert span.context is not None
+    # Without the caller's key, this request's own context goes out.
+    (init,) = [m for m in requests(recorder) if m.method == "initialize"]
+    init_meta = (init.params or {})["_meta"]
+    assert trace_id_of(init_meta["traceparent"]) != trace_id_of(mine)
+
+
+async def test_tracing_off_puts_nothing_on_the_wire(mcp1_http_url: str) -> None:
+    saved = dict(vars(_Tracing))
+    observability.tracing(False)
+    try:
+        recorder = RecordingTransport(HttpTransport(mcp1_http_url))
+        async with Client(recorder, generation=Generation.V2025_11_25, client_info=INFO) as c:
+            await c.request("tools/list")
+    finally:
+        for name in ("decided", "tracer", "polls", "propagate", "meters"):
+            setattr(_Tracing, name, saved[name])
+    for message in requests(recorder):
+        assert (
+            "_meta" not in (message.params or {})
+            or "traceparent" not in ((message.params or {})["_meta"])
+        )
+
+
+# -- poll noise -------------------------------------------------------------------------------
+
+
+async def test_polls_changes_records_only_news_and_counts_every_poll(
+    peer: tuple[str, Transport], spans: InMemorySpanExporter
+) -> None:
+    name, transport = peer
+    observability.tracing(True, tracer_provider=_provider_of(spans), polls="changes")
+    tool, args = SLOW[name]
+    args = {**args, "seconds": 2.5}
+    [task_id], [outcome], recorder, _ = await run_tasks(name, transport, [(tool, args)])
+    assert isinstance(outcome, Completed)
+    sent = [m for m in requests(recorder) if m.method == "tasks/get"]
+    life = task_span(spans, task_id)
+    assert dict(life.attributes or {})["mcp_tasks.task.polls"] == len(sent)
+    recorded = [s for s in of_task(spans, task_id) if s.name == "tasks/get"]
+    assert 1 <= len(recorded) < len(sent), (len(recorded), len(sent))
+    for s in recorded:
+        assert s.parent is not None
+        assert s.parent.span_id == life.context.span_id
+    # A quiet poll still carries the task's trace on the wire.
+    for message in sent:
+        meta = (message.params or {})["_meta"]
+        assert trace_id_of(meta["traceparent"]) == life.context.trace_id
+
+
+_PROVIDERS: dict[int, TracerProvider] = {}
+
+
+def _provider_of(exporter: InMemorySpanExporter) -> TracerProvider:
+    """A provider exporting to ``exporter`` (a second one: the fixture's is not reachable)."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    _PROVIDERS[id(exporter)] = provider
+    return provider
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+
+async def test_metrics_of_one_task(mcp1_http_url: str, spans: InMemorySpanExporter) -> None:
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    observability.tracing(True, tracer_provider=_provider_of(spans), meter_provider=meters)
+    [_], [outcome], _, _ = await run_tasks("mcp1", HttpTransport(mcp1_http_url), [SLOW["mcp1"]])
+    assert isinstance(outcome, Completed)
+    data = reader.get_metrics_data()
+    assert data is not None
+    found: dict[str, Any] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                found[metric.name] = metric
+    assert {
+        "mcp.client.operation.duration",
+        "mcp.client.session.duration",
+        "mcp_tasks.task.duration",
+        "mcp_tasks.task.polls",
+        "mcp_tasks.tasks.in_flight",
+    } <= set(found)
+    methods = {
+        dict(point.attributes)["mcp.method.name"]
+        for point in found["mcp.client.operation.duration"].data.data_points
+    }
+    assert {"initialize", "tools/call", "tasks/get"} <= methods
+    (in_flight,) = found["mcp_tasks.tasks.in_flight"].data.data_points
+    assert in_flight.value == 0  # begun and ended
+    (polls,) = found["mcp_tasks.task.polls"].data.data_points
+    assert polls.count == 1
+    assert polls.sum >= 1
+    meters.shutdown()
+
+
+# -- across processes -------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["mcp1", "fastmcp4"])
+def server(request: pytest.FixtureRequest) -> tuple[str, Generation]:
+    url: str = request.getfixturevalue(f"{request.param}_http_url")
+    return url, GEN[request.param]
+
+
+async def test_resume_after_kill_continues_the_trace(
+    server: tuple[str, Generation], spans: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    """A process with tracing on starts a task with a journal and is SIGKILLed while it waits;
+    ``resume`` here follows the task in the same trace: its span's parent is the killed
+    process's task span (a remote parent), and its polls hang under it."""
+    url, generation = server
+    path = tmp_path / "journal.db"
+    command = [sys.executable, str(HERE / "tracing_child.py"), url, generation.value, str(path)]
+    async with await anyio.open_process(command) as child:
+        assert child.stdout is not None
+        try:
+            with anyio.fail_after(30):
+                line = await BufferedByteReceiveStream(child.stdout).receive_until(b"\n", 4096)
+            assert line.startswith(b"waiting "), line
+            _, task_id, traceparent = line.decode().split()
+        finally:
+            child.send_signal(signal.SIGKILL)  # this process, by its own pid
+            with anyio.fail_after(10):
+                assert await child.wait() == -signal.SIGKILL
+    _, trace_hex, span_hex, _ = traceparent.split("-")
+    with SQLiteJournal(path) as journal:
+        [entry] = await journal.entries(open_only=True)
+        assert entry.traceparent == traceparent
+        opener = functools.partial(client_for, client_info=INFO)
+        with anyio.fail_after(30):
+            [resumed] = await resume(journal, opener, policy=FAST)
+    assert isinstance(resumed.ended, Completed), resumed.ended
+    life = task_span(spans, task_id)
+    assert life.context is not None
+    assert life.parent is not None
+    assert life.context.trace_id == int(trace_hex, 16)
+    assert life.parent.span_id == int(span_hex, 16)
+    assert life.parent.is_remote
+    assert dict(life.attributes or {})["mcp_tasks.resumed"] is True
+    polls = [s for s in of_task(spans, task_id) if s.name == "tasks/get"]
+    assert polls
+    for poll in polls:
+        assert poll.parent is not None
+        assert poll.parent.span_id == life.context.span_id
