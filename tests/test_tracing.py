@@ -32,7 +32,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 from peers.harness import PEERS, stdio_command, stdio_env
+from pg import postgres_url
 from recording import RecordingTransport
+from test_journal_protocol import Store, make_store
 
 from mcp_tasks_client import (
     Cancelled,
@@ -63,6 +65,8 @@ from mcp_tasks_client.models import (
 )
 from mcp_tasks_client.observability import _Tracing
 from mcp_tasks_client.transports import Transport
+
+__all__ = ["postgres_url"]
 
 pytestmark = pytest.mark.anyio
 
@@ -493,3 +497,45 @@ async def test_resume_after_kill_continues_the_trace(
     for poll in polls:
         assert poll.parent is not None
         assert poll.parent.span_id == life.context.span_id
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    return make_store(request.param, request, tmp_path)
+
+
+async def test_a_worker_taking_over_continues_each_tasks_trace(
+    store: Store, fastmcp4_http_url: str, spans: InMemorySpanExporter
+) -> None:
+    """Worker mode, on both journals: a dead worker's tasks, taken over when its leases run
+    out, are followed in the traces their starts recorded (remote parents, same trace ids)."""
+    recorded: dict[str, str] = {}
+    with store.open() as journal:
+        transport = HttpTransport(fastmcp4_http_url)
+        async with Client(transport, generation=GEN["fastmcp4"], client_info=INFO) as client:
+            for n in range(3):
+                call = ToolCall("slow_compute", {"seconds": 0.3, "label": f"n{n}"}).as_task()
+                created = await client.start(call, journal=journal)
+                assert isinstance(created, CreateTaskResult)
+                entry = await journal.get(transport.identity, created.task.task_id)
+                assert entry is not None
+                assert entry.traceparent is not None
+                recorded[created.task.task_id] = entry.traceparent
+        dead = await journal.claim_due("dead-worker", 1.5, 10)
+        assert sorted(entry.task_id for entry in dead) == sorted(recorded)
+        opener = functools.partial(client_for, client_info=INFO)
+        with anyio.fail_after(60):
+            done = await resume(journal, opener, policy=FAST, workers=2, lease=10, idle=0.1)
+        assert all(isinstance(item.ended, Completed) for item in done), done
+    for task_id, traceparent in recorded.items():
+        _, trace_hex, span_hex, _ = traceparent.split("-")
+        (life,) = [
+            s
+            for s in of_task(spans, task_id)
+            if s.name == "mcp_tasks.task" and (s.attributes or {}).get("mcp_tasks.resumed")
+        ]
+        assert life.context is not None
+        assert life.parent is not None
+        assert life.context.trace_id == int(trace_hex, 16)
+        assert life.parent.span_id == int(span_hex, 16)
+        assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Completed"
