@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -539,3 +541,74 @@ async def test_a_worker_taking_over_continues_each_tasks_trace(
         assert life.context.trace_id == int(trace_hex, 16)
         assert life.parent.span_id == int(span_hex, 16)
         assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Completed"
+
+
+# -- the server's spans in the client's trace -------------------------------------------------
+
+_PEER_TRACING = """
+import os
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+
+class _File(SpanExporter):
+    def export(self, spans):
+        with open(os.environ["PEER_SPANS_OUT"], "a", encoding="utf-8") as out:
+            for span in spans:
+                out.write(span.to_json(indent=None) + "\\n")
+        return SpanExportResult.SUCCESS
+
+
+_provider = TracerProvider()
+_provider.add_span_processor(SimpleSpanProcessor(_File()))
+trace.set_tracer_provider(_provider)
+"""
+
+
+def _peer_with_an_sdk(tmp_path: Path) -> tuple[list[str], dict[str, str], Path]:
+    """fastmcp 4.1.4 over stdio with the OpenTelemetry SDK of this venv lent to it (its venv
+    has the API only, of the same version): a ``sitecustomize`` on its PYTHONPATH exports
+    every span it makes, one JSON line each, to a file of the test's."""
+    import opentelemetry.sdk
+    import opentelemetry.semconv
+    from opentelemetry.version import __version__ as ours
+
+    peer = PEERS["fastmcp4"]
+    argv = stdio_command(peer)
+    site = Path(argv[0]).parent.parent / "lib"  # the venv (its python is a symlink)
+    theirs = sorted(site.glob("python3*/site-packages/opentelemetry_api-*.dist-info"))
+    if not theirs or not theirs[0].name.startswith(f"opentelemetry_api-{ours}."):
+        pytest.skip(f"the peer's opentelemetry-api is not this venv's {ours}: no SDK to lend it")
+    overlay = tmp_path / "overlay"
+    (overlay / "opentelemetry").mkdir(parents=True)
+    for module in (opentelemetry.sdk, opentelemetry.semconv):
+        source = Path(next(iter(module.__path__)))
+        (overlay / "opentelemetry" / source.name).symlink_to(source)
+    (overlay / "sitecustomize.py").write_text(_PEER_TRACING, encoding="utf-8")
+    out = tmp_path / "peer_spans.jsonl"
+    env = {**(stdio_env(peer) or dict(os.environ)), "PYTHONPATH": str(overlay)}
+    env["PEER_SPANS_OUT"] = str(out)
+    return argv, env, out
+
+
+async def test_fastmcp_records_its_spans_in_the_tasks_trace(
+    fastmcp4_http_url: str, spans: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    """fastmcp 4.1.4 opens its SERVER spans from ``_meta.traceparent``: its ``tools/call`` and
+    ``tasks/get`` spans are in the task's trace, each the child of the client's request."""
+    argv, env, out = _peer_with_an_sdk(tmp_path)
+    transport = StdioTransport(argv, env=env)
+    [task_id], [outcome], _, _ = await run_tasks("fastmcp4", transport, [SLOW["fastmcp4"]])
+    assert isinstance(outcome, Completed)
+    life = task_span(spans, task_id)
+    ours = {s.context.span_id: s.name for s in of_task(spans, task_id) if s.context is not None}
+    theirs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    served = [s for s in theirs if s["kind"] == "SpanKind.SERVER"]
+    assert {s["name"] for s in served} >= {"tools/call", "tasks/get"}
+    for span in served:
+        if span["name"] not in ("tools/call", "tasks/get"):
+            continue
+        assert int(span["context"]["trace_id"], 16) == life.context.trace_id
+        parent = int(span["parent_id"], 16)
+        assert ours[parent].split()[0] == span["name"]  # the client's span of that request
