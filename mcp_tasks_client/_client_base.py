@@ -24,7 +24,7 @@ from ._exceptions import DecodeError, InputRequired, LimitExceeded, MCPTasksErro
 from ._generation import Generation
 from ._io.base import Transport
 from ._limits import Limits
-from ._session import RequestOptions, Session, Timeouts
+from ._session import Session, Timeouts
 from .models import (
     ClientCapabilities,
     Implementation,
@@ -123,8 +123,7 @@ class ClientBase:
         transport sends it on its held pool, so it never keeps other requests from a
         connection. Cancelled: see the module docstring.
         """
-        options = RequestOptions(timeout, self.timeouts.notify_cancelled, held=held)
-        return await self._session.call(method, params, options)
+        return await self._session.call(method, params, self._session.options(timeout, held=held))
 
     async def notify(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None

@@ -263,7 +263,7 @@ class TaskCalls(ClientBase):
         ``held=False`` for a task known terminal: answered at once, it takes no connection of
         the transport's held pool. Deadline and cancellation as :meth:`task_result`."""
         self._driver.require("tasks/result")
-        options = RequestOptions(timeout, self.timeouts.notify_cancelled, held=held)
+        options = self._session.options(timeout, held=held)
         return await self._session.call("tasks/result", {"taskId": task_id}, options)
 
     async def update_task(
