@@ -543,10 +543,10 @@ class Session:
         if task_id is not None:
             attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
         name = f"{method} {tool}" if isinstance(tool, str) else method
-        poll = method == "tasks/get" and trace is not None
-        if poll and _obs.quiet_polls():
-            assert trace is not None
-            return await self._quiet_poll(params, options, trace, attributes, ids)
+        if method == "tasks/get" and trace is not None:
+            if _obs.quiet_polls():
+                return await self._quiet_poll(params, options, trace, attributes, ids)
+            trace.polls += 1
         parent = None if trace is None else trace.context
         with _obs.span(name, attributes, client=True, parent=parent) as span:
             try:
@@ -559,9 +559,6 @@ class Session:
                 span.set_attribute("mcp_tasks.task.id", _obs.task_attr(created))
                 if options.trace is not None:
                     self.traces.bind(created, options.trace)
-        if poll:
-            assert trace is not None
-            trace.polls += 1
         return raw
 
     async def _quiet_poll(
@@ -573,10 +570,10 @@ class Session:
         ids: list[RequestId],
     ) -> JSONObject:
         start_ns = time.time_ns()
+        trace.polls += 1
         try:
             raw = await self._exchange("tasks/get", params, options, _obs.carrier(trace.context))
         except MCPTasksError as exc:
-            trace.polls += 1
             if ids:
                 attributes["jsonrpc.request.id"] = str(ids[0])
             _obs.record_span("tasks/get", attributes, trace.context, start_ns, exc)
@@ -1068,7 +1065,9 @@ class Session:
         """A handler's call; with spans on, in a SERVER span named by the method. A request
         about a task whose span is open (its related-task ``_meta``, or the ``taskId`` of a
         receiver-side ``tasks/*``) joins that task's trace and links the server's context
-        (``_meta.traceparent``, SEP-414); any other continues the server's trace."""
+        (``_meta.traceparent``, SEP-414); any other continues the server's trace, or is a root
+        when it carries none (the reader's context is the one the client was entered in: no
+        parent of the server's requests)."""
         if _obs.tracer() is None:
             return await handler(request)
         params = request.params if isinstance(request.params, dict) else {}
@@ -1084,8 +1083,8 @@ class Session:
             attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
         if trace is not None:
             parent, links = trace.context, None if remote is None else [remote[1]]
-        else:
-            parent, links = (None, None) if remote is None else (remote[0], None)
+        else:  # the server's trace, or a root: never whatever span was open at open()
+            parent, links = _obs.root_context() if remote is None else remote[0], None
         with _obs.span(request.method, attributes, server=True, parent=parent, links=links):
             return await handler(request)
 

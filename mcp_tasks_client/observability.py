@@ -355,6 +355,13 @@ def extract(meta: Any) -> tuple[Any, Any] | None:
     return (context, remote) if remote.is_valid else None
 
 
+def root_context() -> Any:
+    """An empty OpenTelemetry Context: a span begun under it is the root of a new trace."""
+    from opentelemetry.context import Context
+
+    return Context()
+
+
 def remote_context(traceparent: str | None, tracestate: str | None) -> Any:
     """An OpenTelemetry Context whose parent is the recorded remote span (from a journal),
     or None when there is none (or it is malformed)."""
@@ -417,8 +424,7 @@ class TaskTrace:
         return _task_carrier(self.context)
 
     def saw(self, key: tuple[Any, ...]) -> bool:
-        """Count a poll that read ``key``; whether it is news (the first read, or a change)."""
-        self.polls += 1
+        """A poll read ``key``: whether it is news (the first read, or a change)."""
         changed = key != self.last
         self.last = key
         return changed
