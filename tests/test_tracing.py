@@ -66,7 +66,8 @@ from mcp_tasks_client.models import (
     JSONRPCRequest,
 )
 from mcp_tasks_client.observability import _Tracing
-from mcp_tasks_client.transports import Transport
+from mcp_tasks_client.testing import TASK_CALLS, scripted_client
+from mcp_tasks_client.transports import MemoryServerEnd, Transport
 
 __all__ = ["postgres_url"]
 
@@ -88,6 +89,13 @@ ASKS = {"mcp1": ("confirm", {"text": "go"}), "fastmcp4": ("confirm_delete", {"fi
 FAILS: dict[str, tuple[str, dict[str, Any]]] = {
     "mcp1": ("fail", {}),
     "fastmcp4": ("protocol_error_job", {}),
+}
+TASK_SNAPSHOT = {
+    "status": "working",
+    "createdAt": "2026-01-01T00:00:00Z",
+    "lastUpdatedAt": "2026-01-01T00:00:00Z",
+    "ttl": None,
+    "pollInterval": 600_000,
 }
 ANSWER = {"mcp1": {"ok": True, "confirm": True}, "fastmcp4": {"confirm": True}}
 
@@ -612,3 +620,77 @@ async def test_fastmcp_records_its_spans_in_the_tasks_trace(
         assert int(span["context"]["trace_id"], 16) == life.context.trace_id
         parent = int(span["parent_id"], 16)
         assert ours[parent].split()[0] == span["name"]  # the client's span of that request
+
+
+# -- the server's requests ----------------------------------------------------------------------
+
+SERVER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+SERVER_SPAN = "00f067aa0ba902b7"
+
+
+def _elicit(request_id: str, meta: dict[str, Any]) -> dict[str, Any]:
+    params = {"message": "ok?", "requestedSchema": {}, "_meta": meta}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": params}
+
+
+async def test_a_servers_request_joins_its_tasks_trace_and_links_the_servers(
+    spans: InMemorySpanExporter,
+) -> None:
+    """A scripted 2025-11-25 server sends three ``elicitation/create``: one about the task (with
+    its own ``traceparent``), one about no task with a ``traceparent``, one with neither. The
+    first's SERVER span is under the task span and links the server's span; the second
+    continues the server's trace; the third is a root (not under the span that was open when
+    the client was entered)."""
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(ElicitAction.ACCEPT, {})
+
+    router.default_elicitation(accept)
+    remote = {"traceparent": f"00-{SERVER_TRACE}-{SERVER_SPAN}-01"}
+    related = {"io.modelcontextprotocol/related-task": {"taskId": "t-1"}}
+    asks: list[tuple[str, dict[str, Any]]] = [
+        ("about-task", {**related, **remote}),
+        ("no-task", remote),
+        ("nothing", {}),
+    ]
+    done = anyio.Event()
+
+    async def serve(server: MemoryServerEnd) -> None:
+        call = await server.receive()  # the start's tools/call
+        task = {**TASK_SNAPSHOT, "taskId": "t-1"}
+        await server.send({"jsonrpc": "2.0", "id": call["id"], "result": {"task": task}})
+        for request_id, meta in asks:
+            await server.send(_elicit(request_id, meta))
+            while (await server.receive()).get("id") != request_id:
+                pass
+        done.set()
+        await anyio.sleep_forever()
+
+    with _Tracing.tracer.start_as_current_span("entered"):
+        async with scripted_client(router, serve, capabilities=TASK_CALLS) as client:
+            created = await client.start(ToolCall("job", {}).as_task())
+            assert isinstance(created, CreateTaskResult)
+            await done.wait()
+    life = task_span(spans, "t-1")
+    handled = {
+        str(dict(s.attributes or {})["jsonrpc.request.id"]): s
+        for s in spans.get_finished_spans()
+        if s.name == "elicitation/create"
+    }
+    assert sorted(handled) == sorted(request_id for request_id, _ in asks)
+    for span in handled.values():
+        assert span.kind is SpanKind.SERVER
+    about = handled["about-task"]
+    assert about.parent is not None
+    assert about.parent.span_id == life.context.span_id
+    (link,) = about.links
+    assert link.context.trace_id == int(SERVER_TRACE, 16)
+    assert link.context.span_id == int(SERVER_SPAN, 16)
+    elsewhere = handled["no-task"]
+    assert elsewhere.context is not None
+    assert elsewhere.parent is not None
+    assert elsewhere.context.trace_id == int(SERVER_TRACE, 16)
+    assert elsewhere.parent.span_id == int(SERVER_SPAN, 16)
+    assert not elsewhere.links
+    assert handled["nothing"].parent is None
