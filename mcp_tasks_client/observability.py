@@ -28,6 +28,15 @@ host's. Span and attribute names follow the OpenTelemetry semantic conventions f
 ``rpc.response.status_code`` (the JSON-RPC error code) and ``error.type``. What the
 conventions do not cover is under ``mcp_tasks.``: ``mcp_tasks.generation``,
 ``mcp_tasks.task.id`` (redactable), ``mcp_tasks.task.status`` and ``mcp_tasks.outcome``.
+
+One trace per task. A task's span (``mcp_tasks.task``, a :class:`TaskTrace`) is begun when the
+task is started (or first tracked) and kept in its session's :class:`TaskTraces` by task id;
+the requests about the task, its input handlers and the server's requests about it take it as
+their parent explicitly (never through a context variable), so waiting on many tasks at once
+never folds one into another. Every request carries its trace context in ``params._meta``
+(SEP-414: :func:`carrier`, :func:`with_carrier`); a request the server sends is read with
+:func:`extract`. A journal keeps the task span's context and ``resume`` continues it
+(:func:`remote_context`). Metrics (:func:`meters`) follow the spans' switch.
 """
 
 from __future__ import annotations
