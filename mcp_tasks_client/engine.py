@@ -46,7 +46,7 @@ from ._client import Client
 from ._exceptions import DecodeError, IllegalTransition, MCPTasksError, TransportError, UsageError
 from ._poller.following import Following
 from ._poller.journal_sink import JournalSink
-from ._poller.observing import status_changed, tracking_ended, tracking_started
+from ._poller.observing import first_snapshot, status_changed, tracking_ended, tracking_started
 from ._poller.parking import WatchItem
 from ._poller.registry import Registry, Tracked, expires_at, monotonic_expiry
 from ._poller.relays import Listener, relay_input, relay_progress
@@ -351,7 +351,7 @@ class Poller:
                 elif isinstance(ref, Task):
                     first = ref
                 else:
-                    first = await self._driver.first(ref, until)
+                    first = await first_snapshot(self.client, self._driver, ref, until)
             tracked = self._registry.held(first.task_id)  # held, or ended, while we awaited?
             if tracked is None:
                 tracked = self._track(first, seed, until)

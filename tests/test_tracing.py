@@ -694,3 +694,38 @@ async def test_a_servers_request_joins_its_tasks_trace_and_links_the_servers(
     assert elsewhere.parent.span_id == int(SERVER_SPAN, 16)
     assert not elsewhere.links
     assert handled["nothing"].parent is None
+
+
+async def test_a_task_tracked_by_its_id_has_every_poll_in_its_trace(
+    fastmcp4_http_url: str, spans: InMemorySpanExporter
+) -> None:
+    """A task another client started, waited on here by its bare id: its span is begun before
+    the first poll, so every poll (the first too) is in its trace."""
+    generation = GEN["fastmcp4"]
+    async with Client(
+        HttpTransport(fastmcp4_http_url), generation=generation, client_info=INFO
+    ) as other:
+        created = await other.start(ToolCall(*SLOW["fastmcp4"]).as_task())
+        assert isinstance(created, CreateTaskResult)
+    task_id = created.task.task_id
+    recorder = RecordingTransport(HttpTransport(fastmcp4_http_url))
+    client = Client(recorder, generation=generation, client_info=INFO)
+    with anyio.fail_after(30):
+        async with client, Poller(client, FAST) as poller:
+            assert isinstance(await poller.wait(task_id), Completed)
+    (life,) = [
+        s
+        for s in of_task(spans, task_id)
+        if s.name == "mcp_tasks.task"
+        and dict(s.attributes or {})["mcp_tasks.outcome"] == "Completed"
+    ]
+    assert life.context is not None
+    polls = [s for s in of_task(spans, task_id) if s.name == "tasks/get"]
+    sent = [m for m in requests(recorder) if m.method == "tasks/get"]
+    assert len(polls) == len(sent) >= 1
+    for poll in polls:
+        assert poll.parent is not None
+        assert poll.parent.span_id == life.context.span_id
+    for message in sent:
+        meta = (message.params or {})["_meta"]
+        assert trace_id_of(meta["traceparent"]) == life.context.trace_id

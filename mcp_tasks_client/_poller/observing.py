@@ -6,7 +6,7 @@ the span ended with them), and each change of its status (DEBUG). Warnings are t
 own (``Poller._warn``).
 
 May import: ``observability``, ``registry``, ``models``, ``_exceptions``, ``_client`` (its
-task spans). No I/O.
+task spans), ``scheduling`` (the first poll of a task tracked by id). No I/O of its own.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from .registry import Tracked
 
 if TYPE_CHECKING:
     from .._client import Client
+    from .scheduling import Driver
 
-__all__ = ["status_changed", "tracking_ended", "tracking_started"]
+__all__ = ["first_snapshot", "status_changed", "tracking_ended", "tracking_started"]
 
 log = _obs.get_logger("poller")
 
@@ -42,6 +43,21 @@ def tracking_started(tracked: Tracked, first: Task, client: Client) -> None:
                 "mcp_tasks.task.status": first.status.value,
             },
         )
+
+
+async def first_snapshot(client: Client, driver: Driver, task_id: str, until: float) -> Task:
+    """The first snapshot of a task tracked by its bare id, read in the task's span (begun now
+    unless its start or a resume began it), so that poll is in the task's trace too."""
+    traces = client._session.traces
+    began = _obs.tracer() is not None and traces.get(task_id) is None
+    trace = traces.track(task_id, {"mcp_tasks.task.id": _obs.task_attr(task_id)}) if began else None
+    try:
+        return await driver.first(task_id, until)
+    except BaseException as exc:
+        if trace is not None:  # never tracked after all: its span ends with what stopped it
+            error = exc if isinstance(exc, MCPTasksError) else None
+            trace.end({"mcp_tasks.outcome": "error" if error else "cancelled"}, error)
+        raise
 
 
 def tracking_ended(tracked: Tracked, outcome: str, error: MCPTasksError | None = None) -> None:
