@@ -47,6 +47,7 @@ from mcp_tasks_client import (
     HttpTransport,
     InputContext,
     InputRouter,
+    LeanHttpTransport,
     Poller,
     PollPolicy,
     SQLiteJournal,
@@ -729,3 +730,20 @@ async def test_a_task_tracked_by_its_id_has_every_poll_in_its_trace(
     for message in sent:
         meta = (message.params or {})["_meta"]
         assert trace_id_of(meta["traceparent"]) == life.context.trace_id
+
+
+@pytest.mark.parametrize("name", ["mcp1", "fastmcp4"])
+async def test_the_lean_transport_carries_the_trace_too(
+    name: str, spans: InMemorySpanExporter, request: pytest.FixtureRequest
+) -> None:
+    """The context is put in ``_meta`` once, on the session's request path: the opt-in
+    LeanHttpTransport carries it as HttpTransport does."""
+    url: str = request.getfixturevalue(f"{name}_http_url")
+    [task_id], [outcome], recorder, _ = await run_tasks(name, LeanHttpTransport(url), [SLOW[name]])
+    assert isinstance(outcome, Completed)
+    life = assert_one_trace(spans, task_id)
+    for message in requests(recorder):
+        meta = (message.params or {})["_meta"]
+        params = message.params or {}
+        if message.method == "tools/call" or params.get("taskId") == task_id:
+            assert trace_id_of(meta["traceparent"]) == life.context.trace_id, message.method
