@@ -747,3 +747,34 @@ async def test_the_lean_transport_carries_the_trace_too(
         params = message.params or {}
         if message.method == "tools/call" or params.get("taskId") == task_id:
             assert trace_id_of(meta["traceparent"]) == life.context.trace_id, message.method
+
+
+async def test_tracestate_and_baggage_go_out_with_the_traceparent(
+    mcp1_http_url: str, spans: InMemorySpanExporter
+) -> None:
+    """The caller's context carries a ``tracestate`` (from an upstream parent) and baggage:
+    both go out in ``_meta`` beside the request's own ``traceparent``."""
+    from opentelemetry import baggage, propagate
+    from opentelemetry import context as otel_context
+
+    upstream = propagate.extract(
+        {
+            "traceparent": f"00-{SERVER_TRACE}-{SERVER_SPAN}-01",
+            "tracestate": "vendor=abc",
+        }
+    )
+    token = otel_context.attach(baggage.set_baggage("tenant", "acme", upstream))
+    try:
+        recorder = RecordingTransport(HttpTransport(mcp1_http_url))
+        async with Client(recorder, generation=Generation.V2025_11_25, client_info=INFO) as c:
+            await c.request("tools/list")
+    finally:
+        otel_context.detach(token)
+    (listed,) = [m for m in requests(recorder) if m.method == "tools/list"]
+    meta = (listed.params or {})["_meta"]
+    assert trace_id_of(meta["traceparent"]) == int(SERVER_TRACE, 16)
+    assert meta["tracestate"] == "vendor=abc"
+    assert meta["baggage"] == "tenant=acme"
+    (span,) = [s for s in spans.get_finished_spans() if s.name == "tools/list"]
+    assert span.context is not None
+    assert meta["traceparent"].split("-")[2] == format(span.context.span_id, "016x")
