@@ -14,6 +14,7 @@ SDK's in-memory exporter and the wire recorded by a wrapper around the real tran
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 import json
@@ -27,6 +28,9 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
+from budget import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -778,3 +782,40 @@ async def test_tracestate_and_baggage_go_out_with_the_traceparent(
     (span,) = [s for s in spans.get_finished_spans() if s.name == "tools/list"]
     assert span.context is not None
     assert meta["traceparent"].split("-")[2] == format(span.context.span_id, "016x")
+
+
+# -- the merge, as a property -------------------------------------------------------------------
+
+_KEYS = st.sampled_from(["traceparent", "tracestate", "baggage", "mine", "io.x/y"])
+_TEXT = st.text(max_size=8)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    params=st.one_of(
+        st.none(),
+        st.dictionaries(
+            st.sampled_from(["name", "taskId", "_meta"]),
+            st.one_of(_TEXT, st.dictionaries(_KEYS, _TEXT, max_size=4), st.none()),
+            max_size=3,
+        ),
+    ),
+    entries=st.dictionaries(st.sampled_from(["traceparent", "tracestate", "baggage"]), _TEXT),
+)
+def test_the_context_never_overwrites_the_callers_meta(
+    params: dict[str, Any] | None, entries: dict[str, str]
+) -> None:
+    """``with_carrier``: every key the caller put in ``_meta`` keeps its value, every other
+    entry is added, the rest of the params is untouched, and the caller's dicts are not
+    modified (a copy goes on the wire)."""
+    before = copy.deepcopy(params)
+    merged = observability.with_carrier(params, entries)
+    assert params == before  # not modified
+    if not entries:
+        assert merged is params
+        return
+    meta = (params or {}).get("_meta")
+    theirs = meta if isinstance(meta, dict) else {}
+    assert merged["_meta"] == {**entries, **theirs}
+    rest = {k: v for k, v in (params or {}).items() if k != "_meta"}
+    assert {k: v for k, v in merged.items() if k != "_meta"} == rest
