@@ -29,7 +29,7 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from budget import examples
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -819,3 +819,64 @@ def test_the_context_never_overwrites_the_callers_meta(
     assert merged["_meta"] == {**entries, **theirs}
     rest = {k: v for k, v in (params or {}).items() if k != "_meta"}
     assert {k: v for k, v in merged.items() if k != "_meta"} == rest
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["start", "track", "terminal", "outcome", "release", "no-task"]),
+        st.sampled_from(["a", "b", "c"]),
+    ),
+    max_size=30,
+)
+
+
+@settings(
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # cleared per example
+)
+@given(ops=_OPS)
+def test_every_task_span_ends_once_and_the_table_empties(
+    ops: list[tuple[str, str]], spans: InMemorySpanExporter
+) -> None:
+    """The table of open task spans under any order of what may happen to tasks (a start,
+    a Poller tracking, a terminal status read, an outcome, a release, a call that made no
+    task), then the client's close: every span begun is ended exactly once, the table is
+    empty, and a task has at most one open span at a time."""
+    spans.clear()
+    traces = observability.TaskTraces()
+    begun = 0
+    tracked: dict[str, observability.TaskTrace] = {}
+    for op, task_id in ops:
+        if op == "start":
+            trace = traces.begin({})
+            assert trace is not None
+            begun += 1
+            traces.bind(task_id, trace)
+        elif op == "no-task":
+            trace = traces.begin({})
+            assert trace is not None
+            begun += 1
+            traces.finish(trace, {"mcp_tasks.outcome": "inline"}, None)
+        elif op == "track":
+            had = traces.get(task_id)
+            tracked[task_id] = traces.track(task_id, {})  # type: ignore[assignment]
+            begun += had is None
+            if had is not None:
+                assert tracked[task_id] is had  # adopted, not a second span
+        elif op == "terminal":
+            traces.terminal(task_id, {"mcp_tasks.outcome": "completed"})
+        elif op in ("outcome", "release") and task_id in tracked:
+            trace = tracked.pop(task_id)
+            if op == "release":
+                trace.owned = False
+            else:
+                trace.end({"mcp_tasks.outcome": "Completed"})
+    traces.close()
+    assert traces.get("a") is None
+    assert traces.get("b") is None
+    assert traces.get("c") is None
+    ended = [s for s in spans.get_finished_spans() if s.name == "mcp_tasks.task"]
+    assert len(ended) == begun
+    for span in ended:
+        assert "mcp_tasks.outcome" in (span.attributes or {})
