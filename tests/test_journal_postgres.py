@@ -49,8 +49,8 @@ def test_a_missing_journal_is_an_error_unless_creating_it_was_asked(postgres_url
 
 
 def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(postgres_url: str) -> None:
-    """Schema 2 adds each task's trace context: a version-1 journal (its columns dropped and
-    its version set back here) is migrated when opened; its tasks read back."""
+    """Schema 2 adds each task's trace context and the inputs table: a version-1 journal (both
+    dropped and its version set back here) is migrated when opened; its tasks read back."""
     schema = new_schema()
     traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -62,6 +62,7 @@ def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(postgres_url: str) 
     _sql(
         postgres_url, f"ALTER TABLE {schema}.tasks DROP COLUMN traceparent, DROP COLUMN tracestate"
     )
+    _sql(postgres_url, f"DROP TABLE {schema}.inputs")
     _sql(postgres_url, f"UPDATE {schema}.meta SET value = '1' WHERE key = 'schema_version'")
 
     async def main() -> None:
