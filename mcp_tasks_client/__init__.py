@@ -60,7 +60,7 @@ from .journal import Journal, JournalEntry, RecordedOutcome, RecordedSession, SQ
 from .outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from .probe import ServerProbe, probe_server
 from .receiver import ReceivedTask, TaskReceiver
-from .resume import ClientOpener, Held, Resumed, client_for, resume
+from .resume import ClientOpener, Held, Resumed, RouterFactory, client_for, resume
 
 __version__ = "0.1.0.dev0"
 
@@ -103,6 +103,7 @@ __all__ = [
     "RequestHandler",
     "Resumed",
     "RootsHandler",
+    "RouterFactory",
     "SQLiteJournal",
     "SamplingHandler",
     "ServerProbe",

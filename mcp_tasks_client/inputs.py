@@ -369,9 +369,18 @@ class InputRouter:
         return unsubscribe
 
     def attach(self, client: Client) -> None:
-        """Serve this client's server->client requests of every kind the router enables."""
+        """Serve this client's server->client requests of every kind the router enables.
+
+        A router serves one client: attaching it again to that client changes nothing; to
+        another, UsageError (make a router per client: ``resume(..., inputs=factory)`` takes
+        a function of the client that makes one)."""
+        if self._client is client:
+            return
         if self._client is not None:
-            raise UsageError("an InputRouter serves one client")
+            raise UsageError(
+                "an InputRouter serves one client, and this one is attached to another: "
+                "make one router per client"
+            )
         declared = client.capabilities
         receives = declared.tasks is not None and (
             declared.tasks.elicitation_create or declared.tasks.sampling_create_message

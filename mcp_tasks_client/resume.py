@@ -5,6 +5,8 @@
 twice), opens one client per server and session with the caller's ``open_client`` (the caller
 owns the headers, credentials and client identity; :func:`client_for` builds the obvious one),
 and waits on the tasks with a :class:`~mcp_tasks_client.Poller` that records into the journal.
+Input the tasks ask for is answered by an InputRouter per client, which ``inputs`` (a
+:data:`RouterFactory`) makes; one InputRouter serves only a resume that opens one client.
 
 Each task is reported once, as a :class:`Resumed`: its Outcome; :class:`~mcp_tasks_client.Lost`
 when it cannot be followed (the server forgot it, its generation-1 session expired, or it was
@@ -58,7 +60,7 @@ _RELEASE_BOUND = 10.0  # seconds for giving every lease back at the end
 # the request that took or renewed it: polls stop before the journal could give it to another.
 _LEASE_SAFE = 0.8
 
-__all__ = ["ClientOpener", "Held", "Resumed", "client_for", "resume"]
+__all__ = ["ClientOpener", "Held", "Resumed", "RouterFactory", "client_for", "resume"]
 
 
 @attrs.frozen
@@ -81,6 +83,11 @@ class Resumed:
 
 ClientOpener = Callable[[JournalEntry], AbstractAsyncContextManager[Client]]
 """Opens a client for the server (and generation-1 session) of an entry."""
+
+RouterFactory = Callable[[Client], InputRouter]
+"""Makes the InputRouter of one client ``resume`` opened (a new router each call: a router
+serves one client). ``resume`` attaches it to that client and hands it to that client's
+Poller; the opener declares what the routers serve (``capabilities=router.capabilities()``)."""
 
 
 def client_for(
@@ -155,7 +162,7 @@ class _Follower:
         journal: Journal,
         open_client: ClientOpener,
         policy: PollPolicy,
-        inputs: InputRouter | None,
+        inputs: InputRouter | RouterFactory | None,
         owner: str,
         lease: float,
         on_resumed: Callable[[Resumed], None] | None,
@@ -259,7 +266,9 @@ class _Follower:
             async with self.open_client(mine[0]) as client:
                 _bound_to(client, mine[0])  # before a task id is sent
                 async with (
-                    Poller(client, self.policy, inputs=self.inputs, journal=self.journal) as poller,
+                    Poller(
+                        client, self.policy, inputs=self.router_of(client), journal=self.journal
+                    ) as poller,
                     anyio.create_task_group() as group,
                 ):
                     for entry in mine:
@@ -272,6 +281,16 @@ class _Follower:
         except MCPTasksError as exc:  # the client could not be opened, or closed badly
             for entry in list(unreported.values()):
                 self.report(Resumed(entry, exc))
+
+    def router_of(self, client: Client) -> InputRouter | None:
+        """The router that answers ``client``'s input, attached to it: the caller's one router
+        (attached once), or a new one from the caller's RouterFactory."""
+        inputs = self.inputs
+        if inputs is None:
+            return None
+        router = inputs if isinstance(inputs, InputRouter) else inputs(client)
+        router.attach(client)
+        return router
 
     async def _follow_one(
         self,
@@ -355,7 +374,7 @@ async def resume(
     open_client: ClientOpener,
     *,
     policy: PollPolicy = PollPolicy(),  # noqa: B008 - frozen value
-    inputs: InputRouter | None = None,
+    inputs: InputRouter | RouterFactory | None = None,
     deadline: float | dt.timedelta | None = None,
     owner: str | None = None,
     lease: float = 60.0,
@@ -368,7 +387,16 @@ async def resume(
 
     ``owner`` names this process in the leases (default: host, pid and a random suffix);
     leases last ``lease`` seconds and are renewed while the tasks are followed, and released
-    when this ends. ``inputs`` answers the tasks' input requests, as for a Poller.
+    when this ends.
+
+    ``inputs`` answers the tasks' input requests, as for a Poller: a
+    :data:`RouterFactory` (a function of a client that makes its InputRouter), called for each
+    client this opens, or one InputRouter, for a resume that opens one client (the open tasks
+    are of one server and, in 2025-11-25, one session; not in worker mode, which opens a client
+    per claim): else UsageError, before anything is claimed. Each router is attached to its
+    client here (the opener declares what it serves). Give each router the shared journal
+    (``InputRouter(journal=...)``) and a key answered by one worker is never answered by
+    another.
 
     Worker mode (``workers=N``), for many processes sharing one journal: follow at most N
     tasks at once, claiming due tasks (open, no live lease) as capacity frees, until the
@@ -387,9 +415,21 @@ async def resume(
             raise UsageError("workers must be at least 1")
         if idle <= 0:
             raise UsageError("idle must be positive (seconds)")
+        if isinstance(inputs, InputRouter):
+            raise UsageError(
+                "worker mode opens a client for each batch of tasks it claims, and an "
+                "InputRouter serves one client: pass inputs= a function of the client that "
+                "makes its router (RouterFactory)"
+            )
         await _work(follower, workers, deadline, idle)
         return follower.done
     groups = _group(list(await journal.entries(open_only=True)))
+    if isinstance(inputs, InputRouter) and len(groups) > 1:
+        raise UsageError(
+            f"the journal's open tasks need {len(groups)} clients (one per server and, in "
+            "2025-11-25, session), and an InputRouter serves one client: pass inputs= a "
+            "function of the client that makes its router (RouterFactory)"
+        )
 
     async def claim_and_follow(group: list[JournalEntry]) -> None:
         mine: list[JournalEntry] = []

@@ -5,13 +5,21 @@ what other runs started; the password in the URL is never printed."""
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 
+import anyio
 import psycopg
 import pytest
+from conftest import require_peer
+from peers.harness import running_http_peer
+from peers.request_log import ENV
 from pg import new_schema, postgres_url
-from test_cli import GEN2, cli, texts
+from test_cli import CLI, GEN2, REPO, RUN_TIMEOUT, Ran, answers_file, cli, env, texts
 
 from mcp_tasks_client.cli import ExitCode
+from mcp_tasks_client.journal_postgres import PostgresJournal
 
 __all__ = ["postgres_url"]
 
@@ -60,6 +68,90 @@ def test_tasks_started_by_runs_are_followed_by_resume_workers(
     assert again.code == ExitCode.COMPLETED
     assert again.stdout == ""
     assert SECRET not in again.stderr
+
+
+@pytest.fixture(params=["mcp1", "fastmcp4"])
+def logged_peer(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, str, Path]]:
+    """A peer of this test's own, logging the task requests and answers it receives (its
+    name, URL and log)."""
+    name: str = request.param
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv(ENV, str(log))
+    with running_http_peer(require_peer(name)) as url:
+        yield name, url, log
+
+
+def _answers(request_log: Path) -> dict[str, int]:
+    """How many answers the peer received for each task: ``tasks/update`` (2026-07-28) or
+    JSON-RPC responses carrying its related-task (2025-11-25)."""
+    counts: dict[str, int] = {}
+    for raw in request_log.read_text().splitlines():
+        line = json.loads(raw)
+        if line["method"] in {"tasks/update", "response"} and line["task"]:
+            counts[line["task"]] = counts.get(line["task"], 0) + 1
+    return counts
+
+
+def test_resume_workers_answers_each_question_once_across_claim_batches_and_processes(
+    logged_peer: tuple[str, str, Path], journal_url: str, tmp_path: Path
+) -> None:
+    """``resume --workers 2 --inputs FILE`` in two processes sharing the journal, over six
+    tasks that each ask a question: more than one claim batch in each process, so more than
+    one client (2025-11-25: one per task, each on its own session). Every question is answered
+    once (the peer's log), by a worker that took it in the journal first (its answerers), and
+    every task completes with that answer."""
+    peer, url, request_log = logged_peer
+    generation: tuple[str, ...] = GEN2 if peer == "fastmcp4" else ()
+    inputs = answers_file(tmp_path, {"*": {"content": {"ok": True, "confirm": True}}})
+    # 2025-11-25: the session a task is bound to declared elicitation when it was opened.
+    server = ["--url", url, *generation, "--journal", journal_url, "--inputs", inputs]
+    started = []
+    for n in range(6):
+        if peer == "fastmcp4":
+            tool, args = "confirm_delete", {"filename": f"f{n}.txt"}
+        else:
+            tool, args = "confirm", {"text": f"q{n}"}
+        ran = cli(*server, "call", tool, "--args", json.dumps(args), "--task")
+        assert ran.code == ExitCode.COMPLETED, ran.stderr
+        started.append(ran.of("created")[0]["task_id"])
+    argv = [*CLI, "--journal", journal_url, "--interval", "0.1", "--inputs", inputs]
+    argv += ["--deadline", "60", "resume", "--workers", "2"]
+    processes = [
+        subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=REPO
+        )
+        for _ in range(2)
+    ]
+    runs: list[Ran] = []
+    try:
+        for process in processes:
+            stdout, stderr = process.communicate(timeout=RUN_TIMEOUT)
+            runs.append(Ran(process.returncode, stdout, stderr))
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()  # its own pid
+                process.wait()
+    for run in runs:
+        assert run.code == ExitCode.COMPLETED, run.stdout + run.stderr
+    outcomes = [o for run in runs for o in run.of("outcome")]
+    assert sorted(o["task_id"] for o in outcomes) == sorted(started)  # each once
+    assert {o["status"] for o in outcomes} == {"completed"}
+    said = " ".join(texts(o["result"]) for o in outcomes).lower()
+    if peer == "fastmcp4":
+        assert all(f"deleted f{n}.txt" in said for n in range(6)), said
+    else:
+        assert said.count("confirmed=true action=accept") == 6, said
+    assert _answers(request_log) == dict.fromkeys(started, 1)
+
+    async def answerers() -> dict[str, dict[str, str]]:
+        async with PostgresJournal(journal_url) as journal:
+            return {t: await journal.input_answerers(url, t) for t in started}
+
+    taken = anyio.run(answerers)
+    assert all(len(keys) == 1 for keys in taken.values()), taken  # taken in the journal
 
 
 def test_an_unreachable_journal_is_exit_9_without_the_password() -> None:

@@ -8,17 +8,22 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
+from pathlib import Path
 
 import anyio
 import pytest
 from pg import postgres_url
 from started import task_created
+from test_inputs_shared import _start_asking_task
 from test_journal_protocol import Store, make_store
 
 from mcp_tasks_client import (
     Client,
     Completed,
     HttpTransport,
+    InputContext,
+    InputEventKind,
+    InputRouter,
     PollPolicy,
     ToolCall,
     client_for,
@@ -26,8 +31,14 @@ from mcp_tasks_client import (
 )
 from mcp_tasks_client._exceptions import UsageError
 from mcp_tasks_client._generation import Generation
-from mcp_tasks_client.journal import Journal, RecordedOutcome
-from mcp_tasks_client.models import Implementation
+from mcp_tasks_client.journal import Journal, JournalEntry, RecordedOutcome, SQLiteJournal
+from mcp_tasks_client.models import (
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
+)
 from mcp_tasks_client.resume import Held, Resumed
 
 __all__ = ["postgres_url"]
@@ -179,3 +190,95 @@ async def test_a_follower_whose_lease_was_taken_stops_following_that_task(
         assert entry is not None
         assert entry.is_open  # the thief's now
         assert not await journal.claim(fastmcp4_http_url, task_id, "someone", 60)
+
+
+# -- input: a router per client ---------------------------------------------------------------
+
+ASKS = ElicitationCapability(form={})
+
+
+async def _accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+    return ElicitResult(ElicitAction.ACCEPT, {"ok": True, "confirm": True})
+
+
+def _asks_opener() -> functools.partial[Client]:
+    return functools.partial(
+        client_for, client_info=INFO, capabilities=InputRouter(elicitation=ASKS).capabilities()
+    )
+
+
+async def test_a_router_factory_gives_each_client_its_own_router(
+    server: tuple[str, Generation], tmp_path: Path
+) -> None:
+    """Worker mode, one task at a time: a client per claim, so three clients, each answered
+    by a router of its own (each attached to its client: the factory is called with it), each
+    taking its key in the shared journal first (2025-11-25: each task on its own session)."""
+    url, generation = server
+    made: list[tuple[InputRouter, Client]] = []
+    events: list[InputEventKind] = []
+
+    def routers(client: Client) -> InputRouter:
+        router = InputRouter(elicitation=ASKS, journal=journal, worker=f"r{len(made)}")
+        router.default_elicitation(_accept)
+        router.subscribe(lambda event: events.append(event.kind))
+        made.append((router, client))
+        return router
+
+    with SQLiteJournal(tmp_path / "j.db") as journal:
+        ids = [await _start_asking_task(url, generation, journal) for _ in range(3)]
+        with anyio.fail_after(60):
+            done = await resume(
+                journal, _asks_opener(), policy=FAST, inputs=routers, workers=1, idle=0.1
+            )
+        answerers = {t: await journal.input_answerers(url, t) for t in ids}
+    assert sorted(item.entry.task_id for item in done) == sorted(ids)
+    assert all(isinstance(item.ended, Completed) for item in done), done
+    assert len(made) == 3
+    assert len({id(client) for _, client in made}) == 3
+    for router, client in made:  # attached to the client it was made for, and no other
+        with pytest.raises(UsageError, match="one client"):
+            router.attach(next(c for r, c in made if r is not router))
+        router.attach(client)  # again, to its own: nothing changes
+    assert events.count(InputEventKind.ANSWERED) == 3
+    assert sorted(w for keys in answerers.values() for w in keys.values()) == ["r0", "r1", "r2"]
+
+
+async def test_one_router_for_many_clients_is_a_usage_error_before_anything_is_claimed(
+    mcp1_http_url: str, tmp_path: Path
+) -> None:
+    """One InputRouter serves one client: worker mode (a client per claim) and open tasks on
+    two 2025-11-25 sessions (a client each) refuse it at once; no task was leased."""
+    router = InputRouter(elicitation=ASKS)
+    router.default_elicitation(_accept)
+    with SQLiteJournal(tmp_path / "j.db") as journal:
+        ids = [await _start_asking_task(mcp1_http_url, Generation.V2025_11_25, journal)]
+        ids.append(await _start_asking_task(mcp1_http_url, Generation.V2025_11_25, journal))
+        with pytest.raises(UsageError, match=r"worker mode .*RouterFactory"):
+            await resume(journal, _asks_opener(), inputs=router, workers=2)
+        with pytest.raises(UsageError, match=r"need 2 clients .*RouterFactory"):
+            await resume(journal, _asks_opener(), inputs=router)
+        for task_id in ids:  # not leased by either
+            assert await journal.claim(mcp1_http_url, task_id, "another", 60)
+
+
+async def test_one_router_for_the_one_client_of_a_resume_still_answers(
+    fastmcp4_http_url: str, tmp_path: Path
+) -> None:
+    """Open tasks of one 2026-07-28 server: one client, so one InputRouter does; resume
+    attaches it (the opener may have attached it already: the same client, nothing changes)."""
+    router = InputRouter(elicitation=ASKS)
+    router.default_elicitation(_accept)
+    opener = _asks_opener()
+
+    def attaching(entry: JournalEntry) -> Client:
+        client = opener(entry)
+        router.attach(client)
+        return client
+
+    with SQLiteJournal(tmp_path / "j.db") as journal:
+        ids = [await _start_asking_task(fastmcp4_http_url, Generation.V2026_07_28, journal)]
+        ids.append(await _start_asking_task(fastmcp4_http_url, Generation.V2026_07_28, journal))
+        with anyio.fail_after(60):
+            done = await resume(journal, attaching, policy=FAST, inputs=router)
+    assert sorted(item.entry.task_id for item in done) == sorted(ids)
+    assert all(isinstance(item.ended, Completed) for item in done), done

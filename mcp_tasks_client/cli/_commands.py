@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shlex
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -35,7 +36,7 @@ from ..conformance import ProbeVerdict
 from ..conformance import probe as conformance_probe
 from ..engine import WatchItem
 from ..inputs import InputRouter
-from ..journal import Journal, JournalEntry
+from ..journal import Journal, JournalEntry, SharedJournal
 from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task, TaskStatus
 from ..outcomes import Completed, Failed, Outcome
 from ..probe import probe_server
@@ -49,7 +50,7 @@ from ._connect import (
     make_transport,
 )
 from ._exit import ExitCode, for_error
-from ._inputs import FileAnswers, make_router
+from ._inputs import Answering, FileAnswers, make_answering
 from ._interrupt import Interrupted, cancel_command, cancel_on_interrupt
 from ._journal import journal_name, open_journal
 from ._options import Options, call_args
@@ -69,9 +70,15 @@ class Run:
     def __init__(self, options: Options, output: Output) -> None:
         self.options = options
         self.out = output
+        self.answering: Answering | None = None
+        """How ``--inputs`` answers (None without it)."""
         self.router: InputRouter | None = None
+        """The router of the run's one client (every command but ``resume``, which makes one
+        per client it opens)."""
         self.answers: FileAnswers | None = None
         self.journal: Journal | None = None
+        self.worker = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        """This run's name in the journal: its leases (``resume``) and the input keys it takes."""
         self.withheld: set[str] = set()
         """Servers of ``resume`` that were not sent the ``--header`` values (said once each)."""
         self.listen_tried = False
@@ -189,9 +196,8 @@ class Run:
 
     async def __call__(self, command: str, ns: argparse.Namespace) -> ExitCode:
         try:
-            self.router, self.answers = make_router(
-                self.options.inputs, self.options.generation, self.out
-            )
+            self.answering = make_answering(self.options.inputs, self.options.generation, self.out)
+            self.answers = self.answering.answers if self.answering is not None else None
             if command == "probe":
                 return await self.probe(ns)
             if command == "call":
@@ -199,6 +205,7 @@ class Run:
             with contextlib.ExitStack() as stack:
                 if self.options.journal is not None:
                     self.journal = stack.enter_context(open_journal(self.options.journal))
+                self.router = self.new_router()
                 if command == "resume":
                     return await self.resume(getattr(ns, "workers", None))
                 if command == "list" and self.journal is not None:
@@ -216,6 +223,14 @@ class Run:
         except (MCPTasksError, OSError) as exc:
             task_id = getattr(ns, "task_id", None)
             return self.failed(exc, task_id)
+
+    def new_router(self) -> InputRouter | None:
+        """A router answering as ``--inputs`` says (None without it), taking each input key in
+        the journal first when there is one (answered once across every run sharing it)."""
+        if self.answering is None:
+            return None
+        journal = self.journal if isinstance(self.journal, SharedJournal) else None
+        return self.answering.router(journal, self.worker)
 
     async def dispatch(self, client: Client, command: str, ns: argparse.Namespace) -> ExitCode:
         if command == "tools":
@@ -392,32 +407,36 @@ class Run:
         ``workers``, as one of many workers sharing it (``resume(workers=N)``)."""
         assert self.journal is not None
         options = self.options
-        capabilities = self.router.capabilities() if self.router is not None else None
+        answering = self.answering
+        capabilities = answering.capabilities() if answering is not None else None
 
         def opener(entry: JournalEntry) -> Client:
-            client = client_for(
+            return client_for(
                 entry,
                 client_info=client_info(options),
                 capabilities=capabilities or ClientCapabilities(),
                 headers=self.headers_for(entry),
                 timeouts=Timeouts(request=options.timeout, initialize=options.timeout),
             )
-            if self.router is not None:
-                self.router.attach(client)
-            return client
+
+        def router_for(client: Client) -> InputRouter:
+            router = self.new_router()  # one per client, sharing the answers and the journal
+            assert router is not None
+            return router
 
         codes: list[ExitCode] = []
 
         def report(item: Resumed) -> None:
             codes.append(self.out.resumed(item))
 
-        policy = make_policy(options, answers_input=self.router is not None)
+        policy = make_policy(options, answers_input=answering is not None)
         await resume(
             self.journal,
             opener,
             policy=policy,
-            inputs=self.router,
+            inputs=router_for if answering is not None else None,
             deadline=options.deadline,
+            owner=self.worker,
             on_resumed=report,
             workers=workers,
         )

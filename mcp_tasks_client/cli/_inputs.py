@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._drivers import driver_for
 from .._exceptions import DecodeError, RPCError, UsageError
 from .._generation import Generation
-from ..inputs import InputContext, InputRouter
+from ..inputs import ElicitationHandler, InputContext, InputRouter, SamplingHandler
+from ..journal import SharedJournal
 from ..models import (
+    ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitAction,
@@ -33,7 +35,7 @@ from ._safe import for_terminal
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["FileAnswers", "InteractiveAnswers", "make_router"]
+__all__ = ["Answering", "FileAnswers", "InteractiveAnswers", "make_answering"]
 
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
@@ -260,30 +262,54 @@ class InteractiveAnswers:
         return await self.output.prompting(self._ask(ask_sampling, ctx.task_id, params))
 
 
-def make_router(
-    inputs: str | None, generation: Generation, output: Output
-) -> tuple[InputRouter | None, FileAnswers | None]:
-    """The router that answers input as ``--inputs`` says (None without it), and the file's
-    answers when it names a file. Only what it answers is declared: elicitation (form mode),
-    and sampling when the file answers it or on the terminal."""
+class Answering:
+    """How ``--inputs`` answers, and the InputRouter of each client that answers so: every
+    router of a run shares the handlers (one answers file, one terminal) and declares the same
+    capabilities. With a shared journal (``--journal``), each router takes an input key there
+    before answering it (``InputRouter(journal=...)``), under the run's worker name: a key one
+    run answers is never answered by another."""
+
+    def __init__(
+        self,
+        elicit: ElicitationHandler,
+        sample: SamplingHandler | None,
+        answers: FileAnswers | None,
+    ) -> None:
+        self.elicit = elicit
+        self.sample = sample
+        self.answers = answers
+        """The file's answers, when ``--inputs`` names a file (its ``unanswered`` is shared)."""
+
+    def capabilities(self) -> ClientCapabilities:
+        """What a client answering so declares: elicitation (form mode), and sampling when
+        the file answers it or on the terminal."""
+        return self.router().capabilities()
+
+    def router(
+        self, journal: SharedJournal | None = None, worker: str | None = None
+    ) -> InputRouter:
+        """A new router answering so (a router serves one client: one per client)."""
+        router = InputRouter(
+            elicitation=ElicitationCapability(form={}),
+            sampling=SamplingCapability() if self.sample is not None else None,
+            journal=journal,
+            worker=worker,
+        )
+        router.default_elicitation(self.elicit)
+        if self.sample is not None:
+            router.default_sampling(self.sample)
+        return router
+
+
+def make_answering(inputs: str | None, generation: Generation, output: Output) -> Answering | None:
+    """How input is answered as ``--inputs`` says (None without it: nothing is answered, and
+    nothing declared)."""
     if inputs is None:
-        return None, None
+        return None
     if inputs == "interactive":
         if not sys.stdin.isatty():
             raise UsageError("--inputs interactive needs a terminal on stdin")
         asker = InteractiveAnswers(output)
-        router = InputRouter(
-            elicitation=ElicitationCapability(form={}), sampling=SamplingCapability()
-        )
-        router.default_elicitation(asker.elicit)
-        router.default_sampling(asker.sample)
-        return router, None
+        return Answering(asker.elicit, asker.sample, None)
     answers = FileAnswers(inputs, generation)
-    router = InputRouter(
-        elicitation=ElicitationCapability(form={}),
-        sampling=SamplingCapability() if answers.samples else None,
-    )
-    router.default_elicitation(answers.elicit)
-    if answers.samples:
-        router.default_sampling(answers.sample)
-    return router, answers
+    return Answering(answers.elicit, answers.sample if answers.samples else None, answers)
