@@ -190,3 +190,38 @@ def test_a_poll_overtaken_by_a_terminal_snapshot_is_stale_and_a_later_one_is_not
     after = machine.mark()
     assert not machine.is_stale(after)
     assert not machine.observe(snapshot(TaskStatus.WORKING)).accepted
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(min_value=0, max_value=10_000), min_size=2, max_size=12),
+    st.data(),
+)
+def test_an_answer_overtaken_by_a_newer_snapshot_is_stale_not_a_clock_going_back(
+    ticks: list[int], data: st.DataObject
+) -> None:
+    """V-26 is the server's rule: a snapshot older than one accepted after its poll went out
+    (a push on another channel overtook the poll's answer) is stale and dropped, never reported
+    as ``lastUpdatedAt`` going backwards; an older answer with nothing accepted between its
+    poll and its arrival is the server's clock going back, and is reported."""
+    ticks = sorted(ticks)
+    at = [EPOCH + dt.timedelta(milliseconds=t) for t in ticks]
+
+    def snap(i: int) -> Task:
+        return Task(task_id="t", status=TaskStatus.WORKING, created_at=EPOCH, last_updated_at=at[i])
+
+    machine = TaskMachine(snap(0))
+    sent = machine.mark()  # a poll goes out; the server answers with snapshot ``answered``
+    answered = data.draw(st.integers(min_value=0, max_value=len(at) - 1))
+    pushed = data.draw(st.integers(min_value=0, max_value=len(at) - 1))
+    machine.observe(snap(pushed))  # a push, accepted while the poll was in flight
+    stale = machine.is_stale(sent, snap(answered))
+    assert stale == (at[answered] < at[pushed])
+    if not stale:
+        assert machine.observe(snap(answered)).violations == ()
+    # Nothing accepted between a poll and its answer: an older answer is checked, and reported.
+    now, held = machine.mark(), machine.current.last_updated_at
+    older = snap(0)
+    assert not machine.is_stale(now, older)
+    went_back = [v.detail for v in machine.observe(older).violations]
+    assert went_back == (["lastUpdatedAt went backwards"] if at[0] < held else [])

@@ -237,11 +237,12 @@ class Driver:
             return
         if not tracked.tracking:
             return  # released, finishing or ended while the poll was in flight
-        if tracked.machine.is_stale(mark):
+        if tracked.machine.is_stale(mark, snapshot):
             # A terminal status arrived (a notification) while this poll was in flight: its
             # older answer is stale, not a change after terminal (A-08, the machine's rule; a
             # poller that stops at terminal cannot tell the two apart; the conformance probe
-            # polls past terminal).
+            # polls past terminal). Likewise an answer older than a snapshot pushed while the
+            # poll was in flight: overtaken, not the server's clock going backwards.
             return
         if snapshot is not None:
             self._observe(tracked, snapshot)

@@ -77,11 +77,22 @@ class TaskMachine:
         """A mark to take when a poll is sent; see :meth:`is_stale`."""
         return self._accepted
 
-    def is_stale(self, mark: int) -> bool:
+    def is_stale(self, mark: int, answer: Task | None = None) -> bool:
         """The stale rule (A-08): the answer to a poll sent at ``mark`` is stale when a
         terminal snapshot was accepted after it went out (a status notification overtook
-        it). A stale answer is dropped, not checked: it is no change after terminal."""
-        return self._terminal_at is not None and self._terminal_at > mark
+        it). A stale answer is dropped, not checked: it is no change after terminal.
+
+        Overtaken, not terminal: an ``answer`` older (``lastUpdatedAt``) than a snapshot
+        accepted after the poll went out (a push delivered on another channel while the poll
+        was in flight) is stale too, not the server's clock going backwards (V-26). Only an
+        answer with nothing accepted between its poll and its arrival is checked for that."""
+        if self._terminal_at is not None and self._terminal_at > mark:
+            return True
+        return (
+            answer is not None
+            and self._accepted > mark
+            and answer.last_updated_at < self.current.last_updated_at
+        )
 
     @property
     def status(self) -> TaskStatus:
