@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
 import anyio
 
@@ -23,6 +23,7 @@ from .._exceptions import (
     TransportError,
     UnsupportedInGeneration,
 )
+from .._io.base import Transport
 from .._io.http import HttpTransport
 from ..builders import ToolCall
 from ..conformance import ProbeVerdict
@@ -192,9 +193,16 @@ class Run:
                 "(choose --generation from the generations above)"
             )
             return code
+        # A URL goes to the probe as a URL: the checks of a session of its own (V-27) need
+        # it, and the Python API reaches them with one (issue 23).
+        server = options.server
+        target: str | Callable[[], Transport] = (
+            server.url if server.url is not None else lambda: make_transport(server)
+        )
         rules = await conformance_probe(
-            lambda: make_transport(options.server),
+            target,
             options.generation,
+            headers=dict(server.headers) if server.url is not None else None,
             safe_tools=dict(ns.safe_tool),
             negative=ns.negative,
             client_info=client_info(options),
