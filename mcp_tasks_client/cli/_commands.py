@@ -35,6 +35,7 @@ from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task,
 from ..outcomes import Completed
 from ..probe import probe_server
 from ..resume import Resumed, client_for, resume
+from ._conformance_client import conformance_client
 from ._connect import (
     client_info,
     identity_of,
@@ -131,6 +132,8 @@ class Run:
             )
             if command == "probe":
                 return await self.probe(ns)
+            if command == "conformance-client":
+                return await conformance_client(ns, self.options.timeout)
             with contextlib.ExitStack() as stack:
                 if self.options.journal is not None:
                     self.journal = stack.enter_context(open_journal(self.options.journal))
