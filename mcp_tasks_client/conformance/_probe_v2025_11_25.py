@@ -404,14 +404,17 @@ class Probe2025(Probe):
         async with second:
             sessions = f"sessions {first.session!r} and {second.transport.session!r}"
             listed = await self._list_ids(second)
+            seen = task_id in listed
+            if not seen:
+                # Asked while the second session is open: its end may disturb the first
+                # (mcp 1.30 ends task support of every session when one ends).
+                try:
+                    await client.get_task(task_id)
+                except TaskNotFound:
+                    gone = f"task {task_id} was gone before the second session listed"
+                    self.note(("V-28",), gone)
+                    return
         credentials = sorted(getattr(inner, "headers", None) or {})
-        seen = task_id in listed
-        if not seen:
-            try:
-                await client.get_task(task_id)
-            except TaskNotFound:
-                self.note(("V-28",), f"task {task_id} was gone before the second session listed")
-                return
         evidence = [a for a in tap.answers if isinstance(a.get("result"), dict)][-1:]
         if credentials:
             self.note(

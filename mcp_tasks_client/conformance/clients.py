@@ -94,6 +94,8 @@ class Recording:
     received: list[tuple[float, JSON]] = attrs.field(factory=list)
     exit_code: int | None = None
     stderr: str = ""
+    created: list[str] = attrs.field(factory=list)
+    """The ids of the tasks the server created."""
 
     def requests(self, method: str) -> list[tuple[float, JSON]]:
         return [(t, m) for t, m in self.received if m.get("method") == method and "id" in m]
@@ -135,6 +137,11 @@ class _ScenarioServer(FaultServer):
         self.overrides = dict(overrides)
         self.arrived: list[tuple[float, JSON]] = []
         """Every message read, with its arrival time (monotonic seconds)."""
+
+    def _m_server_discover(self, params: JSON) -> JSON:
+        # A DiscoverResult is a CacheableResult: ttlMs and cacheScope are required (E C12);
+        # a strict client falls back to initialize without them.
+        return {**super()._m_server_discover(params), "ttlMs": 0, "cacheScope": "private"}
 
     async def answer(self, message: JSON, channel: Any = None, *, session: Any = None) -> Any:
         self.arrived.append((time.monotonic(), message))
@@ -294,9 +301,10 @@ def _judge_input_required_result(rec: Recording, rule: str) -> list[Check]:
 def _judge_odd_create(rec: Recording, rule: str) -> list[Check]:
     what = "a created task whose answer lacks ttl is kept: its id is polled to its end"
     calls = _task_calls(rec)
-    if not calls:
-        return [_bad("odd-create-kept", rule, what, "the client made no tools/call")]
-    later = _task_ids(rec)
+    if not rec.created:
+        error = "asked to start a task, the client created none"
+        return [_bad("odd-create-kept", rule, what, error, messages=calls[:1])]
+    later = _task_ids(rec) & set(rec.created)
     if not later:
         return [
             _bad(
@@ -418,7 +426,16 @@ async def run_scenario(
                 rec.stderr = errors.read()[-4000:].decode(errors="replace")
         rec.exit_code = process.returncode
     rec.received = list(server.arrived)
-    return chosen.judge(rec, chosen.rule(generation))
+    rec.created = list(server.tasks)
+    checks = chosen.judge(rec, chosen.rule(generation))
+    # A failure carries how the client ended: its exit code and the tail of its stderr.
+    tail = rec.stderr.strip().splitlines()[-8:]
+    return [
+        c
+        if c.status != "FAILURE"
+        else attrs.evolve(c, details={**c.details, "exitCode": rec.exit_code, "stderr": tail})
+        for c in checks
+    ]
 
 
 def render_table(rows: Iterable[tuple[str, str, Check]]) -> str:
