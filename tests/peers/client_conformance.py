@@ -10,6 +10,7 @@ published table is what the suite measures.
 Clients (their scripts follow the official suite's client contract; see each script):
   this library            examples/conformance_client.py (both generations)
   mcp 1.30                tests/peers/clients/mcp1_client.py (2025-11-25)
+  TypeScript SDK 1.32     tests/peers/ts1_client.mjs (2025-11-25)
   fastmcp 4.1.4           tests/peers/clients/fastmcp4_client.py (2026-07-28)
   ext-tasks 0.2.2         tests/peers/ext_tasks_client.mjs on @modelcontextprotocol/client 2.4.0
                           (2025-11-25)
@@ -53,8 +54,8 @@ class TaskClient:
         if self.peer is None:
             return [sys.executable, str(REPO / "examples" / "conformance_client.py")]
         spec = SPECS[self.peer]
-        if self.peer == "ext-tasks":
-            (script,) = sync_scripts(spec, root)
+        if spec.kind == "node":
+            script = sync_scripts(spec, root)[-1]  # the client script is the last one
             return [shutil.which("node") or "node", str(script)]
         script = HERE / "clients" / f"{self.peer}_client.py"
         return [str(venv_python(peer_dir(spec, root))), "-W", "ignore", str(script)]
@@ -70,6 +71,7 @@ class TaskClient:
 CLIENTS = (
     TaskClient("mcp-tasks-client (this library)", None, (G1, G2)),
     TaskClient("mcp 1.30 (Python SDK)", "mcp1", (G1,)),
+    TaskClient("TypeScript SDK 1.32", "ts1", (G1,)),
     TaskClient("fastmcp 4.1.4 (fastmcp_tasks)", "fastmcp4", (G2,)),
     TaskClient("ext-tasks 0.2.2 on client 2.4.0", "ext-tasks", (G1,)),
 )

@@ -10,8 +10,9 @@ The default root is ``$MCP_TASKS_PEERS_DIR`` if set, else ``<repo>/.peers``
 * ``<root>/venv-mcp1``: a venv (made with the interpreter running this script) with
   ``mcp==1.30.0`` (official Python SDK, lowlevel ``Server``, 2025-11-25 tasks);
 * ``<root>/npm-sdk1``: an npm folder with ``@modelcontextprotocol/sdk@1.32.2``
-  (TypeScript SDK v1, 2025-11-25 tasks), plus a copy of ``ts1_tasks_server.mjs`` next
-  to its ``node_modules`` (node resolves ESM imports relative to the script file);
+  (TypeScript SDK v1, 2025-11-25 tasks), plus copies of ``ts1_tasks_server.mjs`` and
+  ``ts1_client.mjs`` (its client under the client-side suite) next to its
+  ``node_modules`` (node resolves ESM imports relative to the script file);
 * ``<root>/venv-fastmcp4``: a venv with ``fastmcp[tasks]==4.1.4`` (pulls mcp 2.3.0,
   fastmcp-tasks, pydocket; 2026-07-28 protocol, ``io.modelcontextprotocol/tasks``);
 * ``<root>/venv-mcp2``: a venv with ``mcp==2.3.0`` (official Python SDK v2, 2026-07-28,
@@ -46,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
 STAMP_NAME = ".peer-stamp"
 TS1_SCRIPT = "ts1_tasks_server.mjs"
+TS1_CLIENT_SCRIPT = "ts1_client.mjs"
 MCP1_SCRIPT = "mcp1_tasks_server.py"
 FASTMCP4_SCRIPT = "fastmcp_tasks_server.py"
 MCP2_SCRIPT = "mcp2_plain_server.py"
@@ -78,7 +80,12 @@ class PeerSpec:
 SPECS: dict[str, PeerSpec] = {
     "mcp1": PeerSpec("mcp1", "python", "mcp", "1.30.0", "venv-mcp1"),
     "ts1": PeerSpec(
-        "ts1", "node", "@modelcontextprotocol/sdk", "1.32.2", "npm-sdk1", scripts=(TS1_SCRIPT,)
+        "ts1",
+        "node",
+        "@modelcontextprotocol/sdk",
+        "1.32.2",
+        "npm-sdk1",
+        scripts=(TS1_SCRIPT, TS1_CLIENT_SCRIPT),
     ),
     # Pinned exactly: an unpinned fastmcp[tasks] makes pip backtrack for minutes.
     "fastmcp4": PeerSpec("fastmcp4", "python", "fastmcp", "4.1.4", "venv-fastmcp4", "tasks"),
