@@ -26,6 +26,10 @@ Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
   blocking ``tasks/result`` (C-21) and answers the question that comes on it.
 - ``odd-create``: the created task's answer leaves out its ``ttl`` (the schema requires it):
   the client keeps the task's id and polls it to its end (C-30, E C22).
+- ``input-requests-once`` (2026-07-28): ``inputRequests`` ``q1`` then ``q2``, and the poll
+  after each ack still shows the answered key (E C33): each key answered once (E C31).
+- ``request-state`` (2026-07-28): MRTR before the task, with a ``requestState`` that only an
+  untouched echo keeps (E C46), on a retry with a new id (E C47).
 
 A deliberately wrong client for each scenario ships as
 ``python -m mcp_tasks_client.conformance.wrong_client`` (its ``WRONG_CLIENT_SCENARIO``
@@ -125,6 +129,8 @@ _RULES: dict[str, dict[Generation, str]] = {
     "cancel": {G1: "C-26", G2: "E C35"},
     "input-required-result": {G1: "C-21"},
     "odd-create": {G1: "C-30", G2: "E C22"},
+    "input-requests-once": {G2: "E C31"},
+    "request-state": {G2: "E C46"},
 }
 
 
@@ -132,11 +138,26 @@ class _ScenarioServer(FaultServer):
     """A FaultServer whose task snapshots carry the scenario's overrides (``None``: leave the
     field out)."""
 
-    def __init__(self, generation: Generation, overrides: Mapping[str, Any], **kw: Any) -> None:
+    def __init__(
+        self,
+        generation: Generation,
+        overrides: Mapping[str, Any],
+        *,
+        stale_after_update: bool = False,
+        request_state: str | None = None,
+        **kw: Any,
+    ) -> None:
         super().__init__(generation, **kw)
         self.overrides = dict(overrides)
+        self.stale_after_update = stale_after_update
+        """Eventual consistency (E C33): the first tasks/get after a tasks/update is answered
+        with the snapshot before it (the answered key still shown)."""
+        self.request_state = request_state
+        """The requestState an MRTR answer carries instead of the FaultServer's."""
         self.arrived: list[tuple[float, JSON]] = []
         """Every message read, with its arrival time (monotonic seconds)."""
+        self._asking: JSON | None = None
+        self._stale: JSON | None = None
 
     def _m_server_discover(self, params: JSON) -> JSON:
         # A DiscoverResult is a CacheableResult: ttlMs and cacheScope are required (E C12);
@@ -145,7 +166,21 @@ class _ScenarioServer(FaultServer):
 
     async def answer(self, message: JSON, channel: Any = None, *, session: Any = None) -> Any:
         self.arrived.append((time.monotonic(), message))
-        return await super().answer(message, channel, session=session)
+        method = message.get("method")
+        if method == "tasks/get" and self._stale is not None and "id" in message:
+            stale, self._stale = self._stale, None
+            return {"jsonrpc": "2.0", "id": message["id"], "result": stale}
+        out = await super().answer(message, channel, session=session)
+        result = out.get("result") if isinstance(out, dict) else None
+        if not isinstance(result, dict):
+            return out
+        if method == "tasks/get" and result.get("status") == "input_required":
+            self._asking = json.loads(json.dumps(result))
+        elif method == "tasks/update" and self.stale_after_update and self._asking is not None:
+            self._stale, self._asking = self._asking, None
+        elif method == "tools/call" and self.request_state and "requestState" in result:
+            result["requestState"] = self.request_state
+        return out
 
     def _task(self, task: Any, *, detailed: bool = True) -> JSON:
         out = super()._task(task, detailed=detailed)
@@ -172,6 +207,8 @@ class Scenario:
     overrides: Callable[[Generation], Mapping[str, Any]] = lambda g: {}
     steps: int = 2
     ask_on: str = "result"
+    stale_after_update: bool = False
+    request_state: str | None = None
 
     def rule(self, generation: Generation) -> str:
         return _RULES[self.name][generation]
@@ -318,6 +355,55 @@ def _judge_odd_create(rec: Recording, rule: str) -> list[Check]:
     return [_ok("odd-create-kept", rule, what, task_ids=sorted(later))]
 
 
+def _judge_input_requests_once(rec: Recording, rule: str) -> list[Check]:
+    what = "each inputRequests key is answered once, also when a later poll still shows it"
+    answered: dict[str, int] = {}
+    updates = [m for _, m in rec.requests("tasks/update")]
+    for m in updates:
+        responses = (m.get("params") or {}).get("inputResponses")
+        for key in responses if isinstance(responses, dict) else ():
+            answered[key] = answered.get(key, 0) + 1
+    again = {k: n for k, n in answered.items() if n > 1}
+    if again:
+        error = f"answered again after the ack: {again} (the stale poll still showed the key)"
+        return [_bad("input-requests-once", rule, what, error, messages=updates[:3])]
+    if set(answered) != {"q1", "q2"}:
+        error = f"the keys answered were {sorted(answered)}, not q1 and q2"
+        return [_bad("input-requests-once", rule, what, error, messages=updates[:3])]
+    return [_ok("input-requests-once", rule, what, messages=updates[:2])]
+
+
+TRICKY_STATE = ' sealed:"\u00e9\u2713" \\n+/= '
+"""A requestState a client can only echo right by not touching it: spaces at both ends,
+quotes, non-ASCII, a backslash."""
+
+
+def _judge_request_state(rec: Recording, rule: str) -> list[Check]:
+    calls = _task_calls(rec)
+    first = [c for c in calls if "inputResponses" not in (c.get("params") or {})]
+    retries = [c for c in calls if "inputResponses" in (c.get("params") or {})]
+    echo = "the MRTR retry echoes requestState byte for byte"
+    fresh = "the MRTR retry is a new request with a new id"
+    if not first or not retries:
+        error = "the client never retried the call with inputResponses"
+        return [_bad("request-state-echoed", rule, echo, error, messages=calls[:2])]
+    out = []
+    wrong = [r for r in retries if (r.get("params") or {}).get("requestState") != TRICKY_STATE]
+    if wrong:
+        got = (wrong[0].get("params") or {}).get("requestState")
+        error = f"sent {got!r} back for {TRICKY_STATE!r}"
+        out.append(_bad("request-state-echoed", rule, echo, error, messages=wrong[:1]))
+    else:
+        out.append(_ok("request-state-echoed", rule, echo, messages=retries[:1]))
+    reused = [r for r in retries if r.get("id") == first[0].get("id")]
+    if reused:
+        error = f"the retry reused id {first[0].get('id')!r}"
+        out.append(_bad("request-state-new-id", "E C47", fresh, error, messages=reused[:1]))
+    else:
+        out.append(_ok("request-state-new-id", "E C47", fresh, messages=retries[:1]))
+    return out
+
+
 BOTH = frozenset({G1, G2})
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -360,6 +446,22 @@ SCENARIOS: dict[str, Scenario] = {
             _judge_odd_create,
             overrides=lambda g: {_TTL_KEY[g]: None},
         ),
+        Scenario(
+            "input-requests-once",
+            "the task asks q1 then q2; the poll after each ack still shows the answered key",
+            frozenset({G2}),
+            {"tool": "ask", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_input_requests_once,
+            stale_after_update=True,
+        ),
+        Scenario(
+            "request-state",
+            "the task-only tool asks by MRTR first, with an opaque requestState to echo",
+            frozenset({G2}),
+            {"tool": "confirm", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_request_state,
+            request_state=TRICKY_STATE,
+        ),
     )
 }
 """Every scenario, by name."""
@@ -395,6 +497,8 @@ async def run_scenario(
         chosen.overrides(generation),
         steps=chosen.steps,
         ask_on=chosen.ask_on,
+        stale_after_update=chosen.stale_after_update,
+        request_state=chosen.request_state,
     )
     async with server.http() as http:
 

@@ -4,8 +4,11 @@
 (httpx, no library Client) under the suite's contract, and breaks the rule the scenario
 judges: asks for a task it was not asked for (``opt-in``), polls as fast as it can
 (``poll-interval``), cancels with ``notifications/cancelled`` (``cancel``), never calls
-``tasks/result`` on ``input_required`` (``input-required-result``), and drops a task whose
-created answer it cannot decode (``odd-create``). It exists to show each check can fail.
+``tasks/result`` on ``input_required`` (``input-required-result``), drops a task whose
+created answer it cannot decode (``odd-create``), answers every ``inputRequests`` key each
+time a poll shows it (``input-requests-once``), and retries an MRTR call with its
+``requestState`` trimmed under the same id (``request-state``). It exists to show each check
+can fail.
 
 May import: ``models`` (the extension's name).
 """
@@ -37,10 +40,17 @@ class Wire:
             "Content-Type": "application/json",
         }
 
-    def post(self, method: str, params: JSON | None = None, *, notify: bool = False) -> Any:
+    def post(
+        self,
+        method: str,
+        params: JSON | None = None,
+        *,
+        notify: bool = False,
+        rid: int | None = None,
+    ) -> Any:
         body: JSON = {"jsonrpc": "2.0", "method": method, "params": params or {}}
         if not notify:
-            body["id"] = next(self.ids)
+            body["id"] = next(self.ids) if rid is None else rid
         headers = {**self.headers, "MCP-Protocol-Version": self.version}
         if self.version != "2025-11-25":
             headers["Mcp-Method"] = method
@@ -82,6 +92,13 @@ def main(url: str) -> None:
             params["_meta"] = {"io.modelcontextprotocol/clientCapabilities": caps}
     created = wire.post("tools/call", params) or {}
     result = created.get("result") or {}
+    answer = {"action": "accept", "content": context.get("answer") or {}}
+    if result.get("resultType") == "input_required":  # MRTR: the retry, done wrong
+        keys = result.get("inputRequests") or {}
+        params["inputResponses"] = dict.fromkeys(keys, answer)
+        params["requestState"] = str(result.get("requestState", "")).strip()
+        created = wire.post("tools/call", params, rid=created.get("id")) or {}
+        result = created.get("result") or {}
     task = result.get("task") if g1 else result
     if not isinstance(task, dict) or "taskId" not in task:
         return
@@ -97,6 +114,10 @@ def main(url: str) -> None:
             break
         if got.get("status") == "input_required" and scenario == "input-required-result":
             break  # never asks tasks/result: the question is never delivered
+        asked = got.get("inputRequests")
+        if isinstance(asked, dict) and asked:  # every key, every time it is shown
+            responses = dict.fromkeys(asked, answer)
+            wire.post("tasks/update", {"taskId": task_id, "inputResponses": responses})
         if scenario != "poll-interval":
             time.sleep(max(got.get("pollInterval") or got.get("pollIntervalMs") or 50, 50) / 1000)
 
