@@ -122,6 +122,8 @@ def _opted_in_g2(params: JSON) -> bool:
 OPTED_IN: dict[Generation, Callable[[JSON], bool]] = {G1: _opted_in_g1, G2: _opted_in_g2}
 """How a ``tools/call`` asks for a task, per generation."""
 _POLL_KEY = {G1: "pollInterval", G2: "pollIntervalMs"}
+_CACHEABLE: dict[Generation, JSON] = {G1: {}, G2: {"ttlMs": 0, "cacheScope": "private"}}
+"""The CacheableResult fields a generation's discover and list results carry."""
 _TTL_KEY = {G1: "ttl", G2: "ttlMs"}
 _RULES: dict[str, dict[Generation, str]] = {
     "opt-in": {G1: "C-15", G2: "E C18"},
@@ -162,7 +164,11 @@ class _ScenarioServer(FaultServer):
     def _m_server_discover(self, params: JSON) -> JSON:
         # A DiscoverResult is a CacheableResult: ttlMs and cacheScope are required (E C12);
         # a strict client falls back to initialize without them.
-        return {**super()._m_server_discover(params), "ttlMs": 0, "cacheScope": "private"}
+        return {**super()._m_server_discover(params), **_CACHEABLE[self.generation]}
+
+    def _m_tools_list(self, params: JSON) -> JSON:
+        # So is a 2026-07-28 list result: a strict client refuses one without them.
+        return {**super()._m_tools_list(params), **_CACHEABLE[self.generation]}
 
     async def answer(self, message: JSON, channel: Any = None, *, session: Any = None) -> Any:
         self.arrived.append((time.monotonic(), message))
