@@ -280,8 +280,9 @@ def _judge_poll_interval(rec: Recording, rule: str) -> list[Check]:
                 "poll-interval",
                 rule,
                 what,
-                f"{len(short)} of {len(gaps)} polls came sooner than {POLL_MS} ms: {short[:5]} ms",
+                f"{len(short)} of {len(gaps)} polls came sooner than {POLL_MS} ms",
                 polls=len(gets),
+                short_gaps_ms=short[:5],
             )
         ]
     return [

@@ -92,12 +92,13 @@ async def measure(client: TaskClient) -> list[tuple[str, Generation, Check]]:
 def row_text(client: TaskClient, name: str, generation: Generation, check: Check) -> str:
     verdict = "pass" if check.status == "SUCCESS" else check.status.lower()
     error = (check.error_message or "").replace("|", "/")
-    return f"| {client.name} | {name} | {generation.value} | {check.rule} | {verdict} | {error} |"
+    cells = (client.name, name, generation.value, check.id, check.rule, verdict, error)
+    return "| " + " | ".join(cells) + " |"
 
 
 def render(measured: Sequence[tuple[TaskClient, list[tuple[str, Generation, Check]]]]) -> str:
-    lines = ["| Client | Scenario | Version | Rule | Verdict | What the suite saw |"]
-    lines.append("|---|---|---|---|---|---|")
+    lines = ["| Client | Scenario | Version | Check | Rule | Verdict | What the suite saw |"]
+    lines.append("|---|---|---|---|---|---|---|")
     for client, rows in measured:
         lines += [row_text(client, n, g, c) for n, g, c in rows]
     return "\n".join(lines) + "\n"
