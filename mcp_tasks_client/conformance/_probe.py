@@ -125,7 +125,7 @@ _NEEDS: Mapping[str, tuple[frozenset[str], str]] = {
     "V-27a": (frozenset({"http:notification"}), "a notification POSTed over HTTP"),
     "V-27b": (frozenset({"http:request"}), "a request over HTTP"),
     "V-27c": (frozenset({"http:session"}), "a server that sets Mcp-Session-Id (HTTP)"),
-    "V-27d": (frozenset({"http:get"}), "the GET stream (the probe opens none)"),
+    "V-27d": (frozenset({"http:get"}), "the GET stream (over HTTP the probe opens it first)"),
     "V-28": (
         frozenset({"never"}),
         "HTTP, tasks.list declared and a safe task-capable tool (a second session lists tasks)",
