@@ -24,6 +24,8 @@ Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
   ``notifications/cancelled`` (C-26, E C35).
 - ``input-required-result`` (2025-11-25): the task goes ``input_required``; the client opens a
   blocking ``tasks/result`` (C-21) and answers the question that comes on it.
+- ``ttl``: the caller asks for a ttl (2025-11-25: it is sent as asked, C-18); the server keeps
+  the task unlimited (``ttl`` null): the client follows it to its end (C-18, E C26).
 - ``odd-create``: the created task's answer leaves out its ``ttl`` (the schema requires it):
   the client keeps the task's id and polls it to its end (C-30, E C22).
 - ``input-requests-once`` (2026-07-28): ``inputRequests`` ``q1`` then ``q2``, and the poll
@@ -100,6 +102,8 @@ class Recording:
     stderr: str = ""
     created: list[str] = attrs.field(factory=list)
     """The ids of the tasks the server created."""
+    final: dict[str, str] = attrs.field(factory=dict)
+    """Each created task's status when the client was done."""
 
     def requests(self, method: str) -> list[tuple[float, JSON]]:
         return [(t, m) for t, m in self.received if m.get("method") == method and "id" in m]
@@ -125,6 +129,9 @@ _POLL_KEY = {G1: "pollInterval", G2: "pollIntervalMs"}
 _CACHEABLE: dict[Generation, JSON] = {G1: {}, G2: {"ttlMs": 0, "cacheScope": "private"}}
 """The CacheableResult fields a generation's discover and list results carry."""
 _TTL_KEY = {G1: "ttl", G2: "ttlMs"}
+_ASKS_TTL = frozenset({G1})
+"""The generations where the client asks for a ttl (2026-07-28: the server alone sets it)."""
+_TTL_ASKED = {G1: 60_000}
 _RULES: dict[str, dict[Generation, str]] = {
     "opt-in": {G1: "C-15", G2: "E C18"},
     "poll-interval": {G1: "C-19", G2: "E C23"},
@@ -132,8 +139,13 @@ _RULES: dict[str, dict[Generation, str]] = {
     "input-required-result": {G1: "C-21"},
     "odd-create": {G1: "C-30", G2: "E C22"},
     "input-requests-once": {G2: "E C31"},
+    "ttl": {G1: "C-18", G2: "E C26"},
     "request-state": {G2: "E C46"},
 }
+
+
+_NULL = object()
+"""An override that sends JSON null (None leaves the field out)."""
 
 
 class _ScenarioServer(FaultServer):
@@ -194,7 +206,7 @@ class _ScenarioServer(FaultServer):
             if value is None:
                 out.pop(key, None)
             else:
-                out[key] = value
+                out[key] = None if value is _NULL else value
         return out
 
 
@@ -215,6 +227,11 @@ class Scenario:
     ask_on: str = "result"
     stale_after_update: bool = False
     request_state: str | None = None
+    extra_context: Callable[[Generation], Mapping[str, Any]] = lambda g: {}
+    """Context keys that differ by generation."""
+
+    def context_for(self, generation: Generation) -> JSON:
+        return {**self.context, **self.extra_context(generation)}
 
     def rule(self, generation: Generation) -> str:
         return _RULES[self.name][generation]
@@ -411,6 +428,30 @@ def _judge_request_state(rec: Recording, rule: str) -> list[Check]:
     return out
 
 
+TTL_MS = _TTL_ASKED[G1]
+
+
+def _judge_ttl(rec: Recording, rule: str) -> list[Check]:
+    out: list[Check] = []
+    calls = _task_calls(rec)
+    asked = "the ttl the caller asked for is the one sent"
+    if rec.generation in _ASKS_TTL:  # a generation where the client asks for a ttl
+        sent = [(c.get("params") or {}).get("task", {}).get("ttl") for c in calls]
+        if sent and all(ttl == TTL_MS for ttl in sent):
+            out.append(_ok("ttl-as-asked", rule, asked, messages=calls[:1]))
+        else:
+            error = f"asked for {TTL_MS} ms, the client sent {sent}"
+            out.append(_bad("ttl-as-asked", rule, asked, error, messages=calls[:1]))
+    kept = "a task whose ttl is null (unlimited) is followed to its end"
+    ended = [t for t, status in rec.final.items() if status in ("completed", "failed")]
+    if ended:
+        out.append(_ok("ttl-null-followed", rule, kept, task_ids=ended))
+    else:
+        error = f"the task did not reach its end: {rec.final or 'none was created'}"
+        out.append(_bad("ttl-null-followed", rule, kept, error, messages=calls[:1]))
+    return out
+
+
 BOTH = frozenset({G1, G2})
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -452,6 +493,15 @@ SCENARIOS: dict[str, Scenario] = {
             {"tool": "echo", "arguments": {"text": "odd"}, "task": True},
             _judge_odd_create,
             overrides=lambda g: {_TTL_KEY[g]: None},
+        ),
+        Scenario(
+            "ttl",
+            f"the caller asks for a {TTL_MS} ms ttl; the server keeps the task unlimited (null)",
+            BOTH,
+            {"tool": "echo", "arguments": {"text": "ttl"}, "task": True},
+            _judge_ttl,
+            overrides=lambda g: {_TTL_KEY[g]: _NULL},
+            extra_context=lambda g: {"ttl": _TTL_ASKED.get(g)},
         ),
         Scenario(
             "input-requests-once",
@@ -519,7 +569,7 @@ async def run_scenario(
             **(os.environ if env is None else env),
             "MCP_CONFORMANCE_SCENARIO": name,
             "MCP_CONFORMANCE_PROTOCOL_VERSION": generation.value,
-            "MCP_CONFORMANCE_CONTEXT": json.dumps(dict(chosen.context)),
+            "MCP_CONFORMANCE_CONTEXT": json.dumps(chosen.context_for(generation)),
         }
         with tempfile.TemporaryFile() as errors:
             process = await anyio.open_process(
@@ -538,6 +588,7 @@ async def run_scenario(
         rec.exit_code = process.returncode
     rec.received = list(server.arrived)
     rec.created = list(server.tasks)
+    rec.final = {task_id: task.status for task_id, task in server.tasks.items()}
     checks = chosen.judge(rec, chosen.rule(generation))
     # A failure carries how the client ended: its exit code and the tail of its stderr.
     tail = rec.stderr.strip().splitlines()[-8:]

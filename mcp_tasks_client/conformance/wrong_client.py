@@ -5,7 +5,8 @@
 judges: asks for a task it was not asked for (``opt-in``), polls as fast as it can
 (``poll-interval``), cancels with ``notifications/cancelled`` (``cancel``), never calls
 ``tasks/result`` on ``input_required`` (``input-required-result``), drops a task whose
-created answer it cannot decode (``odd-create``), answers every ``inputRequests`` key each
+created answer it cannot decode (``odd-create``), leaves the caller's ttl out and gives up a
+task whose ttl is null (``ttl``), answers every ``inputRequests`` key each
 time a poll shows it (``input-requests-once``), and retries an MRTR call with its
 ``requestState`` trimmed under the same id (``request-state``). It exists to show each check
 can fail.
@@ -86,7 +87,7 @@ def main(url: str) -> None:
     params: JSON = {"name": context["tool"], "arguments": context.get("arguments") or {}}
     if context.get("task") or scenario == "opt-in":  # opt-in: a task nobody asked for
         if g1:
-            params["task"] = {}
+            params["task"] = {}  # ttl: the caller's ttl left out
         else:
             caps: JSON = {"extensions": {TASKS_EXTENSION: {}}}
             params["_meta"] = {"io.modelcontextprotocol/clientCapabilities": caps}
@@ -105,6 +106,8 @@ def main(url: str) -> None:
     task_id = task["taskId"]
     if scenario == "odd-create" and ("ttl" not in task and "ttlMs" not in task):
         sys.exit("the created task did not decode: no ttl")  # and its id is lost
+    if scenario == "ttl" and task.get("ttl", task.get("ttlMs")) is None:
+        sys.exit("a task without a ttl: given up")
     if scenario == "cancel":
         wire.post("notifications/cancelled", {"requestId": created.get("id")}, notify=True)
         return
