@@ -162,6 +162,18 @@ def peers(session: nox.Session) -> None:
     _install_peers(session)
 
 
+@nox.session(name="client-conformance", python=None)
+def client_conformance(session: nox.Session) -> None:
+    """The client-side conformance suite against the real task clients (this library, mcp
+    1.30, the TypeScript SDK 1.32, fastmcp 4.1.4, ext-tasks 0.2.2): prints the table
+    (`-- --write` updates docs/client-conformance.md), then checks the published table is
+    what it measures."""
+    session.install("-e", ".[cli,testing]", *TEST_DEPS)
+    _install_peers(session)
+    session.run("python", "tests/peers/client_conformance.py", *session.posargs)
+    _pytest_counted(session, "-q", "-n", "0", "tests/test_client_conformance_peers.py")
+
+
 @nox.session(python=None)
 def demo(session: nox.Session) -> None:
     """Start a real local task-capable MCP server and drive it with the client."""

@@ -88,6 +88,13 @@ def fastmcp4_http_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def fastmcp3_http_url() -> Iterator[str]:
+    """URL of one fastmcp[tasks]==3.4.11 HTTP server (2025-11-25 tasks) for the session."""
+    with running_http_peer(require_peer("fastmcp3")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def mcp2_http_url() -> Iterator[str]:
     """URL of one mcp==2.3.0 HTTP server (2026-07-28, no tasks) for the session."""
     with running_http_peer(require_peer("mcp2")) as url:

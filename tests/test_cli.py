@@ -390,13 +390,16 @@ def test_probe_reports_the_generations(mcp1: list[str], fastmcp4: list[str]) -> 
 
 def test_probe_reports_a_peers_known_deviations_under_their_rules(mcp1: list[str]) -> None:
     """mcp 1.30, with tools the probe may call: V-08 (no ttl in tasks/get), V-12 (a failed
-    task's tasks/result holds only _meta), V-16 (a task-required tool answers a plain call):
-    each a failure with its evidence, nothing else, exit 1."""
+    task's tasks/result holds only _meta), V-16 (a task-required tool answers a plain call),
+    V-23 (its status notifications, on the GET stream the probe opens, lack ttl): each a
+    failure with its evidence, nothing else, exit 1. --url reaches V-27 (issue 23)."""
     safe = ["--safe-tool", 'slow_echo={"text": "x", "seconds": 0.2}', "--safe-tool", "fail"]
     ran = cli(*mcp1, "probe", *safe)
     assert ran.code == ExitCode.FAILED, ran.stderr
     failed = {r["rule"] for r in ran.of("rule") if r["verdict"] == "fail"}
-    assert failed == {"V-08", "V-12", "V-16"}
+    assert failed == {"V-08", "V-12", "V-16", "V-23"}
+    (v27,) = [r for r in ran.of("rule") if r["rule"] == "V-27"]
+    assert v27["verdict"] == "pass", v27
     for rule in ran.of("rule"):
         if rule["verdict"] == "fail":
             assert rule["level"] == "MUST"

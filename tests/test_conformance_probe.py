@@ -6,6 +6,7 @@ fails or warns."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anyio
@@ -131,12 +132,16 @@ async def test_the_deviating_2025_server_is_reported_under_its_three_rules() -> 
     check_shape(report)
     assert set(PRESETS["deviating-2025"][1]) == {"V-11", "V-21", "V-26"}
     assert flagged(report) == {("V-11", "fail"), ("V-21", "fail"), ("V-26", "warn")}
-    (v11, *_) = report.result("V-11").messages
-    assert v11["result"]["status"] == "working"  # the poll after the early answer
+    v11 = report.result("V-11")
+    # the snapshot after the early answer (a tasks/get, or a tasks/list of the V-19 step)
+    snapshots = [m["result"] for m in v11.messages]
+    snapshots += [t for s in snapshots for t in s.get("tasks", ())]
+    still = {s["taskId"] for s in snapshots if s.get("status") == "working"}
+    assert still & {m.group(1) for m in re.finditer(r"task (task-\d+)\)", v11.evidence)}
     early = [
         m
         for m in server.received
-        if m.get("method") == "tasks/result" and m["params"]["taskId"] == v11["result"]["taskId"]
+        if m.get("method") == "tasks/result" and m["params"]["taskId"] in still
     ]
     assert early  # the probe did call tasks/result on the unfinished task
     (v21, *_) = report.result("V-21").messages
@@ -233,7 +238,9 @@ async def test_over_http_the_transport_rules_and_v28_pass() -> None:
     for rule_id in (*HTTP_1, "V-27", "V-28", "V-19"):
         assert report.result(rule_id).verdict is ProbeVerdict.PASS, report.result(rule_id)
     assert "did not list" in report.result("V-28").evidence
-    assert report.result("V-27d").verdict is ProbeVerdict.NOT_APPLICABLE  # no GET stream
+    # the GET stream, opened before any call (a task's question may come there)
+    assert report.result("V-27d").verdict is ProbeVerdict.PASS
+    assert report.result("V-27d").exchanges == ("HTTP get 200",)
 
 
 async def test_a_bogus_version_served_and_an_ended_session_alive_fail_v27() -> None:
@@ -331,11 +338,16 @@ TS1 = {("V-05", "warn"), ("V-13", "warn"), ("V-16", "fail")}
 
 async def test_mcp1(mcp1_http_url: str) -> None:
     """mcp 1.30: V-08 (no ttl for a task started without one), V-12 (a failed task's
-    tasks/result holds only _meta), V-16; everything else passes or is explained."""
+    tasks/result holds only _meta), V-16; and, on the GET stream the probe opens before any
+    call, notifications/tasks/status without ttl (V-23, as over stdio); everything else
+    passes or is explained."""
     with anyio.fail_after(120):
         report = await probe(mcp1_http_url, G1, safe_tools=MCP1_SAFE, timeout=20)
     check_shape(report)
-    assert flagged(report) == MCP1
+    assert flagged(report) == MCP1 | {("V-23", "fail")}
+    (note, *_) = report.result("V-23").messages
+    assert note["method"] == "notifications/tasks/status"
+    assert "ttl" not in note["params"]
     assert set(report.result("V-12").messages[0]["result"]) == {"_meta"}
     for rule_id in ("V-19", "V-22", "C-41", "V-02", *HTTP_1, "V-27", "V-28"):
         assert report.result(rule_id).verdict is ProbeVerdict.PASS, report.result(rule_id)
@@ -372,7 +384,7 @@ async def test_fastmcp4(fastmcp4_http_url: str) -> None:
 async def test_gen1_peers_over_stdio(peer_stdio: tuple[Peer, list[str]]) -> None:
     """Over stdio mcp 1.30 also pushes notifications/tasks/status, and leaves ``ttl`` out of
     them as it does of tasks/get (the Task schema requires it): V-23 fails there too, with
-    the notification as evidence. Over HTTP it sends none here, so V-23 is not applicable."""
+    the notification as evidence. Over HTTP they come on the GET stream (see test_mcp1)."""
     peer, argv = peer_stdio
 
     def connect() -> Transport:
@@ -398,3 +410,66 @@ async def test_fastmcp4_over_stdio() -> None:
     with anyio.fail_after(120):
         report = await probe(connect, G2, safe_tools=FASTMCP4_SAFE, timeout=20)
     assert flagged(report) == {("E S21", "warn")}
+
+
+# -- fastmcp 3.4.11: the probe's passes are earned (issue 23) ---------------------------------
+
+FASTMCP3_SAFE: dict[str, dict[str, Any]] = {
+    "slow_echo": {"text": "hi", "seconds": 0.5},
+    "fail": {},
+    "confirm": {"text": "go"},
+}
+
+
+def check_fastmcp3(report: ProbeReport) -> None:
+    """fastmcp 3.4.11 answers an early tasks/result with -32602 (V-11), asks its task's
+    question with no related-task _meta (V-21) and says working while it is open (V-22, a
+    SHOULD: warn): each under its rule, with the messages that show it."""
+    check_shape(report)
+    v11 = report.result("V-11")
+    assert v11.verdict is ProbeVerdict.FAIL
+    assert "still 'working'" in v11.evidence
+    v21 = report.result("V-21")
+    assert v21.verdict is ProbeVerdict.FAIL
+    asked = [m for m in v21.messages if m.get("method") == "elicitation/create"]
+    assert asked
+    assert all("_meta" not in m["params"] for m in asked)
+    v22 = report.result("V-22")
+    assert v22.verdict is ProbeVerdict.WARN
+    assert "was working while its question was open" in v22.evidence
+    (get,) = v22.messages
+    assert get["result"]["status"] == "working"
+    for r in report.with_verdict(ProbeVerdict.PASS):  # every pass names what exercised it
+        assert r.exchanges or r.rule_id in ("V-02", "V-01", "V-28", "V-27", "C-41"), r
+
+
+async def test_fastmcp3_over_http(fastmcp3_http_url: str) -> None:
+    """Over HTTP its question comes on the GET stream, which the probe opens first."""
+    with anyio.fail_after(120):
+        report = await probe(fastmcp3_http_url, G1, safe_tools=FASTMCP3_SAFE, timeout=20)
+    check_fastmcp3(report)
+    assert report.result("V-27d").verdict is ProbeVerdict.PASS
+
+
+async def test_fastmcp3_over_stdio() -> None:
+    """Over stdio its question comes inline, with no tasks/result open."""
+    peer = require_peer("fastmcp3")
+
+    def connect() -> Transport:
+        return StdioTransport(stdio_command(peer), env=stdio_env(peer))
+
+    with anyio.fail_after(120):
+        report = await probe(connect, G1, safe_tools=FASTMCP3_SAFE, timeout=20)
+    check_fastmcp3(report)
+
+
+@pytest.mark.parametrize("generation", [G1, G2])
+async def test_every_pass_names_its_exchanges_on_a_conforming_server(
+    generation: Generation,
+) -> None:
+    """A pass found by the validator names the exchanges that could have broken the rule."""
+    report = await probe_fault(generation)
+    for r in report.with_verdict(ProbeVerdict.PASS):
+        if r.evidence.startswith("exercised"):
+            assert r.exchanges, r
+            assert "seen:" in r.evidence

@@ -7,7 +7,7 @@ import contextlib
 import os
 import shlex
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
 import anyio
 
@@ -30,6 +30,7 @@ from .._exceptions import (
     UnsupportedInGeneration,
     UsageError,
 )
+from .._io.base import Transport
 from .._io.http import HttpTransport
 from ..builders import ToolCall
 from ..conformance import ProbeVerdict
@@ -41,6 +42,7 @@ from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task,
 from ..outcomes import Completed, Failed, Outcome
 from ..probe import probe_server
 from ..resume import Resumed, client_for, resume
+from ._conformance_client import conformance_client
 from ._connect import (
     client_info,
     identity_of,
@@ -200,6 +202,8 @@ class Run:
             self.answers = self.answering.answers if self.answering is not None else None
             if command == "probe":
                 return await self.probe(ns)
+            if command == "conformance-client":
+                return await conformance_client(ns, self.options.timeout)
             if command == "call":
                 self.check_call(ns)
             with contextlib.ExitStack() as stack:
@@ -286,9 +290,16 @@ class Run:
                 "(choose --generation from the generations above)"
             )
             return code
+        # A URL goes to the probe as a URL: the checks of a session of its own (V-27) need
+        # it, and the Python API reaches them with one (issue 23).
+        server = options.server
+        target: str | Callable[[], Transport] = (
+            server.url if server.url is not None else lambda: make_transport(server)
+        )
         rules = await conformance_probe(
-            lambda: make_transport(options.server),
+            target,
             options.generation,
+            headers=dict(server.headers) if server.url is not None else None,
             safe_tools=dict(ns.safe_tool),
             negative=ns.negative,
             client_info=client_info(options),

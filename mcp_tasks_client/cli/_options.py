@@ -331,6 +331,36 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also send what a client must not (a task for a task-forbidden tool, V-17)",
     )
+    client_suite = command(
+        "conformance-client",
+        "judge a task CLIENT: run --command (the server URL appended as its last argument, "
+        "MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION and MCP_CONFORMANCE_CONTEXT "
+        "in its environment) against the client suite's scripted servers; one JSON line per "
+        "check, then a table; exit 1 if a check fails (needs no --url or --stdio)",
+    )
+    client_suite.add_argument(
+        "--command",
+        dest="client_command",
+        metavar="CMD",
+        help="the client to judge, as a shell-like command line",
+    )
+    client_suite.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this scenario (repeatable; default: every one; --list names them)",
+    )
+    client_suite.add_argument(
+        "--protocol-version",
+        dest="protocol_version",
+        choices=[g.value for g in Generation],
+        default=None,
+        help="run only in this generation (default: every generation a scenario speaks)",
+    )
+    client_suite.add_argument(
+        "--list", action="store_true", help="print the scenarios, one a line, and exit"
+    )
     resume = command(
         "resume",
         "follow every open task of --journal to its end (servers and sessions from the "
@@ -398,6 +428,16 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
             parser.error("resume --url names the server the --header values are for: add them")
     elif ns.command == "list" and ns.journal is not None and url is None and stdio_text is None:
         pass  # list --journal: every task the journal holds, whatever its server
+    elif ns.command == "conformance-client":
+        if url is not None or stdio_text is not None:
+            parser.error("conformance-client serves its own servers: no --url or --stdio")
+        if not ns.list and not ns.client_command:
+            parser.error('conformance-client needs --command "CMD" (or --list)')
+        if ns.client_command:
+            try:
+                ns.client_command = shlex.split(ns.client_command)
+            except ValueError as exc:
+                parser.error(f"--command: {exc}")
     else:
         if (url is None) == (stdio_text is None):
             parser.error('name the server: exactly one of --url URL or --stdio "CMD ARGS"')

@@ -23,7 +23,7 @@ import anyio
 
 from .._client import Client, Timeouts
 from .._codec.messages import encode_message
-from .._exceptions import MCPTasksError, RPCError
+from .._exceptions import MCPTasksError, RPCError, UsageError
 from .._generation import Generation
 from .._io.base import HttpExchange, Incoming, Transport, TransportFault
 from ..builders import ToolCall
@@ -43,7 +43,7 @@ from .rules import Rule, Verdict, unique_rules
 from .transport import ConformancePolicy, ValidatingTransport
 from .validator import Finding, Validator
 
-__all__ = ["PROBE_CLIENT_INFO", "UNKNOWN_TASK", "Probe", "Recorder", "Tap"]
+__all__ = ["PROBE_CLIENT_INFO", "TERMINAL", "UNKNOWN_TASK", "Probe", "Recorder", "Tap", "describe"]
 
 JSON = dict[str, Any]
 PROBE_CLIENT_INFO = Implementation("mcp-tasks-client-probe", "0")
@@ -61,7 +61,10 @@ _NEEDS: Mapping[str, tuple[frozenset[str], str]] = {
     "V-08": (frozenset({"created", "answered:tasks/get"}), "a task and tasks/get"),
     "V-09": (frozenset({"terminal_get"}), "a tasks/get after a task ended"),
     "V-10": (frozenset({"result_ok"}), "a successful tasks/result"),
-    "V-11": (frozenset({"answered:tasks/result"}), "tasks/result"),
+    "V-11": (
+        frozenset({"early_result"}),
+        "a tasks/result sent while the task was not terminal, and a tasks/get after its answer",
+    ),
     "V-12": (frozenset({"answered:tasks/result"}), "tasks/result"),
     "V-13": (frozenset({"failed"}), "a failed task (name a failing tool in safe_tools)"),
     "V-14": (frozenset({"cancel_terminal"}), "tasks/cancel of an ended task"),
@@ -72,14 +75,21 @@ _NEEDS: Mapping[str, tuple[frozenset[str], str]] = {
         "a server without tasks.requests.tools.call (this one declares it) and a safe tool",
     ),
     "V-20": (frozenset({"answered:tasks/get"}), "tasks/get"),
-    "V-21": (frozenset({"elicited"}), "a safe tool that asks for input in its task"),
+    "V-21": (
+        frozenset({"never"}),
+        "a question tied to a task (by related-task _meta, or arriving while the task was the "
+        "probe's only open work): a safe tool that asks for input in its task",
+    ),
     "V-17": (frozenset({"never"}), "a task-forbidden safe tool and probe(..., negative=True)"),
     "V-19": (frozenset({"never"}), "tasks.list and a safe task-capable tool"),
     "C-41": (frozenset({"never"}), "tasks.cancel and a safe task-capable tool"),
     "E S2": (frozenset({"never"}), "a safe tool"),
     "E S3": (frozenset({"never"}), "a safe task-only tool"),
     "E S5": (frozenset({"never"}), "a safe task-capable tool"),
-    "V-22": (frozenset({"elicited"}), "a safe tool that asks for input in its task"),
+    "V-22": (
+        frozenset({"never"}),
+        "a tasks/get while a task's question was open: a safe tool that asks in its task",
+    ),
     "V-23": (
         frozenset({"notified:notifications/tasks/status"}),
         "a status notification (the server sent none; they are optional)",
@@ -115,7 +125,7 @@ _NEEDS: Mapping[str, tuple[frozenset[str], str]] = {
     "V-27a": (frozenset({"http:notification"}), "a notification POSTed over HTTP"),
     "V-27b": (frozenset({"http:request"}), "a request over HTTP"),
     "V-27c": (frozenset({"http:session"}), "a server that sets Mcp-Session-Id (HTTP)"),
-    "V-27d": (frozenset({"http:get"}), "the GET stream (the probe opens none)"),
+    "V-27d": (frozenset({"http:get"}), "the GET stream (over HTTP the probe opens it first)"),
     "V-28": (
         frozenset({"never"}),
         "HTTP, tasks.list declared and a safe task-capable tool (a second session lists tasks)",
@@ -139,11 +149,26 @@ class Recorder(ValidatingTransport):
         self._probe = probe
         self._methods: dict[Any, str] = {}
         self._json_answers: set[Any] = set()
+        self.pending: dict[Any, str] = {}
+        """The probe's requests not answered yet: id -> method."""
+        self.status: dict[str, str] = {}
+        """Each task's last status seen on the wire (a create, a tasks/get, a notification)."""
+        self._early: dict[Any, str] = {}
+
+    async def open_listen_stream(self) -> None:
+        """The inner transport's standalone GET stream (the Client asks its transport)."""
+        opener = getattr(self.inner, "open_listen_stream", None)
+        if opener is None:
+            raise UsageError(f"{type(self.inner).__name__} has no listen stream")
+        await opener()
 
     def _http_exchange(self, exchange: HttpExchange) -> None:
-        self._probe.tags.add(f"http:{exchange.kind}")
+        where = f"HTTP {exchange.kind} {exchange.status}"
+        if exchange.request_id is not None:
+            where += f" (id {exchange.request_id!r})"
+        self._probe.exercise(f"http:{exchange.kind}", where)
         if exchange.session_id is not None:
-            self._probe.tags.add("http:session")
+            self._probe.exercise("http:session", where)
         if exchange.kind == "request" and exchange.content_type == "application/json":
             self._json_answers.add(exchange.request_id)
         super()._http_exchange(exchange)
@@ -151,9 +176,15 @@ class Recorder(ValidatingTransport):
     async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
         raw = encode_message(message)
         if "method" in raw:
-            self._probe.tags.add(f"sent:{raw['method']}")
+            self._probe.exercise(f"sent:{raw['method']}", describe("sent", raw))
             if "id" in raw:
                 self._methods[raw["id"]] = raw["method"]
+                self.pending[raw["id"]] = raw["method"]
+                task_id = task_of(raw.get("params"))
+                if raw["method"] == "tasks/result" and task_id is not None:
+                    status = self.status.get(task_id)
+                    if status is not None and status not in TERMINAL:
+                        self._early[raw["id"]] = f"{task_id} was {status}"
         self._probe.log.append(("sent", raw))
         await super().send(message, held=held)
 
@@ -163,12 +194,21 @@ class Recorder(ValidatingTransport):
             return item
         raw = encode_message(item)
         self._probe.log.append(("received", raw))
+        if "method" not in raw:
+            self.pending.pop(raw.get("id"), None)
+            self._seen_status(raw.get("result"))
         if "method" in raw and "id" not in raw:
-            self._probe.tags.add(f"notified:{raw['method']}")
+            self._probe.exercise(f"notified:{raw['method']}", describe("received", raw))
+            self._seen_status(raw.get("params"))
         elif "method" not in raw and "result" in raw:
             method = self._methods.get(raw.get("id"))
             if method is not None:
-                self._probe.tags.add(f"answered:{method}")
+                self._probe.exercise(f"answered:{method}", describe("received", raw))
+        if "method" not in raw and raw.get("id") in self._early:
+            was = self._early.pop(raw["id"])
+            self._probe.exercise(
+                "early_result", f"tasks/result id {raw['id']!r} sent while task {was}"
+            )
         elif (
             "error" in raw
             and raw.get("id") in self._json_answers
@@ -178,6 +218,36 @@ class Recorder(ValidatingTransport):
             self._probe.tags.add("http:error")
         self._json_answers.discard(raw.get("id"))
         return item
+
+    def _seen_status(self, body: Any) -> None:
+        if not isinstance(body, dict):
+            return
+        inner = body.get("task")
+        task: dict[str, Any] = inner if isinstance(inner, dict) else body
+        if isinstance(task.get("taskId"), str) and isinstance(task.get("status"), str):
+            self.status[task["taskId"]] = task["status"]
+
+
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+
+
+def task_of(params: Any) -> str | None:
+    """The ``taskId`` a request's params name (None if none)."""
+    if isinstance(params, dict) and isinstance(params.get("taskId"), str):
+        return str(params["taskId"])
+    return None
+
+
+def describe(direction: str, raw: Mapping[str, Any]) -> str:
+    """One message as evidence: which way, its id, its method (or what it answered)."""
+    arrow = "->" if direction == "sent" else "<-"
+    method = raw.get("method")
+    if method is None:
+        kind = "error" if "error" in raw else "result"
+        return f"{arrow} {kind} id {raw.get('id')!r}"
+    if "id" in raw:
+        return f"{arrow} {method} id {raw['id']!r}"
+    return f"{arrow} {method}"
 
 
 class Tap(ValidatingTransport):
@@ -246,6 +316,8 @@ class Probe(abc.ABC):
         self.listen = listen
         self.timeout = timeout
         self.tags: set[str] = set()
+        self.exchanges: dict[str, list[str]] = {}
+        """Per tag, the first few exchanges that exercised it (the evidence of a pass)."""
         self.log: list[tuple[str, JSON]] = []
         self.findings: list[Finding] = []
         self.checks: dict[str, list[tuple[ProbeVerdict, str, tuple[Mapping[str, Any], ...]]]] = {}
@@ -268,6 +340,13 @@ class Probe(abc.ABC):
         self, rule_id: str, verdict: ProbeVerdict, detail: str, *messages: Mapping[str, Any]
     ) -> None:
         self.checks.setdefault(rule_id, []).append((verdict, detail, messages))
+
+    def exercise(self, tag: str, evidence: str) -> None:
+        """The probe saw ``tag`` on the wire, in the exchange ``evidence`` names."""
+        self.tags.add(tag)
+        seen = self.exchanges.setdefault(tag, [])
+        if len(seen) < 3 and evidence not in seen:
+            seen.append(evidence)
 
     def note(self, rule_ids: Iterable[str], text: str) -> None:
         for rule_id in rule_ids:
@@ -301,7 +380,7 @@ class Probe(abc.ABC):
         self.client = client
         self.router = router
         async with client:
-            self.tags.add("initialize")
+            self.exercise("initialize", describe("received", self.last_answer("initialize") or {}))
             router.attach(client)
             await self.script(client, router)
 
@@ -387,6 +466,9 @@ class Probe(abc.ABC):
                 f" (+{len(details) - 3} more)" if len(details) > 3 else ""
             )
             messages = tuple(m for e in chosen for m in e[2] if m)[:3]
+            if worst is ProbeVerdict.PASS:  # what exercised it, named, not quoted
+                seen = tuple(describe("received", m) for m in messages if "jsonrpc" in m)
+                return RuleResult(r, worst, detail, (), seen)
             return RuleResult(r, worst, detail, messages)
         if error is not None:
             return RuleResult(r, ProbeVerdict.NOT_APPLICABLE, f"the probe could not run: {error}")
@@ -394,7 +476,11 @@ class Probe(abc.ABC):
             return RuleResult(r, ProbeVerdict.NOT_APPLICABLE, _NOT_PROBED[r.id])
         needs = _NEEDS.get(r.id)
         if r.checked and needs is not None and needs[0] <= self.tags:
-            return RuleResult(r, ProbeVerdict.PASS, "exercised; the validator found nothing")
+            seen = tuple(e for tag in sorted(needs[0]) for e in self.exchanges.get(tag, ()))
+            detail = "exercised; the validator found nothing"
+            if seen:
+                detail += f" (seen: {'; '.join(seen[:3])})"
+            return RuleResult(r, ProbeVerdict.PASS, detail, (), seen)
         if needs is not None:
             reason = f"not exercised: needs {needs[1]}"
         elif notes:

@@ -1,11 +1,18 @@
 """The live probe's script for a 2025-11-25 server.
 
-The opening (V-02), ``tools/list``, ``tasks/list`` (V-19), an unknown task id (V-14); each
-safe tool called plainly where it must be a task (V-16) and, if the caller allows, as a task
-where it must not (V-17), then as a task: waited on (V-04 to V-13, its questions answered with
-V-22 checked while they are open), read with ``tasks/result``, cancelled once ended (V-14);
-one more task cancelled while it runs (C-41, V-15). Last, a second session lists tasks (V-28)
-and a session of the probe's own checks V-27's probe-only parts.
+The opening (V-02), ``tools/list``, ``tasks/list`` (V-19), an unknown task id (V-14); over
+HTTP the standalone GET stream opened before any call, since a server may send a task's
+question there (V-21, V-27d); each safe tool called plainly where it must be a task (V-16) and,
+if the caller allows, as a task where it must not (V-17), then as a task: an early
+``tasks/result`` sent at once while the task is not terminal, and a ``tasks/get`` right after
+its answer (V-11: it must block, not answer early), waited on (V-04 to V-13), its questions
+answered with V-21 and V-22 checked while they are open, read with ``tasks/result``, cancelled
+once ended (V-14); one more task cancelled while it runs (C-41, V-15). Last, a second session
+lists tasks (V-28) and a session of the probe's own checks V-27's probe-only parts.
+
+A question that names no task is tied to one only when that task was the probe's only open
+work (no ``tools/call`` or other request of its own pending): then its missing related-task
+``_meta`` fails V-21, and the task's ``tasks/get`` while it is open is V-22's evidence.
 
 May import what ``_probe.py`` may, and ``_probe``.
 """
@@ -19,7 +26,13 @@ import anyio
 import httpx
 
 from .._client import Client, Timeouts
-from .._exceptions import MCPTasksError, RPCError, TaskNotCancellable, TaskNotFound
+from .._exceptions import (
+    GetStreamUnavailable,
+    MCPTasksError,
+    RPCError,
+    TaskNotCancellable,
+    TaskNotFound,
+)
 from .._generation import Generation
 from .._sansio.scheduler import PollPolicy
 from ..builders import ToolCall
@@ -27,7 +40,7 @@ from ..engine import Poller
 from ..inputs import InputContext, InputRouter
 from ..models import CreateTaskResult, TaskSupport, Tool
 from ..outcomes import Failed
-from ._probe import UNKNOWN_TASK, Probe, Tap, error_of
+from ._probe import TERMINAL, UNKNOWN_TASK, Probe, Tap, describe, error_of
 from ._report import ProbeVerdict
 from .validator import Validator
 
@@ -47,9 +60,48 @@ class Probe2025(Probe):
         await self._run(client, router)
 
     async def input_asked(self, ctx: InputContext) -> None:
-        self.tags.add("elicited")
-        if ctx.task_id is not None and self.client is not None:
-            await self._v22(self.client, ctx.task_id)
+        question = self._question(ctx)
+        what = f"{ctx.method} id {ctx.request_id!r}"
+        self.exercise("elicited", describe("received", question) if question else what)
+        task_id = ctx.task_id
+        if task_id is not None:
+            self.check("V-21", ProbeVerdict.PASS, f"{what} named task {task_id}", question)
+        else:
+            task_id, pending = self._sole_task()
+            if task_id is None:
+                self.note(
+                    ("V-21", "V-22"),
+                    f"{what} named no task while other work was open ({pending}): not tied to one",
+                )
+                return
+            self.check(
+                "V-21",
+                ProbeVerdict.FAIL,
+                f"{what} carries no related-task _meta, yet it arrived while task {task_id} "
+                f"was the probe's only open work (pending: {pending or 'nothing'})",
+                question,
+            )
+        if self.client is not None:
+            await self._v22(self.client, task_id, tagged=ctx.task_id is not None)
+
+    def _question(self, ctx: InputContext) -> JSON:
+        for direction, raw in reversed(self.log):
+            if direction == "received" and raw.get("id") == ctx.request_id and "method" in raw:
+                return raw
+        return {}
+
+    def _sole_task(self) -> tuple[str | None, str]:
+        """The probe's one open task, when nothing else of its own is pending (else None),
+        and what is pending."""
+        first = self.first
+        if first is None:
+            return None, "unknown"
+        pending = sorted(set(first.pending.values()))
+        busy = [m for m in pending if not m.startswith("tasks/")]
+        open_tasks = [t for t in self.task_tools if first.status.get(t) not in TERMINAL]
+        if busy or len(open_tasks) != 1:
+            return None, ", ".join(pending) + f"; open tasks {sorted(open_tasks)}"
+        return open_tasks[0], ", ".join(pending)
 
     def _v02(self) -> None:
         for direction, raw in self.log:
@@ -68,18 +120,25 @@ class Probe2025(Probe):
         if "V-02" not in self.checks:
             self.check("V-02", ProbeVerdict.PASS, "nothing but the answer before initialized")
 
-    async def _v22(self, client: Client, task_id: str) -> None:
+    async def _v22(self, client: Client, task_id: str, *, tagged: bool = True) -> None:
         task = await self._step(("V-22",), client.get_task(task_id))
         if task is None:
             return
+        answer = self.last_answer("tasks/get") or {}
+        how = "" if tagged else " (its untagged question, tied to it as the only open task)"
         if task.status.value == "input_required":
-            self.check("V-22", ProbeVerdict.PASS, f"task {task_id} was input_required while asked")
+            self.check(
+                "V-22",
+                ProbeVerdict.PASS,
+                f"task {task_id} was input_required while asked{how}",
+                answer,
+            )
         else:
             self.check(
                 "V-22",
                 ProbeVerdict.WARN,
-                f"task {task_id} was {task.status.value} while its question was open",
-                self.last_answer("tasks/get") or {},
+                f"task {task_id} was {task.status.value} while its question was open{how}",
+                answer,
             )
 
     async def _run(self, client: Client, router: InputRouter) -> None:
@@ -93,19 +152,21 @@ class Probe2025(Probe):
         else:
             self.note(("V-19",), "the server does not declare tasks.list")
         await self._unknown_task(client)
+        if self.first is not None and self.first.sees_http:
+            await self._step(("V-21", "V-27d"), self._listen(client))
         policy = PollPolicy(floor=0.05, initial=0.05, jitter=0.0)
         async with Poller(client, policy, inputs=router) as poller:
             for tool, arguments in self._safe(tools):
                 support = tool.task_support
                 call = ToolCall(tool.name, dict(arguments))
                 if support is TaskSupport.REQUIRED:
-                    self.tags.add("plain_required")
+                    self.exercise("plain_required", f"{tool.name!r} called without a task")
                     await self._step(("V-16",), self._raw_call(client, call, task=False))
                 if support is TaskSupport.FORBIDDEN:
                     await self._v17(client, call)
                     continue
                 if not calls:
-                    self.tags.add("undeclared_task_call")
+                    self.exercise("undeclared_task_call", f"{tool.name!r} called as a task")
                     await self._step(("V-18",), self._raw_call(client, call, task=True))
                     continue
                 await self._step(
@@ -122,6 +183,27 @@ class Probe2025(Probe):
         elif not lists:
             self.note(("V-28",), "the server does not declare tasks.list")
         await self._step(("V-27",), self._v27())
+
+    async def _listen(self, client: Client) -> None:
+        """Open the standalone GET stream before any call: a server may send a task's
+        question there, and sends nothing while no stream is open."""
+        try:
+            await client.open_listen_stream(timeout=self.timeout)
+        except GetStreamUnavailable:
+            self.note(("V-27d",), "the server refused the GET stream (405), which it may")
+
+    async def _early_result(self, client: Client, task_id: str) -> None:
+        """V-11: ``tasks/result`` while the task is not terminal must block until it is; a
+        ``tasks/get`` right after its answer shows whether it answered early."""
+        try:
+            with anyio.fail_after(self.timeout):
+                await client.request("tasks/result", {"taskId": task_id})
+        except RPCError:
+            pass  # an early error is judged by the tasks/get below (the validator, V-11)
+        except (MCPTasksError, TimeoutError) as exc:
+            self.note(("V-11",), f"an early tasks/result of task {task_id}: {exc!r}")
+            return
+        await self._step(("V-11",), client.get_task(task_id))
 
     async def _v27(self) -> None:
         """V-27's probe-only parts, on a session of the probe's own, after every other step
@@ -251,25 +333,36 @@ class Probe2025(Probe):
         started = await client.start(call.as_task())
         if not isinstance(started, CreateTaskResult):
             return
-        self.tags.add("created")
         task_id = started.task.task_id
+        answer = describe("received", self.last_answer("tools/call") or {})
+        self.exercise("created", f"task {task_id} created by {tool.name!r} ({answer})")
         self.task_tools[task_id] = tool
-        if lists:
-            await self._v19(client, task_id)
-            self.v28_task = self.v28_task or task_id
-        outcome = await poller.wait(started, deadline=self.timeout)
+        error: Exception | None = None
+        async with anyio.create_task_group() as group:
+            if started.task.status.value not in TERMINAL:
+                group.start_soon(self._early_result, client, task_id)
+            try:
+                if lists:
+                    await self._v19(client, task_id)
+                    self.v28_task = self.v28_task or task_id
+                outcome = await poller.wait(started, deadline=self.timeout)
+            except (MCPTasksError, TimeoutError, OSError) as exc:
+                error = exc  # raised below, as itself (not in the group's ExceptionGroup)
+                group.cancel_scope.cancel()
+        if error is not None:
+            raise error
         if isinstance(outcome, Failed):
-            self.tags.add("failed")
+            self.exercise("failed", f"task {task_id} failed")
         await client.get_task(task_id)
-        self.tags.add("terminal_get")
+        self.exercise("terminal_get", f"tasks/get of ended task {task_id}")
         try:
             await client.task_result_raw(task_id)
             if "error" not in (self.last_answer("tasks/result") or {}):
-                self.tags.add("result_ok")
+                self.exercise("result_ok", f"tasks/result of task {task_id}")
         except RPCError:
             pass
         if cancels:
-            self.tags.add("cancel_terminal")
+            self.exercise("cancel_terminal", f"tasks/cancel of ended task {task_id}")
             try:
                 await client.cancel_task(task_id)
             except TaskNotCancellable:
@@ -311,14 +404,17 @@ class Probe2025(Probe):
         async with second:
             sessions = f"sessions {first.session!r} and {second.transport.session!r}"
             listed = await self._list_ids(second)
+            seen = task_id in listed
+            if not seen:
+                # Asked while the second session is open: its end may disturb the first
+                # (mcp 1.30 ends task support of every session when one ends).
+                try:
+                    await client.get_task(task_id)
+                except TaskNotFound:
+                    gone = f"task {task_id} was gone before the second session listed"
+                    self.note(("V-28",), gone)
+                    return
         credentials = sorted(getattr(inner, "headers", None) or {})
-        seen = task_id in listed
-        if not seen:
-            try:
-                await client.get_task(task_id)
-            except TaskNotFound:
-                self.note(("V-28",), f"task {task_id} was gone before the second session listed")
-                return
         evidence = [a for a in tap.answers if isinstance(a.get("result"), dict)][-1:]
         if credentials:
             self.note(
@@ -363,7 +459,7 @@ class Probe2025(Probe):
             except (MCPTasksError, TimeoutError) as exc:
                 self.note(("C-41",), f"tasks/cancel failed: {exc!r}")
                 continue
-            self.tags.add("cancel_ok")
+            self.exercise("cancel_ok", f"tasks/cancel of working task {task_id}")
             after = await self._step(("C-41",), client.get_task(task_id))
             if after is None:
                 return

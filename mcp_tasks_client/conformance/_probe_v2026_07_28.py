@@ -22,7 +22,7 @@ from ..engine import Poller
 from ..inputs import InputContext, InputRouter
 from ..models import CallToolResult, CreateTaskResult, TaskSupport, Tool
 from ..outcomes import Completed, Failed
-from ._probe import UNKNOWN_TASK, Probe, declared, error_of
+from ._probe import UNKNOWN_TASK, Probe, declared, describe, error_of
 from ._report import ProbeVerdict
 
 __all__ = ["Probe2026"]
@@ -38,7 +38,7 @@ class Probe2026(Probe):
         await self._run(client, router)
 
     async def input_asked(self, ctx: InputContext) -> None:
-        self.tags.add("input")
+        self.exercise("input", f"input {ctx.key!r} asked ({ctx.method})")
         if ctx.task_id is None:
             self.mrtr_answers += 1  # MRTR: input of a call that has no task yet
             return
@@ -130,8 +130,9 @@ class Probe2026(Probe):
         if isinstance(started, CallToolResult):
             self.note(("E S5",), f"{tool.name!r} answered inline, no task")
             return
-        self.tags.add("created")
         task_id = started.task.task_id
+        answer = describe("received", self.last_answer("tools/call") or {})
+        self.exercise("created", f"task {task_id} created by {tool.name!r} ({answer})")
         self.task_tools[task_id] = tool
         if self.mrtr_answers > asked and tool.name in self.task_only:
             self.check(
@@ -147,14 +148,15 @@ class Probe2026(Probe):
             self.check("E S5", ProbeVerdict.FAIL, f"tasks/get right after creating {task_id}", raw)
         outcome = await poller.wait(started, deadline=self.timeout)
         await client.get_task(task_id)
-        self.tags.add("terminal_get")
+        self.exercise("terminal_get", f"tasks/get of ended task {task_id}")
         if isinstance(outcome, Completed):
-            self.tags.add("completed")
+            self.exercise("completed", f"task {task_id} completed")
             if outcome.result.is_error:
                 self.check("E S7", ProbeVerdict.PASS, f"{tool.name!r}: isError ended completed")
         elif isinstance(outcome, Failed):
-            self.tags.add("failed")  # one carrying its tool's isError result: E S7, found
-            # by the validator (a failed task with an error only cannot be told from E S8)
+            # one carrying its tool's isError result: E S7, found by the validator
+            self.exercise("failed", f"task {task_id} failed")
+            # (a failed task with an error only cannot be told from E S8)
 
     async def _cancel(self, client: Client, poller: Poller, call: ToolCall) -> bool:
         started = await client.start(call.as_task(), inputs=self.router)

@@ -40,18 +40,25 @@ class RuleResult:
     """What the probe saw (or why the rule does not apply)."""
     messages: tuple[Mapping[str, Any], ...] = ()
     """The messages that broke it, as they arrived (at most three)."""
+    exchanges: tuple[str, ...] = ()
+    """For a pass: the exchanges on the wire that exercised the rule (message ids, HTTP
+    exchanges), so every pass names what could have broken it."""
 
     @property
     def rule_id(self) -> str:
         return self.rule.id
 
     def to_json(self) -> JSON:
-        """``{"rule", "level", "verdict", "evidence": {"detail", "messages"}}``."""
+        """``{"rule", "level", "verdict", "evidence": {"detail", "messages", "exchanges"}}``."""
         return {
             "rule": self.rule.id,
             "level": self.rule.level.value,
             "verdict": self.verdict.value,
-            "evidence": {"detail": self.evidence, "messages": [dict(m) for m in self.messages]},
+            "evidence": {
+                "detail": self.evidence,
+                "messages": [dict(m) for m in self.messages],
+                "exchanges": list(self.exchanges),
+            },
         }
 
 

@@ -177,7 +177,8 @@ RULES: Mapping[str, Rule] = _rules(
         "V-11",
         M,
         G1,
-        "tasks/result does not answer before the task is terminal",
+        "tasks/result does not answer before the task is terminal (the probe sends an early "
+        "tasks/result on each task it knows is unfinished, then a tasks/get)",
         "tasks/result answered while the task was not terminal (a later snapshot showed it "
         "still running)",
         "T:465",
@@ -265,7 +266,9 @@ RULES: Mapping[str, Rule] = _rules(
         "V-21",
         M,
         G1,
-        "a server->client request tied to a task carries related-task _meta naming it",
+        "a server->client request tied to a task carries related-task _meta naming it (the "
+        "validator: one that arrives while tasks/result is open; the probe also: one that "
+        "arrives while the task is its only open work, over HTTP with the GET stream open)",
         "an elicitation or sampling request that arrived while tasks/result was "
         "open carries no related-task _meta",
         "T:448, T:470-471",

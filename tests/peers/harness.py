@@ -25,6 +25,7 @@ from typing import IO, Any, Literal
 import attrs
 
 from .install import (
+    FASTMCP3_SCRIPT,
     FASTMCP4_SCRIPT,
     HERE,
     MCP1_SCRIPT,
@@ -63,7 +64,7 @@ FASTMCP_ENV = (("FASTMCP_SHOW_SERVER_BANNER", "false"), ("FASTMCP_CHECK_FOR_UPDA
 class Peer:
     """One third-party MCP server: 2025-11-25 tasks, 2026-07-28 tasks, or none (mcp2)."""
 
-    name: Literal["mcp1", "ts1", "fastmcp4", "mcp2"]
+    name: Literal["mcp1", "ts1", "fastmcp4", "mcp2", "fastmcp3"]
     version: str  # the pinned package version
     package: str  # "mcp", "fastmcp" (PyPI) or "@modelcontextprotocol/sdk" (npm)
     kind: Literal["python", "node"]
@@ -102,6 +103,16 @@ PEERS: dict[str, Peer] = {
         kind="python",
         protocol_version="2026-07-28",
         script=MCP2_SCRIPT,
+    ),
+    # 2025-11-25 tasks on fastmcp 3 (docket in memory): not one of the probe's clean peers;
+    # the one whose early tasks/result and untagged in-task question it must catch.
+    "fastmcp3": Peer(
+        name="fastmcp3",
+        version=SPECS["fastmcp3"].version,
+        package="fastmcp",
+        kind="python",
+        script=FASTMCP3_SCRIPT,
+        env=FASTMCP_ENV,
     ),
 }
 

@@ -10,12 +10,20 @@ The default root is ``$MCP_TASKS_PEERS_DIR`` if set, else ``<repo>/.peers``
 * ``<root>/venv-mcp1``: a venv (made with the interpreter running this script) with
   ``mcp==1.30.0`` (official Python SDK, lowlevel ``Server``, 2025-11-25 tasks);
 * ``<root>/npm-sdk1``: an npm folder with ``@modelcontextprotocol/sdk@1.32.2``
-  (TypeScript SDK v1, 2025-11-25 tasks), plus a copy of ``ts1_tasks_server.mjs`` next
-  to its ``node_modules`` (node resolves ESM imports relative to the script file);
+  (TypeScript SDK v1, 2025-11-25 tasks), plus copies of ``ts1_tasks_server.mjs`` and
+  ``ts1_client.mjs`` (its client under the client-side suite) next to its
+  ``node_modules`` (node resolves ESM imports relative to the script file);
 * ``<root>/venv-fastmcp4``: a venv with ``fastmcp[tasks]==4.1.4`` (pulls mcp 2.3.0,
   fastmcp-tasks, pydocket; 2026-07-28 protocol, ``io.modelcontextprotocol/tasks``);
 * ``<root>/venv-mcp2``: a venv with ``mcp==2.3.0`` (official Python SDK v2, 2026-07-28,
-  no tasks of either generation: the negative peer).
+  no tasks of either generation: the negative peer);
+* ``<root>/venv-fastmcp3``: a venv with ``fastmcp[tasks]==3.4.11`` (2025-11-25 tasks through
+  docket; the peer whose early ``tasks/result`` and untagged in-task questions the probe
+  must catch, issue 23);
+* ``<root>/npm-ext-tasks``: an npm folder with ``@modelcontextprotocol/ext-tasks@0.2.2`` on
+  ``@modelcontextprotocol/client@2.4.0`` (a task *client* library, measured by the
+  client-side conformance suite), plus a copy of ``ext_tasks_client.mjs`` next to its
+  ``node_modules``.
 
 A second run with matching stamps does nothing (well under a second). A stamp that
 differs from the pin triggers a clean reinstall. Standard library only: it must run
@@ -39,9 +47,12 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
 STAMP_NAME = ".peer-stamp"
 TS1_SCRIPT = "ts1_tasks_server.mjs"
+TS1_CLIENT_SCRIPT = "ts1_client.mjs"
 MCP1_SCRIPT = "mcp1_tasks_server.py"
 FASTMCP4_SCRIPT = "fastmcp_tasks_server.py"
 MCP2_SCRIPT = "mcp2_plain_server.py"
+FASTMCP3_SCRIPT = "fastmcp3_tasks_server.py"
+EXT_TASKS_SCRIPT = "ext_tasks_client.mjs"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,21 +65,41 @@ class PeerSpec:
     version: str
     dirname: str
     extras: str = ""  # pip extras, e.g. "tasks" => fastmcp[tasks]==4.1.4
+    also: tuple[str, ...] = ()  # further pinned npm packages installed beside the main one
+    scripts: tuple[str, ...] = ()  # files of this folder copied next to node_modules
 
     @property
     def requirement(self) -> str:
         """The pinned requirement, as written into the stamp file."""
         sep = "==" if self.kind == "python" else "@"
         extras = f"[{self.extras}]" if self.extras else ""
-        return f"{self.package}{extras}{sep}{self.version}"
+        main = f"{self.package}{extras}{sep}{self.version}"
+        return " ".join((main, *self.also))
 
 
 SPECS: dict[str, PeerSpec] = {
     "mcp1": PeerSpec("mcp1", "python", "mcp", "1.30.0", "venv-mcp1"),
-    "ts1": PeerSpec("ts1", "node", "@modelcontextprotocol/sdk", "1.32.2", "npm-sdk1"),
+    "ts1": PeerSpec(
+        "ts1",
+        "node",
+        "@modelcontextprotocol/sdk",
+        "1.32.2",
+        "npm-sdk1",
+        scripts=(TS1_SCRIPT, TS1_CLIENT_SCRIPT),
+    ),
     # Pinned exactly: an unpinned fastmcp[tasks] makes pip backtrack for minutes.
     "fastmcp4": PeerSpec("fastmcp4", "python", "fastmcp", "4.1.4", "venv-fastmcp4", "tasks"),
     "mcp2": PeerSpec("mcp2", "python", "mcp", "2.3.0", "venv-mcp2"),
+    "fastmcp3": PeerSpec("fastmcp3", "python", "fastmcp", "3.4.11", "venv-fastmcp3", "tasks"),
+    "ext-tasks": PeerSpec(
+        "ext-tasks",
+        "node",
+        "@modelcontextprotocol/ext-tasks",
+        "0.2.2",
+        "npm-ext-tasks",
+        also=("@modelcontextprotocol/client@2.4.0",),
+        scripts=(EXT_TASKS_SCRIPT,),
+    ),
 }
 
 
@@ -104,23 +135,32 @@ def stamp_ok(spec: PeerSpec, root: Path) -> bool:
         return False
 
 
-def sync_ts1_script(root: Path) -> Path:
-    """Copy ``ts1_tasks_server.mjs`` next to ``node_modules`` if it differs.
+def sync_scripts(spec: PeerSpec, root: Path) -> list[Path]:
+    """Copy the node peer's scripts next to its ``node_modules`` where they differ.
 
     Written atomically (temp file + rename): no caller ever sees a partial file.
     """
-    src = HERE / TS1_SCRIPT
-    dst = peer_dir(SPECS["ts1"], root) / TS1_SCRIPT
-    data = src.read_bytes()
-    try:
-        if dst.read_bytes() == data:
-            return dst
-    except OSError:
-        pass
-    tmp = dst.with_name(f".{TS1_SCRIPT}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, dst)
-    return dst
+    out: list[Path] = []
+    for name in spec.scripts:
+        src = HERE / name
+        dst = peer_dir(spec, root) / name
+        data = src.read_bytes()
+        try:
+            if dst.read_bytes() == data:
+                out.append(dst)
+                continue
+        except OSError:
+            pass
+        tmp = dst.with_name(f".{name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, dst)
+        out.append(dst)
+    return out
+
+
+def sync_ts1_script(root: Path) -> Path:
+    """Copy ``ts1_tasks_server.mjs`` next to ``node_modules`` if it differs."""
+    return sync_scripts(SPECS["ts1"], root)[0]
 
 
 def _run(argv: list[str], cwd: Path | None = None) -> None:
@@ -156,7 +196,7 @@ def _install_python(spec: PeerSpec, root: Path) -> None:
             "install",
             "--disable-pip-version-check",
             "-q",
-            spec.requirement,
+            *spec.requirement.split(" "),
         ]
     )
     probe = subprocess.run(
@@ -183,7 +223,7 @@ def _install_node(spec: PeerSpec, root: Path) -> None:
     folder.mkdir()
     _run([npm, "init", "-y"], cwd=folder)
     _run(
-        [npm, "install", "--no-audit", "--no-fund", "--save-exact", spec.requirement],
+        [npm, "install", "--no-audit", "--no-fund", "--save-exact", *spec.requirement.split(" ")],
         cwd=folder,
     )
     manifest = folder / "node_modules" / spec.package / "package.json"
@@ -200,7 +240,7 @@ def install(spec: PeerSpec, root: Path) -> str:
     where = peer_dir(spec, root)
     if stamp_ok(spec, root):
         if spec.kind == "node":
-            sync_ts1_script(root)
+            sync_scripts(spec, root)
         return f"{spec.name}: {spec.requirement} up to date ({where})"
     start = time.monotonic()
     stamp_path(spec, root).unlink(missing_ok=True)
@@ -208,7 +248,7 @@ def install(spec: PeerSpec, root: Path) -> str:
         _install_python(spec, root)
     else:
         _install_node(spec, root)
-        sync_ts1_script(root)
+        sync_scripts(spec, root)
     stamp_path(spec, root).write_text(spec.requirement + "\n", encoding="utf-8")
     took = time.monotonic() - start
     return f"{spec.name}: installed {spec.requirement} in {took:.1f} s ({where})"

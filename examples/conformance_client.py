@@ -1,0 +1,68 @@
+"""This library as a client under the client-side conformance suite's contract.
+
+``mcp-tasks conformance-client --command "python examples/conformance_client.py"`` runs it
+against every scenario: the server's URL is the last argument; ``MCP_CONFORMANCE_SCENARIO``,
+``MCP_CONFORMANCE_PROTOCOL_VERSION`` and ``MCP_CONFORMANCE_CONTEXT`` (a JSON object) say what
+to do: call ``tool`` with ``arguments``, as a task when ``task`` is true (asking for ``ttl``
+ms when given), cancel it once created when ``cancel`` is true, and accept a form question
+with ``answer``. It does only what the context asks: the library opts into nothing itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from typing import Any
+
+import anyio
+
+from mcp_tasks_client import Client, Generation, HttpTransport, Poller, ToolCall
+from mcp_tasks_client.inputs import InputContext, InputRouter
+from mcp_tasks_client.models import (
+    CallToolResult,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
+)
+
+
+async def main(url: str) -> None:
+    generation = Generation(os.environ["MCP_CONFORMANCE_PROTOCOL_VERSION"])
+    context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    answer = context.get("answer") or {}
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(ElicitAction.ACCEPT, dict(answer))
+
+    router.default_elicitation(accept)
+    client = Client(
+        HttpTransport(url),
+        generation=generation,
+        client_info=Implementation("mcp-tasks-client-conformance", "0"),
+        capabilities=router.capabilities(),
+    )
+    async with client:
+        router.attach(client)
+        call = ToolCall(context["tool"], dict(context.get("arguments") or {}))
+        if not context.get("task"):
+            await client.call_tool(call, inputs=router)
+            return
+        ttl = context.get("ttl")
+        task_call = call.as_task(None if ttl is None else dt.timedelta(milliseconds=ttl))
+        started = await client.start(task_call, inputs=router)
+        if isinstance(started, CallToolResult):
+            return  # the server ran it inline
+        if context.get("cancel"):
+            await client.cancel_task(started.task.task_id)
+            return
+        async with Poller(client, inputs=router) as poller:
+            await poller.wait(started, deadline=30)
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[-1])

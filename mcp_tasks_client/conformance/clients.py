@@ -1,0 +1,615 @@
+"""The client-side conformance suite: scripted servers that judge a task **client** on the wire.
+
+It follows the official conformance suite's client contract, so whoever knows that suite knows
+this one: the client is a command, run with the server's URL appended as its last argument,
+with ``MCP_CONFORMANCE_SCENARIO`` (the scenario's name), ``MCP_CONFORMANCE_PROTOCOL_VERSION``
+(the generation) and ``MCP_CONFORMANCE_CONTEXT`` (a JSON object: what the scenario asks the
+client to do) in its environment. Each scenario is a :class:`FaultServer` on 127.0.0.1 with a
+script of its own; once the client exits (or its time runs out, when it is killed by its pid)
+the scenario judges what the server received and gives one :class:`Check` per rule, each
+citing its rule id from the catalogue (``docs/rule-ids.md``).
+
+The context's keys: ``tool`` and ``arguments`` (the tool to call), ``task`` (call it as a task,
+or plainly), ``ttl`` (ms to ask for, or null), ``cancel`` (cancel the task once created),
+``answer`` (the content to accept a form question with). A client that does what the context
+says and keeps the rules passes.
+
+Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
+
+- ``opt-in``: the client is asked for a plain call of a task-capable tool: no task (C-15,
+  E C18: the library never does what the caller did not opt into).
+- ``poll-interval``: the server asks for 300 ms between polls: the client's ``tasks/get`` of
+  the task keep it (C-19, E C23), with no storm.
+- ``cancel``: the client cancels its running task: ``tasks/cancel``, never
+  ``notifications/cancelled`` (C-26, E C35).
+- ``input-required-result`` (2025-11-25): the task goes ``input_required``; the client opens a
+  blocking ``tasks/result`` (C-21) and answers the question that comes on it.
+- ``ttl``: the caller asks for a ttl (2025-11-25: it is sent as asked, C-18); the server keeps
+  the task unlimited (``ttl`` null): the client follows it to its end (C-18, E C26).
+- ``odd-create``: the created task's answer leaves out its ``ttl`` (the schema requires it):
+  the client keeps the task's id and polls it to its end (C-30, E C22).
+- ``input-requests-once`` (2026-07-28): ``inputRequests`` ``q1`` then ``q2``, and the poll
+  after each ack still shows the answered key (E C33): each key answered once (E C31).
+- ``request-state`` (2026-07-28): MRTR before the task, with a ``requestState`` that only an
+  untouched echo keeps (E C46), on a retry with a new id (E C47).
+
+A deliberately wrong client for each scenario ships as
+``python -m mcp_tasks_client.conformance.wrong_client`` (its ``WRONG_CLIENT_SCENARIO``
+says which rule to break) and the tests show each scenario fails it.
+
+May import: this package's ``rules``; ``_generation``, ``models``, ``testing`` (the scripted
+servers).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import anyio
+import attrs
+
+from .._exceptions import UsageError
+from .._generation import Generation
+from ..models import TASKS_EXTENSION
+from ..testing import FaultServer
+
+__all__ = ["SCENARIOS", "Check", "Recording", "Scenario", "render_table", "run_scenario"]
+
+JSON = dict[str, Any]
+G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
+_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+
+
+@attrs.frozen
+class Check:
+    """One check's result, as the official suite writes one: ``id``, ``name``, ``status``
+    (``SUCCESS``, ``FAILURE``, ``WARNING``), ``description``, ``specReferences`` (the rule
+    id), ``errorMessage`` and ``details`` (the messages that showed it)."""
+
+    id: str
+    rule: str
+    status: str
+    description: str
+    error_message: str | None = None
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id,
+            "name": self.id,
+            "status": self.status,
+            "description": self.description,
+            "specReferences": [{"id": self.rule}],
+            "errorMessage": self.error_message,
+            "details": dict(self.details),
+        }
+
+
+@attrs.define
+class Recording:
+    """What the scenario's server saw: each message the client sent, with its arrival time
+    (monotonic seconds), and the client's exit."""
+
+    generation: Generation
+    received: list[tuple[float, JSON]] = attrs.field(factory=list)
+    exit_code: int | None = None
+    stderr: str = ""
+    created: list[str] = attrs.field(factory=list)
+    """The ids of the tasks the server created."""
+    final: dict[str, str] = attrs.field(factory=dict)
+    """Each created task's status when the client was done."""
+
+    def requests(self, method: str) -> list[tuple[float, JSON]]:
+        return [(t, m) for t, m in self.received if m.get("method") == method and "id" in m]
+
+    def notifications(self, method: str) -> list[JSON]:
+        return [m for _, m in self.received if m.get("method") == method and "id" not in m]
+
+
+def _opted_in_g1(params: JSON) -> bool:
+    return isinstance(params.get("task"), dict)
+
+
+def _opted_in_g2(params: JSON) -> bool:
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    caps = (meta or {}).get(_CLIENT_CAPABILITIES)
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+OPTED_IN: dict[Generation, Callable[[JSON], bool]] = {G1: _opted_in_g1, G2: _opted_in_g2}
+"""How a ``tools/call`` asks for a task, per generation."""
+_POLL_KEY = {G1: "pollInterval", G2: "pollIntervalMs"}
+_CACHEABLE: dict[Generation, JSON] = {G1: {}, G2: {"ttlMs": 0, "cacheScope": "private"}}
+"""The CacheableResult fields a generation's discover and list results carry."""
+_TTL_KEY = {G1: "ttl", G2: "ttlMs"}
+_ASKS_TTL = frozenset({G1})
+"""The generations where the client asks for a ttl (2026-07-28: the server alone sets it)."""
+_TTL_ASKED = {G1: 60_000}
+_RULES: dict[str, dict[Generation, str]] = {
+    "opt-in": {G1: "C-15", G2: "E C18"},
+    "poll-interval": {G1: "C-19", G2: "E C23"},
+    "cancel": {G1: "C-26", G2: "E C35"},
+    "input-required-result": {G1: "C-21"},
+    "odd-create": {G1: "C-30", G2: "E C22"},
+    "input-requests-once": {G2: "E C31"},
+    "ttl": {G1: "C-18", G2: "E C26"},
+    "request-state": {G2: "E C46"},
+}
+
+
+_NULL = object()
+"""An override that sends JSON null (None leaves the field out)."""
+
+
+class _ScenarioServer(FaultServer):
+    """A FaultServer whose task snapshots carry the scenario's overrides (``None``: leave the
+    field out)."""
+
+    def __init__(
+        self,
+        generation: Generation,
+        overrides: Mapping[str, Any],
+        *,
+        stale_after_update: bool = False,
+        request_state: str | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(generation, **kw)
+        self.overrides = dict(overrides)
+        self.stale_after_update = stale_after_update
+        """Eventual consistency (E C33): the first tasks/get after a tasks/update is answered
+        with the snapshot before it (the answered key still shown)."""
+        self.request_state = request_state
+        """The requestState an MRTR answer carries instead of the FaultServer's."""
+        self.arrived: list[tuple[float, JSON]] = []
+        """Every message read, with its arrival time (monotonic seconds)."""
+        self._asking: JSON | None = None
+        self._stale: JSON | None = None
+
+    def _m_server_discover(self, params: JSON) -> JSON:
+        # A DiscoverResult is a CacheableResult: ttlMs and cacheScope are required (E C12);
+        # a strict client falls back to initialize without them.
+        return {**super()._m_server_discover(params), **_CACHEABLE[self.generation]}
+
+    def _m_tools_list(self, params: JSON) -> JSON:
+        # So is a 2026-07-28 list result: a strict client refuses one without them.
+        return {**super()._m_tools_list(params), **_CACHEABLE[self.generation]}
+
+    async def answer(self, message: JSON, channel: Any = None, *, session: Any = None) -> Any:
+        self.arrived.append((time.monotonic(), message))
+        method = message.get("method")
+        if method == "tasks/get" and self._stale is not None and "id" in message:
+            stale, self._stale = self._stale, None
+            return {"jsonrpc": "2.0", "id": message["id"], "result": stale}
+        out = await super().answer(message, channel, session=session)
+        result = out.get("result") if isinstance(out, dict) else None
+        if not isinstance(result, dict):
+            return out
+        if method == "tasks/get" and result.get("status") == "input_required":
+            self._asking = json.loads(json.dumps(result))
+        elif method == "tasks/update" and self.stale_after_update and self._asking is not None:
+            self._stale, self._asking = self._asking, None
+        elif method == "tools/call" and self.request_state and "requestState" in result:
+            result["requestState"] = self.request_state
+        return out
+
+    def _task(self, task: Any, *, detailed: bool = True) -> JSON:
+        out = super()._task(task, detailed=detailed)
+        for key, value in self.overrides.items():
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = None if value is _NULL else value
+        return out
+
+
+Judge = Callable[[Recording, str], list[Check]]
+
+
+@attrs.frozen
+class Scenario:
+    """One scripted server and what it judges."""
+
+    name: str
+    description: str
+    generations: frozenset[Generation]
+    context: Mapping[str, Any]
+    judge: Judge
+    overrides: Callable[[Generation], Mapping[str, Any]] = lambda g: {}
+    steps: int = 2
+    ask_on: str = "result"
+    stale_after_update: bool = False
+    request_state: str | None = None
+    extra_context: Callable[[Generation], Mapping[str, Any]] = lambda g: {}
+    """Context keys that differ by generation."""
+
+    def context_for(self, generation: Generation) -> JSON:
+        return {**self.context, **self.extra_context(generation)}
+
+    def rule(self, generation: Generation) -> str:
+        return _RULES[self.name][generation]
+
+
+def _ok(check_id: str, rule: str, description: str, **details: Any) -> Check:
+    return Check(check_id, rule, "SUCCESS", description, None, details)
+
+
+def _bad(check_id: str, rule: str, description: str, error: str, **details: Any) -> Check:
+    return Check(check_id, rule, "FAILURE", description, error, details)
+
+
+def _task_calls(rec: Recording) -> list[JSON]:
+    return [m for _, m in rec.requests("tools/call")]
+
+
+def _judge_opt_in(rec: Recording, rule: str) -> list[Check]:
+    calls = _task_calls(rec)
+    what = "a plain call of a task-capable tool carries no task request"
+    if not calls:
+        return [_bad("opt-in-no-task", rule, what, "the client made no tools/call")]
+    opted = [c for c in calls if OPTED_IN[rec.generation](c.get("params") or {})]
+    if opted:
+        return [
+            _bad(
+                "opt-in-no-task",
+                rule,
+                what,
+                "the client asked for a task it was not asked to start",
+                messages=opted[:2],
+            )
+        ]
+    return [_ok("opt-in-no-task", rule, what, messages=calls[:1])]
+
+
+POLL_MS = 300
+
+
+def _task_ids(rec: Recording) -> set[str]:
+    return {
+        str(m["params"]["taskId"])
+        for _, m in rec.received
+        if isinstance(m.get("params"), dict) and isinstance(m["params"].get("taskId"), str)
+    }
+
+
+def _judge_poll_interval(rec: Recording, rule: str) -> list[Check]:
+    what = f"tasks/get of a task keeps its pollInterval ({POLL_MS} ms), no storm"
+    gets = rec.requests("tasks/get")
+    if len(gets) < 2:
+        return [_bad("poll-interval", rule, what, f"{len(gets)} tasks/get: nothing to judge")]
+    by_task: dict[str, list[float]] = {}
+    for t, m in gets:
+        by_task.setdefault(str((m.get("params") or {}).get("taskId")), []).append(t)
+    gaps = [b - a for times in by_task.values() for a, b in itertools.pairwise(times)]
+    # A slower client keeps the rule; a noisy machine only makes gaps longer. 10 % slack for
+    # the two clocks' rounding.
+    short = [round(g * 1000) for g in gaps if g < POLL_MS / 1000 * 0.9]
+    if short:
+        return [
+            _bad(
+                "poll-interval",
+                rule,
+                what,
+                f"{len(short)} of {len(gaps)} polls came sooner than {POLL_MS} ms",
+                polls=len(gets),
+                short_gaps_ms=short[:5],
+            )
+        ]
+    return [
+        _ok("poll-interval", rule, what, polls=len(gets), gaps_ms=[round(g * 1000) for g in gaps])
+    ]
+
+
+def _judge_cancel(rec: Recording, rule: str) -> list[Check]:
+    what = "a task is cancelled with tasks/cancel, never notifications/cancelled"
+    out: list[Check] = []
+    call_ids = {m.get("id") for m in _task_calls(rec)}
+    wrong = [
+        m
+        for m in rec.notifications("notifications/cancelled")
+        if (m.get("params") or {}).get("requestId") in call_ids
+    ]
+    if wrong:
+        out.append(
+            _bad(
+                "cancel-not-notification",
+                rule,
+                what,
+                "notifications/cancelled named the task's tools/call",
+                messages=wrong[:2],
+            )
+        )
+    cancels = [m for _, m in rec.requests("tasks/cancel")]
+    if not cancels:
+        out.append(_bad("cancel-with-tasks-cancel", rule, what, "no tasks/cancel was sent"))
+    else:
+        out.append(_ok("cancel-with-tasks-cancel", rule, what, messages=cancels[:1]))
+    return out
+
+
+def _judge_input_required_result(rec: Recording, rule: str) -> list[Check]:
+    what = "on input_required the client opens a blocking tasks/result"
+    results = [m for _, m in rec.requests("tasks/result")]
+    answers = [m for _, m in rec.received if "method" not in m and "result" in m]
+    out = []
+    if not results:
+        out.append(
+            _bad(
+                "input-required-result",
+                rule,
+                what,
+                "the task was input_required; the client never sent tasks/result, so its "
+                "question was never delivered",
+            )
+        )
+    else:
+        out.append(_ok("input-required-result", rule, what, messages=results[:1]))
+    asked = "the question on the tasks/result stream is answered"
+    if answers:
+        out.append(_ok("input-required-answered", rule, asked, messages=answers[:1]))
+    else:
+        out.append(_bad("input-required-answered", rule, asked, "no answer to the question"))
+    return out
+
+
+def _judge_odd_create(rec: Recording, rule: str) -> list[Check]:
+    what = "a created task whose answer lacks ttl is kept: its id is polled to its end"
+    calls = _task_calls(rec)
+    if not rec.created:
+        error = "asked to start a task, the client created none"
+        return [_bad("odd-create-kept", rule, what, error, messages=calls[:1])]
+    later = _task_ids(rec) & set(rec.created)
+    if not later:
+        return [
+            _bad(
+                "odd-create-kept",
+                rule,
+                what,
+                "the task was created, and the client never named it again: its id is lost",
+                messages=calls[:1],
+            )
+        ]
+    return [_ok("odd-create-kept", rule, what, task_ids=sorted(later))]
+
+
+def _judge_input_requests_once(rec: Recording, rule: str) -> list[Check]:
+    what = "each inputRequests key is answered once, also when a later poll still shows it"
+    answered: dict[str, int] = {}
+    updates = [m for _, m in rec.requests("tasks/update")]
+    for m in updates:
+        responses = (m.get("params") or {}).get("inputResponses")
+        for key in responses if isinstance(responses, dict) else ():
+            answered[key] = answered.get(key, 0) + 1
+    again = {k: n for k, n in answered.items() if n > 1}
+    if again:
+        error = f"answered again after the ack: {again} (the stale poll still showed the key)"
+        return [_bad("input-requests-once", rule, what, error, messages=updates[:3])]
+    if set(answered) != {"q1", "q2"}:
+        error = f"the keys answered were {sorted(answered)}, not q1 and q2"
+        return [_bad("input-requests-once", rule, what, error, messages=updates[:3])]
+    return [_ok("input-requests-once", rule, what, messages=updates[:2])]
+
+
+TRICKY_STATE = ' sealed:"\u00e9\u2713" \\n+/= '
+"""A requestState a client can only echo right by not touching it: spaces at both ends,
+quotes, non-ASCII, a backslash."""
+
+
+def _judge_request_state(rec: Recording, rule: str) -> list[Check]:
+    calls = _task_calls(rec)
+    first = [c for c in calls if "inputResponses" not in (c.get("params") or {})]
+    retries = [c for c in calls if "inputResponses" in (c.get("params") or {})]
+    echo = "the MRTR retry echoes requestState byte for byte"
+    fresh = "the MRTR retry is a new request with a new id"
+    if not first or not retries:
+        error = "the client never retried the call with inputResponses"
+        return [_bad("request-state-echoed", rule, echo, error, messages=calls[:2])]
+    out = []
+    wrong = [r for r in retries if (r.get("params") or {}).get("requestState") != TRICKY_STATE]
+    if wrong:
+        got = (wrong[0].get("params") or {}).get("requestState")
+        error = f"sent {got!r} back for {TRICKY_STATE!r}"
+        out.append(_bad("request-state-echoed", rule, echo, error, messages=wrong[:1]))
+    else:
+        out.append(_ok("request-state-echoed", rule, echo, messages=retries[:1]))
+    reused = [r for r in retries if r.get("id") == first[0].get("id")]
+    if reused:
+        error = f"the retry reused id {first[0].get('id')!r}"
+        out.append(_bad("request-state-new-id", "E C47", fresh, error, messages=reused[:1]))
+    else:
+        out.append(_ok("request-state-new-id", "E C47", fresh, messages=retries[:1]))
+    return out
+
+
+TTL_MS = _TTL_ASKED[G1]
+
+
+def _judge_ttl(rec: Recording, rule: str) -> list[Check]:
+    out: list[Check] = []
+    calls = _task_calls(rec)
+    asked = "the ttl the caller asked for is the one sent"
+    if rec.generation in _ASKS_TTL:  # a generation where the client asks for a ttl
+        sent = [(c.get("params") or {}).get("task", {}).get("ttl") for c in calls]
+        if sent and all(ttl == TTL_MS for ttl in sent):
+            out.append(_ok("ttl-as-asked", rule, asked, messages=calls[:1]))
+        else:
+            error = f"asked for {TTL_MS} ms, the client sent {sent}"
+            out.append(_bad("ttl-as-asked", rule, asked, error, messages=calls[:1]))
+    kept = "a task whose ttl is null (unlimited) is followed to its end"
+    ended = [t for t, status in rec.final.items() if status in ("completed", "failed")]
+    if ended:
+        out.append(_ok("ttl-null-followed", rule, kept, task_ids=ended))
+    else:
+        error = f"the task did not reach its end: {rec.final or 'none was created'}"
+        out.append(_bad("ttl-null-followed", rule, kept, error, messages=calls[:1]))
+    return out
+
+
+BOTH = frozenset({G1, G2})
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario(
+            "opt-in",
+            "asked for a plain call of a task-capable tool, the client asks for no task",
+            BOTH,
+            {"tool": "echo", "arguments": {"text": "plain"}, "task": False},
+            _judge_opt_in,
+        ),
+        Scenario(
+            "poll-interval",
+            f"the server asks for {POLL_MS} ms between polls; the client keeps it",
+            BOTH,
+            {"tool": "echo", "arguments": {"text": "poll"}, "task": True},
+            _judge_poll_interval,
+            overrides=lambda g: {_POLL_KEY[g]: POLL_MS},
+            steps=3,
+        ),
+        Scenario(
+            "cancel",
+            "the client cancels its running task with tasks/cancel",
+            BOTH,
+            {"tool": "slow", "arguments": {}, "task": True, "cancel": True},
+            _judge_cancel,
+        ),
+        Scenario(
+            "input-required-result",
+            "the task needs input: the client opens tasks/result and answers on it",
+            frozenset({G1}),
+            {"tool": "ask", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_input_required_result,
+        ),
+        Scenario(
+            "odd-create",
+            "the created task's answer lacks ttl; the client keeps its id",
+            BOTH,
+            {"tool": "echo", "arguments": {"text": "odd"}, "task": True},
+            _judge_odd_create,
+            overrides=lambda g: {_TTL_KEY[g]: None},
+        ),
+        Scenario(
+            "ttl",
+            f"the caller asks for a {TTL_MS} ms ttl; the server keeps the task unlimited (null)",
+            BOTH,
+            {"tool": "echo", "arguments": {"text": "ttl"}, "task": True},
+            _judge_ttl,
+            overrides=lambda g: {_TTL_KEY[g]: _NULL},
+            extra_context=lambda g: {"ttl": _TTL_ASKED.get(g)},
+        ),
+        Scenario(
+            "input-requests-once",
+            "the task asks q1 then q2; the poll after each ack still shows the answered key",
+            frozenset({G2}),
+            {"tool": "ask", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_input_requests_once,
+            stale_after_update=True,
+        ),
+        Scenario(
+            "request-state",
+            "the task-only tool asks by MRTR first, with an opaque requestState to echo",
+            frozenset({G2}),
+            {"tool": "confirm", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_request_state,
+            request_state=TRICKY_STATE,
+        ),
+    )
+}
+"""Every scenario, by name."""
+
+
+def scenario(name: str) -> Scenario:
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        known = ", ".join(SCENARIOS)
+        raise UsageError(f"no client scenario {name!r} (known: {known})") from None
+
+
+async def run_scenario(
+    command: Sequence[str],
+    name: str,
+    generation: Generation,
+    *,
+    timeout: float = 30.0,
+    env: Mapping[str, str] | None = None,
+) -> list[Check]:
+    """Run the client ``command`` (the URL appended) against scenario ``name`` in
+    ``generation``; the scenario's checks. UsageError for an unknown scenario or one that
+    does not speak ``generation``.
+    Deadline: ``timeout`` for the client's run; past it the client is killed (by its pid)
+    and judged on what it sent. Cancelled: the client is killed and the server stopped."""
+    chosen = scenario(name)
+    if generation not in chosen.generations:
+        raise UsageError(f"scenario {name!r} is not in {generation.value}")
+    rec = Recording(generation)
+    server = _ScenarioServer(
+        generation,
+        chosen.overrides(generation),
+        steps=chosen.steps,
+        ask_on=chosen.ask_on,
+        stale_after_update=chosen.stale_after_update,
+        request_state=chosen.request_state,
+    )
+    async with server.http() as http:
+
+        async def notified(request: Any, conn: Any) -> None:
+            if isinstance(request.json, dict):  # the FaultServer reads no notification
+                server.arrived.append((time.monotonic(), request.json))
+            await conn.head(202, {"Content-Length": "0"})
+
+        http.on_notification = notified
+        environment = {
+            **(os.environ if env is None else env),
+            "MCP_CONFORMANCE_SCENARIO": name,
+            "MCP_CONFORMANCE_PROTOCOL_VERSION": generation.value,
+            "MCP_CONFORMANCE_CONTEXT": json.dumps(chosen.context_for(generation)),
+        }
+        with tempfile.TemporaryFile() as errors:
+            process = await anyio.open_process(
+                [*command, http.url], env=environment, stdin=None, stdout=None, stderr=errors
+            )
+            try:
+                with anyio.move_on_after(timeout):
+                    await process.wait()
+            finally:
+                if process.returncode is None:
+                    process.kill()
+                    with anyio.CancelScope(shield=True):
+                        await process.wait()
+                errors.seek(0)
+                rec.stderr = errors.read()[-4000:].decode(errors="replace")
+        rec.exit_code = process.returncode
+    rec.received = list(server.arrived)
+    rec.created = list(server.tasks)
+    rec.final = {task_id: task.status for task_id, task in server.tasks.items()}
+    checks = chosen.judge(rec, chosen.rule(generation))
+    # A failure carries how the client ended: its exit code and the tail of its stderr.
+    tail = rec.stderr.strip().splitlines()[-8:]
+    return [
+        c
+        if c.status != "FAILURE"
+        else attrs.evolve(c, details={**c.details, "exitCode": rec.exit_code, "stderr": tail})
+        for c in checks
+    ]
+
+
+def render_table(rows: Iterable[tuple[str, str, Check]]) -> str:
+    """A plain table: scenario, generation, check, rule, status, what went wrong."""
+    lines = [("SCENARIO", "VERSION", "CHECK", "RULE", "STATUS", "ERROR")]
+    for name, version, c in rows:
+        lines.append((name, version, c.id, c.rule, c.status, c.error_message or ""))
+    widths = [max(len(row[i]) for row in lines) for i in range(5)]
+    return (
+        "\n".join(
+            "  ".join([*(row[i].ljust(widths[i]) for i in range(5)), row[5]]).rstrip()
+            for row in lines
+        )
+        + "\n"
+    )

@@ -1,0 +1,129 @@
+"""A deliberately wrong task client: each scenario of the client suite must fail it.
+
+``python -m mcp_tasks_client.conformance.wrong_client URL`` speaks raw JSON-RPC over HTTP
+(httpx, no library Client) under the suite's contract, and breaks the rule the scenario
+judges: asks for a task it was not asked for (``opt-in``), polls as fast as it can
+(``poll-interval``), cancels with ``notifications/cancelled`` (``cancel``), never calls
+``tasks/result`` on ``input_required`` (``input-required-result``), drops a task whose
+created answer it cannot decode (``odd-create``), leaves the caller's ttl out and gives up a
+task whose ttl is null (``ttl``), answers every ``inputRequests`` key each
+time a poll shows it (``input-requests-once``), and retries an MRTR call with its
+``requestState`` trimmed under the same id (``request-state``). It exists to show each check
+can fail.
+
+May import: ``models`` (the extension's name).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import httpx
+
+from ..models import TASKS_EXTENSION
+
+JSON = dict[str, Any]
+
+
+class Wire:
+    """Raw JSON-RPC over Streamable HTTP, one generation's headers."""
+
+    def __init__(self, url: str, version: str) -> None:
+        self.url, self.version = url, version
+        self.http = httpx.Client(timeout=10)
+        self.ids = iter(range(1, 10_000))
+        self.headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+
+    def post(
+        self,
+        method: str,
+        params: JSON | None = None,
+        *,
+        notify: bool = False,
+        rid: int | None = None,
+    ) -> Any:
+        body: JSON = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+        if not notify:
+            body["id"] = next(self.ids) if rid is None else rid
+        headers = {**self.headers, "MCP-Protocol-Version": self.version}
+        if self.version != "2025-11-25":
+            headers["Mcp-Method"] = method
+            body["params"].setdefault("_meta", {})["io.modelcontextprotocol/protocolVersion"] = (
+                self.version
+            )
+        response = self.http.post(self.url, json=body, headers=headers)
+        if sid := response.headers.get("mcp-session-id"):
+            self.headers["Mcp-Session-Id"] = sid
+        if notify or not response.content:
+            return None
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            for line in response.text.splitlines():
+                if line.startswith("data:"):
+                    message = json.loads(line[5:])
+                    if message.get("id") == body["id"] and "method" not in message:
+                        return message
+            return None
+        return response.json()
+
+
+def main(url: str) -> None:
+    scenario = os.environ["MCP_CONFORMANCE_SCENARIO"]
+    version = os.environ["MCP_CONFORMANCE_PROTOCOL_VERSION"]
+    context: JSON = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    wire = Wire(url, version)
+    g1 = version == "2025-11-25"
+    if g1:
+        info = {"name": "wrong-client", "version": "0"}
+        opening = {"protocolVersion": version, "capabilities": {}, "clientInfo": info}
+        wire.post("initialize", opening)
+        wire.post("notifications/initialized", notify=True)
+    params: JSON = {"name": context["tool"], "arguments": context.get("arguments") or {}}
+    if context.get("task") or scenario == "opt-in":  # opt-in: a task nobody asked for
+        if g1:
+            params["task"] = {}  # ttl: the caller's ttl left out
+        else:
+            caps: JSON = {"extensions": {TASKS_EXTENSION: {}}}
+            params["_meta"] = {"io.modelcontextprotocol/clientCapabilities": caps}
+    created = wire.post("tools/call", params) or {}
+    result = created.get("result") or {}
+    answer = {"action": "accept", "content": context.get("answer") or {}}
+    if result.get("resultType") == "input_required":  # MRTR: the retry, done wrong
+        keys = result.get("inputRequests") or {}
+        params["inputResponses"] = dict.fromkeys(keys, answer)
+        params["requestState"] = str(result.get("requestState", "")).strip()
+        created = wire.post("tools/call", params, rid=created.get("id")) or {}
+        result = created.get("result") or {}
+    task = result.get("task") if g1 else result
+    if not isinstance(task, dict) or "taskId" not in task:
+        return
+    task_id = task["taskId"]
+    if scenario == "odd-create" and ("ttl" not in task and "ttlMs" not in task):
+        sys.exit("the created task did not decode: no ttl")  # and its id is lost
+    if scenario == "ttl" and task.get("ttl", task.get("ttlMs")) is None:
+        sys.exit("a task without a ttl: given up")
+    if scenario == "cancel":
+        wire.post("notifications/cancelled", {"requestId": created.get("id")}, notify=True)
+        return
+    for _ in range(50):
+        got = (wire.post("tasks/get", {"taskId": task_id}) or {}).get("result") or {}
+        if got.get("status") in ("completed", "failed", "cancelled"):
+            break
+        if got.get("status") == "input_required" and scenario == "input-required-result":
+            break  # never asks tasks/result: the question is never delivered
+        asked = got.get("inputRequests")
+        if isinstance(asked, dict) and asked:  # every key, every time it is shown
+            responses = dict.fromkeys(asked, answer)
+            wire.post("tasks/update", {"taskId": task_id, "inputResponses": responses})
+        if scenario != "poll-interval":
+            time.sleep(max(got.get("pollInterval") or got.get("pollIntervalMs") or 50, 50) / 1000)
+
+
+if __name__ == "__main__":
+    main(sys.argv[-1])
