@@ -9,7 +9,9 @@ What differs from 2025-11-25 at the level of shapes (the rest is shared, ``insta
   (input_required), E 3.2;
 - ``CreateTaskResult`` is flat: ``{"resultType": "task", ...Task}`` (E 3.3), read into the same
   :class:`~mcp_tasks_client.CreateTaskResult` (``.task``) as 2025-11-25's nested form;
-- ``clientCapabilities`` never carries the legacy ``tasks`` key (E A-24).
+- ``clientCapabilities`` never carries the legacy ``tasks`` key (E A-24);
+- the cacheable results carry ``ttlMs`` and ``cacheScope`` (SEP-2549), read leniently
+  (``_hints.py``).
 
 Decode errors name the wire keys (``$.ttlMs``), never the model's names.
 """
@@ -25,6 +27,7 @@ from .._exceptions import DecodeError
 from ..models import ClientCapabilities, CreateTaskResult, Task
 from ._converter import WireConverter, _kind_of
 from ._fast_task import task_decoder_2026
+from ._hints import install_lenient
 from .v2025_11_25 import install_common
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -121,6 +124,7 @@ def _build() -> tuple[WireConverter, Callable[[Any], Task]]:
     strict = _task_hooks(conv)
     _create_task_hooks(conv)
     _client_capabilities_hooks(conv)
+    install_lenient(conv)
     return conv, strict
 
 
