@@ -213,17 +213,21 @@ class ResultCache:
     ) -> bool:
         """Keep ``value`` as the answer to this request, as ``hints`` allow; whether it was
         kept (not: no hints, ``ttlMs`` 0, an MRTR retry, params that are no JSON)."""
-        if hints is None or hints.ttl_ms <= 0 or is_retry(params):
+        if is_retry(params):
             return False
         key = _params_key(params)
         if key is None:
             return False
+        # This answer supersedes whatever this context could be served for the same request
+        # (even when it may not be kept itself: the server now says "stale at once").
+        origin = context.origin
+        self._entries.pop((origin, method, key, None), None)
+        self._entries.pop((origin, method, key, context.auth), None)
+        if hints is None or hints.ttl_ms <= 0:
+            return False
         now = self._clock()
         public = hints.scope is CacheScope.PUBLIC
-        full: _Key = (context.origin, method, key, None if public else context.auth)
-        # The answer supersedes what this context could be served for the same request.
-        self._entries.pop((context.origin, method, key, None), None)
-        self._entries.pop((context.origin, method, key, context.auth), None)
+        full: _Key = (origin, method, key, None if public else context.auth)
         uri = params.get("uri") if params else None
         self._entries[full] = _Entry(
             value, now + hints.ttl_ms / 1000.0, now, method, uri if isinstance(uri, str) else None
