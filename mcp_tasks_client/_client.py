@@ -35,7 +35,7 @@ from ._exceptions import (
 )
 from ._features import FeatureCalls
 from ._generation import Generation
-from ._io.base import Transport
+from ._io.base import Transport, TransportWrapper
 from ._limits import Limits
 from ._sansio.progress import ProgressStats, TaskProgress
 from ._session import (
@@ -153,7 +153,7 @@ class Client(TaskCalls, FeatureCalls):
         self._known_tools: dict[str, Tool] = {}
         self._discovered: DiscoverResult | None = None
         self._cache = cache
-        url = getattr(transport, "url", None)
+        url = getattr(_innermost(transport), "url", None)
         self._cache_context = CacheContext(
             origin=url if isinstance(url, str) else object(),
             auth=object() if auth_context is None else ("auth", auth_context),
@@ -285,6 +285,14 @@ class Client(TaskCalls, FeatureCalls):
     def progress_stats(self) -> ProgressStats:
         """What the progress book holds and has counted (``Limits.max_progress_tokens``)."""
         return self._session.progress_stats
+
+
+def _innermost(transport: Transport) -> Transport:
+    """The transport a chain of TransportWrappers wraps (whose URL names the server)."""
+    seen = 0
+    while isinstance(transport, TransportWrapper) and seen < 100:
+        transport, seen = transport.inner, seen + 1
+    return transport
 
 
 def _resumed_first_id() -> int:

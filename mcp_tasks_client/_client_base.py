@@ -189,10 +189,21 @@ class ClientBase:
         reader: Callable[[JSONObject], T],
         timeout: float | None,
     ) -> T:
+        """:meth:`_fetch_marked` without the mark."""
+        return (await self._fetch_marked(method, params, reader, timeout))[0]
+
+    async def _fetch_marked(
+        self,
+        method: str,
+        params: JSONObject | None,
+        reader: Callable[[JSONObject], T],
+        timeout: float | None,
+    ) -> tuple[T, bool]:
         """A request whose answer ``reader`` reads, through the caller's ResultCache when it
         passed one and the generation gives ``method`` caching hints (SEP-2549): a fresh entry
         is served without a request (visible: a DEBUG record, a span with
-        ``mcp_tasks.cache.hit``); an answer with hints is kept as they allow."""
+        ``mcp_tasks.cache.hit``); an answer with hints is kept as they allow. Returns the
+        result, and whether it was served from the cache."""
         cache = self._cache if method in self._driver.cacheable_methods else None
         sent: JSONObject | None = None
         if cache is not None:
@@ -200,13 +211,13 @@ class ClientBase:
             hit = cache.get(self._cache_context, method, sent)
             if hit is not None:
                 _observe_hit(method)
-                return hit  # type: ignore[no-any-return]
+                return hit, True
         raw = await self.request(method, params, timeout=timeout)
         result = self._read(raw, reader)
         self._driver.check_hints(method, raw, self._session.warn)
         if cache is not None:
             cache.put(self._cache_context, method, sent, result, CacheHints.of(result))
-        return result
+        return result, False
 
     def _call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         """A call's params with its MRTR answers as wire JSON."""

@@ -55,9 +55,12 @@ class FeatureCalls(ClientBase):
         read (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
         params = {"cursor": cursor} if cursor is not None else None
-        page = await self._fetch("tools/list", params, _reader(self, ListToolsResult), timeout)
+        reader = _reader(self, ListToolsResult)
+        page, served = await self._fetch_marked("tools/list", params, reader, timeout)
         keep = self.limits.max_known_tools
-        page = self._driver.read_tools_page(page, self._session.warn, keep)
+        # a page served from the cache was reported when it came: not warned again
+        warn = _unwarned if served else self._session.warn
+        page = self._driver.read_tools_page(page, warn, keep)
         for tool in page.tools:
             self._known_tools.pop(tool.name, None)
             self._known_tools[tool.name] = tool
@@ -210,6 +213,10 @@ class FeatureCalls(ClientBase):
         if isinstance(answer, InputRequiredResult):
             raise InputRequired(method, getattr(request, "name", None) or request.uri, answer)
         return answer
+
+
+def _unwarned(problem: Any) -> None:
+    """Where a cached page's problems go: they were reported when it was fetched."""
 
 
 def _reader(client: ClientBase, cls: type[T]) -> Callable[[Any], T]:

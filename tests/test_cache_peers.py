@@ -1,0 +1,152 @@
+"""The result cache against real servers (2026-07-28, SEP-2549): requests counted on the wire.
+
+The bundled 2026-07-28 peer (fastmcp 4.1.4) sends the hints on every cacheable result. As
+installed it sends ``ttlMs: 0`` (``cacheScope: "private"``): stale at once, so the cache never
+serves one and every ``tools/list`` reaches the server, cache on or off. Started with a TTL
+(fastmcp's ``cache_ttl``, set by the peer script's environment), repeated ``tools/list``
+requests stay off the wire while fresh with the cache on, and all go out with it off. The
+FaultServer (spec-faithful, over real HTTP on 127.0.0.1) shows the same, counted by what the
+server received, and that a ``list_changed`` it pushes drops the entry. Rule ids: E H1 (the
+server's hints), E H3-E H7 (the client's cache)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import pytest
+from conftest import require_peer
+from peers.harness import running_http_peer
+from recording import RecordingTransport
+
+from mcp_tasks_client import (
+    CacheHints,
+    Client,
+    Generation,
+    HttpTransport,
+    ResultCache,
+)
+from mcp_tasks_client.errors import InvalidToolAnnotation, LenientCacheHint
+from mcp_tasks_client.models import CacheScope, Implementation, JSONRPCRequest
+from mcp_tasks_client.testing import FaultServer
+from mcp_tasks_client.transports import Transport
+
+pytestmark = pytest.mark.anyio
+
+INFO = Implementation("mcp-tasks-client-tests", "0")
+G2 = Generation.V2026_07_28
+ROUNDS = 5
+
+
+@pytest.fixture(scope="module", params=["public", "private"])
+def hinted_fastmcp4_url(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """A second fastmcp 4.1.4 server whose cacheable results carry ttlMs 600000 (10 min) and
+    the scope of the param."""
+    peer = require_peer("fastmcp4")
+    env = (*peer.env, ("MCP_TASKS_PEER_CACHE_TTL", "600"))
+    env = (*env, ("MCP_TASKS_PEER_CACHE_SCOPE", request.param))
+    with running_http_peer(attrs.evolve(peer, env=env)) as url:
+        yield url, request.param
+
+
+def tools_lists_sent(recorder: RecordingTransport) -> int:
+    return sum(
+        1 for m in recorder.sent if isinstance(m, JSONRPCRequest) and m.method == "tools/list"
+    )
+
+
+async def list_tools_rounds(client: Client, rounds: int = ROUNDS) -> list[Any]:
+    out = []
+    for _ in range(rounds):
+        out.append([tool.name async for tool in client.list_tools()])
+    return out
+
+
+async def test_fastmcp4_as_installed_sends_ttl_0_and_nothing_is_served(gen2: Transport) -> None:
+    """E H3: ttlMs 0 is stale at once: the cache on changes nothing on the wire."""
+    recorder = RecordingTransport(gen2)
+    cache = ResultCache()
+    async with Client(recorder, generation=G2, client_info=INFO, cache=cache) as client:
+        page = await client.list_tools_page()
+        assert CacheHints.of(page) == CacheHints(0, CacheScope.PRIVATE)
+        names = await list_tools_rounds(client)
+        assert all(n == names[0] for n in names)
+        discovered = await client.discover()
+        assert CacheHints.of(discovered) == CacheHints(0, CacheScope.PRIVATE)
+    assert tools_lists_sent(recorder) == ROUNDS + 1  # every one went out
+    assert len(cache) == 0
+    assert cache.hits == 0
+    assert not [w for w in client.warnings if isinstance(w, LenientCacheHint)]
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["cache-on", "cache-off"])
+async def test_fastmcp4_with_a_ttl_fewer_tools_list_on_the_wire_only_with_the_cache(
+    hinted_fastmcp4_url: tuple[str, str], cached: bool
+) -> None:
+    url, scope = hinted_fastmcp4_url
+    recorder = RecordingTransport(HttpTransport(url))
+    cache = ResultCache() if cached else None
+    async with Client(recorder, generation=G2, client_info=INFO, cache=cache) as client:
+        page = await client.list_tools_page()
+        assert CacheHints.of(page) == CacheHints(600_000, CacheScope(scope))
+        names = await list_tools_rounds(client)
+        assert all(n == names[0] for n in names)
+        assert "greet" in names[0]
+    if cached:
+        assert cache is not None
+        assert tools_lists_sent(recorder) == 1  # the first page; the rest were fresh
+        assert cache.hits == ROUNDS
+        # the peer's badly annotated tool was reported once, when its page came, not per hit
+        bad = [w for w in client.warnings if isinstance(w, InvalidToolAnnotation)]
+        assert len(bad) == 1
+    else:
+        assert tools_lists_sent(recorder) == ROUNDS + 1
+
+
+async def test_fastmcp4_a_private_result_stays_in_its_authorization_context(
+    hinted_fastmcp4_url: tuple[str, str],
+) -> None:
+    """E H4: two clients of one server share a cache; a private list is served again only to
+    a client with the same auth_context, a public one to both."""
+    url, scope = hinted_fastmcp4_url
+    cache = ResultCache()
+    sent: dict[str, list[int]] = {}
+    for who in ("alice", "alice", "bob"):
+        recorder = RecordingTransport(HttpTransport(url))
+        async with Client(
+            recorder, generation=G2, client_info=INFO, cache=cache, auth_context=who
+        ) as client:
+            await list_tools_rounds(client, 1)
+        sent.setdefault(who, []).append(tools_lists_sent(recorder))
+    assert sent["alice"] == [1, 0]  # the second alice was served from the cache
+    assert sent["bob"] == ([0] if scope == "public" else [1])
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["cache-on", "cache-off"])
+async def test_fault_server_counts_the_tools_list_it_received(cached: bool) -> None:
+    server = FaultServer(G2, cache_hints=(600_000, "public"))
+    cache = ResultCache() if cached else None
+    async with server.http() as http:
+        transport = HttpTransport(http.url)
+        async with Client(transport, generation=G2, client_info=INFO, cache=cache) as client:
+            await list_tools_rounds(client)
+            await client.discover()
+            await client.discover()
+    lists = [m for m in server.received if m.get("method") == "tools/list"]
+    discovers = [m for m in server.received if m.get("method") == "server/discover"]
+    assert len(lists) == (1 if cached else ROUNDS)
+    assert len(discovers) == (1 if cached else 2)
+
+
+async def test_fault_server_without_hints_is_never_served() -> None:
+    """E H1 broken: no hints at all read as ttlMs 0; nothing is cached, nothing warned."""
+    server = FaultServer(G2, breaks={"E H1"})
+    cache = ResultCache()
+    async with (
+        server.http() as http,
+        Client(HttpTransport(http.url), generation=G2, client_info=INFO, cache=cache) as client,
+    ):
+        await list_tools_rounds(client)
+    assert len([m for m in server.received if m.get("method") == "tools/list"]) == ROUNDS
+    assert len(cache) == 0
