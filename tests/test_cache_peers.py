@@ -26,6 +26,7 @@ from mcp_tasks_client import (
     Generation,
     HttpTransport,
     ResultCache,
+    probe_server,
 )
 from mcp_tasks_client.errors import InvalidToolAnnotation, LenientCacheHint
 from mcp_tasks_client.models import CacheScope, Implementation, JSONRPCRequest
@@ -150,3 +151,30 @@ async def test_fault_server_without_hints_is_never_served() -> None:
         await list_tools_rounds(client)
     assert len([m for m in server.received if m.get("method") == "tools/list"]) == ROUNDS
     assert len(cache) == 0
+
+
+@pytest.mark.parametrize("breaks", [set(), {"E H1"}], ids=["hints", "no-hints"])
+async def test_probe_server_reports_a_discover_without_hints(breaks: set[str]) -> None:
+    """E H1: a server MUST put the hints on a complete cacheable result; probe_server says
+    when its server/discover answer has none (and the answer is still read)."""
+    async with FaultServer(G2, breaks=breaks).http() as http:
+        report = await probe_server(lambda: HttpTransport(http.url), client_info=INFO)
+    assert report.discover is not None
+    if breaks:
+        assert report.discover_hint_problems == (
+            "ttlMs missing (E H1)",
+            "cacheScope missing (E H1)",
+        )
+    else:
+        assert report.discover_hint_problems == ()
+
+
+async def test_probe_server_reports_malformed_hints() -> None:
+    """E H2: a malformed hint is named (and read the safe way: ttl 0, private)."""
+    server = FaultServer(G2, cache_hints=(-5, "everyone"))
+    async with server.http() as http:
+        report = await probe_server(lambda: HttpTransport(http.url), client_info=INFO)
+    assert report.discover is not None
+    assert CacheHints.of(report.discover) == CacheHints(0, CacheScope.PRIVATE)
+    assert len(report.discover_hint_problems) == 2
+    assert all(p.endswith("(E H2)") for p in report.discover_hint_problems)
