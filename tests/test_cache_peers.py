@@ -11,12 +11,17 @@ server's hints), E H3-E H7 (the client's cache)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import attrs
 import pytest
 from conftest import require_peer
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from peers.harness import running_http_peer
 from recording import RecordingTransport
 
@@ -25,13 +30,26 @@ from mcp_tasks_client import (
     Client,
     Generation,
     HttpTransport,
+    InputContext,
+    InputRouter,
     ResultCache,
+    observability,
     probe_server,
 )
 from mcp_tasks_client.errors import InvalidToolAnnotation, LenientCacheHint
-from mcp_tasks_client.models import CacheScope, Implementation, JSONRPCRequest
+from mcp_tasks_client.models import (
+    CacheScope,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
+    JSONRPCRequest,
+    TextResourceContents,
+)
+from mcp_tasks_client.observability import _Tracing
 from mcp_tasks_client.testing import FaultServer
-from mcp_tasks_client.transports import Transport
+from mcp_tasks_client.transports import Transport, memory_transport_pair
 
 pytestmark = pytest.mark.anyio
 
@@ -178,3 +196,141 @@ async def test_probe_server_reports_malformed_hints() -> None:
     assert CacheHints.of(report.discover) == CacheHints(0, CacheScope.PRIVATE)
     assert len(report.discover_hint_problems) == 2
     assert all(p.endswith("(E H2)") for p in report.discover_hint_problems)
+
+
+async def test_fastmcp4_mrtr_retries_always_reach_the_server(
+    hinted_fastmcp4_url: tuple[str, str],
+) -> None:
+    """E H5: note://secret asks a pin first. Its retries (carrying inputResponses) reach the
+    server every time and are never kept; a plain resource is read once and then served."""
+    url, _ = hinted_fastmcp4_url
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def answer(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(ElicitAction.ACCEPT, {"pin": "1234"})
+
+    router.default_elicitation(answer)
+    recorder = RecordingTransport(HttpTransport(url))
+    cache = ResultCache()
+    async with Client(
+        recorder,
+        generation=G2,
+        client_info=INFO,
+        capabilities=router.capabilities(),
+        cache=cache,
+    ) as client:
+        router.attach(client)
+        for _ in range(2):
+            secret = await client.read_resource("note://secret", inputs=router)
+            (content,) = secret.contents
+            assert isinstance(content, TextResourceContents)
+            assert content.text == "secret for pin 1234"
+        greetings = [await client.read_resource("note://greeting") for _ in range(3)]
+    reads = [
+        m.params or {}
+        for m in recorder.sent
+        if isinstance(m, JSONRPCRequest) and m.method == "resources/read"
+    ]
+    secret_reads = [p for p in reads if p.get("uri") == "note://secret"]
+    retries = [p for p in secret_reads if "inputResponses" in p or "requestState" in p]
+    assert len(secret_reads) == 4  # each read: the first round and its retry, both sent
+    assert len(retries) == 2
+    assert len([p for p in reads if p.get("uri") == "note://greeting"]) == 1
+    assert greetings[0] == greetings[2]
+    # kept: only the greeting (the secret's first round asked for input: not a result)
+    assert len(cache) == 1
+
+
+async def test_a_hit_is_visible_in_the_log_and_as_a_span(
+    hinted_fastmcp4_url: tuple[str, str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    saved = (_Tracing.decided, _Tracing.tracer)
+    observability.tracing(True, tracer_provider=provider)
+    try:
+        url, _ = hinted_fastmcp4_url
+        caplog.set_level(logging.DEBUG, logger="mcp_tasks_client.client")
+        async with Client(
+            HttpTransport(url), generation=G2, client_info=INFO, cache=ResultCache()
+        ) as client:
+            await client.list_tools_page()
+            await client.list_tools_page()
+    finally:
+        _Tracing.decided, _Tracing.tracer = saved
+        provider.shutdown()
+    hits = [
+        s
+        for s in exporter.get_finished_spans()
+        if s.attributes and s.attributes.get("mcp_tasks.cache.hit")
+    ]
+    assert len(hits) == 1
+    assert hits[0].name == "tools/list"
+    assert hits[0].attributes is not None
+    assert hits[0].attributes["mcp.method.name"] == "tools/list"
+    records = [r for r in caplog.records if "served from the result cache" in r.getMessage()]
+    assert len(records) == 1
+
+
+async def test_list_changed_drops_the_entry() -> None:
+    """E H6: a 2026-07-28 server (scripted in memory) pushes
+    notifications/tools/list_changed; the next tools/list reaches it again."""
+    transport, end = memory_transport_pair()
+    received: list[dict[str, Any]] = []
+
+    async def serve() -> None:
+        while True:
+            try:
+                message = await end.receive()
+            except anyio.EndOfStream:  # the client closed
+                return
+            received.append(message)
+            if message.get("method") == "tools/list":
+                version = len([m for m in received if m.get("method") == "tools/list"])
+                tools = [{"name": f"v{version}", "inputSchema": {"type": "object"}}]
+                result = {"tools": tools, "ttlMs": 600_000, "cacheScope": "public"}
+                await end.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    cache = ResultCache()
+    async with anyio.create_task_group() as group:
+        group.start_soon(serve)
+        async with Client(transport, generation=G2, client_info=INFO, cache=cache) as client:
+            assert [t.name for t in (await client.list_tools_page()).tools] == ["v1"]
+            assert [t.name for t in (await client.list_tools_page()).tools] == ["v1"]  # cached
+            arrived = anyio.Event()
+            client.on_notification("notifications/tools/list_changed", lambda _: arrived.set())
+            await end.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            await arrived.wait()
+            assert [t.name for t in (await client.list_tools_page()).tools] == ["v2"]
+        group.cancel_scope.cancel()
+    assert len([m for m in received if m.get("method") == "tools/list"]) == 2
+
+
+async def test_2025_results_are_never_cached() -> None:
+    """2025-11-25 has no hints: a ResultCache changes nothing on the wire, even when the
+    server sends ttlMs anyway (kept in extra, not read)."""
+    server = FaultServer(Generation.V2025_11_25)
+
+    async def hinted(message: dict[str, Any]) -> Any:
+        if message.get("method") == "tools/list":
+            result = {"tools": [], "ttlMs": 600_000, "cacheScope": "public"}
+            return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        return None
+
+    server.on_message = hinted
+    cache = ResultCache()
+    async with (
+        server.memory() as transport,
+        Client(
+            transport, generation=Generation.V2025_11_25, client_info=INFO, cache=cache
+        ) as client,
+    ):
+        for _ in range(3):
+            page = await client.list_tools_page()
+            assert page.ttl_ms is None
+            assert page.extra["ttlMs"] == 600_000
+    assert len([m for m in server.received if m.get("method") == "tools/list"]) == 3
+    assert len(cache) == 0
+    assert cache.misses == 0  # not even asked: the generation has no cacheable methods
