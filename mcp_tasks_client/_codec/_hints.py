@@ -12,7 +12,7 @@ result it came with; the reading only ever makes a result *less* reusable:
 
 :func:`hint_problems` names what was read that way, for the driver to warn about
 (``LenientCacheHint``). 2025-11-25 has no hints: its codec leaves both keys in ``extra`` and
-writes neither (:func:`install_ignored`).
+writes neither (:func:`install_ignored`), on every cacheable result it has.
 
 May import: ``models``, ``_exceptions``, this package's ``_converter``.
 """
@@ -130,10 +130,13 @@ def _lenient(conv: WireConverter, cls: Any) -> None:
 
 
 def install_ignored(conv: WireConverter) -> None:
-    """2025-11-25: no hints. Both keys stay in ``extra`` as sent; the fields are never
-    written (a model's hints mean nothing in this generation)."""
+    """2025-11-25: no hints. On the results this generation has (the lists,
+    ``resources/read``) both keys stay in ``extra`` as sent and the fields are never written
+    (a model's hints mean nothing here). ``DiscoverResult`` is 2026-07-28's alone: this
+    generation never reads one, and its codec maps it as any model."""
     for cls in CACHEABLE:
-        _ignored(conv, cls)
+        if cls is not DiscoverResult:
+            _ignored(conv, cls)
 
 
 def _ignored(conv: WireConverter, cls: Any) -> None:

@@ -879,13 +879,16 @@ def input_required_results() -> st.SearchStrategy[InputRequiredResult]:
 
 @_shared
 def discover_results() -> st.SearchStrategy[DiscoverResult]:
-    return st.builds(
-        DiscoverResult,
-        supported_versions=_tuples(st.just("2026-07-28") | _texts()),
-        capabilities=server_capabilities(),
-        instructions=_optional(_texts()),
-        meta=metas(),
-        extra=extras(DiscoverResult),
+    # 2026-07-28's alone: always with its hints, as that generation reads them
+    return with_cache_hints(
+        st.builds(
+            DiscoverResult,
+            supported_versions=_tuples(st.just("2026-07-28") | _texts()),
+            capabilities=server_capabilities(),
+            instructions=_optional(_texts()),
+            meta=metas(),
+            extra=extras(DiscoverResult),
+        )
     )
 
 
@@ -1148,7 +1151,8 @@ CACHEABLE_RESULTS: tuple[type, ...] = (
     ReadResourceResult,
 )
 """The results that carry ``ttlMs`` and ``cacheScope`` in 2026-07-28. Their strategies above
-draw them without hints (as 2025-11-25 reads them); :func:`with_cache_hints` adds hints."""
+draw them without hints (as 2025-11-25 reads them; ``discover_results``, 2026-07-28's alone,
+with them); :func:`with_cache_hints` adds hints."""
 
 
 @_shared
