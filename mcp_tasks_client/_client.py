@@ -132,6 +132,12 @@ class Client(TaskCalls, FeatureCalls):
     ) -> None:
         if cache is not None and not isinstance(cache, ResultCache):
             raise UsageError(f"cache= takes a ResultCache, got {type(cache).__name__}")
+        try:
+            hash(auth_context)
+        except TypeError:
+            raise UsageError(
+                f"auth_context= must be hashable (a str, an id), got {type(auth_context).__name__}"
+            ) from None
         self._driver: Driver = driver_for(generation, capabilities, client_info)
         if listen_stream:
             self._driver.require("the standalone GET stream")

@@ -16,10 +16,11 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
-from mcp_tasks_client import CacheHints, ResultCache
+from mcp_tasks_client import CacheHints, Client, Generation, ResultCache
 from mcp_tasks_client._cache import CacheContext
 from mcp_tasks_client.errors import UsageError
-from mcp_tasks_client.models import CacheScope
+from mcp_tasks_client.models import CacheScope, Implementation
+from mcp_tasks_client.transports import memory_transport_pair
 
 
 class Clock:
@@ -238,3 +239,18 @@ def test_no_hints_no_entry() -> None:
     assert not cache.put(ALICE, "tools/list", {}, "page", None)  # 2025-11-25: never
     assert not cache.put(ALICE, "tools/list", {}, "page", CacheHints(0, CacheScope.PUBLIC))
     assert len(cache) == 0
+
+
+def test_the_client_refuses_what_it_cannot_use() -> None:
+    transport, _ = memory_transport_pair()
+    info = Implementation("t", "0")
+    with pytest.raises(UsageError, match="ResultCache"):
+        Client(transport, generation=Generation.V2026_07_28, client_info=info, cache={})  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="hashable"):
+        Client(
+            transport,
+            generation=Generation.V2026_07_28,
+            client_info=info,
+            cache=ResultCache(),
+            auth_context=["alice"],  # type: ignore[arg-type]
+        )
