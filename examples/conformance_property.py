@@ -1,4 +1,7 @@
-"""A property test of your own, with the conformance kit (needs the `testing` extra).
+"""A property test of your own, with the conformance kit: it needs the `testing` extra
+(hypothesis), which the `cli` extra of README's "A first look" does not bring:
+`python3 -m pip install -e '.[testing]'` in a clone (`'mcp-tasks-client[testing]'` otherwise).
+Without it, this example says so and exits 2.
 
 `valid_traffic()` draws whole conversations a conforming server could have with a client;
 `mutations()` draws the same with exactly one server rule broken, and names the rule. Here the
@@ -8,7 +11,17 @@ its place. Run: `python3 examples/conformance_property.py` (or collect it with p
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import sys
+
+try:
+    from hypothesis import given, settings
+except ImportError:  # pragma: no cover - run without the extra (tests/test_examples.py)
+    print(
+        "examples/conformance_property.py needs the `testing` extra (hypothesis): "
+        "python3 -m pip install -e '.[testing]'",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 
 from mcp_tasks_client import Generation
 from mcp_tasks_client.conformance import RULES, Validator

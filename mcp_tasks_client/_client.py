@@ -21,6 +21,7 @@ import functools
 import secrets
 from collections.abc import Awaitable, Callable, Hashable
 from types import TracebackType
+from typing import Any
 
 import attrs
 
@@ -55,6 +56,8 @@ from .models import (
     JSONObject,
     JSONRPCMessage,
     JSONRPCNotification,
+    JSONRPCResponse,
+    RequestId,
     ServerCapabilities,
     Tool,
 )
@@ -224,7 +227,7 @@ class Client(TaskCalls, FeatureCalls):
     @property
     def discover_result(self) -> DiscoverResult | None:
         """What the last :meth:`discover` returned (2026-07-28), or None before one."""
-        return self._discovered
+        return self._driver.discover_result
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
@@ -252,8 +255,34 @@ class Client(TaskCalls, FeatureCalls):
                 self._driver.protocol_version, result.supported_versions
             )
         self._driver.discovered(result)
-        self._discovered = result
         return result
+
+    async def send_input_answer(
+        self,
+        task_id: str,
+        key: str,
+        answer: Any,
+        *,
+        request_id: RequestId | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        """Answer one input request of ``task_id`` that another process received (queued in a
+        shared journal; :meth:`InputRouter.answer_queued` calls this): 2026-07-28
+        ``tasks/update`` with ``{key: answer}`` (E C28-C33); 2025-11-25 the JSON-RPC response
+        to ``request_id`` on this client's session, with the related-task meta (C-25): the
+        session must be the one the request came on. ``answer``: an ElicitResult,
+        CreateMessageResult, ListRootsResult, or its JSON.
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting; the answer may
+        still reach the server.
+        """
+        await self._driver.send_input_answer(
+            _Link(self._session),
+            task_id,
+            key,
+            request_id,
+            self.encode(answer),
+            timeout=timeout,
+        )
 
     def on_request(self, method: str, handler: RequestHandler, *, held: bool = False) -> None:
         """Answer server->client ``method`` requests with ``handler`` (one per method).
@@ -325,6 +354,9 @@ class _Link:
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
     ) -> None:
         await self.session.notify(method, params, timeout=timeout)
+
+    async def reply(self, response: JSONRPCResponse, *, timeout: float | None = None) -> None:
+        await self.session.reply(response, timeout=timeout)
 
     def negotiated(self, protocol_version: str) -> None:
         self.session.transport.negotiated(protocol_version)

@@ -96,12 +96,27 @@ class TaskAugmentationRequired(UsageError):
     """The tool must be called as a task (``taskSupport: "required"``, C-17): use ``.as_task()``.
 
     Raised before sending when the caller's tool metadata says so, and after, when the server
-    refuses the plain call (-32601, or an ``isError`` result saying so, as both SDK peers do).
+    refuses the plain call: 2025-11-25 with -32601, or an ``isError`` result saying so (as both
+    SDK peers do); 2026-07-28 with -32021 naming the tasks extension (E S3, E C52).
+
+    What the server answered is kept on the error itself (the same ``RPCError`` is also its
+    ``__cause__``): ``server_said`` its message or error text, ``code`` its JSON-RPC code
+    (``-32021``, ``-32601``; ``None`` when it refused with an ``isError`` result, or nothing was
+    sent), ``data`` its error ``data``, and ``required_capabilities`` the ``-32021`` error's
+    ``data.requiredCapabilities`` as sent (``{"extensions": {"io.modelcontextprotocol/tasks":
+    {}}}``; ``{}`` otherwise).
     """
 
-    def __init__(self, tool: str, *, server_said: str | None = None) -> None:
+    def __init__(
+        self, tool: str, *, server_said: str | None = None, refusal: RPCError | None = None
+    ) -> None:
         self.tool = tool
         self.server_said = server_said
+        self.code: int | None = refusal.code if refusal is not None else None
+        self.data: Any = refusal.data if refusal is not None else None
+        self.required_capabilities: Mapping[str, Any] = (
+            refusal.required if isinstance(refusal, MissingClientCapability) else {}
+        )
         said = f"; the server said: {server_said}" if server_said else ""
         super().__init__(f"tool {tool!r} must be called as a task: use ToolCall.as_task(){said}")
 
@@ -211,12 +226,27 @@ class InvalidToolAnnotation(ProtocolError):
 
 class UnexpectedPlainResult(ProtocolError):
     """A task-augmented call was answered with a plain result although the server declared
-    ``tasks.requests.tools.call``; the result is kept in ``result``."""
+    ``tasks.requests.tools.call``; the result is kept in ``result``.
 
-    def __init__(self, tool: str, result: object) -> None:
+    When that result is an error (``isError``: a misspelt tool, arguments the tool refuses),
+    ``server_said`` is its text and the message ends with it: the server refused the call
+    before making a task, and its reason is what the caller needs."""
+
+    def __init__(self, tool: str, result: object, *, server_said: str | None = None) -> None:
         self.tool = tool
         self.result = result
-        super().__init__(f"the task-augmented call of {tool!r} got a plain result, not a task")
+        self.server_said = server_said
+        if server_said is not None:
+            said = server_said or "(an isError result with no text)"
+            message = f"the server refused the task-augmented call of {tool!r}: {said}"
+        else:
+            message = f"the task-augmented call of {tool!r} got a plain result, not a task"
+        super().__init__(message)
+
+    @property
+    def refused(self) -> bool:
+        """The plain result is an error (``isError``): the server refused the call."""
+        return self.server_said is not None
 
 
 class UnsupportedProtocolVersion(ProtocolError):

@@ -192,11 +192,15 @@ class FeatureCalls(ClientBase):
             result = await self._answer("tools/call", CallToolResult, timeout, call)
         except MethodNotFound as exc:
             if refusals.mentions_task(exc.message):
-                raise TaskAugmentationRequired(call.name, server_said=exc.message) from exc
+                raise TaskAugmentationRequired(
+                    call.name, server_said=exc.message, refusal=exc
+                ) from exc
             raise
         except MissingClientCapability as exc:
             if TASKS_EXTENSION in exc.extensions:  # E S3: only runs as a task
-                raise TaskAugmentationRequired(call.name, server_said=exc.message) from exc
+                raise TaskAugmentationRequired(
+                    call.name, server_said=exc.message, refusal=exc
+                ) from exc
             raise
         said = refusals.error_text(result)
         if refusals.requires_task(said):

@@ -828,7 +828,7 @@ class Session:
                     if waiter.on_result is not None:
                         self._call_on_result(waiter.on_result, event.result)
                 else:
-                    waiter.error = event.error
+                    waiter.error = self._driver.read_error(event.error)
                 waiter.done.set()
             # Its token, if it had one, stops now (a task call's was bound, or it made no
             # task): progress read after the answer is not the request's.
@@ -891,6 +891,10 @@ class Session:
             self._on_warning(warning)
 
     def _dispatch_notification(self, notification: JSONRPCNotification) -> None:
+        read = self._driver.read_notification(notification)
+        if read is not notification:
+            log.debug("read %s in its current form (an earlier draft's)", notification.method)
+            notification = read
         if notification.method == "notifications/progress":
             self._on_progress_notification(notification)
         handlers = self._notification_handlers.get(notification.method)
@@ -954,6 +958,17 @@ class Session:
             ),
         )
         await self._send_reply(reply)
+
+    async def reply(self, reply: JSONRPCResponse, *, timeout: float | None = None) -> None:
+        """Send the answer to a server request this session did not serve itself (one queued
+        in a shared journal by another process, for the same session). Raises RequestTimeout
+        after ``timeout`` (default ``Timeouts.request``) and the transport's errors."""
+        bound = self.timeouts.request if timeout is None else timeout
+        try:
+            with anyio.fail_after(bound):
+                await self.transport.send(reply)
+        except TimeoutError:
+            raise RequestTimeout("an answer to the server", bound) from None
 
     async def _send_reply(self, reply: JSONRPCResponse | JSONRPCError) -> None:
         """Send an answer to the server, bounded; a failure is a warning, never raised (it runs

@@ -79,7 +79,7 @@ class Poller:
         journal: Journal | None = None,
     ) -> None:
         self.client = client
-        self.policy = policy
+        self.policy = policy = policy.for_client(client.timeouts.request)
         self.inputs = inputs
         self.journal = journal
         """Where each accepted snapshot, answered 2026 input key and outcome of a tracked task

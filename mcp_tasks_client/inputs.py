@@ -17,11 +17,19 @@ no default was registered) is answered with a JSON-RPC error saying so, and an
 keeps waiting, by its policy). The client declares ``elicitation`` / ``sampling`` / ``roots``
 only for what the router enables (pass ``router.capabilities()`` to the Client). URL-mode
 elicitations reach the handler as they are; the library never opens a URL (C-51).
+
+Many workers, one journal: a router given a shared journal (``InputRouter(journal=...)``) takes
+each input request of a task in the journal before its handler runs (``claim_input``: once per
+key across every process), so a key one worker answers is never answered by another; a request
+of a task this router has no handler for is queued in the journal instead of refused (QUEUED),
+for a worker that registers one to answer with :meth:`InputRouter.answer_queued`.
 """
 
 from __future__ import annotations
 
 import enum
+import os
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -33,6 +41,7 @@ from ._client import Client
 from ._exceptions import DecodeError, LimitExceeded, MCPTasksError, RPCError, UsageError
 from ._limits import Limits
 from ._sansio.answer_book import InputBook, related_task_id
+from .journal import QueuedInput, SharedJournal
 from .models import (
     RELATED_TASK_META,
     ClientCapabilities,
@@ -130,6 +139,9 @@ class InputEventKind(enum.Enum):
     HANDLER_FAILED = "handler_failed"
     DUPLICATE = "duplicate"
     """Delivered again after it was already taken: not handled, not answered twice."""
+    QUEUED = "queued"
+    """No handler here for this task: queued in the router's shared journal for a worker that
+    registers one (:meth:`InputRouter.answer_queued`); not answered here."""
     ACCEPTED_AS_TASK = "accepted_as_task"
     """Answered with a CreateTaskResult (the client's task receiver runs the handler as a task
     of this client, 2025-11-25); ANSWERED, UNHANDLED, REJECTED or HANDLER_FAILED follows when
@@ -200,6 +212,8 @@ class InputRouter:
         on_handler_error: HandlerErrorPolicy = HandlerErrorPolicy.ANSWER_ERROR,
         receiver: TaskReceiver | None = None,
         unknown_task_grace: float | None = None,
+        journal: SharedJournal | None = None,
+        worker: str | None = None,
     ) -> None:
         self.elicitation = elicitation
         self.sampling = sampling
@@ -211,6 +225,12 @@ class InputRouter:
         self.unknown_task_grace = unknown_task_grace
         """Seconds a request naming a task no handler (and no default) serves yet is held
         for one to be registered, instead of -32601 at once (None: not held)."""
+        self.journal = journal
+        """A journal shared by many workers: each input request of a task is taken there
+        before its handler runs (answered once across workers), and one this router has no
+        handler for is queued there (None: this process alone decides)."""
+        self.worker = worker or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        """The name this router takes input requests under in the journal."""
         defaults = Limits()
         self._book = InputBook(defaults.max_answered_inputs, defaults.max_inputs_per_task)
         self._elicitation: dict[Key, ElicitationHandler] = {}
@@ -407,6 +427,11 @@ class InputRouter:
             self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, request.id, request.method))
             return None  # taken already: the first delivery is (or was) answered, once
         self._emit(InputEvent(InputEventKind.ARRIVED, task_id, request.id, request.method))
+        if task_id is not None and not await self._ours(
+            client, task_id, str(request.id), request.method, params, request.id
+        ):
+            self._book.answered(task_id, request.id)
+            return None  # another worker answers it (or will): no answer from here
         try:
             as_task = self._as_task(client, request)
         except RPCError as exc:
@@ -601,6 +626,11 @@ class InputRouter:
         result: ElicitResult | CreateMessageResult | ListRootsResult | None = None
         try:
             self._check_declared(request.method)
+            if task_id is not None and not mrtr:
+                params = request.params or {}
+                if not await self._ours(client, task_id, key, request.method, params, None):
+                    self._book.answered(task_id, key)
+                    return None  # another worker answers it (or will)
             result = await self._dispatch(
                 task_id, key, request.method, request.params or {}, mrtr=mrtr, tasks=tasks
             )
@@ -626,6 +656,122 @@ class InputRouter:
             return None
         body: JSONObject = client.encode(result)
         return body
+
+    # -- many workers, one journal -----------------------------------------------------------
+
+    def _has_handler(self, task_id: str, method: str) -> bool:
+        tables: dict[str, dict[Key, Any]] = {
+            ELICIT: self._elicitation,
+            SAMPLE: self._sampling,
+            ROOTS: self._roots,
+        }
+        table = tables.get(method)
+        return table is not None and _pick(table, task_id, method) is not None
+
+    async def _ours(
+        self,
+        client: Client,
+        task_id: str,
+        key: str,
+        method: str,
+        params: JSONObject,
+        request_id: RequestId | None,
+    ) -> bool:
+        """With a shared journal: whether this router answers ``key`` of ``task_id``. With a
+        handler, it takes the key in the journal (False: another worker took it, DUPLICATE);
+        without one, it queues the request there (QUEUED) and leaves it. A journal that fails
+        leaves the request unanswered (HANDLER_FAILED with the JournalError): never answered
+        twice. Without a journal: True."""
+        journal = self.journal
+        if journal is None:
+            return True
+        said: RequestId = key if request_id is None else request_id  # as the other events say
+        try:
+            if not self._has_handler(task_id, method):
+                queued = QueuedInput(
+                    server=client.transport.identity,
+                    task_id=task_id,
+                    key=key,
+                    method=method,
+                    params=params,
+                    request_id=request_id,
+                    session_id=client.transport.session,
+                    queued_by=self.worker,
+                )
+                await journal.queue_input(queued)
+                self._emit(InputEvent(InputEventKind.QUEUED, task_id, said, method))
+                return False
+            if await journal.claim_input(client.transport.identity, task_id, key, self.worker):
+                return True
+        except MCPTasksError as exc:
+            log.warning("input %s of task %s: the journal failed: %s", key, task_id, exc)
+            self._emit(InputEvent(InputEventKind.HANDLER_FAILED, task_id, said, method, exc))
+            return False
+        self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, said, method))
+        return False
+
+    async def answer_queued(self, *, timeout: float | None = None) -> int:
+        """Answer the input requests other workers queued in the router's journal for this
+        client's server that this router has handlers for (2025-11-25: only those of this
+        client's session, the one they arrived on); how many were answered. Each is taken in
+        the journal first (``claim_input``), so no other worker answers it too; its handler
+        runs, and the answer goes out with :meth:`Client.send_input_answer`. A handler that
+        fails (or refuses, with an RPCError) sends nothing: the request stays taken and
+        unanswered, for the caller to decide (cancel the task), as in 2026-07-28.
+
+        Deadline: the handlers' own time, then ``timeout`` for each answer sent (default
+        ``Timeouts.request``); the journal's own bounds on its statements. Cancelled: the
+        running handler is cancelled and its request stays taken, unanswered.
+        """
+        client = self._client
+        journal = self.journal
+        if client is None:
+            raise UsageError("attach the InputRouter to its client first (router.attach)")
+        if journal is None:
+            raise UsageError("answer_queued needs InputRouter(journal=...): a shared journal")
+        answered = 0
+        for queued in await journal.queued_inputs(client.transport.identity):
+            if queued.session_id != client.transport.session:
+                continue  # asked on another session: only that session can answer it
+            if not self._has_handler(queued.task_id, queued.method):
+                continue
+            server, task_id, key = queued.server, queued.task_id, queued.key
+            said: RequestId = key if queued.request_id is None else queued.request_id
+            if not await journal.claim_input(server, task_id, key, self.worker):
+                continue  # another worker took it meanwhile
+            self._emit(InputEvent(InputEventKind.ARRIVED, task_id, said, queued.method))
+            try:
+                result = await self._dispatch(task_id, said, queued.method, queued.params)
+            except RPCError as exc:
+                kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
+                    exc.code, InputEventKind.HANDLER_FAILED
+                )
+                self._emit(InputEvent(kind, task_id, said, queued.method, exc))
+                continue
+            except Exception as exc:
+                log.exception("input handler for %s of task %s raised", queued.method, task_id)
+                error = RPCError(-32603, f"client input handler failed: {type(exc).__name__}")
+                self._emit(
+                    InputEvent(InputEventKind.HANDLER_FAILED, task_id, said, queued.method, error)
+                )
+                continue
+            await client.send_input_answer(
+                task_id, key, result, request_id=queued.request_id, timeout=timeout
+            )
+            answered += 1
+            self._emit(InputEvent(InputEventKind.ANSWERED, task_id, said, queued.method))
+        return answered
+
+    async def serve_queued(self, *, every: float = 1.0, timeout: float | None = None) -> None:
+        """:meth:`answer_queued` every ``every`` seconds, until cancelled (run it in a task
+        group of yours beside the worker). Deadline: none; it runs until cancelled.
+        Cancelled: the running handler is cancelled and its request stays taken, unanswered.
+        """
+        if every <= 0:
+            raise UsageError("every must be positive (seconds)")
+        while True:
+            await self.answer_queued(timeout=timeout)
+            await anyio.sleep(every)
 
     # -- both generations ------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ __all__ = [
     "JournalEntry",
     "JournalError",
     "NotJournaled",
+    "QueuedInput",
     "RecordedOutcome",
     "RecordedSession",
     "SQLiteJournal",
@@ -137,6 +138,31 @@ class JournalEntry:
     @property
     def is_open(self) -> bool:
         return self.outcome is None
+
+
+@attrs.frozen
+class QueuedInput:
+    """An input request of a task that the worker which saw it had no handler for, queued in
+    a shared journal for a worker that registers one (:meth:`InputRouter.answer_queued
+    <mcp_tasks_client.InputRouter.answer_queued>`).
+
+    ``key`` is the request's key: its ``inputRequests`` key (2026-07-28) or its JSON-RPC id
+    as text (2025-11-25, where ``request_id`` is the id itself, for the answer to name);
+    ``method`` and ``params`` are the request as the server sent it; ``session_id`` the
+    session it came on (2025-11-25 over HTTP: only that session can answer it).
+    """
+
+    server: str
+    task_id: str
+    key: str
+    method: str
+    params: JSONObject
+    request_id: str | int | None = None
+    session_id: str | None = None
+    queued_by: str | None = None
+    queued_at: dt.datetime = attrs.field(
+        factory=lambda: dt.datetime.now(dt.timezone.utc), converter=_utc
+    )
 
 
 @runtime_checkable
@@ -229,11 +255,41 @@ class SharedJournal(Journal, Protocol):
         caller stops waiting; a write already handed to the database is done whole or not at
         all."""
 
+    async def queue_input(self, queued: QueuedInput) -> bool:
+        """Queue an input request for a worker with a handler; False when the key is queued or
+        answered already (nothing changes). Deadline: the journal's own bound on a statement
+        (SQLiteJournal ``busy_timeout``, PostgresJournal ``statement_timeout``); the library
+        bounds each call it makes as well. Cancelled: the caller stops waiting; a write
+        already handed to the database is done whole or not at all."""
+
+    async def claim_input(self, server: str, task_id: str, key: str, owner: str) -> bool:
+        """Take the right to answer the task's input ``key`` for ``owner``, in one
+        transaction: True once per key across every process sharing the journal, False ever
+        after (another worker answers, or answered, it). A queued key is taken off the queue by
+        the same write. Deadline: the journal's own bound on a statement (SQLiteJournal
+        ``busy_timeout``, PostgresJournal ``statement_timeout``); the library bounds each call
+        it makes as well. Cancelled: the caller stops waiting; a write already handed to the
+        database is done whole or not at all."""
+
+    async def queued_inputs(self, server: str | None = None) -> Sequence[QueuedInput]:
+        """The queued input requests no worker took yet, of open tasks (of ``server`` only,
+        when given), oldest first. Deadline: the journal's own bound on a statement
+        (SQLiteJournal ``busy_timeout``, PostgresJournal ``statement_timeout``); the library
+        bounds each call it makes as well. Cancelled: the caller stops waiting; a write
+        already handed to the database is done whole or not at all."""
+
+    async def input_answerers(self, server: str, task_id: str) -> dict[str, str]:
+        """The task's input keys taken for answering, each with the owner that took it.
+        Deadline: the journal's own bound on a statement (SQLiteJournal ``busy_timeout``,
+        PostgresJournal ``statement_timeout``); the library bounds each call it makes as
+        well. Cancelled: the caller stops waiting; a write already handed to the database is
+        done whole or not at all."""
+
 
 # -- SQLite -------------------------------------------------------------------------------------
 
 _APPLICATION_ID = 0x4D435454  # "MCTT": this file is an mcp-tasks-client journal
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's files beside the journal
 _SCHEMA = """
@@ -252,6 +308,20 @@ CREATE TABLE tasks (
     lease_owner TEXT,
     lease_until REAL,
     PRIMARY KEY (server, task_id)
+)
+"""
+# Version 2: input requests queued for a worker with a handler, and the keys taken for
+# answering (answered_by set), once per key across every process (claim_input).
+_INPUTS = """
+CREATE TABLE inputs (
+    server TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    request_json TEXT,
+    queued_by TEXT,
+    answered_by TEXT,
+    at REAL NOT NULL,
+    PRIMARY KEY (server, task_id, key)
 )
 """
 _COLUMNS = (
@@ -312,12 +382,14 @@ class SQLiteJournal:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("BEGIN IMMEDIATE")
                 db.execute(_SCHEMA)
+                db.execute(_INPUTS)
                 db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
                 db.execute("COMMIT")
             else:
                 self._check_schema(db)
                 db.execute("PRAGMA journal_mode=WAL")
+                self._migrate(db)
             # The companions the connection made (or another process made meanwhile).
             self._check_companions(narrow=True)
         except sqlite3.Error as exc:
@@ -390,13 +462,26 @@ class SQLiteJournal:
                 "an SQLite database of something else, not a journal; it was left as it is"
             )
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version != _SCHEMA_VERSION:
+        if version not in (1, _SCHEMA_VERSION):
             raise self._fail(
                 f"journal schema {version}; this version reads {_SCHEMA_VERSION} (left as it is)"
             )
         check = db.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
             raise self._fail(f"corrupt ({check}); it was left as it is")
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        """Version 1 (no inputs table) to 2: the table added, nothing else changed."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] == 1:
+                db.execute(_INPUTS)
+                db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:
@@ -613,6 +698,63 @@ class SQLiteJournal:
 
         return await self._in_thread(extend) if tasks else set()
 
+    # -- input requests shared between workers ---------------------------------------------------
+
+    async def queue_input(self, queued: QueuedInput) -> bool:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+        added = await self._execute(
+            "INSERT INTO inputs (server, task_id, key, request_json, queued_by, at) "
+            "VALUES (?,?,?,?,?,?) ON CONFLICT (server, task_id, key) DO NOTHING",
+            (
+                queued.server,
+                queued.task_id,
+                queued.key,
+                json.dumps(_request_json(queued)),
+                queued.queued_by,
+                queued.queued_at.timestamp(),
+            ),
+        )
+        return added == 1
+
+    async def claim_input(self, server: str, task_id: str, key: str, owner: str) -> bool:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+        rows = await self._query(
+            "INSERT INTO inputs (server, task_id, key, answered_by, at) VALUES (?,?,?,?,?) "
+            "ON CONFLICT (server, task_id, key) DO UPDATE SET answered_by=excluded.answered_by "
+            "WHERE inputs.answered_by IS NULL RETURNING 1",
+            (server, task_id, key, owner, self._clock()),
+        )
+        return len(rows) == 1
+
+    async def queued_inputs(self, server: str | None = None) -> list[QueuedInput]:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+        where = "" if server is None else " AND i.server = ?"
+        rows = await self._query(
+            "SELECT i.server, i.task_id, i.key, i.request_json, i.queued_by, i.at FROM inputs i "
+            "LEFT JOIN tasks t ON t.server = i.server AND t.task_id = i.task_id "
+            "WHERE i.answered_by IS NULL AND i.request_json IS NOT NULL "
+            f"AND t.outcome_json IS NULL{where} ORDER BY i.at, i.rowid",
+            () if server is None else (server,),
+        )
+        return [_queued(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5]) for row in rows]
+
+    async def input_answerers(self, server: str, task_id: str) -> dict[str, str]:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+        rows = await self._query(
+            "SELECT key, answered_by FROM inputs WHERE server=? AND task_id=? "
+            "AND answered_by IS NOT NULL",
+            (server, task_id),
+        )
+        return {row[0]: row[1] for row in rows}
+
     def _entry(self, row: tuple[Any, ...]) -> JournalEntry:
         (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
         snapshot_json, answered_json, outcome_json = row[8:11]
@@ -640,6 +782,33 @@ class SQLiteJournal:
 
 def _now() -> float:
     return dt.datetime.now(dt.timezone.utc).timestamp()
+
+
+def _request_json(queued: QueuedInput) -> JSONObject:
+    """What a journal keeps of a queued request besides its key."""
+    return {
+        "method": queued.method,
+        "params": queued.params,
+        "id": queued.request_id,
+        "session": queued.session_id,
+    }
+
+
+def _queued(
+    server: str, task_id: str, key: str, request: Any, queued_by: str | None, at: float
+) -> QueuedInput:
+    """A queued row as a QueuedInput (``request``: the method, params and id, decoded)."""
+    return QueuedInput(
+        server=server,
+        task_id=task_id,
+        key=key,
+        method=request["method"],
+        params=request.get("params") or {},
+        request_id=request.get("id"),
+        session_id=request.get("session"),
+        queued_by=queued_by,
+        queued_at=dt.datetime.fromtimestamp(at, dt.timezone.utc),
+    )
 
 
 def _dump_task(task: Task | None, generation: Generation) -> str | None:

@@ -51,7 +51,15 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from . import observability as _obs
 from ._exceptions import MCPTasksError, UsageError
 from ._generation import Generation
-from .journal import JournalEntry, JournalError, RecordedOutcome, RecordedSession
+from .journal import (
+    JournalEntry,
+    JournalError,
+    QueuedInput,
+    RecordedOutcome,
+    RecordedSession,
+    _queued,
+    _request_json,
+)
 from .models import Task
 from .wire import decode, encode
 
@@ -61,8 +69,9 @@ log = _obs.get_logger("journal")
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 1
-"""The version of the tables this release reads and writes."""
+SCHEMA_VERSION = 2
+"""The version of the tables this release reads and writes (2 added ``inputs``; a journal of
+version 1 is brought to 2 when opened)."""
 
 _APPLICATION = "mcp-tasks-client journal"
 _LOCK_CLASS = 0x4D435454  # "MCTT": the advisory lock that serialises creating a journal
@@ -73,6 +82,24 @@ _COLUMNS = (
 )
 # Seconds since the epoch: the caller's clock when one was given, else the server's.
 _NOW = "COALESCE(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
+
+
+def _inputs_table(schema: sql.Identifier) -> sql.Composed:
+    """Version 2: input requests queued for a worker with a handler, and the keys taken for
+    answering (``answered_by`` set), once per key across every worker (``claim_input``)."""
+    return sql.SQL(
+        """CREATE TABLE {}.inputs (
+            seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            server text NOT NULL,
+            task_id text NOT NULL,
+            key text NOT NULL,
+            request jsonb,
+            queued_by text,
+            answered_by text,
+            at float8 NOT NULL,
+            PRIMARY KEY (server, task_id, key)
+        )"""
+    ).format(schema)
 
 
 def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
@@ -102,6 +129,7 @@ def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
         sql.SQL(
             "CREATE INDEX tasks_open ON {}.tasks (created_at, seq) WHERE outcome IS NULL"
         ).format(schema),
+        _inputs_table(schema),
         sql.SQL(
             "INSERT INTO {}.meta (key, value) VALUES ('application', {}), ('schema_version', {})"
         ).format(schema, sql.Literal(_APPLICATION), sql.Literal(str(SCHEMA_VERSION))),
@@ -288,6 +316,16 @@ class PostgresJournal:
                     "(it was left as it is)"
                 )
             version = meta.get("schema_version")
+            if version == "1":  # version 2 added the inputs table, and nothing else
+                conn.execute(_inputs_table(self._ident))
+                conn.execute(
+                    sql.SQL("UPDATE {}.meta SET value = %s WHERE key = 'schema_version'").format(
+                        self._ident
+                    ),
+                    (str(SCHEMA_VERSION),),
+                )
+                log.info("journal schema %s brought to version %s", self.schema, SCHEMA_VERSION)
+                return
             if version != str(SCHEMA_VERSION):
                 raise self._fail(
                     f"journal schema {version}; this version reads {SCHEMA_VERSION} (left as it is)"
@@ -517,6 +555,75 @@ class PostgresJournal:
         )
         rows = await self._run(lambda conn: conn.execute(update, args).fetchall())
         return {(row[0], row[1]) for row in rows}
+
+    # -- input requests shared between workers ---------------------------------------------------
+
+    def _inputs_sql(self, text: str) -> sql.Composed:
+        """``text`` with ``{i}`` the inputs table and ``{t}`` the tasks table."""
+        return sql.SQL(text).format(
+            i=sql.SQL("{}.inputs").format(self._ident), t=sql.SQL("{}.tasks").format(self._ident)
+        )
+
+    async def queue_input(self, queued: QueuedInput) -> bool:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
+        insert = self._inputs_sql(
+            "INSERT INTO {i} (server, task_id, key, request, queued_by, at) "
+            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (server, task_id, key) DO NOTHING"
+        )
+        args = (
+            queued.server,
+            queued.task_id,
+            queued.key,
+            Jsonb(_request_json(queued)),
+            queued.queued_by,
+            queued.queued_at.timestamp(),
+        )
+        return await self._run(lambda conn: conn.execute(insert, args).rowcount == 1)
+
+    async def claim_input(self, server: str, task_id: str, key: str, owner: str) -> bool:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
+        # One statement: the row's lock makes a second claimer wait for the first's commit,
+        # then see answered_by set and change nothing (RETURNING no row).
+        upsert = self._inputs_sql(
+            f"INSERT INTO {{i}} AS i (server, task_id, key, answered_by, at) VALUES "
+            f"(%(server)s, %(task_id)s, %(key)s, %(owner)s, {_NOW}) "
+            "ON CONFLICT (server, task_id, key) DO UPDATE SET answered_by = excluded.answered_by "
+            "WHERE i.answered_by IS NULL RETURNING 1"
+        )
+        args = self._args(server=server, task_id=task_id, key=key, owner=owner)
+        return await self._run(lambda conn: len(conn.execute(upsert, args).fetchall()) == 1)
+
+    async def queued_inputs(self, server: str | None = None) -> list[QueuedInput]:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
+        select = self._inputs_sql(
+            "SELECT i.server, i.task_id, i.key, i.request, i.queued_by, i.at FROM {i} AS i "
+            "LEFT JOIN {t} AS t ON t.server = i.server AND t.task_id = i.task_id "
+            "WHERE i.answered_by IS NULL AND i.request IS NOT NULL AND t.outcome IS NULL "
+            "AND (%(server)s::text IS NULL OR i.server = %(server)s) ORDER BY i.at, i.seq"
+        )
+        rows = await self._run(lambda conn: conn.execute(select, {"server": server}).fetchall())
+        return [_queued(*row) for row in rows]
+
+    async def input_answerers(self, server: str, task_id: str) -> dict[str, str]:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
+        select = self._inputs_sql(
+            "SELECT key, answered_by FROM {i} WHERE server=%s AND task_id=%s "
+            "AND answered_by IS NOT NULL"
+        )
+        rows = await self._run(lambda conn: conn.execute(select, (server, task_id)).fetchall())
+        return {row[0]: row[1] for row in rows}
 
     # -- outcomes announced ---------------------------------------------------------------------
 

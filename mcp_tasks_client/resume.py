@@ -126,6 +126,19 @@ def client_for(
     )
 
 
+def _bound_to(client: Client, entry: JournalEntry) -> None:
+    """A journaled task is bound to its endpoint: a client another server's (the caller's
+    ``open_client`` pointed it elsewhere) is refused before a task id is sent, so the id,
+    a bearer capability, never reaches a server it was not created on. The task stays open in
+    the journal (UsageError, reported for each of its tasks)."""
+    identity = client.transport.identity
+    if identity != entry.server:
+        raise UsageError(
+            f"task {entry.task_id!r} was created on {entry.server!r}, but the client opened "
+            f"for it talks to {identity!r}: resuming against another endpoint is refused"
+        )
+
+
 def _unresumable(entry: JournalEntry) -> str | None:
     driver = driver_class(entry.generation)
     return driver.unresumable(
@@ -242,13 +255,16 @@ class _Follower:
             return
         unreported = {entry.task_id: entry for entry in mine}
         try:
-            async with (
-                self.open_client(mine[0]) as client,
-                Poller(client, self.policy, inputs=self.inputs, journal=self.journal) as poller,
-                anyio.create_task_group() as group,
-            ):
-                for entry in mine:
-                    group.start_soon(self._follow_one, client, poller, entry, deadline, unreported)
+            async with self.open_client(mine[0]) as client:
+                _bound_to(client, mine[0])  # before a task id is sent
+                async with (
+                    Poller(client, self.policy, inputs=self.inputs, journal=self.journal) as poller,
+                    anyio.create_task_group() as group,
+                ):
+                    for entry in mine:
+                        group.start_soon(
+                            self._follow_one, client, poller, entry, deadline, unreported
+                        )
         except SessionExpired as exc:  # at the client's first request
             for entry in list(unreported.values()):
                 await self.lose(entry, f"its session expired ({exc})")

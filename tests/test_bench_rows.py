@@ -21,6 +21,9 @@ from typing import Any
 
 import pytest
 from conftest import require_peer
+from pg import postgres_url
+
+__all__ = ["postgres_url"]  # the session fixture of the journal rows
 
 REPO = Path(__file__).resolve().parent.parent
 ROWS = REPO / "benchmarks" / "rows.py"
@@ -101,6 +104,15 @@ def test_codec_row_measures_repeated_and_fresh_payloads(bench_url: str) -> None:
     assert set(got) >= {"cpu_us", "user_us", "wall_us", "fresh_cpu_us"}
 
 
+def test_sse_row_measures_both_decoders(bench_url: str) -> None:
+    """Issue 22, item 15: both decoders over the same bytes (each checks it read every
+    event); no figure is checked."""
+    got = row(bench_url, "sse-decoders", "--calls", "20")
+    for name in ("hand", "httpx_sse"):
+        assert got[f"{name}_small_cpu_us"] >= 0
+        assert got[f"{name}_large_cpu_ms"] >= 0
+
+
 def test_fresh_payloads_all_decode_through_the_fast_path() -> None:
     spec = importlib.util.spec_from_file_location("bench_rows", ROWS)
     assert spec is not None
@@ -121,3 +133,35 @@ def test_typescript_sdk_rows(bench_url: str) -> None:
     assert set(seq) == {"cpu_us", "user_us", "wall_us"}
     burst = row(bench_url, "ts1-burst", "--tasks", "3", "--polls", "2")
     assert burst["polls"] == 6  # 3 tasks, each completing at its 2nd poll
+
+
+@pytest.mark.parametrize("journal", ["sqlite", "postgres"])
+def test_journal_rows_follow_every_task_with_two_workers(
+    bench_url: str, journal: str, request: pytest.FixtureRequest
+) -> None:
+    """Issue 24's rows (``journal_rows.py``), tiny: two worker processes share a new journal
+    of 6 tasks; every task ends recorded, the server answered its polls, and the claims that
+    took tasks were timed (what the row reports, not how long they took)."""
+    extra = []
+    if journal == "postgres":
+        extra = ["--pg-url", request.getfixturevalue("postgres_url")]
+    sizes = ["--workers", "2", "--tasks", "6", "--polls", "3", "--capacity", "4"]
+    script = str(REPO / "benchmarks" / "journal_rows.py")
+    done = subprocess.run(
+        [sys.executable, script, "row", "--url", bench_url, "--journal", journal, *sizes, *extra],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT * 2,
+        check=False,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["journal"] == journal
+    assert result["workers"] == 2
+    assert result["outcomes"] == 6
+    # 3 polls and one tasks/result per task at least (a task taken over is polled again).
+    assert result["server_requests"] >= 6 * 4
+    assert result["polls_per_s"] > 0
+    assert 1 <= result["claims"] <= 6  # each claim that took a task took at least one
+    assert 0 < result["claim_ms_p50"] <= result["claim_ms_p99"]

@@ -599,7 +599,9 @@ def in_terminal(args: Sequence[str], replies: Sequence[tuple[str, str]] = ()) ->
 
 
 def test_the_live_display_shows_the_status_then_the_outcome(mcp1: list[str]) -> None:
-    args = '{"text": "on a terminal", "seconds": 1}'
+    # 3 s of work: the live line is redrawn every 0.1 s, and a line naming the next poll needs
+    # the task tracked first; at load 10-14 a 1 s task once ended before such a redraw.
+    args = '{"text": "on a terminal", "seconds": 3}'
     screen = in_terminal([*mcp1, "call", "need_task", "--args", args, "--task", "--wait"])
     assert screen.code == 0, screen.text
     assert "task created:" in screen.text

@@ -7,7 +7,10 @@ it):
 - ``<!-- docs: main(url=mcp1_http_url) -->``: the block is a complete program whose entry
   point is ``async def main(url)``; the test executes the block as a module (its
   ``if __name__ == "__main__"`` part does not run) and awaits ``main`` with each argument taken
-  from the named pytest fixture (``mcp1_http_url``, ``ts1_http_url``, ``fastmcp4_http_url``...).
+  from the named pytest fixture (``mcp1_http_url`` or ``fastmcp4_http_url``: the servers
+  ``nox -s serve`` runs). Its ``__main__`` part takes the same URLs from its command line,
+  in that order, and says so: ``# python3 example.py "$MCP1_URL"`` (the variables
+  ``serve.env`` sets); tests/test_newcomer.py runs each block so against ``nox -s serve``.
 - ``<!-- docs: run -->``: the block runs as a module, top to bottom, with no server.
 - ``<!-- docs: compile-only (why) -->``: the block is intentionally not runnable here (it
   needs a server the suite does not start, or it is a fragment); it is still compiled.
@@ -76,6 +79,41 @@ def test_the_docs_have_runnable_blocks_and_each_says_how_it_runs() -> None:
         assert block.mark is not None, f"{block.name}: mark it main(...), run or compile-only"
     runnable = [b for b in BLOCKS if not b.mark or not b.mark.startswith("compile-only")]
     assert len(runnable) >= len(BLOCKS) - 3  # compile-only is the exception, not the rule
+
+
+# The URL a fixture gives, as `nox -s serve` gives it to a user (its serve.env's variables).
+SERVED_AS = {"mcp1_http_url": "MCP1_URL", "fastmcp4_http_url": "FASTMCP4_URL"}
+
+
+def command_line(block: Block) -> list[str]:
+    """The variables a program block's ``__main__`` takes from its command line, in order."""
+    found = re.search(
+        r'^if __name__ == "__main__":  # python3 example\.py(?P<args>(?: "\$\w+")*)\n'
+        r"    (?:trio|anyio)\.run\(main(?P<argv>(?:, sys\.argv\[\d\])*)\)\n\Z",
+        block.code,
+        flags=re.M,
+    )
+    assert found, (
+        f'{block.name}: end it with `if __name__ == "__main__":  # python3 example.py ...`'
+    )
+    names = re.findall(r'"\$(\w+)"', found["args"])
+    argv = [int(i) for i in re.findall(r"\[(\d)\]", found["argv"])]
+    assert argv == list(range(1, len(names) + 1)), block.name
+    return names
+
+
+PROGRAMS = [b for b in BLOCKS if b.mark and b.mark.startswith("main(")]
+
+
+@pytest.mark.parametrize("block", PROGRAMS, ids=[b.name for b in PROGRAMS])
+def test_every_program_takes_its_urls_from_its_command_line(block: Block) -> None:
+    """As a script, a block runs against `nox -s serve` unchanged: no port of ours in it."""
+    fixtures = block.fixtures()
+    for fixture in fixtures.values():
+        assert fixture in SERVED_AS, f"{block.name}: {fixture} is not a server `nox -s serve` runs"
+    assert command_line(block) == [SERVED_AS[f] for f in fixtures.values()]
+    assert "127.0.0.1" not in block.code, block.name
+    assert "localhost" not in block.code, block.name
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.name for b in BLOCKS])

@@ -116,3 +116,23 @@ def test_the_asyncio_host_binds_each_tasks_handler_before_it_can_ask() -> None:
     assert "alice: task done -> immediate confirmed=true action=accept" in out
     assert "bob: task done -> confirmed=False action=decline" in out
     assert "carol: task done -> confirmed=True action=accept" in out
+
+
+def test_the_property_example_says_it_needs_the_testing_extra() -> None:
+    """Without hypothesis (the `testing` extra), it names the extra and exits 2: no traceback."""
+    without = (
+        "import runpy, sys; sys.modules['hypothesis'] = None; "
+        "runpy.run_path(sys.argv[1], run_name='__main__')"
+    )
+    example = str(REPO / "examples" / "conformance_property.py")
+    run = subprocess.run(
+        [sys.executable, "-c", without, example],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 2, run.stderr
+    assert "needs the `testing` extra" in run.stderr
+    assert "pip install -e '.[testing]'" in run.stderr
+    assert "Traceback" not in run.stderr

@@ -54,6 +54,7 @@ class Recorder:
         self.capabilities = capabilities
         self.messages: list[dict[str, Any]] = []
         self.status = "working"
+        self.plain_error: dict[str, Any] | None = None  # the answer to a plain tools/call
 
     def methods(self) -> list[str]:
         return [m["method"] for m in self.messages if "method" in m]
@@ -76,6 +77,10 @@ class Recorder:
                 }
             elif method == "tools/call" and "task" in params:
                 result = {"task": task_json("t-1")}
+            elif method == "tools/call" and self.plain_error is not None:
+                error = {"jsonrpc": "2.0", "id": message["id"], "error": self.plain_error}
+                await server.send(error)
+                continue
             elif method == "tools/call":
                 result = {"content": [{"type": "text", "text": "plain"}]}
             elif method == "tasks/get":
@@ -90,9 +95,12 @@ class Recorder:
 
 
 async def with_recorder(
-    body: Callable[[Client], Awaitable[None]], capabilities: dict[str, Any] = TASKS_CAPS
+    body: Callable[[Client], Awaitable[None]],
+    capabilities: dict[str, Any] = TASKS_CAPS,
+    plain_error: dict[str, Any] | None = None,
 ) -> Recorder:
     recorder = Recorder(capabilities)
+    recorder.plain_error = plain_error
     transport, server = memory_transport_pair()
     failure: BaseException | None = None
     async with anyio.create_task_group() as tg:
@@ -173,6 +181,21 @@ async def test_plain_call_of_a_required_tool_sends_nothing() -> None:
 
     recorder = await with_recorder(body)
     assert "tools/call" not in recorder.methods()
+
+
+async def test_a_servers_refusal_of_a_plain_call_is_kept_on_the_error() -> None:
+    """C-17: a -32601 naming a task is TaskAugmentationRequired, its code and data on it."""
+    refusal = {"code": -32601, "message": "Tool 'r' requires task augmentation", "data": {"x": 1}}
+
+    async def body(client: Client) -> None:
+        with pytest.raises(TaskAugmentationRequired) as caught:
+            await client.call_tool(ToolCall("r"))
+        assert caught.value.code == -32601
+        assert caught.value.data == {"x": 1}
+        assert caught.value.server_said == refusal["message"]
+        assert caught.value.required_capabilities == {}  # a -32021's only
+
+    await with_recorder(body, plain_error=refusal)
 
 
 async def test_cancel_and_list_need_their_capabilities() -> None:

@@ -279,7 +279,8 @@ async def test_mrtr_echoes_the_request_state_byte_for_byte(gen2: Transport) -> N
 async def test_a_task_only_tool_called_plainly_is_task_augmentation_required(
     gen2: Transport,
 ) -> None:
-    """E S3, C52: -32021 naming the tasks extension; typed as for 2025-11-25's refusal."""
+    """E S3, C52: -32021 naming the tasks extension; typed as for 2025-11-25's refusal, with
+    the code and ``data.requiredCapabilities`` on the error."""
     async with connect(gen2) as client:
         with pytest.raises(TaskAugmentationRequired) as caught:
             await client.call_tool(ToolCall("failing_job"))
@@ -287,6 +288,13 @@ async def test_a_task_only_tool_called_plainly_is_task_augmentation_required(
         assert isinstance(cause, MissingClientCapability)
         assert cause.code == -32021
         assert TASKS_EXTENSION in cause.extensions
+        # ... and on the error itself, as docs/errors.md shows (issue 22, item 12).
+        refused = caught.value
+        assert refused.code == -32021
+        assert refused.data == cause.data
+        assert TASKS_EXTENSION in refused.required_capabilities["extensions"]
+        assert refused.required_capabilities == cause.required
+        assert refused.server_said == cause.message
 
 
 async def test_generation_1_only_calls_name_the_generation(gen2: Transport) -> None:

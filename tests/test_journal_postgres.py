@@ -42,7 +42,7 @@ def test_a_missing_journal_is_an_error_unless_creating_it_was_asked(postgres_url
         pass
     assert schema in _schemas(postgres_url)
     rows = _sql(postgres_url, f"SELECT key, value FROM {schema}.meta ORDER BY key")
-    assert rows == [("application", "mcp-tasks-client journal"), ("schema_version", "1")]
+    assert rows == [("application", "mcp-tasks-client journal"), ("schema_version", "2")]
     with PostgresJournal(postgres_url, schema=schema):  # now it is there: checked, opened
         pass
 

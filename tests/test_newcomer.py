@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 from conftest import require_peer
 from peers.harness import peers_root, run_in_group, stop_group
+from test_docs import PROGRAMS, command_line
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -46,11 +47,10 @@ BLOCKS: dict[str, str] = {
     (
         "python3 -m venv .venv && . .venv/bin/activate\n"
         "python3 -m pip install -e '.[cli]' nox\n"
-        "python3 -m nox -s serve > serve.log &\n"
+        "python3 -m nox -s serve > serve.log 2>&1 &\n"
     ): RUN,
-    (
-        "python3 first_look.py \"$(grep -o 'http://127.0.0.1:[0-9]*/mcp' serve.log | head -n 1)\"\n"
-    ): RUN,
+    "python3 tests/peers/serve_env.py --wait && . ./serve.env\n": RUN,
+    'python3 first_look.py "$MCP1_URL"\n': RUN,
 }
 # The command-line block has placeholders (URL, ID, a server.py of yours): the lines run here
 # get the served URLs and a task id put in; the others are run by the tests named.
@@ -108,7 +108,7 @@ def block(text: str) -> str:
 
 
 def first_look_code() -> str:
-    code = re.search(r"Save this as `first_look.py`:\n\n```python\n(.*?)```", README, re.S)
+    code = re.search(r"Save this as `first_look.py`.*?```python\n(.*?)```", README, re.S)
     assert code is not None
     return code.group(1)
 
@@ -191,19 +191,32 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+def _runs_nox(pid: int) -> bool:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return argv[1:3] == [b"-m", b"nox"]  # not `pip install ... nox` before it
+
+
 def _serve_pid(log: Path) -> int | None:
     found = re.search(r"^serving \(pid (\d+)\)", log.read_text() if log.exists() else "", re.M)
     return int(found.group(1)) if found else None
 
 
+VENV = ". .venv/bin/activate\n"  # the same terminal as README's blocks before
+SERVED = ". ./serve.env\n"  # ... after its `serve.py --wait && . ./serve.env`
+
+
 @contextlib.contextmanager
 def serving(clone: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
-    """Run the block that installs and starts `nox -s serve` in the background; yield the
-    URLs it printed; stop serve.py by its pid (it stops the servers, then nox ends)."""
+    """Run the block that installs and starts `nox -s serve` in the background, then at once
+    (copy-paste speed) the block that waits for it; yield the URLs serve.env holds; stop
+    serve.py by its pid (it stops the servers, then nox ends)."""
     script = block(
         "python3 -m venv .venv && . .venv/bin/activate\n"
         "python3 -m pip install -e '.[cli]' nox\n"
-        "python3 -m nox -s serve > serve.log &\n"
+        "python3 -m nox -s serve > serve.log 2>&1 &\n"
     )
     log = clone / "serve.log"
     proc = subprocess.Popen(
@@ -216,15 +229,29 @@ def serving(clone: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
         start_new_session=True,  # a group of its own: stopped whole, however the test ends
     )
     try:
+        # The user pastes the next block once the first one gives the prompt back: when nox
+        # is started in the background (pip ran in the foreground). That block does the
+        # waiting, not this test: no look at the log.
         deadline = time.monotonic() + 240
-        while _serve_pid(log) is None:
+        while not any(_runs_nox(child) for child in _children(proc.pid)):
             assert proc.poll() is None, f"{proc.stdout.read() if proc.stdout else ''}"
-            assert time.monotonic() < deadline, log.read_text() if log.exists() else ""
-            time.sleep(0.2)
-        pattern = r"^(\w+) \(.*\): (http://127\.0\.0\.1:\d+/mcp)$"
-        urls = dict(re.findall(pattern, log.read_text(), re.M))
-        assert set(urls) == {"mcp1", "fastmcp4"}, log.read_text()
-        yield urls
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        waited = bash(
+            VENV
+            + block("python3 tests/peers/serve_env.py --wait && . ./serve.env\n")
+            + 'printf "%s %s\\n" "$MCP1_URL" "$FASTMCP4_URL"\n',
+            clone,
+            env,
+            timeout=900,
+        )
+        mcp1, fastmcp4 = waited.splitlines()[-1].split()
+        assert _serve_pid(log) is not None, log.read_text()  # serve said so before the file
+        installed = set(re.findall(r"^(\w+): \S+ (?:up to date|installed)", log.read_text(), re.M))
+        assert installed == {"mcp1", "fastmcp4"}, log.read_text()  # not mcp2, not ts1
+        for url in (mcp1, fastmcp4):
+            assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url), waited
+        yield {"mcp1": mcp1, "fastmcp4": fastmcp4}
     finally:
         pid = _serve_pid(log)
         if pid is None:  # not up yet: serve.py is the child of nox, the child of bash
@@ -255,16 +282,15 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
     # "Two commands": the demo.
     out = bash(block("python3 -m pip install nox && python3 -m nox -s demo\n"), fresh_clone, env)
     assert "outcome: completed -> ['progressed 4 steps" in out
+    installed = set(re.findall(r"^(\w+): \S+ (?:up to date|installed)", out, re.M))
+    assert installed == {"mcp1"}, out  # the one server it runs, not all four
 
     # "A first look": install into .venv, serve, the README's code saved as first_look.py.
     (fresh_clone / "first_look.py").write_text(first_look_code())
+    bash("python3 -m nox -s lint", fresh_clone, env)  # saved where README says: lint passes
     with serving(fresh_clone, env) as urls:
-        venv = ". .venv/bin/activate\n"  # the same terminal as the block before
-        run = block(
-            "python3 first_look.py \"$(grep -o 'http://127.0.0.1:[0-9]*/mcp' serve.log"
-            ' | head -n 1)"\n'
-        )
-        out = bash(venv + run, fresh_clone, env)
+        venv = VENV + SERVED
+        out = bash(venv + block('python3 first_look.py "$MCP1_URL"\n'), fresh_clone, env)
         assert "plain_echo" in out
         assert "'echo: hi'" in out  # the plain call's result
 
@@ -292,6 +318,22 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
             if created and gen2:
                 task_id = created[0]["task_id"]
         assert task_id
+
+        # Every program of the guides, saved as README says (scratch/ is the clone's place
+        # for them) and run with the command line its last lines give, unchanged.
+        (fresh_clone / "scratch").mkdir()
+        ran, extra = 0, 0
+        for program in PROGRAMS:
+            if "mcp_tasks_client.testing" in program.code:
+                extra += 1  # the `testing` extra, not in README's venv: test_docs.py runs them
+                continue
+            saved = fresh_clone / "scratch" / "example.py"
+            saved.write_text(program.code)
+            args = " ".join(f'"${name}"' for name in command_line(program))
+            bash(venv + f"python3 scratch/example.py {args}\n", fresh_clone, env, timeout=120)
+            ran += 1
+        assert extra <= 2  # api/conformance.md's probe, errors.md's retry: FaultServers
+        assert ran == len(PROGRAMS) - extra
 
 
 @pytest.mark.slow

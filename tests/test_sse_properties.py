@@ -27,6 +27,7 @@ from mcp_tasks_client import (
     ToolCall,
 )
 from mcp_tasks_client._io._sse import SSEDecoder, SSEEvent
+from mcp_tasks_client._io._sse_httpx import HttpxSSEDecoder
 from mcp_tasks_client._io.http import _header_value, _retry_after, _retry_seconds
 from mcp_tasks_client.errors import DecodeError, LimitExceeded
 from mcp_tasks_client.models import CallToolResult, Implementation
@@ -82,7 +83,15 @@ def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
     return out
 
 
-def feed_all(decoder: SSEDecoder, chunks: list[bytes]) -> list[SSEEvent]:
+Decoder = type[SSEDecoder] | type[HttpxSSEDecoder]
+# Every decoder property runs against both: the hand-written reference and httpx-sse under its
+# bound (what the HTTP transport uses, issue 22 item 15).
+DECODERS = pytest.mark.parametrize(
+    "decoder_class", [SSEDecoder, HttpxSSEDecoder], ids=["hand-written", "httpx-sse"]
+)
+
+
+def feed_all(decoder: SSEDecoder | HttpxSSEDecoder, chunks: list[bytes]) -> list[SSEEvent]:
     out: list[SSEEvent] = []
     for chunk in chunks:
         out += decoder.feed(chunk)
@@ -90,26 +99,31 @@ def feed_all(decoder: SSEDecoder, chunks: list[bytes]) -> list[SSEEvent]:
     return out
 
 
+@DECODERS
 @given(
     stream=st.lists(events(), max_size=6),
     endings=st.lists(LINE_ENDINGS, min_size=1, max_size=5),
     cuts=st.lists(st.integers(0, 2000), max_size=8),
 )
 def test_events_survive_any_line_endings_and_any_chunking(
-    stream: list[tuple[list[str | None], str | None]], endings: list[bytes], cuts: list[int]
+    stream: list[tuple[list[str | None], str | None]],
+    endings: list[bytes],
+    cuts: list[int],
+    decoder_class: Decoder,
 ) -> None:
     """WHATWG event-stream rules: LF, CRLF or CR (a CRLF may be cut between chunks), comments
     skipped, data lines joined with LF, the last id carried, data-less events not dispatched."""
     data = encode(stream, endings)
-    decoder = SSEDecoder(max_line_bytes=1 << 20, max_event_bytes=1 << 20)
+    decoder = decoder_class(max_line_bytes=1 << 20, max_event_bytes=1 << 20)
     assert feed_all(decoder, chunked(data, cuts)) == expected(stream)
 
 
+@DECODERS
 @given(data=st.binary(max_size=4000), cuts=st.lists(st.integers(0, 4000), max_size=10))
 def test_any_bytes_give_events_or_a_typed_error_within_the_limits(
-    data: bytes, cuts: list[int]
+    data: bytes, cuts: list[int], decoder_class: Decoder
 ) -> None:
-    decoder = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    decoder = decoder_class(max_line_bytes=256, max_event_bytes=512)
     try:
         got = feed_all(decoder, chunked(data, cuts))
     except (LimitExceeded, DecodeError) as exc:
@@ -122,11 +136,12 @@ def test_any_bytes_give_events_or_a_typed_error_within_the_limits(
         assert decoder.retry >= 0
 
 
+@DECODERS
 @given(value=st.binary(max_size=600))
-def test_any_retry_field_is_a_wait_or_a_decode_error(value: bytes) -> None:
+def test_any_retry_field_is_a_wait_or_a_decode_error(value: bytes, decoder_class: Decoder) -> None:
     """A 400-digit retry was an OverflowError; now any retry is a number of ms or ignored, and
     turning it into a wait gives seconds or a DecodeError naming the SSE field."""
-    decoder = SSEDecoder(max_line_bytes=1 << 12, max_event_bytes=1 << 12)
+    decoder = decoder_class(max_line_bytes=1 << 12, max_event_bytes=1 << 12)
     try:
         decoder.feed(b"retry: " + value.replace(b"\n", b"").replace(b"\r", b"") + b"\n")
     except DecodeError:
@@ -158,6 +173,7 @@ def test_any_retry_after_header_is_seconds_or_none(header: str) -> None:
     assert seconds is None or seconds >= 0
 
 
+@DECODERS
 @pytest.mark.parametrize(
     ("data", "problem"),
     [
@@ -165,26 +181,80 @@ def test_any_retry_after_header_is_seconds_or_none(header: str) -> None:
         (b"".join(b"data: " + b"a" * 100 + b"\n" for _ in range(6)), "an SSE event"),
     ],
 )
-def test_limits_name_what_exceeded_them(data: bytes, problem: str) -> None:
-    decoder = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+def test_limits_name_what_exceeded_them(data: bytes, problem: str, decoder_class: Decoder) -> None:
+    decoder = decoder_class(max_line_bytes=256, max_event_bytes=512)
     with pytest.raises(LimitExceeded) as caught:
         decoder.feed(data)
     assert (caught.value.limit, caught.value.where) == ("max_message_bytes", problem)
 
 
-def test_bad_utf8_is_refused_not_replaced() -> None:
-    decoder = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+@DECODERS
+def test_bad_utf8_is_refused_not_replaced(decoder_class: Decoder) -> None:
+    decoder = decoder_class(max_line_bytes=256, max_event_bytes=512)
     with pytest.raises(DecodeError) as caught:
         decoder.feed(b'data: {"text":"\xff"}\n\n')
     assert caught.value.path == "SSE line"
 
 
-def test_a_priming_event_and_an_id_with_nul() -> None:
+@DECODERS
+def test_a_priming_event_and_an_id_with_nul(decoder_class: Decoder) -> None:
     """X:106: an id with empty data is recorded; an id with NUL is ignored (WHATWG)."""
-    decoder = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    decoder = decoder_class(max_line_bytes=256, max_event_bytes=512)
     got: list[Any] = decoder.feed(b"id: e-1\ndata:\n\nid: e\x002\n\n")
     assert got == [SSEEvent("", "message", "e-1")]
     assert decoder.last_event_id == "e-1"
+
+
+# Lines a server may send: every field the decoders read, comments, unknown fields, a field
+# without a colon, values with leading spaces and NULs, retries valid and not.
+SSE_LINES = st.one_of(
+    st.builds(lambda v: "data:" + v, VALUES),
+    st.builds(lambda v: "data: " + v, VALUES),
+    st.just("data"),
+    st.builds(lambda v: "id: " + v, VALUES),
+    st.builds(lambda v: "event: " + v, VALUES),
+    st.builds(lambda v: "retry: " + v, st.from_regex(r"[0-9+\- _]{0,20}", fullmatch=True)),
+    st.builds(lambda v: ":" + v, VALUES),
+    st.builds(lambda v: "x-unknown: " + v, VALUES),
+    st.just(""),
+)
+
+
+@given(
+    lines=st.lists(SSE_LINES, max_size=20),
+    endings=st.lists(LINE_ENDINGS, min_size=1, max_size=5),
+    cuts=st.lists(st.integers(0, 2000), max_size=8),
+    bom=st.booleans(),
+)
+def test_both_decoders_read_any_valid_stream_alike(
+    lines: list[str], endings: list[bytes], cuts: list[int], bom: bool
+) -> None:
+    """The hand-written decoder (the reference) and httpx-sse under its bound give the same
+    events and the same ``retry`` for any UTF-8 stream within the limits, however it is cut;
+    once the stream ends on an event boundary, the same last event id too (mid-event, httpx-sse
+    counts an id once its event ends, WHATWG; the reference as soon as its line is read)."""
+    out = bytearray(b"\xef\xbb\xbf" if bom else b"")
+    ending = iter(endings * 100)
+    for line in [*lines, "", ""]:  # ends on an event boundary
+        e = next(ending)
+        if out.endswith(b"\r") and e == b"\n" and not line:
+            e = b"\r\n"  # CR then LF would read as one CRLF
+        out += line.encode() + e
+    reference = SSEDecoder(max_line_bytes=1 << 20, max_event_bytes=1 << 20)
+    carried = HttpxSSEDecoder(max_line_bytes=1 << 20, max_event_bytes=1 << 20)
+    chunks = chunked(bytes(out), cuts)
+    assert feed_all(carried, chunks) == feed_all(reference, chunks)
+    assert carried.retry == reference.retry
+    assert carried.last_event_id == reference.last_event_id
+
+
+def test_the_http_transport_parses_with_httpx_sse() -> None:
+    """Issue 22, item 15: httpx-sse carries the transport's SSE parsing, under the bound."""
+    transport = HttpTransport("http://127.0.0.1:1/mcp")
+    transport.apply_limits(Limits(max_message_bytes=1000))  # what Client(limits=) does
+    decoder = transport._sse_decoder()
+    assert isinstance(decoder, HttpxSSEDecoder)
+    assert (decoder.max_line_bytes, decoder.max_event_bytes) == (1016, 1000)
 
 
 # --- the transport's SSE handling, end to end -----------------------------------------------
@@ -263,3 +333,16 @@ def test_any_sse_answer_is_a_result_or_a_typed_error(events: list[bytes]) -> Non
     client: the call returns a result or raises one of the library's errors, nothing else."""
     outcome = _run_call_over(b"".join(events))
     assert isinstance(outcome, (CallToolResult, MCPTasksError)), outcome
+
+
+def test_a_resumption_after_a_cut_asks_again_for_the_event_cut_short() -> None:
+    """WHATWG: an id counts once its event ends. A stream cut inside event 2 resumes from 1
+    with httpx-sse (the transport's), so the server sends event 2 again; the hand-written
+    reference counted the id line at once and would have skipped event 2."""
+    cut = b"id: 1\ndata: a\n\nid: 2\ndata: b"
+    carried = HttpxSSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    assert carried.feed(cut) == [SSEEvent("a", "message", "1")]
+    assert carried.last_event_id == "1"
+    reference = SSEDecoder(max_line_bytes=256, max_event_bytes=512)
+    reference.feed(cut)
+    assert reference.last_event_id == "2"

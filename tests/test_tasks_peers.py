@@ -218,7 +218,10 @@ async def test_required_tool_called_plainly_is_task_augmentation_required(
         with pytest.raises(TaskAugmentationRequired) as by_server:
             await client.call_tool(ToolCall("need_task", {"seconds": 0}))
         assert by_server.value.server_said is not None
+        assert by_server.value.code is None  # an isError result, no JSON-RPC error
+        assert by_server.value.required_capabilities == {}
         _ = [tool async for tool in client.list_tools()]
         with pytest.raises(TaskAugmentationRequired) as before_sending:
             await client.call_tool(ToolCall("need_task", {"seconds": 0}))
         assert before_sending.value.server_said is None
+        assert before_sending.value.code is None

@@ -10,6 +10,8 @@ problem as a :class:`~mcp_tasks_client.DecodeError`. Attrs classes are mapped ge
   ``None`` field is left out; ``UNSET`` is always left out;
 - the field marked ``extra`` receives every key the class does not know, and gives them back
   when encoding (forward compatibility: nothing the server sent is dropped);
+- a field with ``local`` metadata is no part of the wire form: never read, never written
+  (what a generation's codec sets from what it decoded: ``Tool.task_support_listed``);
 - a field with ``range`` metadata (``(low, high)``, set by ``models._base.ranged``) refuses a
   decoded number outside ``low <= x <= high``, naming the field's path (``$.task.ttl``).
 
@@ -45,6 +47,9 @@ from .._exceptions import DecodeError, UnknownValue
 from ..models._base import RANGE, UNSET, Unset
 
 T = TypeVar("T")
+
+LOCAL = "local"
+"""The field metadata key of a field that is no part of the wire form."""
 
 Hook = Callable[[Any, Any], Any]
 
@@ -289,6 +294,8 @@ class WireConverter(cattrs.Converter):
             if field.metadata.get("extra"):
                 extra_name = field.name
                 continue
+            if field.metadata.get(LOCAL):
+                continue
             required = field.default is attrs.NOTHING
             bounds: tuple[int, int] | None = field.metadata.get(RANGE)
             plan.append((field.name, wire_name(field), field.type, required, bounds))
@@ -327,6 +334,8 @@ class WireConverter(cattrs.Converter):
         for field in attrs.fields(cls):
             if field.metadata.get("extra"):
                 extra_name = field.name
+                continue
+            if field.metadata.get(LOCAL):
                 continue
             plan.append((field.name, wire_name(field), bool(field.metadata.get("nullable"))))
         converter = self

@@ -10,6 +10,8 @@ What differs from 2025-11-25 at the level of shapes (the rest is shared, ``insta
 - ``CreateTaskResult`` is flat: ``{"resultType": "task", ...Task}`` (E 3.3), read into the same
   :class:`~mcp_tasks_client.CreateTaskResult` (``.task``) as 2025-11-25's nested form;
 - ``clientCapabilities`` never carries the legacy ``tasks`` key (E A-24);
+- a tool's listing carries no ``execution.taskSupport`` (E 4): a tool read here says so
+  (``Tool.task_support_listed``), and its ``task_support`` is UNKNOWN, never FORBIDDEN.
 - the cacheable results carry ``ttlMs`` and ``cacheScope`` (SEP-2549), read leniently
   (``_hints.py``).
 
@@ -24,7 +26,7 @@ from typing import Any
 import attrs
 
 from .._exceptions import DecodeError
-from ..models import ClientCapabilities, CreateTaskResult, Task
+from ..models import ClientCapabilities, CreateTaskResult, Task, Tool
 from ._converter import WireConverter, _kind_of
 from ._fast_task import task_decoder_2026
 from ._hints import install_lenient
@@ -118,12 +120,25 @@ def _client_capabilities_hooks(conv: WireConverter) -> None:
     conv.register_unstructure_hook(ClientCapabilities, unstructure)
 
 
+def _tool_hooks(conv: WireConverter) -> None:
+    """A tool read here says its listing does not carry task support (E 4): its
+    ``task_support`` is then UNKNOWN, never the 2025-11-25 default FORBIDDEN."""
+    generic_structure = conv._attrs_structure_hook(Tool)
+
+    def structure(value: Any, _: Any) -> Tool:
+        tool: Tool = generic_structure(value, Tool)
+        return attrs.evolve(tool, task_support_listed=False)
+
+    conv.register_structure_hook(Tool, structure)
+
+
 def _build() -> tuple[WireConverter, Callable[[Any], Task]]:
     conv = WireConverter()
     install_common(conv)
     strict = _task_hooks(conv)
     _create_task_hooks(conv)
     _client_capabilities_hooks(conv)
+    _tool_hooks(conv)
     install_lenient(conv)
     return conv, strict
 

@@ -33,7 +33,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from .._codec._converter import WireConverter
-from .._exceptions import DecodeError, MCPTasksError, UnsupportedInGeneration, UsageError
+from .._exceptions import (
+    DecodeError,
+    MCPTasksError,
+    RPCError,
+    UnsupportedInGeneration,
+    UsageError,
+)
 from .._generation import Generation
 from ..builders import TaskToolCall
 from ..models import (
@@ -46,7 +52,10 @@ from ..models import (
     InputRequiredResult,
     JSONObject,
     JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCResponse,
     ListToolsResult,
+    RequestId,
     ServerCapabilities,
     Task,
     TaskSupport,
@@ -73,6 +82,9 @@ class Link(Protocol):
     async def notify(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None
     ) -> None: ...
+
+    async def reply(self, response: JSONRPCResponse, *, timeout: float | None = None) -> None:
+        """Send the answer to a server request (one the session did not serve itself)."""
 
     def negotiated(self, protocol_version: str) -> None:
         """The transport learns the agreed version (2025-11-25)."""
@@ -144,6 +156,9 @@ class Driver(abc.ABC):
     progress_outlives_call: ClassVar[bool]
     """A task call's progress token stays valid for the task's life (2025-11-25), or ends with
     the call's answer (2026-07-28, E C43)."""
+    tasks_bound_to_session: ClassVar[bool] = False
+    """A server may bind a task to the session that started it (2025-11-25), so another
+    session may not reach it; see :meth:`unknown_task_hint` for the words."""
 
     def __init__(self, capabilities: ClientCapabilities, client_info: Implementation) -> None:
         self.capabilities: JSONObject = self.converter.encode(capabilities)
@@ -197,6 +212,12 @@ class Driver(abc.ABC):
         """What ``server/discover`` answered (kept where the generation has it)."""
         self.require("server/discover")
 
+    @property
+    def discover_result(self) -> DiscoverResult | None:
+        """What the last ``server/discover`` answered, or None (never sent, or no such
+        request in this generation)."""
+        return None
+
     @abc.abstractmethod
     def session_to_keep(self, session: str | None) -> JSONObject | None:
         """What a journal keeps to resume ``session`` in another process (the initialize
@@ -248,8 +269,8 @@ class Driver(abc.ABC):
         """A plain call of ``name`` may be sent (its metadata may require a task)."""
 
     def task_support(self, tool: Tool) -> TaskSupport | None:
-        """What the listing says of the tool's task support; None where the generation's
-        listings do not carry it (the server decides per call)."""
+        """What the listing says of the tool's task support: ``UNKNOWN`` where the
+        generation's listings do not carry it (the server decides per call, E 4)."""
         return tool.task_support
 
     def input_keys(self, key: str) -> list[str]:
@@ -291,12 +312,37 @@ class Driver(abc.ABC):
         first."""
         return self.converter.decode(raw, cls)
 
+    def read_error(self, error: RPCError) -> RPCError:
+        """A JSON-RPC error the server answered, as this generation reads it (a generation may
+        read an earlier draft's code as the current one's: see ``v2026_07_28.py``)."""
+        return error
+
+    def read_notification(self, notification: JSONRPCNotification) -> JSONRPCNotification:
+        """A notification as this generation reads it, before it is dispatched by method (a
+        generation may read an earlier draft's form as the current one)."""
+        return notification
+
     def read_ack(self, raw: JSONObject) -> None:
         """An answer that carries nothing (``{"resultType": "complete"}``); another resultType
         is invalid."""
         kind = raw.get("resultType", "complete")
         if kind != "complete":
             raise DecodeError("$.resultType", f"an acknowledgement has resultType {kind!r}", kind)
+
+    @abc.abstractmethod
+    async def send_input_answer(
+        self,
+        link: Link,
+        task_id: str,
+        key: str,
+        request_id: RequestId | None,
+        answer: JSONObject,
+        *,
+        timeout: float | None,
+    ) -> None:
+        """Send ``answer`` (wire JSON) to the input request ``key`` of ``task_id`` outside the
+        handler that received it (a request queued in a shared journal): 2025-11-25 the
+        JSON-RPC response to ``request_id`` on this session; 2026-07-28 ``tasks/update``."""
 
     @abc.abstractmethod
     def read_cancel(self, raw: JSONObject) -> Task | None:

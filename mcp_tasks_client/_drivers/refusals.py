@@ -3,7 +3,9 @@
 The SDK peers refuse a call whose task support does not fit inside an ``isError`` result or a
 JSON-RPC error, in words rather than codes: mcp 1.30 "This tool requires task-augmented
 invocation" / "does not support task-augmented invocation"; TS 1.32 "MCP error -32601: Tool X
-requires task augmentation". These readings are the only place such words are matched.
+requires task augmentation". mcp 1.30 also fails a task that would ask for input the client
+did not declare: "Client does not support elicitation capability". These readings are the only
+place such words are matched.
 
 May import: ``models``, ``_exceptions``.
 """
@@ -14,13 +16,33 @@ import re
 
 from ..models import CallToolResult, TextContent
 
-__all__ = ["error_text", "mentions_task", "refuses_tasks", "requires_task"]
+__all__ = [
+    "error_text",
+    "lacks_client_capability",
+    "mentions_task",
+    "refuses_tasks",
+    "requires_task",
+]
 
 _REQUIRES_TASK = re.compile(r"requires? task[- ]augment", re.IGNORECASE)
 _DOES_NOT_SUPPORT_TASK = re.compile(
     r"(does not|doesn't|not) (support|allow)\w* task[- ]augment|taskSupport.{0,20}forbidden",
     re.IGNORECASE,
 )
+
+
+_LACKS_CAPABILITY = re.compile(
+    r"(?:client )?(?:does not|doesn't|not) support (?:task-augmented )?(elicitation|sampling)",
+    re.IGNORECASE,
+)
+
+
+def lacks_client_capability(said: str | None) -> str | None:
+    """The client capability (``"elicitation"``, ``"sampling"``) the server's words say the
+    client lacks, or None: mcp 1.30 fails a task with "Client does not support elicitation
+    capability" when it would ask and the client declared no elicitation."""
+    found = _LACKS_CAPABILITY.search(said) if said is not None else None
+    return found.group(1).lower() if found is not None else None
 
 
 def mentions_task(message: str) -> bool:

@@ -38,10 +38,13 @@ from .._generation import Generation
 from .._sansio.classify import legacy_outcome
 from .._sansio.task_machine import Violation
 from ..models import (
+    RELATED_TASK_META,
     CallToolResult,
     CreateTaskResult,
     InitializeResult,
     JSONObject,
+    JSONRPCResponse,
+    RequestId,
     ServerCapabilities,
     Task,
     TaskStatus,
@@ -179,6 +182,8 @@ class Driver2025(Driver):
     def input_keys(self, key: str) -> list[str]:
         return []  # a JSON-RPC id is the server's counter, not a name to answer by
 
+    tasks_bound_to_session = True
+
     def unknown_task_hint(self) -> str:
         return (
             ", or a task of another session: a 2025-11-25 server may bind a task to the "
@@ -204,12 +209,32 @@ class Driver2025(Driver):
 
     def plain_start_answer(self, name: str, answer: CallToolResult) -> CallToolResult:
         # A plain answer to a task call: the server ran it inline, or refused in an isError.
-        if refusals.refuses_tasks(refusals.error_text(answer)):
-            raise TaskAugmentationNotAllowed(name, server_said=refusals.error_text(answer))
-        raise UnexpectedPlainResult(name, answer)
+        said = refusals.error_text(answer)
+        if refusals.refuses_tasks(said):
+            raise TaskAugmentationNotAllowed(name, server_said=said)
+        # An isError answer (a misspelt tool, arguments refused): the server's reason is kept.
+        raise UnexpectedPlainResult(name, answer, server_said=said)
 
     def read_task(self, raw: JSONObject) -> Task:
         return _decode_task(raw)
+
+    async def send_input_answer(
+        self,
+        link: Link,
+        task_id: str,
+        key: str,
+        request_id: RequestId | None,
+        answer: JSONObject,
+        *,
+        timeout: float | None,
+    ) -> None:
+        if request_id is None:
+            raise UsageError(f"input request {key!r} of task {task_id!r} has no JSON-RPC id")
+        body = dict(answer)
+        meta = dict(body.get("_meta") or {})
+        meta[RELATED_TASK_META] = {"taskId": task_id}  # C-25
+        body["_meta"] = meta
+        await link.reply(JSONRPCResponse(request_id, body), timeout=timeout)
 
     def read_cancel(self, raw: JSONObject) -> Task | None:
         return _decode_task(raw)

@@ -13,7 +13,11 @@ What this driver decides (against 2025-11-25, see ``v2025_11_25.py``):
 - caching hints (SEP-2549): the cacheable results carry ``ttlMs`` / ``cacheScope``; a malformed
   one is read the safe way and warned (``LenientCacheHint``);
 - status push: ``notifications/tasks`` on a ``subscriptions/listen``; cancel's answer: an empty,
-  eventually consistent ack (E C36); no ``tasks/list`` (E S17), no ``tasks/result`` (E S16).
+  eventually consistent ack (E C36); no ``tasks/list`` (E S17), no ``tasks/result`` (E S16);
+- the field's drift, read on receipt and never sent (``read_error``, ``read_notification``):
+  servers built on earlier drafts of the extension answer a missing capability with -32003
+  (E A-23), push ``notifications/tasks/status`` and acknowledge a listen's filter as
+  ``tasksStatus`` (E A-27). Only this module knows those forms.
 
 May import what ``base.py`` may.
 """
@@ -34,6 +38,8 @@ from .._exceptions import (
     InvalidToolAnnotation,
     LenientCacheHint,
     MCPTasksError,
+    MissingClientCapability,
+    RPCError,
     UsageError,
 )
 from .._generation import Generation
@@ -50,15 +56,18 @@ from ..models import (
     JSONRPCNotification,
     JSONRPCRequest,
     ListToolsResult,
+    RequestId,
     ServerCapabilities,
     Task,
-    TaskSupport,
     Tool,
 )
 from ..outcomes import Outcome
 from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
 
 __all__ = [
+    "DRAFT_MISSING_CAPABILITY",
+    "DRAFT_STATUS_NOTIFICATION",
+    "DRAFT_TASKS_FILTER",
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
     "META_PROTOCOL_VERSION",
@@ -66,6 +75,16 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+DRAFT_MISSING_CAPABILITY = -32003
+"""E A-23: the extension draft's code for a missing client capability (the dated schema's is
+-32021). Read as -32021 only when its ``data.requiredCapabilities`` is an object: a bare -32003
+is a legacy code nobody may assume a meaning of (E C55)."""
+DRAFT_STATUS_NOTIFICATION = "notifications/tasks/status"
+"""E A-27: the status push of earlier drafts, read as ``notifications/tasks``."""
+DRAFT_TASKS_FILTER = "tasksStatus"
+"""E A-27: the listen filter of earlier drafts, read as ``taskIds`` in an acknowledgement."""
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -140,6 +159,10 @@ class Driver2026(Driver):
     def discovered(self, result: DiscoverResult) -> None:
         self._discovered = result
 
+    @property
+    def discover_result(self) -> DiscoverResult | None:
+        return self._discovered
+
     def session_to_keep(self, session: str | None) -> JSONObject | None:
         return None
 
@@ -191,9 +214,6 @@ class Driver2026(Driver):
         if self._discovered is not None and not self._discovered.capabilities.tasks_extension:
             raise CapabilityNotNegotiated(f"extensions[{TASKS_EXTENSION!r}]", rule="E C11")
 
-    def task_support(self, tool: Tool) -> TaskSupport | None:
-        return None  # E 4: the listing does not say; the server decides per call
-
     # -- what an answer means --------------------------------------------------------------
 
     def read_start(self, raw: JSONObject) -> StartAnswer:
@@ -224,11 +244,57 @@ class Driver2026(Driver):
             raise DecodeError("$", "input_required needs inputRequests or requestState (E 3.11)")
         return answer
 
+    def read_error(self, error: RPCError) -> RPCError:
+        """E A-23: an earlier draft's -32003 naming ``requiredCapabilities`` is the dated
+        schema's -32021 (MissingClientCapability; ``code`` stays what the server sent)."""
+        if (
+            error.code == DRAFT_MISSING_CAPABILITY
+            and type(error) is RPCError
+            and isinstance(error.data, dict)
+            and isinstance(error.data.get("requiredCapabilities"), dict)
+        ):
+            return MissingClientCapability(
+                error.code, error.message, error.data, method=error.method
+            )
+        return error
+
+    def read_notification(self, notification: JSONRPCNotification) -> JSONRPCNotification:
+        """E A-27: an earlier draft's ``notifications/tasks/status`` is a ``notifications/tasks``
+        (its params read the same, E C42); an acknowledgement naming ``tasksStatus`` and no
+        ``taskIds`` acknowledged those ids. The current form is read as it came."""
+        if notification.method == DRAFT_STATUS_NOTIFICATION:
+            return attrs.evolve(notification, method=self.status_notification)
+        if notification.method == _ACKNOWLEDGED and notification.params is not None:
+            filters = notification.params.get("notifications")
+            if (
+                isinstance(filters, dict)
+                and "taskIds" not in filters
+                and DRAFT_TASKS_FILTER in filters
+            ):
+                read = {**filters, "taskIds": filters[DRAFT_TASKS_FILTER]}
+                return attrs.evolve(
+                    notification, params={**notification.params, "notifications": read}
+                )
+        return notification
+
     def read_task(self, raw: JSONObject) -> Task:
         kind = raw.get("resultType", "complete")
         if kind not in ("complete", "task"):  # A-1 tolerates "task" on tasks/get
             raise DecodeError("$.resultType", f"a task snapshot has resultType {kind!r}", kind)
         return _decode_task(raw)
+
+    async def send_input_answer(
+        self,
+        link: Link,
+        task_id: str,
+        key: str,
+        request_id: RequestId | None,
+        answer: JSONObject,
+        *,
+        timeout: float | None,
+    ) -> None:
+        params = {"taskId": task_id, "inputResponses": {key: answer}}  # E C28-C33
+        self.read_ack(await link.request("tasks/update", params, timeout=timeout))
 
     def read_cancel(self, raw: JSONObject) -> Task | None:
         self.read_ack(raw)

@@ -1,6 +1,10 @@
 """Server-sent events, sans-I/O, with every buffer bounded (X:105-131, WHATWG "event stream").
 
-Theory of operation. The HTTP transport feeds the raw bytes of a ``text/event-stream`` body to
+The transports parse with httpx-sse under a bound (``_sse_httpx.py``, the same interface);
+this decoder is the reference every SSE property runs against beside it, and the other row of
+the bench's SSE section (issue 22, item 15).
+
+Theory of operation. A caller feeds the raw bytes of a ``text/event-stream`` body to
 :meth:`SSEDecoder.feed` as they arrive and gets back the events completed by them. The decoder
 follows the event-stream interpretation rules: lines end in CRLF, LF or CR (also split across
 chunks); a line starting with ``:`` is a comment; ``data`` lines are joined with LF; a blank

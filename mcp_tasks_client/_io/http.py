@@ -1,4 +1,4 @@
-"""Streamable HTTP for 2025-11-25 (X:56-219), on httpx, with a bounded SSE decoder of our own.
+"""Streamable HTTP for 2025-11-25 (X:56-219), on httpx, its SSE parsed by httpx-sse under a bound.
 
 Every client message is its own POST (X:88). A request's answer comes back as one JSON body or
 as an SSE stream that may carry server->client requests and notifications before the response
@@ -76,7 +76,7 @@ from ..models import (
     JSONRPCResponse,
     RequestId,
 )
-from ._sse import SSEDecoder
+from ._sse_httpx import HttpxSSEDecoder
 from .base import (
     HeadersFor,
     HttpExchange,
@@ -591,9 +591,9 @@ class HttpTransport(Transport):
             parts.append(chunk)
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
-    def _sse_decoder(self) -> SSEDecoder:
+    def _sse_decoder(self) -> HttpxSSEDecoder:
         limit = self.limits.max_message_bytes
-        return SSEDecoder(max_line_bytes=limit + 16, max_event_bytes=limit)
+        return HttpxSSEDecoder(max_line_bytes=limit + 16, max_event_bytes=limit)
 
     # -- internals ---------------------------------------------------------------------------
 

@@ -69,7 +69,12 @@ class PollPolicy:
     jitter: float = attrs.field(default=0.1, validator=_non_negative)
     """Fraction of random spread on each wait, to keep many tasks from polling in step."""
     request_timeout: float = 30.0
-    """Deadline of each ``tasks/get``."""
+    """Deadline of each ``tasks/get`` (and ``tasks/update``, journal write) the Poller makes."""
+    request_timeout_from_client: bool = False
+    """Bound the Poller's follow-up requests by the client's ``Timeouts.request`` instead of
+    ``request_timeout``: the deadline the caller gave the client then holds for every request
+    about its tasks, the Poller's included (and ``resume``'s, with ``client_for(timeouts=...)``).
+    Off: ``request_timeout`` (the Poller's own)."""
     result_timeout: float = 300.0
     """Deadline of the blocking ``tasks/result`` that fetches a terminal task's result (A-12)."""
     cancel_on_abandon: bool = False
@@ -110,6 +115,13 @@ class PollPolicy:
     ``input_required`` with no key not taken before and no handler still running (every
     question answered, yet the task still waits). None: never (acks are eventually
     consistent, E C33; a server may be slow to move on). Nothing is cancelled by it."""
+
+    def for_client(self, client_request_timeout: float) -> PollPolicy:
+        """The policy a Poller runs with on a client whose ``Timeouts.request`` is given (itself,
+        unless ``request_timeout_from_client``)."""
+        if not self.request_timeout_from_client:
+            return self
+        return attrs.evolve(self, request_timeout=client_request_timeout)
 
     def __attrs_post_init__(self) -> None:
         if self.backoff < 1.0:

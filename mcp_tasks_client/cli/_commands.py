@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 
@@ -11,17 +12,22 @@ import anyio
 
 from .._client import Client, Timeouts
 from .._drivers import driver_for
+from .._drivers.refusals import error_text, lacks_client_capability
 from .._exceptions import (
     DeadlineExceeded,
     GetStreamUnavailable,
+    HTTPStatusError,
     InputNotHandled,
     InputRequired,
+    InvalidToolAnnotation,
     MCPTasksError,
     RequestTimeout,
     TaskNotCancellable,
     TaskNotFound,
     TransportError,
+    UnexpectedPlainResult,
     UnsupportedInGeneration,
+    UsageError,
 )
 from .._io.http import HttpTransport
 from ..builders import ToolCall
@@ -31,7 +37,7 @@ from ..engine import WatchItem
 from ..inputs import InputRouter
 from ..journal import Journal, JournalEntry
 from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task, TaskStatus
-from ..outcomes import Completed
+from ..outcomes import Completed, Failed, Outcome
 from ..probe import probe_server
 from ..resume import Resumed, client_for, resume
 from ._connect import (
@@ -44,7 +50,7 @@ from ._connect import (
 )
 from ._exit import ExitCode, for_error
 from ._inputs import FileAnswers, make_router
-from ._interrupt import Interrupted, cancel_on_interrupt
+from ._interrupt import Interrupted, cancel_command, cancel_on_interrupt
 from ._journal import journal_name, open_journal
 from ._options import Options, call_args
 from ._output import Output
@@ -52,6 +58,9 @@ from ._output import Output
 __all__ = ["run"]
 
 ANSWER_HOW = "use --inputs FILE.json or --inputs interactive"
+PROBE_STATUSES = frozenset({400, 404, 405, 406, 415})
+"""HTTP statuses with which a server may refuse a generation it does not speak (a 2025-11-25
+server asked without a session: 400 "Missing session ID")."""
 
 
 class Run:
@@ -81,34 +90,85 @@ class Run:
             )
         if self.router is None:
             still = (
-                f" (it still waits on the server: mcp-tasks cancel {task_id})" if task_id else ""
+                f" (it still waits on the server: {cancel_command(self.options, task_id)})"
+                if task_id
+                else ""
             )
             return f"{where} needs input and nothing answers it: {ANSWER_HOW}{still}"
         return f"{where} asked for input that was not answered: {ANSWER_HOW}"
 
     def lost_hint(self, task_id: str) -> str:
         hint = f"the server does not know task {task_id}: an unknown id, or expired and deleted"
-        bound = driver_for(self.options.generation).unknown_task_hint()
-        if bound:
-            bound += (
-                ", and each mcp-tasks run opens a new session (over --stdio, a new server process)"
-            )
-        return hint + bound
+        driver = driver_for(self.options.generation)
+        if not driver.tasks_bound_to_session:
+            return hint
+        return (
+            hint
+            + driver.unknown_task_hint()
+            + ", and each mcp-tasks run opens a new session (over --stdio, a new server process)"
+        )
 
     def hint_for(self, error: BaseException, task_id: str | None, last: Task | None) -> str | None:
         if isinstance(error, (InputNotHandled, InputRequired)):
             return self.input_hint(task_id)
         if isinstance(error, TaskNotFound) and task_id is not None:
             return self.lost_hint(task_id)
+        if isinstance(error, HTTPStatusError) and error.status_code in PROBE_STATUSES:
+            return self.probe_hint()
+        stdio = self.options.server.stdio
+        if isinstance(error, FileNotFoundError | PermissionError) and stdio is not None:
+            return f"--stdio runs {stdio[0]!r}: is it installed, and on PATH (or a path to it)?"
         if isinstance(error, DeadlineExceeded):
             status = last.status.value if last is not None else "unknown"
-            keeps = f" (mcp-tasks cancel {task_id})" if task_id else ""
+            keeps = f" ({cancel_command(self.options, task_id)})" if task_id else ""
             limit = self.options.deadline
             reached = "the deadline" if limit is None else f"--deadline {limit:g}s"
             return (
                 f"{reached} reached with the task {status}; it keeps running on the server{keeps}"
             )
         return None
+
+    def probe_hint(self) -> str:
+        """Where the server may not speak the generation asked for: the command that says."""
+        words = ["mcp-tasks"]
+        server = self.options.server
+        if server.url is not None:
+            words += ["--url", server.url]
+        else:
+            assert server.stdio is not None
+            words += ["--stdio", shlex.join(server.stdio)]
+        generation = self.options.generation.value
+        return (
+            f"if the server does not speak {generation} (--generation), "
+            f"`{shlex.join([*words, 'probe'])}` says which generations it does"
+        )
+
+    def finished(self, task_id: str | None, outcome: Outcome) -> ExitCode:
+        """The outcome's line; exit 5 with a hint when it failed for want of input this run
+        could not answer (a 2025-11-25 server that asks for elicitation the client did not
+        declare fails the task saying so), as when the task waits for input."""
+        capability = self.lacking(outcome)
+        if capability is None:
+            return self.out.outcome(task_id, outcome)
+        where = f"task {task_id}" if task_id else "the call"
+        hint = (
+            f"{where} asked for {capability}, which this run does not offer without --inputs: "
+            f"{ANSWER_HOW}"
+        )
+        return self.out.outcome(task_id, outcome, code=ExitCode.INPUT, hint=hint)
+
+    def lacking(self, outcome: Outcome) -> str | None:
+        """The client capability the server said the run lacks, when nothing answers input."""
+        if self.router is not None:
+            return None
+        said: list[str | None] = []
+        if isinstance(outcome, Failed):
+            said.append(outcome.task.status_message)
+            said.append(outcome.error.message if outcome.error is not None else None)
+            said.append(error_text(outcome.result) if outcome.result is not None else None)
+        elif isinstance(outcome, Completed) and outcome.result.is_error:
+            said.append(error_text(outcome.result))
+        return lacks_client_capability(" ".join(s for s in said if s))
 
     def failed(
         self,
@@ -118,6 +178,10 @@ class Run:
         *,
         waited: bool = False,
     ) -> ExitCode:
+        stdio = self.options.server.stdio
+        unnamed = isinstance(error, OSError) and error.filename is None
+        if unnamed and stdio is not None and isinstance(error, FileNotFoundError | PermissionError):
+            error = type(error)(error.errno, error.strerror, stdio[0])  # name the command
         hint = self.hint_for(error, task_id, last)
         return self.out.error(error, task_id=task_id, last=last, hint=hint, waited=waited)
 
@@ -130,11 +194,15 @@ class Run:
             )
             if command == "probe":
                 return await self.probe(ns)
+            if command == "call":
+                self.check_call(ns)
             with contextlib.ExitStack() as stack:
                 if self.options.journal is not None:
                     self.journal = stack.enter_context(open_journal(self.options.journal))
                 if command == "resume":
                     return await self.resume(getattr(ns, "workers", None))
+                if command == "list" and self.journal is not None:
+                    return await self.list_journal()
                 entry = None
                 task_id_given: str | None = getattr(ns, "task_id", None)
                 if self.journal is not None and task_id_given is not None:
@@ -151,12 +219,23 @@ class Run:
 
     async def dispatch(self, client: Client, command: str, ns: argparse.Namespace) -> ExitCode:
         if command == "tools":
+            seen = len(client.warnings)
             self.out.tools([tool async for tool in client.list_tools()])
+            for warning in list(client.warnings)[seen:]:
+                if isinstance(warning, InvalidToolAnnotation):  # left out of the listing
+                    self.out.warn(f"tool {warning.tool!r} not listed: {warning.reason}")
             return ExitCode.COMPLETED
         if command == "call":
             return await self.call(client, ns)
         if command == "list":
-            self.out.tasks([task async for task in client.list_tasks()])
+            tasks = [task async for task in client.list_tasks()]
+            self.out.tasks(tasks)
+            if not tasks and client.driver.unknown_task_hint():
+                self.out.warn(
+                    f"a {self.options.generation.value} server may list only the tasks of the "
+                    "session asking, and this run's is new: tasks started with --journal FILE "
+                    "are listed by list --journal FILE"
+                )
             return ExitCode.COMPLETED
         task_id: str = ns.task_id
         if command == "status":
@@ -205,22 +284,58 @@ class Run:
         self.out.rules(rules, code)
         return code
 
+    def check_call(self, ns: argparse.Namespace) -> None:
+        """What the generation refuses of a call, in the command line's words, before anything
+        is sent; and, for a task not waited on, whether a later run can reach it."""
+        args = call_args(ns)
+        generation = self.options.generation.value
+        driver = driver_for(self.options.generation)
+        if args.ttl is not None:
+            ttl_ms = int(args.ttl.total_seconds() * 1000)
+            try:
+                driver.task_call_params({}, ttl_ms)
+            except UsageError:
+                raise UsageError(
+                    f"--ttl: a {generation} client cannot ask for a ttl (the server picks how "
+                    "long it keeps a task): drop --ttl"
+                ) from None
+        if not args.task or args.wait:
+            return
+        if self.options.server.stdio is not None:  # a journal cannot keep a process
+            self.out.warn(
+                "over --stdio the server process ends with this run, and its tasks with it: "
+                "add --wait to follow the task to its end"
+            )
+        elif self.options.journal is None and driver.unknown_task_hint():
+            self.out.warn(
+                f"a {generation} server may bind the task to this run's session, which "
+                "ends with this run: later status, wait, result and cancel may not find "
+                "it; add --journal FILE to keep the session (or --wait)"
+            )
+
     async def call(self, client: Client, ns: argparse.Namespace) -> ExitCode:
         args = call_args(ns)
         call = ToolCall(args.tool, args.arguments)
         timeout = self.options.timeout
         if not args.task:
             result = await client.call_tool(call, timeout=timeout, inputs=self.router)
-            return self.out.call_result(result)
+            return self.finished(None, Completed(None, result))
         task_call = call.as_task(args.ttl)
         if args.wait:
             # Ask for the task's progress to show it, where the generation reports it by token.
             token = f"mcp-tasks-{uuid.uuid4().hex}"
             task_call = client.driver.with_task_progress(task_call, token)
-        started = await client.start(
-            task_call, timeout=timeout, inputs=self.router, journal=self.journal
-        )
+        try:
+            started = await client.start(
+                task_call, timeout=timeout, inputs=self.router, journal=self.journal
+            )
+        except UnexpectedPlainResult as exc:  # 2025-11-25: refused in an isError result
+            if not exc.refused or not isinstance(exc.result, CallToolResult):
+                raise
+            return self.refused(args.tool, exc.result)
         if isinstance(started, CallToolResult):  # 2026-07-28: the server answered inline
+            if started.is_error:
+                return self.refused(args.tool, started)
             self.out.note("the server ran the call inline: no task was made")
             return self.out.outcome(None, Completed(None, started))
         self.out.created(started.task)
@@ -228,6 +343,14 @@ class Run:
         if not args.wait:
             return ExitCode.COMPLETED
         return await self.follow(client, started, render=True)
+
+    def refused(self, tool: str, result: CallToolResult) -> ExitCode:
+        """A task call answered with an error and no task (a misspelt tool, arguments the tool
+        refuses): the server's reason on stderr, the result as the outcome, exit 1 (the same
+        in both generations)."""
+        said = error_text(result) or "(no text)"
+        self.out.warn(f"the server refused the call of {tool!r} and made no task: {said}")
+        return self.out.outcome(None, Completed(None, result))
 
     async def listen(self, client: Client) -> None:
         """2025-11-25 over HTTP: open the server's standalone GET stream, once per run (when
@@ -302,6 +425,20 @@ class Run:
             self.out.note(f"no open task in {journal_name(options.journal or '')}")
         return max(codes, default=ExitCode.COMPLETED)
 
+    async def list_journal(self) -> ExitCode:
+        """``list --journal``: the tasks the journal holds (of the server named, if one is),
+        open or ended, as last recorded; the server is not asked (a 2025-11-25 server lists
+        only the tasks of the session asking, and each run opens a new one)."""
+        assert self.journal is not None
+        server = self.options.server
+        named = identity_of(server) if server.url is not None or server.stdio else None
+        entries = [e for e in await self.journal.entries() if named in (None, e.server)]
+        self.out.journaled(entries)
+        if not entries:
+            where = f" for {named}" if named is not None else ""
+            self.out.note(f"no task in {journal_name(self.options.journal or '')}{where}")
+        return ExitCode.COMPLETED
+
     def headers_for(self, entry: JournalEntry) -> dict[str, str]:
         """The ``--header`` values, for an entry of the server they were given for (``--url``)
         only: a journal entry naming another server (planted, say) never receives them."""
@@ -370,7 +507,7 @@ class Run:
                 return self.failed(exc, task_id, seen, waited=True)
             except MCPTasksError as exc:
                 return self.failed(exc, task_id, last, waited=True)
-        return self.out.outcome(task_id, outcome)
+        return self.finished(task_id, outcome)
 
 
 def _generator(

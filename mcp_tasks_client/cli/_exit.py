@@ -14,6 +14,7 @@ from .._exceptions import (
     RequestTimeout,
     TaskNotFound,
     TransportError,
+    UnexpectedPlainResult,
     UsageError,
 )
 from ..journal import JournalError
@@ -28,8 +29,9 @@ class ExitCode(enum.IntEnum):
     COMPLETED = 0
     """The command did what was asked; a waited task (or a plain call) completed."""
     FAILED = 1
-    """The task failed, the tool's result has ``isError``, or the server refused the request
-    with a JSON-RPC error."""
+    """The task failed, the tool's result has ``isError`` (also a task call the server
+    refused in one, making no task), or the server refused the request with a JSON-RPC
+    error."""
     USAGE = 2
     """Bad arguments (argparse's own code), or a request the library refuses as asked (a
     task-only tool called without ``--task``, ``list`` in 2026-07-28, the ``cli`` extra
@@ -40,7 +42,7 @@ class ExitCode(enum.IntEnum):
     """The task's ttl ran out, or ``--deadline`` was reached (the task may still run)."""
     INPUT = 5
     """The task asked for input and nothing answered it (no ``--inputs``, or no answer in
-    the file for that question)."""
+    the file for that question), or failed because the client declared no way to answer."""
     CONNECTION = 6
     """The server could not be reached or the connection broke (refused, HTTP error,
     the stdio child exited, a request got no answer within ``--timeout``)."""
@@ -80,6 +82,8 @@ def for_error(error: BaseException) -> ExitCode:
         return ExitCode.LOST
     if isinstance(error, UsageError):
         return ExitCode.USAGE
+    if isinstance(error, UnexpectedPlainResult) and error.refused:
+        return ExitCode.FAILED  # the server refused the call in an isError result
     if isinstance(error, ProtocolError):
         return ExitCode.PROTOCOL
     if isinstance(error, (TransportError, RequestTimeout, OSError)):

@@ -109,9 +109,40 @@ class FileAnswers:
         return self._find(CreateMessageResult, self._keys(ctx, SAMPLE), "sampling/createMessage")
 
 
+ACTION_WORDS = {
+    **dict.fromkeys(("accept", "a", "y", "yes"), ElicitAction.ACCEPT),
+    **dict.fromkeys(("decline", "d", "n", "no"), ElicitAction.DECLINE),
+    **dict.fromkeys(("cancel", "c"), ElicitAction.CANCEL),
+}
+"""What the answer prompt takes (any case): the action, its first letter, or y/yes, n/no."""
+YES_NO = {
+    **dict.fromkeys(("y", "yes", "true", "t", "1"), True),
+    **dict.fromkeys(("n", "no", "false", "f", "0"), False),
+}
+"""What a yes/no field takes (any case)."""
+
+
+def _pick(console: Console, label: Any, words: dict[str, T], default: str, say: str) -> T:
+    """Ask until the reply is one of ``words`` (case and surrounding spaces ignored)."""
+    from rich.prompt import Prompt
+    from rich.text import Text
+
+    while True:
+        reply = Prompt.ask(label, console=console, default=default)
+        picked = words.get(reply.strip().lower())
+        if picked is not None:
+            return picked
+        console.print(Text(f"  {say}"))
+
+
+def _ask_action(console: Console, default: ElicitAction) -> ElicitAction:
+    label = "answer [accept/decline/cancel, or y/n]"
+    return _pick(console, label, ACTION_WORDS, default.value, "accept, decline or cancel (y/n)")
+
+
 def _field_value(console: Console, name: str, spec: dict[str, Any], required: bool) -> Any:
     """Ask for one form field, typed by its JSON schema; None for a skipped optional one."""
-    from rich.prompt import Confirm, Prompt
+    from rich.prompt import Prompt
     from rich.text import Text
 
     label = for_terminal(str(spec.get("title") or name))  # the server's words: shown, not run
@@ -132,7 +163,8 @@ def _field_value(console: Console, name: str, spec: dict[str, Any], required: bo
             picked = Prompt.ask(Text(label), console=console, choices=shown)
         return choices[shown.index(picked)]
     if kind == "boolean":
-        return Confirm.ask(Text(label), console=console, default=bool(default))
+        said = "y" if default else "n"
+        return _pick(console, Text(label + " [y/n]"), YES_NO, said, "y or n (yes or no)")
     hint = "" if required else " (empty: leave out)"
     while True:
         text = Prompt.ask(
@@ -159,20 +191,17 @@ def ask_elicitation(
     console: Console, task_id: str | None, params: ElicitRequestParams
 ) -> ElicitResult:
     """The terminal dialogue for one elicitation (blocking: run it in a thread)."""
-    from rich.prompt import Prompt
     from rich.text import Text
 
     who = f"task {task_id}" if task_id else "the server"
     said = for_terminal(f"{who} asks: {params.message}")
     console.print(Text(said, style="bold magenta"))
-    actions = [a.value for a in ElicitAction]
     if isinstance(params, ElicitRequestURLParams):
         console.print(Text(for_terminal(f"  open this URL yourself: {params.url}")))
-        picked = Prompt.ask("answer", console=console, choices=actions, default="decline")
-        return ElicitResult(ElicitAction(picked))
-    picked = Prompt.ask("answer", console=console, choices=actions, default="accept")
-    if picked != "accept":
-        return ElicitResult(ElicitAction(picked))
+        return ElicitResult(_ask_action(console, ElicitAction.DECLINE))
+    picked = _ask_action(console, ElicitAction.ACCEPT)
+    if picked is not ElicitAction.ACCEPT:
+        return ElicitResult(picked)
     assert isinstance(params, ElicitRequestFormParams)
     schema = params.requested_schema
     properties = schema.get("properties")

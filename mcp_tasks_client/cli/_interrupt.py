@@ -75,8 +75,7 @@ def caveat(options: Options) -> str | None:
     """Why the cancel command may find nothing, when the run's connection was the task's."""
     if options.server.stdio is not None:
         return "over --stdio the server process stopped with this run, and the task may have too"
-    bound = driver_for(options.generation).unknown_task_hint()  # tasks bound to a session
-    if bound and options.journal is None:
+    if driver_for(options.generation).tasks_bound_to_session and options.journal is None:
         return (
             f"a {options.generation.value} server may bind the task to this run's session, "
             "which has ended (use --journal to keep a session)"

@@ -31,7 +31,8 @@ On a terminal, a live line shows the task's status, message, elapsed time and ne
 at most 256 KiB of a result (--output FILE writes all of it). Server text is shown with its
 control characters escaped (\\x1b), never run. With --json, and whenever stdout is not a
 terminal, every line of stdout is one JSON object with an "event" key ("created", "status",
-"input", "outcome", "tool", "task", "cancel", "probe", "error", "interrupted"); the last line
+"input", "outcome", "tool", "task", "cancel", "probe", "error", "interrupted"; a "status"
+line each time the status or its message changes); the last line
 for a waited task is the "outcome": its "status" and its "result" (the CallToolResult as wire
 JSON) or its "error" ({"type", "message", ...}), and "exit_code". Ctrl-C exits 130 and prints
 the command that cancels the task left running.
@@ -235,12 +236,27 @@ def _output_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def version_line() -> str:
+    """``mcp-tasks --version``: the package's version and the generations it speaks."""
+    from .. import __version__
+
+    return (
+        f"mcp-tasks {__version__} (mcp-tasks-client; protocol generations {', '.join(GENERATIONS)})"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-tasks",
         description=DESCRIPTION,
         epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=version_line(),
+        help="print the version of mcp-tasks (the mcp-tasks-client package) and exit",
     )
     _global_options(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -290,7 +306,11 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="ID",
             help="the task id, as an option (an id that starts with '-' is read as this)",
         )
-    command("list", "list the server's tasks (tasks/list; 2025-11-25 only)")
+    command(
+        "list",
+        "list the server's tasks (tasks/list; 2025-11-25 only); with --journal, the tasks the "
+        "journal holds instead (of --url/--stdio when given; the server is not asked)",
+    )
     probe = command(
         "probe",
         "ask the server which protocol generations it speaks (and runs tasks in), then check "
@@ -376,6 +396,8 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
             parser.error("resume --header needs --url URL: the server the headers are for")
         if url is not None and not headers:
             parser.error("resume --url names the server the --header values are for: add them")
+    elif ns.command == "list" and ns.journal is not None and url is None and stdio_text is None:
+        pass  # list --journal: every task the journal holds, whatever its server
     else:
         if (url is None) == (stdio_text is None):
             parser.error('name the server: exactly one of --url URL or --stdio "CMD ARGS"')

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -19,16 +20,20 @@ import attrs
 
 from .._exceptions import (
     DecodeError,
+    HTTPStatusError,
     InputNotHandled,
     InputRequired,
     MCPTasksError,
     RPCError,
+    TaskAugmentationNotAllowed,
+    TaskAugmentationRequired,
     UsageError,
 )
 from .._generation import Generation
 from .._sansio.progress import StatusMessage, TaskProgress
 from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
+from ..journal import JournalEntry
 from ..models import CallToolResult, Task, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from ..probe import ServerProbe
@@ -140,7 +145,50 @@ def message_of(error: BaseException) -> str:
     if isinstance(error, InputRequired):
         keys = sorted((getattr(error.answer, "input_requests", None) or {}).keys())
         return f"{error.method} {error.name or ''} needs input first (keys {keys!r})"
+    if isinstance(error, TaskAugmentationRequired | TaskAugmentationNotAllowed):
+        said = f"; the server said: {error.server_said}" if error.server_said else ""
+        if isinstance(error, TaskAugmentationRequired):
+            return f"tool {error.tool!r} must be called as a task: add --task{said}"
+        return f"tool {error.tool!r} does not run as a task: call it without --task{said}"
+    if isinstance(error, HTTPStatusError):
+        return http_status_line(error)
+    if isinstance(error, OSError) and not isinstance(error, MCPTasksError):
+        return os_error_line(error)
     return str(error) if isinstance(error, MCPTasksError) else repr(error)
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def http_status_line(error: HTTPStatusError) -> str:
+    """An HTTP error in one line: its status, and the body's gist. An HTML page (a web server
+    or a proxy, not an MCP endpoint) is named by its title, never shown whole; any other body
+    has its line breaks folded and is cut at 300 characters (``body`` keeps it all)."""
+    where = f" to {error.method}" if error.method else ""
+    body = error.body.strip()
+    head = body[:200].lower()
+    if head.startswith("<") and ("<html" in head or "<!doctype" in head or "<head" in head):
+        found = _TITLE.search(body)
+        title = next((g for g in found.groups() if g), "") if found is not None else ""
+        title = " ".join(_TAG.sub(" ", title).split())
+        what = f"an HTML page titled {title[:120]!r}" if title else "an HTML page"
+        return f"HTTP {error.status_code}{where}: {what} (is this an MCP endpoint?)"
+    folded = " ".join(body.split())
+    if len(folded) > 300:
+        folded = folded[:300] + "..."
+    return (
+        f"HTTP {error.status_code}{where}: {folded}"
+        if folded
+        else f"HTTP {error.status_code}{where}"
+    )
+
+
+def os_error_line(error: OSError) -> str:
+    """An operating-system error in words, naming the file or command it is about."""
+    what = error.strerror or str(error) or type(error).__name__
+    name = error.filename
+    return f"{what}: {name!r}" if name is not None else what
 
 
 def error_json(error: BaseException) -> Event:
@@ -228,6 +276,29 @@ def resumed_json(item: Resumed, generation: Generation) -> tuple[Event, ExitCode
     return {**event, **where, "exit_code": int(code)}, code
 
 
+def journaled_status(entry: JournalEntry) -> str:
+    """A journaled task's status as last recorded: its outcome's, else its last snapshot's."""
+    if entry.outcome is not None:
+        return entry.outcome.status
+    return entry.snapshot.status.value if entry.snapshot is not None else "unknown"
+
+
+def journaled_json(entry: JournalEntry) -> Event:
+    snapshot = entry.snapshot
+    return {
+        "event": "task",
+        "task_id": entry.task_id,
+        "status": journaled_status(entry),
+        "task": None if snapshot is None else encode(snapshot, entry.generation),
+        "journaled": True,
+        "open": entry.is_open,
+        "server": entry.server,
+        "generation": entry.generation.value,
+        "tool": entry.tool,
+        "created_at": entry.created_at.isoformat(),
+    }
+
+
 HELD = "another process holds this task's lease (it is following it): left alone"
 
 
@@ -254,6 +325,8 @@ class Output:
         self.open_task: str | None = None
         """The task this run started or follows, until its outcome is known (for Ctrl-C)."""
         self.open_status: str | None = None
+        self.shown: dict[str, tuple[str, str | None]] = {}
+        """The status and message of each task's last "status" line (one line per change)."""
 
     def keep_result(self, path: str) -> None:
         """``--output FILE``: the file is opened now (emptied, as a shell's ``>`` does), so a
@@ -292,7 +365,14 @@ class Output:
 
     def tools(self, tools: Sequence[Tool]) -> None:
         for tool in tools:
-            self.emit({"event": "tool", "name": tool.name, "tool": self.encode(tool)})
+            self.emit(
+                {
+                    "event": "tool",
+                    "name": tool.name,
+                    "task_support": tool.task_support.value,
+                    "tool": self.encode(tool),
+                }
+            )
 
     def tasks(self, tasks: Sequence[Task]) -> None:
         for task in tasks:
@@ -304,6 +384,11 @@ class Output:
                     "task": self.encode(task),
                 }
             )
+
+    def journaled(self, entries: Sequence[JournalEntry]) -> None:
+        """``list --journal``: one "task" line per journal entry (``"journaled": true``)."""
+        for entry in entries:
+            self.emit(journaled_json(entry))
 
     def status(self, task: Task) -> None:
         self.emit(
@@ -356,13 +441,29 @@ class Output:
 
     # -- outcomes and errors ---------------------------------------------------------------
 
-    def outcome(self, task_id: str | None, outcome: Outcome) -> ExitCode:
+    def outcome(
+        self,
+        task_id: str | None,
+        outcome: Outcome,
+        *,
+        code: ExitCode | None = None,
+        hint: str | None = None,
+    ) -> ExitCode:
+        """The final line of a task (or a plain call); ``code`` where the run reads the
+        outcome otherwise than :func:`for_outcome` (input nothing could answer), with a
+        ``hint`` (also on stderr)."""
         self.open_task = None
         event = outcome_json(task_id, outcome, self.generation)
+        code = for_outcome(outcome) if code is None else code
+        event["exit_code"] = int(code)
+        if hint is not None:
+            event["hint"] = hint
         if self.write_result(result_of(outcome)) is not None:
             event["output"] = self.result_path
         self.emit(event)
-        return for_outcome(outcome)
+        if hint is not None:
+            self.warn(hint)
+        return code
 
     def resumed(self, item: Resumed) -> ExitCode:
         """One task of ``resume``, as it ended: its outcome line (``"resumed": true``), or the
@@ -447,7 +548,15 @@ class Output:
         )
 
     def item(self, view: TaskView, item: WatchItem) -> None:
-        self.emit(apply_watch_item(view, item, self.generation))
+        """A watch item's line; a snapshot's only when its status or status message changed
+        (a server may touch ``lastUpdatedAt`` at every poll: fastmcp does)."""
+        event = apply_watch_item(view, item, self.generation)
+        if isinstance(item, Task):
+            said = (item.status.value, item.status_message)
+            if self.shown.get(item.task_id) == said:
+                return
+            self.shown[item.task_id] = said
+        self.emit(event)
 
     async def prompting(self, ask: Callable[[], T]) -> T:
         """Run ``ask`` (a blocking prompt on the terminal) with the display paused."""

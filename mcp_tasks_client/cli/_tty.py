@@ -28,6 +28,7 @@ from .._generation import Generation
 from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..inputs import InputEvent, InputEventKind
+from ..journal import JournalEntry
 from ..models import CallToolResult, Task, TextContent, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from ..probe import ServerProbe
@@ -40,6 +41,7 @@ from ._output import (
     apply_watch_item,
     error_json,
     interrupt_lines,
+    journaled_status,
     result_of,
 )
 from ._safe import for_terminal, safe_data
@@ -131,9 +133,10 @@ class RichOutput(Output):
         table = Table("tool", "task support", "description", box=None, header_style="bold")
         driver = driver_for(self.generation)
         for tool in tools:
-            # Where the listing does not say (2026-07-28: the server decides per call, E 4): -
+            # Where the listing does not say (2026-07-28: the server decides per call, E 4):
+            # "unknown", never "forbidden".
             said = driver.task_support(tool)
-            support = "-" if said is None else said.value
+            support = "unknown" if said is None else said.value
             table.add_row(_t(tool.name), support, _t(tool.description or ""))
         self.console.print(table)
 
@@ -149,6 +152,21 @@ class RichOutput(Output):
                 _t(status, style=STYLES.get(status, "")),
                 _t(task.status_message or ""),
                 task.created_at.isoformat(timespec="seconds"),
+            )
+        self.console.print(table)
+
+    def journaled(self, entries: Sequence[JournalEntry]) -> None:
+        if not entries:
+            return  # the run says so (a note)
+        table = Table("task", "status", "tool", "server", "created", box=None, header_style="bold")
+        for entry in entries:
+            status = journaled_status(entry)
+            table.add_row(
+                _t(entry.task_id),
+                _t(status, style=STYLES.get(status, "")),
+                _t(entry.tool),
+                _t(entry.server),
+                entry.created_at.isoformat(timespec="seconds"),
             )
         self.console.print(table)
 
@@ -247,9 +265,16 @@ class RichOutput(Output):
                 soft_wrap=True,
             )
 
-    def outcome(self, task_id: str | None, outcome: Outcome) -> ExitCode:
+    def outcome(
+        self,
+        task_id: str | None,
+        outcome: Outcome,
+        *,
+        code: ExitCode | None = None,
+        hint: str | None = None,
+    ) -> ExitCode:
         self.open_task = None
-        code = for_outcome(outcome)
+        code = for_outcome(outcome) if code is None else code
         head = Text()
         if isinstance(outcome, Completed):
             head.append("completed", style="bold green")
@@ -280,6 +305,8 @@ class RichOutput(Output):
                 self.console.print(_t(f"result written to {self.result_path} ({written:,} bytes)"))
         elif result is not None:
             self._content(result)
+        if hint is not None:
+            self.warn(hint)
         return code
 
     def resumed(self, item: Resumed) -> ExitCode:

@@ -10,9 +10,13 @@ S14, S23); acknowledge ``tasks/update`` and ``tasks/cancel`` with nothing (E S13
 progress on a call's token once the call made a task (E C43); put well-formed caching hints
 on every complete cacheable result (E H1, E H2, SEP-2549); over HTTP set no session
 (E C7) and answer a JSON error with its HTTP status (E S24). The server sends the client no
-requests of its own here (input travels in ``inputRequests``), so none is checked.
+requests of its own here (input travels in ``inputRequests``), so none is checked. An earlier
+draft's form that the client reads as the current one (the driver's ``DRAFT_*`` constants) is
+a warning: -32003 for a missing capability (E A-23), ``notifications/tasks/status`` and a
+``tasksStatus`` acknowledgement (E A-27); what it carries is then checked as the current form.
 
-May import what ``_checks.py`` may, and ``_checks``.
+May import what ``_checks.py`` may, ``_checks``, and the 2026-07-28 driver's names of the
+earlier drafts' forms.
 """
 
 from __future__ import annotations
@@ -21,6 +25,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._codec._hints import hint_problems, missing_hints
+from .._drivers.v2026_07_28 import (
+    DRAFT_MISSING_CAPABILITY,
+    DRAFT_STATUS_NOTIFICATION,
+    DRAFT_TASKS_FILTER,
+)
 from .._generation import Generation
 from .._io.base import HttpExchange
 from ..models import RELATED_TASK_META, TASKS_EXTENSION
@@ -95,6 +104,14 @@ class Checks2026(Checks):
         answers = msg["id"] in self.pending
         exchange = self._http.pop(msg["id"], None) if self._http else None
         super().answer_arrived(msg, found)
+        error = obj(msg.get("error"))
+        if (
+            answers
+            and error is not None
+            and error.get("code") == DRAFT_MISSING_CAPABILITY
+            and obj((obj(error.get("data")) or {}).get("requiredCapabilities")) is not None
+        ):
+            self.add(found, "E A-23", "-32003 with requiredCapabilities, not -32021", msg)
         if answers and exchange is not None:
             self._error_status(exchange, msg, found)
 
@@ -247,7 +264,14 @@ class Checks2026(Checks):
             sub = meta(params).get(SUBSCRIPTION_ID_META)
             if sub in self._listens:
                 self._listens[sub] = True
+            filters = obj(params.get("notifications")) or {}
+            if DRAFT_TASKS_FILTER in filters and "taskIds" not in filters:
+                self.add(found, "E A-27", f"the acknowledgement names {DRAFT_TASKS_FILTER}", msg)
         elif method == "notifications/tasks":
+            self._tasks_notification(params, msg, found)
+        elif method == DRAFT_STATUS_NOTIFICATION:
+            detail = f"{DRAFT_STATUS_NOTIFICATION}, not notifications/tasks"
+            self.add(found, "E A-27", detail, msg, params.get("taskId"))
             self._tasks_notification(params, msg, found)
 
     def _tasks_notification(self, params: JSON, msg: JSON, found: list[Finding]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import anyio
 
 from .._client import Client
-from .._exceptions import MCPTasksError, RPCError, TaskNotFound
+from .._exceptions import MCPTasksError, MissingClientCapability, RPCError, TaskNotFound
 from .._generation import Generation
 from .._sansio.scheduler import PollPolicy
 from ..builders import ToolCall
@@ -95,9 +95,12 @@ class Probe2026(Probe):
         raw = self.last_answer("tools/call") or {}
         error = raw.get("error") if isinstance(raw.get("error"), dict) else None
         code = error.get("code") if error is not None else None
-        if code == -32021:
+        needs_tasks = _needs_tasks(client, error)
+        if needs_tasks:
+            # -32021, or what the driver reads as it (an earlier draft's -32003, E A-23: the
+            # Validator warns of the drift)
             self.task_only.add(tool.name)
-            self.check("E S3", ProbeVerdict.PASS, f"{tool.name!r} without the extension: -32021")
+            self.check("E S3", ProbeVerdict.PASS, f"{tool.name!r} without the extension: {code}")
         if isinstance(answer, dict) and answer.get("resultType") == "task":
             self.check(
                 "E S2",
@@ -117,7 +120,7 @@ class Probe2026(Probe):
                     "extension with a result",
                     raw,
                 )
-            elif code is not None and code != -32021:
+            elif code is not None and not needs_tasks:
                 detail = f"{tool.name!r} (taskSupport required) without the extension: {code}"
                 self.check("E S3", ProbeVerdict.WARN, detail, raw)
 
@@ -161,3 +164,17 @@ class Probe2026(Probe):
         with anyio.move_on_after(self.timeout):
             await poller.wait(started, deadline=self.timeout)
         return True
+
+
+def _needs_tasks(client: Client, error: dict[str, object] | None) -> bool:
+    """Whether a refusal is a missing capability (-32021) as the client reads it (E C52, and
+    E A-23: an earlier draft's -32003 naming ``requiredCapabilities``)."""
+    code = error.get("code") if error is not None else None
+    if error is None or not isinstance(code, int) or isinstance(code, bool):
+        return False
+    message = error.get("message")
+    refusal = RPCError.from_error(
+        code, message if isinstance(message, str) else "", error.get("data")
+    )
+    read = client.driver.read_error(refusal)
+    return isinstance(read, MissingClientCapability)

@@ -593,6 +593,27 @@ RULES: Mapping[str, Rule] = _rules(
         "SUBS",
     ),
     Rule(
+        "E A-23",
+        S,
+        G2,
+        "a missing client capability is answered -32021 (reading: an earlier draft's -32003 "
+        "whose data names requiredCapabilities is read as -32021, MissingClientCapability; a "
+        "bare -32003 keeps no meaning, E C55)",
+        "the server answered an earlier draft's -32003 for a missing capability (read as -32021)",
+        "E C52; the extension draft's error table",
+    ),
+    Rule(
+        "E A-27",
+        S,
+        G2,
+        "the status push is notifications/tasks and a listen's acknowledgement names "
+        "notifications.taskIds (reading: earlier drafts' notifications/tasks/status and "
+        "tasksStatus filter are read as those; the client sends only the current form)",
+        "the server speaks an earlier draft's push: notifications/tasks/status, or an "
+        "acknowledgement naming tasksStatus (read as the current form)",
+        "E C39-C42; ext-tasks 0.2.2 and the current draft",
+    ),
+    Rule(
         "E C43",
         M,
         G2,

@@ -13,18 +13,28 @@ __all__ = ["CallToolResult", "ListToolsResult", "TaskSupport", "Tool", "ToolExec
 
 
 class TaskSupport(enum.Enum):
-    """``execution.taskSupport`` of a tool; absent means ``FORBIDDEN`` (C-17)."""
+    """``execution.taskSupport`` of a tool; absent means ``FORBIDDEN`` (C-17), where the
+    listing carries it (2025-11-25)."""
 
     FORBIDDEN = "forbidden"
     OPTIONAL = "optional"
     REQUIRED = "required"
+    UNKNOWN = "unknown"
+    """Not a wire value: what :attr:`Tool.task_support` reads where the listing's generation
+    does not carry task support (2026-07-28, E 4: the server decides per call). Never
+    ``FORBIDDEN`` there: ``start()`` may well make a task."""
+
+
+def _not_unknown(_: object, attribute: attrs.Attribute[TaskSupport | None], value: object) -> None:
+    if value is TaskSupport.UNKNOWN:
+        raise ValueError(f"{attribute.name}: TaskSupport.UNKNOWN is a reading, not a wire value")
 
 
 @attrs.frozen
 class ToolExecution:
     """``Tool.execution``."""
 
-    task_support: TaskSupport | None = None
+    task_support: TaskSupport | None = attrs.field(default=None, validator=_not_unknown)
     extra: JSONObject = extra_field()
 
 
@@ -41,12 +51,18 @@ class Tool:
     execution: ToolExecution | None = None
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()
+    task_support_listed: bool = attrs.field(
+        default=True, kw_only=True, eq=False, metadata={"local": True}
+    )
+    """Whether the listing's generation carries ``execution.taskSupport`` (2025-11-25: yes;
+    2026-07-28: no, E 4). Set by the decoder, never on the wire, not part of equality."""
 
     @property
     def task_support(self) -> TaskSupport:
-        """The tool's task support, with an absent field read as ``FORBIDDEN`` (C-17)."""
+        """The tool's task support: ``execution.taskSupport``; absent, ``FORBIDDEN`` where the
+        listing carries it (C-17), ``UNKNOWN`` where it does not (2026-07-28, E 4)."""
         if self.execution is None or self.execution.task_support is None:
-            return TaskSupport.FORBIDDEN
+            return TaskSupport.FORBIDDEN if self.task_support_listed else TaskSupport.UNKNOWN
         return self.execution.task_support
 
 

@@ -118,6 +118,8 @@ BREAKABLE: Mapping[str, str] = {
     "E S2": "a task is created for a call that did not declare the extension",
     "E S3": "need_task called without the extension answers a plain result",
     "E S5": "the first tasks/get of each task answers -32602",
+    "E A-23": "need_task and fail called without the extension answer an earlier draft's "
+    "-32003 (naming requiredCapabilities), not -32021",
     "E S7": "fail's isError result ends its task failed (the result inlined next to an error)",
     "E S13": "the tasks/update ack carries a status",
     "E S14": "ask's second input request reuses the key of its first (shown once, then dropped)",

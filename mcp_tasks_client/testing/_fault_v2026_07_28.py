@@ -10,10 +10,12 @@ before it creates its task (E S21 broken: inside it). A task carries ``ttlMs`` a
 ``isError``; E S7 broken: ``failed`` with the result next to an error) or its open question as
 ``inputRequests`` (``q1``, then ``q2``; E S14 broken: the second reuses ``q1``, shown once),
 answered by ``tasks/update``. ``tasks/cancel`` answers an empty ack; ``tasks/result`` and
-``tasks/list`` are -32601 (E S16, E S17 broken: answered). ``server/discover`` and
-``tools/list`` carry the caching hints (SEP-2549; E H1 broken: none).
+``tasks/list`` are -32601 (E S16, E S17 broken: answered). E A-23 broken: the task-only
+tools' refusal is an earlier draft's -32003. ``server/discover`` and ``tools/list`` carry the
+caching hints (SEP-2549; E H1 broken: none).
 
-May import what ``_fault_base.py`` may, and ``_fault_base``.
+May import what ``_fault_base.py`` may, ``_fault_base``, and the 2026-07-28 driver's names of
+an earlier draft's forms (``DRAFT_MISSING_CAPABILITY``, to break E A-23).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from .._drivers.v2026_07_28 import DRAFT_MISSING_CAPABILITY
 from .._generation import Generation
 from ..models import TASKS_EXTENSION
 from ._fault_base import (
@@ -38,7 +41,7 @@ from ._http import Conn, Received
 
 __all__ = ["Dialect2026"]
 
-_ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400}  # E S24
+_ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400, -32003: 400}  # E S24
 _CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _CACHEABLE = frozenset({"server/discover", "tools/list"})
 """What this server answers of SEP-2549's cacheable methods."""
@@ -101,7 +104,9 @@ class Dialect2026(Dialect):
     def call_without_task(self, support: str | None, text: str) -> JSON | Refusal:
         if support == "required" and "E S3" not in self.server.breaks:
             data: JSON = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
-            return (-32021, "this tool runs only as a task", data)
+            # E A-23 broken: the extension draft's code (the client reads it as -32021)
+            code = DRAFT_MISSING_CAPABILITY if "E A-23" in self.server.breaks else -32021
+            return (code, "this tool runs only as a task", data)
         return result_json(text)
 
     def task_of_taskless_tool(self, text: str) -> JSON | Refusal | None:

@@ -18,6 +18,11 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
+from .._drivers.v2026_07_28 import (
+    DRAFT_MISSING_CAPABILITY,
+    DRAFT_STATUS_NOTIFICATION,
+    DRAFT_TASKS_FILTER,
+)
 from .._generation import Generation
 from ..models import RELATED_TASK_META, TASKS_EXTENSION
 
@@ -820,6 +825,47 @@ def _notification_before_ack(t: list[tuple[str, Message]]) -> None:
 @_m2("E C41", listen=True)
 def _notification_without_subscription(t: list[tuple[str, Message]]) -> None:
     del _task_notes(t)[0]["params"]["_meta"]
+
+
+@_m2("E A-27", listen=True)
+def _draft_status_notification(t: list[tuple[str, Message]]) -> None:
+    _task_notes(t)[0]["method"] = DRAFT_STATUS_NOTIFICATION
+
+
+@_m2("E A-27", listen=True)
+def _draft_tasks_filter(t: list[tuple[str, Message]]) -> None:
+    ack = next(m for _, m in t if m.get("method") == "notifications/subscriptions/acknowledged")
+    filters = ack["params"]["notifications"]
+    filters[DRAFT_TASKS_FILTER] = filters.pop("taskIds")
+
+
+@_m2("E A-23")
+def _draft_missing_capability(t: list[tuple[str, Message]]) -> None:
+    rid = _next_id(t)
+    required: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
+    t += [
+        (
+            "sent",
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "method": "tools/call",
+                "params": {"name": "only_a_task", "arguments": {}},
+            },
+        ),
+        (
+            "received",
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "error": {
+                    "code": DRAFT_MISSING_CAPABILITY,
+                    "message": "runs only as a task",
+                    "data": {"requiredCapabilities": required},
+                },
+            },
+        ),
+    ]
 
 
 @_m2("E C43", progress=True)

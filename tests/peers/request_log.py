@@ -2,9 +2,12 @@
 
 Opt-in: with ``MCP_TASKS_PEER_REQUEST_LOG=PATH`` in its environment, a Python peer wraps its
 HTTP app in :class:`RequestLog`, which appends one JSON line per ``tasks/get``,
-``tasks/result`` and ``tasks/cancel`` it receives: the time it arrived, the ``X-Worker``
-header of the request, the method and the task id. The request is passed on unchanged. Without
-the variable nothing is wrapped. Standard library only (it runs in each peer's venv).
+``tasks/result``, ``tasks/cancel`` and ``tasks/update`` it receives, and per JSON-RPC response
+the client POSTs (an answer to the server's own request: ``"method": "response"``, its task the
+related-task of the answer's ``_meta``): the time it arrived, the ``X-Worker`` header of the
+request, the method and the task id (and, for an answer, the keys or id it answers). The
+request is passed on unchanged. Without the variable nothing is wrapped. Standard library
+only (it runs in each peer's venv).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import time
 from typing import Any
 
 ENV = "MCP_TASKS_PEER_REQUEST_LOG"
-LOGGED = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
+LOGGED = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
+RELATED = "io.modelcontextprotocol/related-task"
 
 
 class RequestLog:
@@ -53,11 +57,22 @@ class RequestLog:
         worker = dict(scope.get("headers") or []).get(b"x-worker", b"").decode("latin-1")
         lines = []
         for message in parsed if isinstance(parsed, list) else [parsed]:
-            if isinstance(message, dict) and message.get("method") in LOGGED:
+            if not isinstance(message, dict):
+                continue
+            entry: dict[str, Any] = {"t": time.time(), "worker": worker}
+            if message.get("method") in LOGGED:
                 params = message.get("params") or {}
                 task_id = params.get("taskId") if isinstance(params, dict) else None
-                entry = {"t": time.time(), "worker": worker, "method": message["method"]}
-                lines.append(json.dumps({**entry, "task": task_id}) + "\n")
+                entry.update(method=message["method"], task=task_id)
+                if message["method"] == "tasks/update" and isinstance(params, dict):
+                    entry["keys"] = sorted(params.get("inputResponses") or {})
+            elif "method" not in message and "id" in message and "result" in message:
+                result = message["result"] if isinstance(message["result"], dict) else {}
+                related = (result.get("_meta") or {}).get(RELATED) or {}
+                entry.update(method="response", task=related.get("taskId"), id=message["id"])
+            else:
+                continue
+            lines.append(json.dumps(entry) + "\n")
         if lines:
             with open(self.path, "a", encoding="utf-8") as log:
                 log.write("".join(lines))
