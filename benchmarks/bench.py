@@ -184,6 +184,40 @@ CODEC_DECODES = 20_000
 SSE_EVENTS = 20_000
 
 
+TRACE_POLLS = 600
+"""The long task of the tracing rows: done at its 600th poll (a 10-minute task polled every
+second; 3,600 with ``--full``: an hour)."""
+TRACE_POLLS_FULL = 3600
+
+
+def _trace(base: str, me: str, rounds: int, polls: int, say: Any) -> None:
+    """Tracing's cost (issue 27): one long task waited with a Poller, tracing off, on with a
+    span per poll (the default), on with only the polls that saw a change; rounds
+    interleaved. Spans per task is exact; CPU per poll is the median."""
+    calls = ["--calls", str(polls)]
+    rows: dict[str, tuple[Path | str, list[str]]] = {
+        mode: (me, ["lib-trace", "--mode", mode, *calls]) for mode in ("off", "every", "changes")
+    }
+    results = _rounds(base, rows, rounds)
+    say(
+        f"**Tracing**: one task done at its {polls:,}th poll, waited with a Poller (polled back "
+        f"to back), {rounds} rounds interleaved; spans to an in-memory exporter:"
+    )
+    say("")
+    say("| tracing | spans per task | CPU per poll µs | ratio to off |")
+    say("|---|---|---|---|")
+    off = _median(results["off"], "cpu_us")
+    for mode, label in (
+        ("off", "off (`tracing(False)`)"),
+        ("every", 'on, `polls="every"` (default)'),
+        ("changes", 'on, `polls="changes"`'),
+    ):
+        cpu = _median(results[mode], "cpu_us")
+        spans = int(_median(results[mode], "spans"))
+        say(f"| {label} | {spans:,} | {cpu:.1f} | {cpu / off:.2f} |")
+    say("")
+
+
 def _codec(base: str, me: str, peer: Path | None, rounds: int, say: Any) -> None:
     """The codec against pydantic, on the repeated payload (the timestamp cache hits) and on
     fresh timestamps (it never does), rounds interleaved; the ratio is per round, then its
@@ -321,7 +355,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse,journal",
+        help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse,trace,journal",
     )
     parser.add_argument(
         "--journal-tasks", type=int, default=0, help="tasks per journal row (400; --full 2000)"
@@ -331,7 +365,7 @@ def main() -> None:
     peer = _peer_python()
     lean = _has_lean()
     ts1 = _has_ts1()
-    sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "journal"}
+    sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "trace", "journal"}
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -520,6 +554,9 @@ def main() -> None:
         if "sse" in only:
             _sse(base, me, a.rounds, say)
         lap("sse")
+        if "trace" in only:
+            _trace(base, me, a.rounds, TRACE_POLLS_FULL if a.full else TRACE_POLLS, say)
+        lap("trace")
         if "journal" in only:
             tasks = a.journal_tasks or (2000 if a.full else 400)
             _journal(base, me, a.rounds, tasks, say)

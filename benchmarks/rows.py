@@ -280,6 +280,47 @@ async def lib_poller(url: str, calls: int, transport: str) -> dict[str, float]:
     }
 
 
+async def lib_trace(url: str, calls: int, mode: str, transport: str) -> dict[str, float]:
+    """A long task (it completes at its ``calls``-th poll), waited with a Poller, tracing
+    ``off``, on with ``every`` poll a span, or on with only the polls that saw a ``changes``:
+    CPU per poll and spans per task (issue 27). Spans go to an in-memory exporter (what an
+    exporter does with them is not the library's cost)."""
+    from mcp_tasks_client import Poller, observability
+
+    exporter: Any = None
+    if mode != "off":
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    async with _lib_client(url, transport) as client:
+        if mode != "off":  # _lib_client turned spans off
+            observability.tracing(True, tracer_provider=provider, polls=mode, metrics=False)
+        warm = await _lib_start(client, WARMUP, 0)
+        async with Poller(client, _eager()) as poller:
+            await poller.wait(warm)
+            if exporter is not None:
+                exporter.clear()
+            created = await _lib_start(client, calls, 0)
+            sent0 = poller.polls_sent
+            cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+            await poller.wait(created)
+            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            user = os.times().user - user0
+            sent = poller.polls_sent - sent0
+    spans = 0 if exporter is None else len(exporter.get_finished_spans())
+    return {
+        "cpu_us": cpu / sent * 1e6,
+        "user_us": user / sent * 1e6,
+        "wall_us": wall / sent * 1e6,
+        "polls": sent,
+        "spans": spans,
+    }
+
+
 async def lib_burst(
     url: str, tasks: int, polls: int, pool: int | None, in_flight: int | None, transport: str
 ) -> dict[str, float]:
@@ -896,6 +937,7 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=None)
     parser.add_argument("--in-flight", type=int, default=None)
     parser.add_argument("--transport", default="http")
+    parser.add_argument("--mode", default="off", help="lib-trace: off, every or changes")
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--gc-freeze", action="store_true")
@@ -909,6 +951,9 @@ def main() -> None:
         ),
         "lib": lambda: anyio.run(lib, a.url, a.calls, a.transport, backend=a.backend),
         "lib-poller": lambda: anyio.run(lib_poller, a.url, a.calls, a.transport, backend=a.backend),
+        "lib-trace": lambda: anyio.run(
+            lib_trace, a.url, a.calls, a.mode, a.transport, backend=a.backend
+        ),
         "lib-burst": lambda: anyio.run(
             lib_burst,
             a.url,

@@ -144,9 +144,7 @@ class ClientBase:
         transport sends it on its held pool, so it never keeps other requests from a
         connection. Cancelled: see the module docstring.
         """
-        return await self._session.call(
-            method, params, timeout, self.timeouts.notify_cancelled, held=held
-        )
+        return await self._session.call(method, params, self._session.options(timeout, held=held))
 
     async def notify(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None

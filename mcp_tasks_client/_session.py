@@ -47,7 +47,7 @@ import enum
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import anyio
 import anyio.abc
@@ -70,6 +70,7 @@ from ._exceptions import (
 )
 from ._io.base import Incoming, Transport, TransportFault
 from ._limits import Limits
+from ._sansio.answer_book import related_task_id
 from ._sansio.connection import (
     DuplicateRequest,
     ErrorReceived,
@@ -100,6 +101,7 @@ __all__ = [
     "ProgressHandler",
     "ReaderState",
     "RequestHandler",
+    "RequestOptions",
     "Session",
     "SessionState",
     "Timeouts",
@@ -252,6 +254,34 @@ class _Waiter:
     """Called by the reader with the result before it reads the next message."""
 
 
+class RequestOptions(NamedTuple):
+    """How one request is sent: every option the Client may choose, in one immutable record,
+    so the path every request takes (:meth:`Session.call`, its observation and its exchange)
+    keeps one signature however many options there are. A NamedTuple, not a frozen attrs
+    class: one is made per request, and a frozen attrs ``__init__`` (a guarded setattr per
+    field) costs about three times as much, more than the whole of the request's hooks when
+    tracing is off."""
+
+    timeout: float | None = None
+    """Seconds (default ``Timeouts.request``)."""
+    notify: bool = True
+    """Send ``notifications/cancelled`` after a timeout (C-13 SHOULD)."""
+    orphan_tool: str | None = None
+    """A task call: its answer is read on after the caller stops waiting (OrphanedTask)."""
+    tasks: bool = False
+    """The request may create a task (the driver's params and the created id)."""
+    on_result: Callable[[JSONObject], None] | None = None
+    """Called by the reader with the result before it reads the next message."""
+    on_id: Callable[[RequestId], None] | None = None
+    """Called with the request id before it is sent."""
+    held: bool = False
+    """The server may keep it open by design: an HTTP transport uses its held pool."""
+    trace: _obs.TaskTrace | None = None
+    """The task span the request hangs under (a task call's, made before its task id is
+    known). None: the span of the task its ``taskId`` names, if one is open, else the current
+    context."""
+
+
 class Session:
     """One conversation with one server: correlation, deadlines, the reader, dispatch, serving
     the server's requests and the orphan watch (see the module docstring). The Client owns it;
@@ -290,6 +320,11 @@ class Session:
         )
         self._progress_handlers: list[ProgressHandler] = []
         self._wall_clock: Callable[[], dt.datetime] = _utc_now
+        notify = timeouts.notify_cancelled
+        self._plain = (RequestOptions(None, notify), RequestOptions(None, notify, held=True))
+        self.traces = _obs.TaskTraces()
+        """The open task spans, by task id (one trace per task)."""
+        self._opened_at = 0.0
         self.warnings: collections.deque[MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
         )
@@ -314,6 +349,7 @@ class Session:
         if self._state is not SessionState.NEW:
             raise UsageError("a Client can be entered only once")
         self._move(SessionState.OPEN)
+        self._opened_at = time.monotonic()
         self.transport.apply_limits(self.limits)
         await self.transport.__aenter__()
         task_group = anyio.create_task_group()
@@ -335,6 +371,10 @@ class Session:
         assert task_group is not None
         self.transport.take_notifications(None)
         self._break(ClientClosed(), replace=True)
+        self.traces.close()
+        meters = _obs.meters()
+        if meters is not None and self._opened_at:
+            meters.session.record(time.monotonic() - self._opened_at)
         task_group.cancel_scope.cancel()
         try:
             await task_group.__aexit__(None, None, None)
@@ -400,97 +440,52 @@ class Session:
         ``timeout`` seconds (default: ``Timeouts.request``), a TransportError when the
         connection breaks.
         """
-        return await self.call(method, params, timeout, self.timeouts.notify_cancelled)
+        return await self.call(method, params, self.options(timeout))
+
+    def options(self, timeout: float | None, *, held: bool = False) -> RequestOptions:
+        """A plain request's options (``Timeouts.notify_cancelled``): the default ones made
+        once, when ``timeout`` is None."""
+        if timeout is None:
+            return self._plain[held]
+        return RequestOptions(timeout, self.timeouts.notify_cancelled, held=held)
 
     async def call(
-        self,
-        method: str,
-        params: JSONObject | None,
-        timeout: float | None,
-        notify: bool,
-        *,
-        orphan_tool: str | None = None,
-        tasks: bool = False,
-        on_result: Callable[[JSONObject], None] | None = None,
-        on_id: Callable[[RequestId], None] | None = None,
-        held: bool = False,
+        self, method: str, params: JSONObject | None, options: RequestOptions
     ) -> JSONObject:
-        """One request with every option the Client may choose, observed (a DEBUG record, a
-        span) only when someone listens; see :meth:`_exchange`. ``held``: the server may keep
-        the request open by design (a blocking ``tasks/result``, a listen): an HTTP transport
-        sends it on a connection of its held pool, so it never starves other requests."""
+        """One request with every option the Client may choose (:class:`RequestOptions`),
+        observed (a DEBUG record, a span, trace context in ``_meta``, metrics) only when
+        someone listens; see :meth:`_exchange`."""
         tracer = _obs.tracer()
         if tracer is None and not _obs.REDACTION.enabled and not log.isEnabledFor(logging.DEBUG):
-            return await self._exchange(
-                method, params, timeout, notify, orphan_tool, tasks, on_result, on_id, held
-            )
-        return await self._observed(
-            tracer, method, params, timeout, notify, orphan_tool, tasks, on_result, on_id, held
-        )
+            return await self._exchange(method, params, options)
+        return await self._observed(tracer, method, params, options)
 
     async def _observed(
-        self,
-        tracer: Any,
-        method: str,
-        params: JSONObject | None,
-        timeout: float | None,
-        notify: bool,
-        orphan_tool: str | None,
-        tasks: bool,
-        on_result: Callable[[JSONObject], None] | None,
-        on_id: Callable[[RequestId], None] | None,
-        held: bool,
+        self, tracer: Any, method: str, params: JSONObject | None, options: RequestOptions
     ) -> JSONObject:
-        """One request with its DEBUG record (method, id, elapsed, outcome) and its span."""
+        """One request with its DEBUG record (method, id, elapsed, outcome), its span (under
+        its task's span when it has one), the trace context in its ``_meta`` and its
+        duration metric."""
         ids: list[RequestId] = []
+        on_id = options.on_id
 
         def seen(request_id: RequestId) -> None:
             ids.append(request_id)
             if on_id is not None:
                 on_id(request_id)
 
+        options = options._replace(on_id=seen)
         task_id = params.get("taskId") if isinstance(params, dict) else None
         task_id = task_id if isinstance(task_id, str) else None
         _obs.remember(task_id)
-        tool = params.get("name") if method == "tools/call" and params is not None else None
         outcome = "cancelled"
         started = time.perf_counter()
         try:
             if tracer is None:
-                raw = await self._exchange(
-                    method, params, timeout, notify, orphan_tool, tasks, on_result, seen, held
-                )
+                raw = await self._exchange(method, params, options)
             else:
-                attributes: dict[str, Any] = {
-                    "mcp.method.name": method,
-                    "mcp.protocol.version": self._driver.protocol_version,
-                    "mcp_tasks.generation": self._driver.generation.value,
-                }
-                if isinstance(tool, str):
-                    attributes["gen_ai.tool.name"] = tool
-                if task_id is not None:
-                    attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
-                name = f"{method} {tool}" if isinstance(tool, str) else method
-                with _obs.span(name, attributes, client=True) as span:
-                    try:
-                        raw = await self._exchange(
-                            method,
-                            params,
-                            timeout,
-                            notify,
-                            orphan_tool,
-                            tasks,
-                            on_result,
-                            seen,
-                            held,
-                        )
-                    finally:
-                        if ids:
-                            span.set_attribute("jsonrpc.request.id", str(ids[0]))
-                    created = self._driver.created_task_id(raw) if tasks else None
-                    if created is not None:
-                        span.set_attribute("mcp_tasks.task.id", _obs.task_attr(created))
-            if tasks:
+                raw = await self._traced(method, params, options, task_id, ids)
+            if options.tasks:
                 _obs.remember(self._driver.created_task_id(raw))
             outcome = "result"
         except RPCError as exc:
@@ -506,28 +501,101 @@ class Session:
             outcome = type(exc).__name__
             raise
         finally:
+            elapsed = time.perf_counter() - started
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "%s (id %r%s) %.1f ms: %s",
                     method,
                     ids[0] if ids else None,
                     "" if task_id is None else f", task {_obs.task_id_label(task_id)}",
-                    (time.perf_counter() - started) * 1000.0,
+                    elapsed * 1000.0,
                     outcome,
                 )
+            meters = _obs.meters() if tracer is not None else None
+            if meters is not None:
+                metric = {"mcp.method.name": method}
+                if outcome != "result":
+                    metric["error.type"] = outcome
+                meters.operation.record(elapsed, metric)
+        return raw
+
+    async def _traced(
+        self,
+        method: str,
+        params: JSONObject | None,
+        options: RequestOptions,
+        task_id: str | None,
+        ids: list[RequestId],
+    ) -> JSONObject:
+        """The request in its CLIENT span, under its task's span when it has one (the
+        options', or the one its ``taskId`` names), the span's context in ``_meta``. A poll
+        under ``tracing(polls="changes")`` opens no span: it carries its task span's context,
+        and is recorded afterwards only if it saw a change (or failed)."""
+        trace = options.trace or self.traces.get(task_id)
+        attributes: dict[str, Any] = {
+            "mcp.method.name": method,
+            "mcp.protocol.version": self._driver.protocol_version,
+            "mcp_tasks.generation": self._driver.generation.value,
+        }
+        tool = params.get("name") if method == "tools/call" and params is not None else None
+        if isinstance(tool, str):
+            attributes["gen_ai.tool.name"] = tool
+        if task_id is not None:
+            attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
+        name = f"{method} {tool}" if isinstance(tool, str) else method
+        if method == "tasks/get" and trace is not None:
+            if _obs.quiet_polls():
+                return await self._quiet_poll(params, options, trace, attributes, ids)
+            trace.polls += 1
+        parent = None if trace is None else trace.context
+        with _obs.span(name, attributes, client=True, parent=parent) as span:
+            try:
+                raw = await self._exchange(method, params, options, _obs.carrier())
+            finally:
+                if ids:
+                    span.set_attribute("jsonrpc.request.id", str(ids[0]))
+            created = self._driver.created_task_id(raw) if options.tasks else None
+            if created is not None:
+                span.set_attribute("mcp_tasks.task.id", _obs.task_attr(created))
+                if options.trace is not None:
+                    self.traces.bind(created, options.trace)
+        return raw
+
+    async def _quiet_poll(
+        self,
+        params: JSONObject | None,
+        options: RequestOptions,
+        trace: _obs.TaskTrace,
+        attributes: dict[str, Any],
+        ids: list[RequestId],
+    ) -> JSONObject:
+        start_ns = time.time_ns()
+        trace.polls += 1
+        try:
+            raw = await self._exchange("tasks/get", params, options, _obs.carrier(trace.context))
+        except MCPTasksError as exc:
+            if ids:
+                attributes["jsonrpc.request.id"] = str(ids[0])
+            _obs.record_span("tasks/get", attributes, trace.context, start_ns, exc)
+            raise
+        try:
+            task = self._driver.read_task(raw)
+            # Status and message: lastUpdatedAt is no news (fastmcp 4.1.4 moves it per read).
+            key: tuple[Any, ...] = (task.status, task.status_message)
+        except DecodeError:
+            key = ("undecodable",)
+        if trace.saw(key):
+            if ids:
+                attributes["jsonrpc.request.id"] = str(ids[0])
+            _obs.record_span("tasks/get", attributes, trace.context, start_ns)
         return raw
 
     async def _exchange(
         self,
         method: str,
         params: JSONObject | None,
-        timeout: float | None,
-        notify: bool,
-        orphan_tool: str | None = None,
-        tasks: bool = False,
-        on_result: Callable[[JSONObject], None] | None = None,
-        on_id: Callable[[RequestId], None] | None = None,
-        held: bool = False,
+        options: RequestOptions,
+        meta: dict[str, str] | None = None,
     ) -> JSONObject:
         """Send a request, wait for its answer within ``timeout``.
 
@@ -540,17 +608,22 @@ class Session:
             raise self._broken
         if self._task_group is None:
             raise UsageError("the client is not connected; use `async with Client(...)`")
+        timeout, notify, orphan_tool = options.timeout, options.notify, options.orphan_tool
+        on_result, held = options.on_result, options.held
         limit = self.timeouts.request if timeout is None else timeout
         token = progress_token_of(params)  # C-46: a token in use raises before anything
         if token is not None:
             self._progress.check(token)
-        message = self._connection.request(method, self._driver.params(method, params, tasks=tasks))
+        wire = self._driver.params(method, params, tasks=options.tasks)
+        if meta:  # SEP-414 trace context; a key the caller put in _meta stays
+            wire = _obs.with_carrier(wire, meta)
+        message = self._connection.request(method, wire)
         if token is not None:
             on_result = self._open_progress(token, message.id, orphan_tool is not None, on_result)
         waiter = _Waiter(method, on_result=on_result)
         self._waiters[message.id] = waiter
-        if on_id is not None:
-            on_id(message.id)
+        if options.on_id is not None:
+            options.on_id(message.id)
         sent = False
         keep = False
         # A request whose answer only this caller needs runs in the caller's task when the
@@ -654,6 +727,11 @@ class Session:
         """A snapshot the client read: a terminal one ends its task's progress token."""
         if task.status.is_terminal:
             self._progress.task_ended(task.task_id)
+            # A task no Poller follows: its span ends with the terminal status read.
+            status = task.status.value
+            self.traces.terminal(
+                task.task_id, {"mcp_tasks.outcome": status, "mcp_tasks.task.status": status}
+            )
         return task
 
     def _give_up(self, request_id: RequestId, *, notify: bool) -> None:
@@ -998,6 +1076,33 @@ class Session:
             else:
                 self._serving -= 1
 
+    async def _handled(self, handler: RequestHandler, request: JSONRPCRequest) -> Any:
+        """A handler's call; with spans on, in a SERVER span named by the method. A request
+        about a task whose span is open (its related-task ``_meta``, or the ``taskId`` of a
+        receiver-side ``tasks/*``) joins that task's trace and links the server's context
+        (``_meta.traceparent``, SEP-414); any other continues the server's trace, or is a root
+        when it carries none (the reader's context is the one the client was entered in: no
+        parent of the server's requests)."""
+        if _obs.tracer() is None:
+            return await handler(request)
+        params = request.params if isinstance(request.params, dict) else {}
+        remote = _obs.extract(params.get("_meta"))
+        task_id = related_task_id(params) or params.get("taskId")
+        trace = self.traces.get(task_id)
+        attributes: dict[str, Any] = {
+            "mcp.method.name": request.method,
+            "jsonrpc.request.id": _obs.text_attr(str(request.id)),
+            "mcp_tasks.generation": self._driver.generation.value,
+        }
+        if isinstance(task_id, str):
+            attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
+        if trace is not None:
+            parent, links = trace.context, None if remote is None else [remote[1]]
+        else:  # the server's trace, or a root: never whatever span was open at open()
+            parent, links = _obs.root_context() if remote is None else remote[0], None
+        with _obs.span(request.method, attributes, server=True, parent=parent, links=links):
+            return await handler(request)
+
     async def _answer_one(self, request: JSONRPCRequest) -> None:
         handler = self._request_handlers.get(request.method)
         if request.method == "ping" and handler is None:
@@ -1008,7 +1113,7 @@ class Session:
             )
         else:
             try:
-                result = await handler(request)
+                result = await self._handled(handler, request)
                 if result is None:
                     self._connection.drop(request.id)
                     return

@@ -32,6 +32,7 @@ from ._exceptions import (
     UsageError,
 )
 from ._features import paginate
+from ._session import RequestOptions
 from .builders import TaskToolCall, ToolCall
 from .journal import Journal, JournalEntry, JournalError, NotJournaled, RecordedSession
 from .models import (
@@ -97,8 +98,22 @@ class TaskCalls(ClientBase):
         if not isinstance(call, TaskToolCall):
             raise UsageError(f"start() takes a TaskToolCall (ToolCall.as_task()), got {call!r}")
         self._driver.check_start(call.name, tool or self._known_tools.get(call.name))
-        once = functools.partial(self._start_once, timeout=timeout, on_created=on_created)
-        started = await self._mrtr(call, once, inputs)
+        # One trace per task: its span first (under the caller's current span, if any), the
+        # call and everything after it under that.
+        trace = self._session.traces.begin(
+            {"mcp_tasks.generation": self.generation.value, "gen_ai.tool.name": call.name}
+        )
+        once = functools.partial(
+            self._start_once, timeout=timeout, on_created=on_created, trace=trace
+        )
+        try:
+            started = await self._mrtr(call, once, inputs)
+        except BaseException as exc:
+            if trace is not None:
+                self._session.traces.finish(trace, {"mcp_tasks.outcome": "not started"}, exc)
+            raise
+        if trace is not None and not isinstance(started, CreateTaskResult):
+            self._session.traces.finish(trace, {"mcp_tasks.outcome": "inline"}, None)
         if journal is not None and isinstance(started, CreateTaskResult):
             await self._journal(journal, started, call.name, timeout)
         return started
@@ -109,18 +124,19 @@ class TaskCalls(ClientBase):
         *,
         timeout: float | None,
         on_created: Callable[[str], None] | None,
+        trace: _obs.TaskTrace | None,
     ) -> CreateTaskResult | CallToolResult:
         params = self._driver.task_call_params(self._call_params(call.call.params()), call.ttl_ms)
         try:
-            raw = await self._session.call(
-                "tools/call",
-                params,
+            options = RequestOptions(
                 timeout,
                 notify=False,  # C-26, A-15: never notifications/cancelled for a task call
                 orphan_tool=call.name,
                 tasks=True,
                 on_result=self._created_hook(on_created),
+                trace=trace,
             )
+            raw = await self._session.call("tools/call", params, options)
         except MethodNotFound as exc:
             raise TaskAugmentationNotAllowed(call.name, server_said=exc.message) from exc
         try:
@@ -178,6 +194,8 @@ class TaskCalls(ClientBase):
         bound to with what it agreed, where the generation has one (to resume it later)."""
         session_id = self.transport.session
         kept = self._driver.session_to_keep(session_id)
+        open_trace = self._session.traces.get(task.task_id)
+        trace = {} if open_trace is None else open_trace.carrier()
         return JournalEntry(
             server=self.transport.identity,
             task_id=task.task_id,
@@ -189,6 +207,8 @@ class TaskCalls(ClientBase):
             if kept is None or session_id is None
             else RecordedSession(session_id, kept),
             snapshot=task,
+            traceparent=trace.get("traceparent"),
+            tracestate=trace.get("tracestate") or None,
         )
 
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> Task:
@@ -212,13 +232,8 @@ class TaskCalls(ClientBase):
             read.append(self._session.saw(task) if task.task_id == task_id else task)
 
         try:
-            raw = await self._session.call(
-                "tasks/get",
-                {"taskId": task_id},
-                timeout,
-                self.timeouts.notify_cancelled,
-                on_result=arrived,
-            )
+            options = RequestOptions(timeout, self.timeouts.notify_cancelled, on_result=arrived)
+            raw = await self._session.call("tasks/get", {"taskId": task_id}, options)
         except InvalidParams as exc:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc
         if not read:  # the hook did not run to its end (it logged why): read it here
@@ -248,10 +263,8 @@ class TaskCalls(ClientBase):
         ``held=False`` for a task known terminal: answered at once, it takes no connection of
         the transport's held pool. Deadline and cancellation as :meth:`task_result`."""
         self._driver.require("tasks/result")
-        notify = self.timeouts.notify_cancelled
-        return await self._session.call(
-            "tasks/result", {"taskId": task_id}, timeout, notify, held=held
-        )
+        options = self._session.options(timeout, held=held)
+        return await self._session.call("tasks/result", {"taskId": task_id}, options)
 
     async def update_task(
         self, task_id: str, responses: Mapping[str, Any], *, timeout: float | None = None
@@ -290,9 +303,8 @@ class TaskCalls(ClientBase):
         it is sent: the ``subscriptionId`` its notifications carry (E C41)."""
         self._driver.require("subscriptions/listen")
         params = {"notifications": {"taskIds": list(task_ids)}}
-        raw = await self._session.call(
-            "subscriptions/listen", params, timeout, True, tasks=True, on_id=on_open, held=True
-        )
+        options = RequestOptions(timeout, True, tasks=True, on_id=on_open, held=True)
+        raw = await self._session.call("subscriptions/listen", params, options)
         self._read(raw, self._driver.read_ack)
 
     async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> Task | None:

@@ -46,7 +46,7 @@ from ._client import Client
 from ._exceptions import DecodeError, IllegalTransition, MCPTasksError, TransportError, UsageError
 from ._poller.following import Following
 from ._poller.journal_sink import JournalSink
-from ._poller.observing import status_changed, tracking_ended, tracking_started
+from ._poller.observing import first_snapshot, status_changed, tracking_ended, tracking_started
 from ._poller.parking import WatchItem
 from ._poller.registry import Registry, Tracked, expires_at, monotonic_expiry
 from ._poller.relays import Listener, relay_input, relay_progress
@@ -351,7 +351,7 @@ class Poller:
                 elif isinstance(ref, Task):
                     first = ref
                 else:
-                    first = await self._driver.first(ref, until)
+                    first = await first_snapshot(self.client, self._driver, ref, until)
             tracked = self._registry.held(first.task_id)  # held, or ended, while we awaited?
             if tracked is None:
                 tracked = self._track(first, seed, until)
@@ -365,7 +365,7 @@ class Poller:
         tracked = Tracked(first.task_id, machine, expiry, ttl_ends=ttl_ends, waits_until=until)
         tracked.message = next_status_message(None, first, now=self._wall_clock())
         self._registry.add(tracked)
-        tracking_started(tracked, first, self.client.generation.value)
+        tracking_started(tracked, first, self.client)
         if machine.is_terminal and not seed:
             self._start_finish(tracked)
             return tracked

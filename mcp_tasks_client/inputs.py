@@ -631,8 +631,17 @@ class InputRouter:
                 if not await self._ours(client, task_id, key, request.method, params, None):
                     self._book.answered(task_id, key)
                     return None  # another worker answers it (or will)
+            # Asked in a snapshot (no server request to hang under): the task's span is the
+            # handler's parent, whoever polled.
+            trace = client._session.traces.get(task_id)
             result = await self._dispatch(
-                task_id, key, request.method, request.params or {}, mrtr=mrtr, tasks=tasks
+                task_id,
+                key,
+                request.method,
+                request.params or {},
+                mrtr=mrtr,
+                tasks=tasks,
+                parent=None if trace is None else trace.context,
             )
         except RPCError as exc:
             kind = {-32601: InputEventKind.UNHANDLED, -32602: InputEventKind.REJECTED}.get(
@@ -785,8 +794,10 @@ class InputRouter:
         receiving: ReceivedTask | None = None,
         mrtr: bool = False,
         tasks: TrackedTasks | None = None,
+        parent: Any = None,
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
-        """:meth:`_dispatch_one`, in a span ``mcp_tasks.input`` when spans are on. ``tasks``:
+        """:meth:`_dispatch_one`, in a span ``mcp_tasks.input`` when spans are on (under
+        ``parent``, a Context, when given: the task's span; else the current one). ``tasks``:
         the tracked tasks the caller passed, else the newest subscriber's (if any)."""
         if tasks is None and self._tasks:
             tasks = self._tasks[-1]
@@ -804,7 +815,7 @@ class InputRouter:
             attributes["mcp_tasks.generation"] = client.generation.value
         if task_id is not None:
             attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
-        with _obs.span("mcp_tasks.input", attributes):
+        with _obs.span("mcp_tasks.input", attributes, parent=parent):
             return await self._dispatch_one(
                 task_id, request_id, method, params, receiving=receiving, mrtr=mrtr, tasks=tasks
             )

@@ -134,6 +134,10 @@ class JournalEntry:
     snapshot: Task | None = None
     answered_inputs: tuple[str, ...] = ()
     outcome: RecordedOutcome | None = None
+    traceparent: str | None = None
+    """The W3C trace context of the task's span when it was recorded (tracing on): a resume
+    continues the same trace from it (a remote parent)."""
+    tracestate: str | None = None
 
     @property
     def is_open(self) -> bool:
@@ -290,6 +294,9 @@ class SharedJournal(Journal, Protocol):
 
 _APPLICATION_ID = 0x4D435454  # "MCTT": this file is an mcp-tasks-client journal
 _SCHEMA_VERSION = 2
+"""2: each task's trace context (``traceparent``, ``tracestate``) and the ``inputs`` table
+(input requests queued for a worker with a handler, and the keys taken for answering); a
+version-1 file is migrated in place when opened (two columns and a table added)."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's files beside the journal
 _SCHEMA = """
@@ -307,6 +314,8 @@ CREATE TABLE tasks (
     outcome_json TEXT,
     lease_owner TEXT,
     lease_until REAL,
+    traceparent TEXT,
+    tracestate TEXT,
     PRIMARY KEY (server, task_id)
 )
 """
@@ -324,9 +333,17 @@ CREATE TABLE inputs (
     PRIMARY KEY (server, task_id, key)
 )
 """
+_MIGRATIONS = {
+    1: (
+        "ALTER TABLE tasks ADD COLUMN traceparent TEXT",
+        "ALTER TABLE tasks ADD COLUMN tracestate TEXT",
+        _INPUTS,
+    )
+}
+"""From each older schema version to the next: the statements, run in one transaction."""
 _COLUMNS = (
     "server, task_id, generation, protocol_version, tool, created_at, session_id, "
-    "initialize_json, snapshot_json, answered_json, outcome_json"
+    "initialize_json, snapshot_json, answered_json, outcome_json, traceparent, tracestate"
 )
 
 
@@ -462,7 +479,7 @@ class SQLiteJournal:
                 "an SQLite database of something else, not a journal; it was left as it is"
             )
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (1, _SCHEMA_VERSION):
+        if version != _SCHEMA_VERSION and version not in _MIGRATIONS:
             raise self._fail(
                 f"journal schema {version}; this version reads {_SCHEMA_VERSION} (left as it is)"
             )
@@ -472,16 +489,21 @@ class SQLiteJournal:
 
     @staticmethod
     def _migrate(db: sqlite3.Connection) -> None:
-        """Version 1 (no inputs table) to 2: the table added, nothing else changed."""
+        """Bring an older schema to this version, in one transaction (another process may be
+        migrating the same file: the version is read again under the write lock)."""
         db.execute("BEGIN IMMEDIATE")
         try:
-            if db.execute("PRAGMA user_version").fetchone()[0] == 1:
-                db.execute(_INPUTS)
-                db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            while version in _MIGRATIONS:
+                for statement in _MIGRATIONS[version]:
+                    db.execute(statement)
+                version += 1
+                db.execute(f"PRAGMA user_version={version}")
         except BaseException:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+        log.info("journal schema migrated to version %d", version)
 
     def close(self) -> None:
         with self._lock:
@@ -520,12 +542,13 @@ class SQLiteJournal:
         then the cancellation is raised."""
         session = entry.session
         await self._execute(
-            f"INSERT INTO tasks ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            f"INSERT INTO tasks ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT (server, task_id) DO UPDATE SET generation=excluded.generation, "
             "protocol_version=excluded.protocol_version, tool=excluded.tool, "
             "created_at=excluded.created_at, session_id=excluded.session_id, "
             "initialize_json=excluded.initialize_json, snapshot_json=excluded.snapshot_json, "
-            "answered_json=excluded.answered_json, outcome_json=excluded.outcome_json "
+            "answered_json=excluded.answered_json, outcome_json=excluded.outcome_json, "
+            "traceparent=excluded.traceparent, tracestate=excluded.tracestate "
             "WHERE tasks.outcome_json IS NULL",
             (
                 entry.server,
@@ -539,6 +562,8 @@ class SQLiteJournal:
                 _dump_task(entry.snapshot, entry.generation),
                 json.dumps(list(entry.answered_inputs)),
                 _dump_outcome(entry.outcome),
+                entry.traceparent,
+                entry.tracestate,
             ),
         )
         _obs.remember(entry.task_id)
@@ -757,7 +782,7 @@ class SQLiteJournal:
 
     def _entry(self, row: tuple[Any, ...]) -> JournalEntry:
         (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
-        snapshot_json, answered_json, outcome_json = row[8:11]
+        snapshot_json, answered_json, outcome_json, traceparent, tracestate = row[8:13]
         try:
             gen = Generation(generation)
             return JournalEntry(
@@ -775,6 +800,8 @@ class SQLiteJournal:
                 snapshot=(decode(json.loads(snapshot_json), Task, gen) if snapshot_json else None),
                 answered_inputs=tuple(json.loads(answered_json)),
                 outcome=_load_outcome(outcome_json),
+                traceparent=traceparent,
+                tracestate=tracestate,
             )
         except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
             raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None

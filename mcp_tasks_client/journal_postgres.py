@@ -70,15 +70,16 @@ log = _obs.get_logger("journal")
 R = TypeVar("R")
 
 SCHEMA_VERSION = 2
-"""The version of the tables this release reads and writes (2 added ``inputs``; a journal of
-version 1 is brought to 2 when opened)."""
+"""The version of the tables this release reads and writes. 2: each task's trace context
+(``traceparent``, ``tracestate``) and the ``inputs`` table; a version-1 journal is migrated
+when opened."""
 
 _APPLICATION = "mcp-tasks-client journal"
 _LOCK_CLASS = 0x4D435454  # "MCTT": the advisory lock that serialises creating a journal
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
 _COLUMNS = (
     "server, task_id, generation, protocol_version, tool, created_at, session_id, "
-    "initialize, snapshot, answered, outcome"
+    "initialize, snapshot, answered, outcome, traceparent, tracestate"
 )
 # Seconds since the epoch: the caller's clock when one was given, else the server's.
 _NOW = "COALESCE(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
@@ -122,6 +123,8 @@ def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
                 outcome jsonb,
                 lease_owner text,
                 lease_until float8,
+                traceparent text,
+                tracestate text,
                 PRIMARY KEY (server, task_id)
             )"""
         ).format(schema),
@@ -133,6 +136,17 @@ def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
         sql.SQL(
             "INSERT INTO {}.meta (key, value) VALUES ('application', {}), ('schema_version', {})"
         ).format(schema, sql.Literal(_APPLICATION), sql.Literal(str(SCHEMA_VERSION))),
+    ]
+
+
+def _migration_1_to_2(schema: sql.Identifier) -> list[sql.Composed]:
+    """Version 1 to 2: the trace context columns and the inputs table."""
+    return [
+        sql.SQL(
+            "ALTER TABLE {}.tasks ADD COLUMN traceparent text, ADD COLUMN tracestate text"
+        ).format(schema),
+        _inputs_table(schema),
+        sql.SQL("UPDATE {}.meta SET value = '2' WHERE key = 'schema_version'").format(schema),
     ]
 
 
@@ -316,17 +330,11 @@ class PostgresJournal:
                     "(it was left as it is)"
                 )
             version = meta.get("schema_version")
-            if version == "1":  # version 2 added the inputs table, and nothing else
-                conn.execute(_inputs_table(self._ident))
-                conn.execute(
-                    sql.SQL("UPDATE {}.meta SET value = %s WHERE key = 'schema_version'").format(
-                        self._ident
-                    ),
-                    (str(SCHEMA_VERSION),),
-                )
-                log.info("journal schema %s brought to version %s", self.schema, SCHEMA_VERSION)
-                return
-            if version != str(SCHEMA_VERSION):
+            if version == "1":  # under the advisory lock: one process migrates
+                for statement in _migration_1_to_2(self._ident):
+                    conn.execute(statement)
+                log.info("journal schema %s migrated to version 2", self.schema)
+            elif version != str(SCHEMA_VERSION):
                 raise self._fail(
                     f"journal schema {version}; this version reads {SCHEMA_VERSION} (left as it is)"
                 )
@@ -386,12 +394,13 @@ class PostgresJournal:
         statement = self._sql(
             f"INSERT INTO {{t}} AS t ({_COLUMNS}) VALUES (%(server)s, %(task_id)s, %(generation)s, "
             "%(version)s, %(tool)s, %(created)s, %(session)s, %(initialize)s, %(snapshot)s, "
-            "%(answered)s, %(outcome)s) "
+            "%(answered)s, %(outcome)s, %(traceparent)s, %(tracestate)s) "
             "ON CONFLICT (server, task_id) DO UPDATE SET generation=excluded.generation, "
             "protocol_version=excluded.protocol_version, tool=excluded.tool, "
             "created_at=excluded.created_at, session_id=excluded.session_id, "
             "initialize=excluded.initialize, snapshot=excluded.snapshot, "
-            "answered=excluded.answered, outcome=excluded.outcome "
+            "answered=excluded.answered, outcome=excluded.outcome, "
+            "traceparent=excluded.traceparent, tracestate=excluded.tracestate "
             "WHERE t.outcome IS NULL"
         )
         args = {
@@ -406,6 +415,8 @@ class PostgresJournal:
             "snapshot": _task_json(entry.snapshot, entry.generation),
             "answered": Jsonb(list(entry.answered_inputs)),
             "outcome": _outcome_json(entry.outcome),
+            "traceparent": entry.traceparent,
+            "tracestate": entry.tracestate,
         }
         await self._run(lambda conn: conn.execute(statement, args))
         _obs.remember(entry.task_id)
@@ -741,7 +752,7 @@ class PostgresJournal:
 
     def _entry(self, row: Sequence[Any]) -> JournalEntry:
         (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
-        snapshot, answered, outcome = row[8:11]
+        snapshot, answered, outcome, traceparent, tracestate = row[8:13]
         try:
             gen = Generation(generation)
             return JournalEntry(
@@ -759,6 +770,8 @@ class PostgresJournal:
                 snapshot=decode(snapshot, Task, gen) if snapshot is not None else None,
                 answered_inputs=tuple(answered),
                 outcome=_load_outcome(outcome),
+                traceparent=traceparent,
+                tracestate=tracestate,
             )
         except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
             raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None

@@ -30,6 +30,15 @@ conventions do not cover is under ``mcp_tasks.``: ``mcp_tasks.generation``,
 ``mcp_tasks.task.id`` (redactable), ``mcp_tasks.task.status`` and ``mcp_tasks.outcome``. A
 result served from the caller's ``ResultCache`` sends no request: it gets a span of its own,
 ``{mcp.method.name}``, with ``mcp_tasks.cache.hit`` true.
+
+One trace per task. A task's span (``mcp_tasks.task``, a :class:`TaskTrace`) is begun when the
+task is started (or first tracked) and kept in its session's :class:`TaskTraces` by task id;
+the requests about the task, its input handlers and the server's requests about it take it as
+their parent explicitly (never through a context variable), so waiting on many tasks at once
+never folds one into another. Every request carries its trace context in ``params._meta``
+(SEP-414: :func:`carrier`, :func:`with_carrier`); a request the server sends is read with
+:func:`extract`. A journal keeps the task span's context and ``resume`` continues it
+(:func:`remote_context`). Metrics (:func:`meters`) follow the spans' switch.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -44,6 +54,7 @@ from typing import Any
 __all__ = [
     "LOGGERS",
     "MAX_REMEMBERED",
+    "POLLS",
     "ROOT_LOGGER",
     "redact_task_ids",
     "task_id_label",
@@ -191,23 +202,54 @@ def get_logger(area: str) -> logging.Logger:
 
 # -- tracing ---------------------------------------------------------------------------------
 
+POLLS = ("every", "changes")
+"""The poll settings of :func:`tracing`: ``"every"`` (a CLIENT span per ``tasks/get``, the MCP
+semantic conventions) or ``"changes"`` (only the polls that saw a change)."""
+
 
 class _Tracing:
     decided = False
     tracer: Any = None
+    polls = "every"
+    propagate = True
+    meters: Any = None
+    """The metric instruments (:class:`_Meters`), None when metrics are off."""
 
 
-def tracing(enabled: bool = True, *, tracer_provider: Any = None) -> None:
+def tracing(
+    enabled: bool = True,
+    *,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+    polls: str = "every",
+    propagate: bool = True,
+    metrics: bool = True,
+) -> None:
     """Spans on or off for this process. ``tracing(False)``: none at all (no span work on
-    any path). ``tracing(True)``: spans on the tracer ``mcp_tasks_client`` of
-    ``tracer_provider`` (an ``opentelemetry.trace.TracerProvider``), or of the global provider
-    when None; ImportError if opentelemetry-api is not installed. Without a call, spans are on
-    exactly when opentelemetry-api can be imported (looked up once, at the first span site)."""
+    any path, no trace context on the wire, no metrics). ``tracing(True)``: spans on the tracer
+    ``mcp_tasks_client`` of ``tracer_provider`` (an ``opentelemetry.trace.TracerProvider``), or
+    of the global provider when None; ImportError if opentelemetry-api is not installed.
+    Without a call, spans are on exactly when opentelemetry-api can be imported (looked up
+    once, at the first span site), with the defaults below.
+
+    ``polls``: ``"every"`` (default) records a CLIENT span for each ``tasks/get``;
+    ``"changes"`` records only the polls that saw a change (of status or status message) or
+    failed, and counts every poll on the task span (``mcp_tasks.task.polls``).
+    ``propagate``: put the current trace context (``traceparent``, ``tracestate``,
+    ``baggage``; SEP-414) into ``params._meta`` of every request (default), never over a key
+    the caller set. ``metrics``: record the MCP client metrics on ``meter_provider`` (or the
+    global one) while spans are on."""
+    if polls not in POLLS:
+        raise ValueError(f"polls must be one of {POLLS}, not {polls!r}")
     _Tracing.decided = True
+    _Tracing.polls = polls
+    _Tracing.propagate = propagate
     if not enabled:
         _Tracing.tracer = None
+        _Tracing.meters = None
         return
     _Tracing.tracer = _make_tracer(tracer_provider)
+    _Tracing.meters = _Meters(meter_provider) if metrics else None
 
 
 def _make_tracer(provider: Any) -> Any:
@@ -227,9 +269,300 @@ def tracer() -> Any:
     _Tracing.decided = True
     try:
         _Tracing.tracer = _make_tracer(None)
+        _Tracing.meters = _Meters(None)
     except ImportError:
         _Tracing.tracer = None
     return _Tracing.tracer
+
+
+def quiet_polls() -> bool:
+    """Whether polls are recorded only when they saw a change (``tracing(polls="changes")``)."""
+    return _Tracing.polls == "changes"
+
+
+# -- metrics -----------------------------------------------------------------------------------
+
+
+class _Meters:
+    """The instruments, on the meter ``mcp_tasks_client`` (names from the MCP semantic
+    conventions where they exist; the task ones under ``mcp_tasks.``)."""
+
+    def __init__(self, provider: Any) -> None:
+        from opentelemetry import metrics
+
+        from . import __version__
+
+        meter = (
+            metrics.get_meter(ROOT_LOGGER, __version__)
+            if provider is None
+            else provider.get_meter(ROOT_LOGGER, __version__)
+        )
+        self.operation = meter.create_histogram(
+            "mcp.client.operation.duration", unit="s", description="one request, sent to answered"
+        )
+        self.session = meter.create_histogram(
+            "mcp.client.session.duration", unit="s", description="one session, open to closed"
+        )
+        self.task = meter.create_histogram(
+            "mcp_tasks.task.duration",
+            unit="s",
+            description="a task, started (or first tracked) to its end",
+        )
+        self.polls = meter.create_histogram(
+            "mcp_tasks.task.polls", unit="{poll}", description="tasks/get requests per task"
+        )
+        self.in_flight = meter.create_up_down_counter(
+            "mcp_tasks.tasks.in_flight", unit="{task}", description="tasks with an open span"
+        )
+
+
+def meters() -> Any:
+    """The metric instruments, or None when metrics are off."""
+    return _Tracing.meters if tracer() is not None else None
+
+
+# -- trace context on the wire (SEP-414) ------------------------------------------------------
+
+CARRIER_KEYS = ("traceparent", "tracestate", "baggage")
+"""The ``params._meta`` keys SEP-414 reserves for trace context."""
+
+
+def carrier(context: Any = None) -> dict[str, str]:
+    """The trace context of ``context`` (the current one when None) as ``_meta`` entries:
+    empty when propagation is off or there is no valid span."""
+    if not _Tracing.propagate:
+        return {}
+    from opentelemetry import propagate
+
+    found: dict[str, str] = {}
+    propagate.inject(found, context=context)
+    return {key: value for key, value in found.items() if key in CARRIER_KEYS}
+
+
+def with_carrier(params: Any, entries: Mapping[str, str]) -> Any:
+    """``params`` with ``entries`` added to its ``_meta`` (a copy; a key already there is the
+    caller's and stays)."""
+    if not entries:
+        return params
+    base = dict(params) if isinstance(params, dict) else {}
+    meta = base.get("_meta")
+    merged = dict(meta) if isinstance(meta, dict) else {}
+    for key, value in entries.items():
+        merged.setdefault(key, value)
+    base["_meta"] = merged
+    return base
+
+
+def extract(meta: Any) -> tuple[Any, Any] | None:
+    """The remote span in a request's ``_meta``: (a Context with it as parent, its
+    SpanContext), or None when it carries none (or a malformed one)."""
+    if not isinstance(meta, dict) or not isinstance(meta.get("traceparent"), str):
+        return None
+    from opentelemetry import propagate, trace
+
+    found = {k: v for k, v in meta.items() if k in CARRIER_KEYS and isinstance(v, str)}
+    context = propagate.extract(found)
+    remote = trace.get_current_span(context).get_span_context()
+    return (context, remote) if remote.is_valid else None
+
+
+def root_context() -> Any:
+    """An empty OpenTelemetry Context: a span begun under it is the root of a new trace."""
+    from opentelemetry.context import Context
+
+    return Context()
+
+
+def remote_context(traceparent: str | None, tracestate: str | None) -> Any:
+    """An OpenTelemetry Context whose parent is the recorded remote span (from a journal),
+    or None when there is none (or it is malformed)."""
+    if not traceparent:
+        return None
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    found = {"traceparent": traceparent}
+    if tracestate:
+        found["tracestate"] = tracestate
+    context = TraceContextTextMapPropagator().extract(found)
+    return context if trace.get_current_span(context).get_span_context().is_valid else None
+
+
+# -- one trace per task ------------------------------------------------------------------------
+
+
+class TaskTrace:
+    """A task's span and what its children hang under: made when the task is started (or
+    first tracked), ended when its tracking ends, its terminal status is seen, or the client
+    closes. Carried explicitly: on the session's :class:`TaskTraces`, the tracked task and the
+    request options; never in a context variable."""
+
+    __slots__ = (
+        "context",
+        "ended_at",
+        "last",
+        "owned",
+        "polls",
+        "span",
+        "started",
+        "table",
+        "task_id",
+    )
+
+    def __init__(self, span: Any, context: Any) -> None:
+        self.span = span
+        self.context = context
+        """An OpenTelemetry Context with the task span current: the parent of its children."""
+        self.task_id: str | None = None
+        self.polls = 0
+        self.last: tuple[Any, ...] | None = None
+        """What the last poll saw (status, message): a change is news."""
+        self.owned = False
+        """A Poller tracks the task: it ends the span with the task's outcome."""
+        self.started = time.monotonic()
+        self.table: TaskTraces | None = None
+        self.ended_at: tuple[int, float, dict[str, Any]] | None = None
+        """When no Poller follows it: the terminal status read (its time, and the outcome),
+        the span's end when it is ended later (a Poller may still adopt it)."""
+
+    def end(self, attributes: Mapping[str, Any], error: BaseException | None = None) -> None:
+        """End the span (once) with the task's outcome, and leave the session's table."""
+        if self.table is not None:
+            self.table.finish(self, attributes, error)
+
+    def carrier(self) -> dict[str, str]:
+        """The task span's trace context (``traceparent``/``tracestate``) for a journal."""
+        return _task_carrier(self.context)
+
+    def saw(self, key: tuple[Any, ...]) -> bool:
+        """A poll read ``key``: whether it is news (the first read, or a change)."""
+        changed = key != self.last
+        self.last = key
+        return changed
+
+
+def _task_carrier(context: Any) -> dict[str, str]:
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    found: dict[str, str] = {}
+    TraceContextTextMapPropagator().inject(found, context=context)
+    return found
+
+
+MAX_OPEN_TASK_TRACES = 100_000
+"""How many task spans a client keeps open at once; past that the oldest is ended
+(``mcp_tasks.outcome`` ``"untraced"``): a caller that starts tasks it never follows cannot
+grow the table without bound."""
+
+
+class TaskTraces:
+    """The open task spans of one session, by task id (the session owns it)."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, TaskTrace] = {}
+
+    def begin(self, attributes: dict[str, Any], parent: Any = None) -> TaskTrace | None:
+        """A new task span under ``parent`` (a Context; None: the current one, so the caller's
+        span), or None when spans are off."""
+        current = tracer()
+        if current is None:
+            return None
+        from opentelemetry import trace
+
+        span = current.start_span("mcp_tasks.task", context=parent, attributes=attributes)
+        found = meters()
+        if found is not None:
+            found.in_flight.add(1)
+        return TaskTrace(span, trace.set_span_in_context(span, parent))
+
+    def bind(self, task_id: str, trace: TaskTrace) -> None:
+        """``trace`` is ``task_id``'s from now on."""
+        trace.task_id = task_id
+        trace.table = self
+        trace.span.set_attribute("mcp_tasks.task.id", task_attr(task_id))
+        earlier = self._open.get(task_id)
+        if earlier is not None and earlier is not trace:
+            self._finish(earlier, {"mcp_tasks.outcome": "replaced"}, None)
+        self._open[task_id] = trace
+        while len(self._open) > MAX_OPEN_TASK_TRACES:
+            oldest = next(iter(self._open))
+            self.end(oldest, {"mcp_tasks.outcome": "untraced"})
+
+    def get(self, task_id: object) -> TaskTrace | None:
+        if not isinstance(task_id, str) or not self._open:
+            return None
+        return self._open.get(task_id)
+
+    def track(
+        self, task_id: str, attributes: dict[str, Any], parent: Any = None
+    ) -> TaskTrace | None:
+        """The task's span, begun now (under ``parent``) if it has none yet, owned by the
+        caller (a Poller) from now on."""
+        found = self._open.get(task_id)
+        if found is None:
+            found = self.begin(attributes, parent)
+            if found is None:
+                return None
+            self.bind(task_id, found)
+        else:
+            found.span.set_attributes(attributes)
+        found.owned = True
+        found.ended_at = None
+        return found
+
+    def end(self, task_id: str, attributes: Mapping[str, Any]) -> None:
+        """End ``task_id``'s span."""
+        trace = self._open.pop(task_id, None)
+        if trace is not None:
+            self._finish(trace, attributes, None)
+
+    def terminal(self, task_id: str, attributes: Mapping[str, Any]) -> None:
+        """A terminal status of ``task_id`` was read: a span no Poller follows ends there (its
+        end time and outcome are kept; it is ended when the client closes, unless a Poller
+        adopts it first and ends it with the outcome)."""
+        trace = self._open.get(task_id)
+        if trace is not None and not trace.owned and trace.ended_at is None:
+            trace.ended_at = (time.time_ns(), time.monotonic(), dict(attributes))
+
+    def finish(
+        self, trace: TaskTrace, attributes: Mapping[str, Any], error: BaseException | None
+    ) -> None:
+        """End ``trace`` (bound to a task or not: a call that made no task), once."""
+        if trace.task_id is not None and self._open.get(trace.task_id) is trace:
+            del self._open[trace.task_id]
+        if trace.span is None:
+            return
+        self._finish(trace, attributes, error)
+
+    def close(self) -> None:
+        """The client closed: every open task span ends."""
+        opened, self._open = self._open, {}
+        for trace in opened.values():
+            self._finish(trace, {"mcp_tasks.outcome": "client closed"}, None)
+
+    @staticmethod
+    def _finish(
+        trace: TaskTrace, attributes: Mapping[str, Any], error: BaseException | None
+    ) -> None:
+        if trace.span is None:
+            return
+        end_ns: int | None = None
+        end_mono = time.monotonic()
+        ended = dict(attributes)
+        if trace.ended_at is not None:  # its terminal status was read back then
+            end_ns, end_mono, ended = trace.ended_at
+        ended["mcp_tasks.task.polls"] = trace.polls
+        span, trace.span = trace.span, None
+        span.set_attributes(ended)
+        if error is not None:
+            _set_error(span, error)
+        span.end(end_time=end_ns)
+        found = meters()
+        if found is not None:
+            outcome = {"mcp_tasks.outcome": str(ended.get("mcp_tasks.outcome", ""))}
+            found.in_flight.add(-1)
+            found.task.record(end_mono - trace.started, outcome)
+            found.polls.record(trace.polls, outcome)
 
 
 def text_attr(text: str) -> str:
@@ -274,21 +607,33 @@ def _set_error(span: Any, error: BaseException) -> None:
 
 
 @contextmanager
-def span(name: str, attributes: dict[str, Any], *, client: bool = False) -> Iterator[Any]:
+def span(
+    name: str,
+    attributes: dict[str, Any],
+    *,
+    client: bool = False,
+    server: bool = False,
+    parent: Any = None,
+    links: Any = None,
+) -> Iterator[Any]:
     """A current span around a block (a request, a handler call); None when spans are off.
-    An exception the block raises marks it an error (type and JSON-RPC code only: an error's
-    text may carry a task id)."""
+    ``parent``: a Context to hang it under instead of the current one (a task's). ``links``:
+    span contexts it links to (the server's, for a request the server sent). An exception the
+    block raises marks it an error (type and JSON-RPC code only: an error's text may carry a
+    task id)."""
     current = tracer()
     if current is None:
         yield None
         return
-    from opentelemetry.trace import SpanKind
+    from opentelemetry.trace import Link, SpanKind
 
-    kind = SpanKind.CLIENT if client else SpanKind.INTERNAL
+    kind = SpanKind.CLIENT if client else SpanKind.SERVER if server else SpanKind.INTERNAL
     with current.start_as_current_span(
         name,
+        context=parent,
         kind=kind,
         attributes=attributes,
+        links=[Link(link) for link in links] if links else None,
         record_exception=False,
         set_status_on_exception=False,
     ) as opened:
@@ -297,3 +642,25 @@ def span(name: str, attributes: dict[str, Any], *, client: bool = False) -> Iter
         except BaseException as exc:
             _set_error(opened, exc)
             raise
+
+
+def record_span(
+    name: str,
+    attributes: dict[str, Any],
+    parent: Any,
+    start_ns: int,
+    error: BaseException | None = None,
+) -> None:
+    """A CLIENT span recorded after the fact (a quiet poll that turned out to be news), from
+    ``start_ns`` (``time.time_ns()``) to now, under ``parent`` (a Context)."""
+    current = tracer()
+    if current is None:
+        return
+    from opentelemetry.trace import SpanKind
+
+    made = current.start_span(
+        name, context=parent, kind=SpanKind.CLIENT, attributes=attributes, start_time=start_ns
+    )
+    if error is not None:
+        _set_error(made, error)
+    made.end()

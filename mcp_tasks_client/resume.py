@@ -37,6 +37,7 @@ import anyio
 import anyio.abc
 import attrs
 
+from . import observability as _obs
 from ._client import Client, Timeouts
 from ._drivers import driver_class
 from ._exceptions import MCPTasksError, SessionExpired, TaskNotFound, UsageError
@@ -281,6 +282,7 @@ class _Follower:
         unreported: dict[str, JournalEntry],
     ) -> None:
         key = (entry.server, entry.task_id)
+        trace = _continue_trace(client, entry)
         with anyio.CancelScope() as scope:
             self.scopes[key] = scope
             try:
@@ -305,6 +307,8 @@ class _Follower:
                     self.report(Resumed(entry, ended))
             finally:
                 self.scopes.pop(key, None)
+                if trace is not None:  # a wait that ended without an outcome (lost, failed)
+                    trace.end({"mcp_tasks.outcome": "not followed"})
         if scope.cancelled_caught:
             unreported.pop(entry.task_id, None)  # reported Held by renew
 
@@ -318,6 +322,23 @@ class _Follower:
                     await self.journal.release(entry.server, entry.task_id, self.me)
             self.claimed.clear()
             self.resting.clear()
+
+
+def _continue_trace(client: Client, entry: JournalEntry) -> _obs.TaskTrace | None:
+    """The resumed task's span, when spans are on: a child of the span recorded with the task
+    (a remote parent: the trace id stays the task's, whichever process started it), so its
+    first poll, the rest of its polls and its outcome join the task's trace."""
+    if _obs.tracer() is None:
+        return None
+    return client._session.traces.track(
+        entry.task_id,
+        {
+            "mcp_tasks.task.id": _obs.task_attr(entry.task_id),
+            "mcp_tasks.generation": entry.generation.value,
+            "mcp_tasks.resumed": True,
+        },
+        parent=_obs.remote_context(entry.traceparent, entry.tracestate),
+    )
 
 
 def _group(entries: list[JournalEntry]) -> list[list[JournalEntry]]:

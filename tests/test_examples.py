@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import require_peer
 
@@ -136,3 +138,25 @@ def test_the_property_example_says_it_needs_the_testing_extra() -> None:
     assert "needs the `testing` extra" in run.stderr
     assert "pip install -e '.[testing]'" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def _spans_and_summary(out: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return lines[:-1], lines[-1]
+
+
+def test_the_tracing_example_prints_one_trace_for_its_task() -> None:
+    for generation, peer in (("2025-11-25", "mcp1"), ("2026-07-28", "fastmcp4")):
+        out = run_example("tracing_console.py", "--generation", generation, peer=peer)
+        spans, summary = _spans_and_summary(out)
+        assert summary["outcome"] == "Completed"
+        trace_id = "0x" + summary["trace_id"]
+        (task,) = [s for s in spans if s["name"] == "mcp_tasks.task"]
+        (turn,) = [s for s in spans if s["name"] == "agent.turn"]
+        assert task["parent_id"] == turn["context"]["span_id"]
+        mine = [s for s in spans if s["context"]["trace_id"] == trace_id]
+        calls = [s for s in mine if s["name"].startswith(("tools/call", "tasks/"))]
+        assert any(s["name"].startswith("tools/call") for s in calls)
+        for span in calls:
+            assert span["parent_id"] == task["context"]["span_id"], span["name"]
+            assert span["kind"] == "SpanKind.CLIENT"

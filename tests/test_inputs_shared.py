@@ -124,7 +124,9 @@ def test_a_version_1_sqlite_journal_is_brought_to_version_2(tmp_path: Path) -> N
     with store.open() as journal:
         anyio.run(journal.record, entry_of("t-1"))
     db = sqlite3.connect(path)
-    db.execute("DROP TABLE inputs")
+    db.execute("DROP TABLE inputs")  # version 1 had neither the table nor the trace columns
+    db.execute("ALTER TABLE tasks DROP COLUMN traceparent")
+    db.execute("ALTER TABLE tasks DROP COLUMN tracestate")
     db.execute("PRAGMA user_version=1")
     db.commit()
     db.close()
@@ -141,7 +143,10 @@ def test_a_version_1_postgres_journal_is_brought_to_version_2(postgres_url: str)
     with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
         anyio.run(journal.record, entry_of("t-1"))
     with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f"DROP TABLE {schema}.inputs")
+        conn.execute(f"DROP TABLE {schema}.inputs")  # version 1 had neither this table
+        conn.execute(  # nor the trace columns
+            f"ALTER TABLE {schema}.tasks DROP COLUMN traceparent, DROP COLUMN tracestate"
+        )
         conn.execute(f"UPDATE {schema}.meta SET value = '1' WHERE key = 'schema_version'")
     with PostgresJournal(postgres_url, schema=schema) as journal:
         assert anyio.run(journal.claim_input, SERVER, "t-1", "k", "w1")

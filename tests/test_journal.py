@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 import anyio
+import attrs
 import pytest
 
 from mcp_tasks_client import (
@@ -140,6 +141,57 @@ def test_a_newer_schema_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
     with pytest.raises(JournalError, match="schema 99"):
         SQLiteJournal(path)
     assert _unchanged(path) == before
+
+
+_SCHEMA_1 = """
+CREATE TABLE tasks (
+    server TEXT NOT NULL, task_id TEXT NOT NULL, generation TEXT NOT NULL,
+    protocol_version TEXT NOT NULL, tool TEXT NOT NULL, created_at TEXT NOT NULL,
+    session_id TEXT, initialize_json TEXT, snapshot_json TEXT,
+    answered_json TEXT NOT NULL DEFAULT '[]', outcome_json TEXT, lease_owner TEXT,
+    lease_until REAL, PRIMARY KEY (server, task_id)
+)
+"""
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(tmp_path: Path) -> None:
+    """Schema 2 adds each task's trace context: a version-1 file (as 0.x wrote it) is
+    migrated in place when opened; its tasks read back, with no trace context."""
+    path = tmp_path / "j.db"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(_SCHEMA_1)
+    db.execute("PRAGMA application_id=0x4D435454")
+    db.execute("PRAGMA user_version=1")
+    db.execute(
+        "INSERT INTO tasks (server, task_id, generation, protocol_version, tool, created_at) "
+        "VALUES ('http://127.0.0.1:1/mcp', 'old', '2026-07-28', '2026-07-28', 'slow_echo', ?)",
+        (NOW.isoformat(),),
+    )
+    db.commit()
+    db.close()
+
+    async def main() -> None:
+        with SQLiteJournal(path) as journal:
+            old = await journal.get("http://127.0.0.1:1/mcp", "old")
+            assert old is not None
+            assert old.traceparent is None
+            assert old.tracestate is None
+            traced = attrs.evolve(_entry("new"), traceparent=TRACEPARENT, tracestate="k=v")
+            await journal.record(traced)
+        with SQLiteJournal(path) as journal:  # opened again: version 2, nothing to migrate
+            again = await journal.get(traced.server, "new")
+            assert again is not None
+            assert again.traceparent == TRACEPARENT
+            assert again.tracestate == "k=v"
+
+    anyio.run(main)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    db.close()
 
 
 def test_a_corrupt_journal_is_refused_and_left_as_it_is(tmp_path: Path) -> None:

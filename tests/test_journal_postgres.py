@@ -11,6 +11,7 @@ import logging
 import threading
 
 import anyio
+import attrs
 import psycopg
 import pytest
 from pg import new_schema, postgres_url
@@ -45,6 +46,40 @@ def test_a_missing_journal_is_an_error_unless_creating_it_was_asked(postgres_url
     assert rows == [("application", "mcp-tasks-client journal"), ("schema_version", "2")]
     with PostgresJournal(postgres_url, schema=schema):  # now it is there: checked, opened
         pass
+
+
+def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(postgres_url: str) -> None:
+    """Schema 2 adds each task's trace context and the inputs table: a version-1 journal (both
+    dropped and its version set back here) is migrated when opened; its tasks read back."""
+    schema = new_schema()
+    traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+    async def record(entry: object) -> None:
+        with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
+            await journal.record(entry)  # type: ignore[arg-type]
+
+    anyio.run(record, entry_of("old"))
+    _sql(
+        postgres_url, f"ALTER TABLE {schema}.tasks DROP COLUMN traceparent, DROP COLUMN tracestate"
+    )
+    _sql(postgres_url, f"DROP TABLE {schema}.inputs")
+    _sql(postgres_url, f"UPDATE {schema}.meta SET value = '1' WHERE key = 'schema_version'")
+
+    async def main() -> None:
+        with PostgresJournal(postgres_url, schema=schema) as journal:
+            old = await journal.get(SERVER, "old")
+            assert old is not None
+            assert old.traceparent is None
+            traced = attrs.evolve(entry_of("new"), traceparent=traceparent, tracestate="k=v")
+            await journal.record(traced)
+            again = await journal.get(SERVER, "new")
+            assert again is not None
+            assert again.traceparent == traceparent
+            assert again.tracestate == "k=v"
+
+    anyio.run(main)
+    rows = _sql(postgres_url, f"SELECT value FROM {schema}.meta WHERE key = 'schema_version'")
+    assert rows == [("2",)]
 
 
 def test_a_newer_schema_is_refused_and_left_as_it_is(postgres_url: str) -> None:

@@ -136,7 +136,10 @@ async def test_the_spans_and_records_of_one_task(
     assert life_attrs["mcp_tasks.task.status"] == "completed"
     assert life.start_time is not None
     assert start.end_time is not None
-    assert life.start_time >= start.end_time  # tracked once the call returned
+    assert start.start_time is not None
+    assert life.start_time <= start.start_time  # begun at start(), the call under it
+    assert start.parent is not None
+    assert start.parent.span_id == life.context.span_id
 
     # The input handler's call, tied to its task.
     (asked,) = named["mcp_tasks.input"]

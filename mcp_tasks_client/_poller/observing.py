@@ -5,36 +5,59 @@ spans are on) and its end (the outcome at INFO, a release at DEBUG, the error th
 the span ended with them), and each change of its status (DEBUG). Warnings are the poller's
 own (``Poller._warn``).
 
-May import: ``observability``, ``registry``, ``models``, ``_exceptions``. No I/O.
+May import: ``observability``, ``registry``, ``models``, ``_exceptions``, ``_client`` (its
+task spans), ``scheduling`` (the first poll of a task tracked by id). No I/O of its own.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from .. import observability as _obs
 from .._exceptions import MCPTasksError
 from ..models import Task
 from .registry import Tracked
 
-__all__ = ["status_changed", "tracking_ended", "tracking_started"]
+if TYPE_CHECKING:
+    from .._client import Client
+    from .scheduling import Driver
+
+__all__ = ["first_snapshot", "status_changed", "tracking_ended", "tracking_started"]
 
 log = _obs.get_logger("poller")
 
 
-def tracking_started(tracked: Tracked, first: Task, generation: str) -> None:
+def tracking_started(tracked: Tracked, first: Task, client: Client) -> None:
     _obs.remember(tracked.task_id)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("tracking task %s (%s)", _obs.TaskId(tracked.task_id), first.status.value)
     if _obs.tracer() is not None:
-        tracked.span = _obs.start_span(
-            "mcp_tasks.task",
+        # The task's span: the one its start (or a resume) began, else one begun now; the
+        # Poller owns it from here and ends it with the outcome.
+        tracked.span = client._session.traces.track(
+            tracked.task_id,
             {
                 "mcp_tasks.task.id": _obs.task_attr(tracked.task_id),
-                "mcp_tasks.generation": generation,
+                "mcp_tasks.generation": client.generation.value,
                 "mcp_tasks.task.status": first.status.value,
             },
         )
+
+
+async def first_snapshot(client: Client, driver: Driver, task_id: str, until: float) -> Task:
+    """The first snapshot of a task tracked by its bare id, read in the task's span (begun now
+    unless its start or a resume began it), so that poll is in the task's trace too."""
+    traces = client._session.traces
+    began = _obs.tracer() is not None and traces.get(task_id) is None
+    trace = traces.track(task_id, {"mcp_tasks.task.id": _obs.task_attr(task_id)}) if began else None
+    try:
+        return await driver.first(task_id, until)
+    except BaseException as exc:
+        if trace is not None:  # never tracked after all: its span ends with what stopped it
+            error = exc if isinstance(exc, MCPTasksError) else None
+            trace.end({"mcp_tasks.outcome": "error" if error else "cancelled"}, error)
+        raise
 
 
 def tracking_ended(tracked: Tracked, outcome: str, error: MCPTasksError | None = None) -> None:
@@ -51,10 +74,14 @@ def tracking_ended(tracked: Tracked, outcome: str, error: MCPTasksError | None =
             type(error).__name__,
             status,
         )
-    span, tracked.span = tracked.span, None
-    if span is not None:
+    trace, tracked.span = tracked.span, None
+    if trace is not None and outcome == "released":
+        # Nobody waits on it any more, but the task goes on: its span stays open (a later
+        # wait adopts it again; else its terminal status or the client's close ends it).
+        trace.owned = False
+    elif trace is not None:
         attributes = {"mcp_tasks.outcome": outcome, "mcp_tasks.task.status": status}
-        _obs.end_span(span, attributes, error)
+        trace.end(attributes, error)
 
 
 def status_changed(tracked: Tracked, previous: Task, snapshot: Task) -> None:

@@ -36,6 +36,7 @@ from .._exceptions import MCPTasksError
 from .._sansio.progress import StatusMessage, TaskProgress
 from .._sansio.task_machine import TaskMachine
 from ..models import Task, TaskStatus
+from ..observability import TaskTrace
 from ..outcomes import Outcome
 from .parking import DoneWakeup, Inbox, WatchItem, WatchQueue
 
@@ -106,8 +107,9 @@ class Tracked:
     """Workers draining ``input_queue`` (at most ``Limits.max_server_requests``)."""
     input_scopes: set[anyio.CancelScope] | None = None
     """One per 2026 input worker of this task: cancelled when its tracking ends."""
-    span: Any = None
-    """The task's lifecycle span (tracking to outcome), None when spans are off."""
+    span: TaskTrace | None = None
+    """The task's span (``observability.TaskTrace``: start or tracking to outcome), None when
+    spans are off."""
     follow: TaskFollow | None = None
     """How the task's input arrives and its outcome is fetched, in the client's generation
     (its driver's follower, ``following.py``): made on first need."""
