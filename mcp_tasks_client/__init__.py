@@ -24,6 +24,7 @@ where it went: ``mcp_tasks_client.Task`` raises an AttributeError naming
 import importlib
 from typing import TYPE_CHECKING
 
+from ._cache import CacheHints, ResultCache
 from ._client import (
     CallInputs,
     Client,
@@ -66,6 +67,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "UNTAGGED",
+    "CacheHints",
     "CallInputs",
     "Cancelled",
     "Client",
@@ -101,6 +103,7 @@ __all__ = [
     "RecordedOutcome",
     "RecordedSession",
     "RequestHandler",
+    "ResultCache",
     "Resumed",
     "RootsHandler",
     "RouterFactory",

@@ -8,7 +8,7 @@ driver of the generation the caller chose (``_drivers``: what every request carr
 answer means, the handshake, the checks made before a call is sent). It never branches on a
 generation: it asks its driver.
 
-May import: ``_session``, ``_drivers``, ``_sansio``, ``_io.base``, ``builders``,
+May import: ``_session``, ``_drivers``, ``_sansio``, ``_io.base``, ``builders``, ``_cache``,
 ``journal``, ``models``, ``_exceptions``, ``_limits``, ``observability`` (and the Client's own
 parts). Never the Poller or the InputRouter (they are built on it).
 
@@ -17,19 +17,26 @@ Deadlines and cancellation: see ``_client_base.py`` (and each method's docstring
 
 from __future__ import annotations
 
+import functools
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from types import TracebackType
 from typing import Any
 
 import attrs
 
+from ._cache import INVALIDATING, CacheContext, ResultCache
 from ._client_base import CallInputs
 from ._drivers import Driver, driver_for
-from ._exceptions import GetStreamUnavailable, MCPTasksError, UnsupportedProtocolVersion
+from ._exceptions import (
+    GetStreamUnavailable,
+    MCPTasksError,
+    UnsupportedProtocolVersion,
+    UsageError,
+)
 from ._features import FeatureCalls
 from ._generation import Generation
-from ._io.base import Transport
+from ._io.base import Transport, TransportWrapper
 from ._limits import Limits
 from ._sansio.progress import ProgressStats, TaskProgress
 from ._session import (
@@ -48,6 +55,7 @@ from .models import (
     InitializeResult,
     JSONObject,
     JSONRPCMessage,
+    JSONRPCNotification,
     JSONRPCResponse,
     RequestId,
     ServerCapabilities,
@@ -98,6 +106,16 @@ class Client(TaskCalls, FeatureCalls):
             message anyway (stdio, memory) needs nothing: it is then a no-op. A generation
             without the stream (2026-07-28) raises ``UnsupportedInGeneration`` here. Without
             it, :meth:`open_listen_stream` opens the stream when you call it.
+        cache: A :class:`ResultCache` to serve cacheable results from while their server's
+            caching hints say they are fresh (2026-07-28, SEP-2549: ``server/discover``, the
+            lists, ``resources/read``). None (the default): nothing is cached. 2025-11-25
+            results carry no hints and are never cached.
+        auth_context: Who this client's requests are authorized as, for the cache (a user id,
+            a token's subject: any hashable value): a ``"private"`` result is served only to
+            clients of the same server with an equal ``auth_context``. None: this client
+            alone. ``"public"`` results are shared by every client of the cache that talks to
+            the same server (the transport's URL; a transport without one is this client's
+            alone).
     """
 
     def __init__(
@@ -112,7 +130,17 @@ class Client(TaskCalls, FeatureCalls):
         on_warning: Callable[[MCPTasksError], None] | None = None,
         resume: InitializeResult | None = None,
         listen_stream: bool = False,
+        cache: ResultCache | None = None,
+        auth_context: Hashable | None = None,
     ) -> None:
+        if cache is not None and not isinstance(cache, ResultCache):
+            raise UsageError(f"cache= takes a ResultCache, got {type(cache).__name__}")
+        try:
+            hash(auth_context)
+        except TypeError:
+            raise UsageError(
+                f"auth_context= must be hashable (a str, an id), got {type(auth_context).__name__}"
+            ) from None
         self._driver: Driver = driver_for(generation, capabilities, client_info)
         if listen_stream:
             self._driver.require("the standalone GET stream")
@@ -132,6 +160,22 @@ class Client(TaskCalls, FeatureCalls):
             first_id=_resumed_first_id() if resume is not None else 1,
         )
         self._known_tools: dict[str, Tool] = {}
+        self._discovered: DiscoverResult | None = None
+        self._cache = cache
+        url = getattr(_innermost(transport), "url", None)
+        self._cache_context = CacheContext(
+            origin=url if isinstance(url, str) else object(),
+            auth=object() if auth_context is None else ("auth", auth_context),
+        )
+        if cache is not None:
+            for method in INVALIDATING:  # SEP-2549: list_changed still applies
+                self._session.on_notification(method, self._invalidate_cached)
+
+    def _invalidate_cached(self, notification: JSONRPCNotification) -> None:
+        if self._cache is not None:
+            self._cache.invalidate(
+                self._cache_context.origin, notification.method, notification.params
+            )
 
     async def __aenter__(self) -> Client:
         """Open the transport, start the reader and perform the generation's handshake
@@ -204,9 +248,8 @@ class Client(TaskCalls, FeatureCalls):
         waiting; nothing is kept from a discover that did not complete.
         """
         self._driver.require("server/discover")
-        result = self._decode(
-            await self.request("server/discover", timeout=timeout), DiscoverResult
-        )
+        reader = functools.partial(self._driver.converter.decode, cls=DiscoverResult)
+        result = await self._fetch("server/discover", None, reader, timeout)
         if not any(self._driver.supports(v) for v in result.supported_versions):
             raise UnsupportedProtocolVersion(
                 self._driver.protocol_version, result.supported_versions
@@ -277,6 +320,14 @@ class Client(TaskCalls, FeatureCalls):
     def progress_stats(self) -> ProgressStats:
         """What the progress book holds and has counted (``Limits.max_progress_tokens``)."""
         return self._session.progress_stats
+
+
+def _innermost(transport: Transport) -> Transport:
+    """The transport a chain of TransportWrappers wraps (whose URL names the server)."""
+    seen = 0
+    while isinstance(transport, TransportWrapper) and seen < 100:
+        transport, seen = transport.inner, seen + 1
+    return transport
 
 
 def _resumed_first_id() -> int:

@@ -19,6 +19,8 @@ import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
+from . import observability as _obs
+from ._cache import CacheContext, CacheHints, ResultCache
 from ._drivers import Driver
 from ._exceptions import DecodeError, InputRequired, LimitExceeded, MCPTasksError
 from ._generation import Generation
@@ -39,6 +41,18 @@ from .models import (
 __all__ = ["CallInputs", "ClientBase"]
 
 T = TypeVar("T")
+
+log = _obs.get_logger("client")
+
+
+def _observe_hit(method: str) -> None:
+    """A result served from the ResultCache: a DEBUG record, and a span of its own (no
+    request was sent, so no request span) with ``mcp_tasks.cache.hit`` true."""
+    log.debug("%s served from the result cache (no request sent)", method)
+    if _obs.tracer() is not None:
+        attributes = {"mcp.method.name": method, "mcp_tasks.cache.hit": True}
+        with _obs.span(method, attributes, client=True):
+            pass
 
 
 class _Answerable(Protocol):
@@ -68,6 +82,8 @@ class ClientBase:
     _client_info: Implementation
     _capabilities: ClientCapabilities
     _known_tools: dict[str, Tool]
+    _cache: ResultCache | None
+    _cache_context: CacheContext
 
     # -- what the caller chose (read-only: each is woven into the session and driver) ----------
 
@@ -100,6 +116,11 @@ class ClientBase:
     def driver(self) -> Driver:
         """The generation's driver (for the Poller, the InputRouter and conformance tools)."""
         return self._driver
+
+    @property
+    def cache(self) -> ResultCache | None:
+        """The ResultCache the caller passed (``Client(cache=...)``), or None: nothing cached."""
+        return self._cache
 
     @property
     def warnings(self) -> Sequence[MCPTasksError]:
@@ -158,6 +179,43 @@ class ClientBase:
 
     def _decode(self, raw: Any, cls: type[T]) -> T:
         return self._read(raw, functools.partial(self._driver.converter.decode, cls=cls))
+
+    async def _fetch(
+        self,
+        method: str,
+        params: JSONObject | None,
+        reader: Callable[[JSONObject], T],
+        timeout: float | None,
+    ) -> T:
+        """:meth:`_fetch_marked` without the mark."""
+        return (await self._fetch_marked(method, params, reader, timeout))[0]
+
+    async def _fetch_marked(
+        self,
+        method: str,
+        params: JSONObject | None,
+        reader: Callable[[JSONObject], T],
+        timeout: float | None,
+    ) -> tuple[T, bool]:
+        """A request whose answer ``reader`` reads, through the caller's ResultCache when it
+        passed one and the generation gives ``method`` caching hints (SEP-2549): a fresh entry
+        is served without a request (visible: a DEBUG record, a span with
+        ``mcp_tasks.cache.hit``); an answer with hints is kept as they allow. Returns the
+        result, and whether it was served from the cache."""
+        cache = self._cache if method in self._driver.cacheable_methods else None
+        sent: JSONObject | None = None
+        if cache is not None:
+            sent = self._driver.params(method, params)  # the key: every param as sent
+            hit = cache.get(self._cache_context, method, sent)
+            if hit is not None:
+                _observe_hit(method)
+                return hit, True
+        raw = await self.request(method, params, timeout=timeout)
+        result = self._read(raw, reader)
+        self._driver.check_hints(method, raw, self._session.warn)
+        if cache is not None:
+            cache.put(self._cache_context, method, sent, result, CacheHints.of(result))
+        return result, False
 
     def _call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         """A call's params with its MRTR answers as wire JSON."""

@@ -30,6 +30,7 @@ __all__ = [
     "InputStuck",
     "InvalidParams",
     "InvalidToolAnnotation",
+    "LenientCacheHint",
     "LimitExceeded",
     "MCPTasksError",
     "MethodNotFound",
@@ -409,6 +410,17 @@ class PollIntervalCapped(ProtocolError):
             f"PollPolicy.max_server_interval ({cap:g} s): polled at least that often, and by "
             "the task's ttl or the caller's deadline"
         )
+
+
+class LenientCacheHint(ProtocolError):
+    """A cacheable result's ``ttlMs`` or ``cacheScope`` (2026-07-28, SEP-2549) was malformed
+    and read the safe way: ``ttlMs`` as 0 (stale at once), ``cacheScope`` as ``"private"``.
+    The result itself is returned; kept in ``Client.warnings``, never raised."""
+
+    def __init__(self, method: str, problem: str) -> None:
+        self.method = method
+        self.problem = problem
+        super().__init__(f"{method}: {problem}")
 
 
 class ServerBusy(HTTPStatusError):

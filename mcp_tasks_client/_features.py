@@ -28,10 +28,12 @@ from .models import (
     InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
+    ListResourceTemplatesResult,
     ListToolsResult,
     Prompt,
     ReadResourceResult,
     Resource,
+    ResourceTemplate,
     Tool,
 )
 
@@ -53,11 +55,12 @@ class FeatureCalls(ClientBase):
         read (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
         params = {"cursor": cursor} if cursor is not None else None
-        page = self._decode(
-            await self.request("tools/list", params, timeout=timeout), ListToolsResult
-        )
+        reader = _reader(self, ListToolsResult)
+        page, served = await self._fetch_marked("tools/list", params, reader, timeout)
         keep = self.limits.max_known_tools
-        page = self._driver.read_tools_page(page, self._session.warn, keep)
+        # a page served from the cache was reported when it came: not warned again
+        warn = _unwarned if served else self._session.warn
+        page = self._driver.read_tools_page(page, warn, keep)
         for tool in page.tools:
             self._known_tools.pop(tool.name, None)
             self._known_tools[tool.name] = tool
@@ -82,8 +85,8 @@ class FeatureCalls(ClientBase):
         (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
         params = {"cursor": cursor} if cursor is not None else None
-        raw = await self.request("resources/list", params, timeout=timeout)
-        return self._decode(raw, ListResourcesResult)
+        reader = _reader(self, ListResourcesResult)
+        return await self._fetch("resources/list", params, reader, timeout)
 
     def list_resources(self, *, timeout: float | None = None) -> AsyncIterator[Resource]:
         """Every resource, page by page (as :meth:`list_tools`)."""
@@ -97,12 +100,34 @@ class FeatureCalls(ClientBase):
         (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
         params = {"cursor": cursor} if cursor is not None else None
-        raw = await self.request("prompts/list", params, timeout=timeout)
-        return self._decode(raw, ListPromptsResult)
+        reader = _reader(self, ListPromptsResult)
+        return await self._fetch("prompts/list", params, reader, timeout)
 
     def list_prompts(self, *, timeout: float | None = None) -> AsyncIterator[Prompt]:
         """Every prompt, page by page (as :meth:`list_tools`)."""
         return paginate("prompts/list", self.list_prompts_page, "prompts", timeout)
+
+    async def list_resource_templates_page(
+        self, cursor: str | None = None, *, timeout: float | None = None
+    ) -> ListResourceTemplatesResult:
+        """One page of ``resources/templates/list``; the cursor is opaque.
+        Deadline: timeout (default Timeouts.request). Cancelled: stops waiting
+        (notifications/cancelled sent when Timeouts.notify_cancelled).
+        """
+        params = {"cursor": cursor} if cursor is not None else None
+        reader = _reader(self, ListResourceTemplatesResult)
+        return await self._fetch("resources/templates/list", params, reader, timeout)
+
+    def list_resource_templates(
+        self, *, timeout: float | None = None
+    ) -> AsyncIterator[ResourceTemplate]:
+        """Every resource template, page by page (as :meth:`list_tools`)."""
+        return paginate(
+            "resources/templates/list",
+            self.list_resource_templates_page,
+            "resource_templates",
+            timeout,
+        )
 
     async def read_resource(
         self,
@@ -183,12 +208,23 @@ class FeatureCalls(ClientBase):
         return result
 
     async def _answer(self, method: str, cls: type[T], timeout: float | None, request: Any) -> T:
-        """One round of a request that cannot make a task: ``cls``, or InputRequired."""
-        raw = await self.request(method, self._call_params(request.params()), timeout=timeout)
-        answer = self._read(raw, functools.partial(self._driver.read_answer, cls=cls))
+        """One round of a request that cannot make a task: ``cls``, or InputRequired. A
+        cacheable one (``resources/read``) goes through the caller's ResultCache: its MRTR
+        retries never do (they carry ``inputResponses`` / ``requestState``)."""
+        reader = functools.partial(self._driver.read_answer, cls=cls)
+        params = self._call_params(request.params())
+        answer = await self._fetch(method, params, reader, timeout)
         if isinstance(answer, InputRequiredResult):
             raise InputRequired(method, getattr(request, "name", None) or request.uri, answer)
         return answer
+
+
+def _unwarned(problem: Any) -> None:
+    """Where a cached page's problems go: they were reported when it was fetched."""
+
+
+def _reader(client: ClientBase, cls: type[T]) -> Callable[[Any], T]:
+    return functools.partial(client._driver.converter.decode, cls=cls)
 
 
 async def paginate(

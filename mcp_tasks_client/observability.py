@@ -27,7 +27,9 @@ host's. Span and attribute names follow the OpenTelemetry semantic conventions f
 ``jsonrpc.request.id``, ``mcp.protocol.version``, ``gen_ai.tool.name``, and on failure
 ``rpc.response.status_code`` (the JSON-RPC error code) and ``error.type``. What the
 conventions do not cover is under ``mcp_tasks.``: ``mcp_tasks.generation``,
-``mcp_tasks.task.id`` (redactable), ``mcp_tasks.task.status`` and ``mcp_tasks.outcome``.
+``mcp_tasks.task.id`` (redactable), ``mcp_tasks.task.status`` and ``mcp_tasks.outcome``. A
+result served from the caller's ``ResultCache`` sends no request: it gets a span of its own,
+``{mcp.method.name}``, with ``mcp_tasks.cache.hit`` true.
 
 One trace per task. A task's span (``mcp_tasks.task``, a :class:`TaskTrace`) is begun when the
 task is started (or first tracked) and kept in its session's :class:`TaskTraces` by task id;
@@ -64,8 +66,8 @@ ROOT_LOGGER = "mcp_tasks_client"
 
 LOGGERS: Mapping[str, str] = {
     "mcp_tasks_client.client": "DEBUG: one record per request (method, request id, elapsed, "
-    "outcome); WARNING: every Client.warnings entry, orphaned tasks; ERROR: a caller's "
-    "handler or hook that raised",
+    "outcome), one per result served from the ResultCache; WARNING: every Client.warnings "
+    "entry, orphaned tasks; ERROR: a caller's handler or hook that raised",
     "mcp_tasks_client.poller": "DEBUG: a task tracked, each status change; INFO: a task's "
     "outcome (or the error that ended its tracking); WARNING: every Poller.warnings entry",
     "mcp_tasks_client.inputs": "ERROR: an input handler that raised; WARNING: the tasks/cancel "

@@ -12,7 +12,9 @@ How an answer is read (the digest's HTTP and stdio rules, E 5.1):
 - an InitializeResult at 2025-11-25 means it speaks 2025-11-25; tasks there need
   ``capabilities.tasks.requests.tools.call``;
 - any other error, an HTTP error status or a timeout means "not this generation", and the error
-  is kept in the report.
+  is kept in the report;
+- a DiscoverResult without well-formed caching hints (``ttlMs``, ``cacheScope``: a server MUST
+  send both, SEP-2549) is reported in ``discover_hint_problems`` (E H1, E H2).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from collections.abc import Callable
 import attrs
 
 from ._client import Client, Timeouts
+from ._codec._hints import hint_problems as malformed_hints
+from ._codec._hints import missing_hints
 from ._exceptions import (
     DecodeError,
     HeaderMismatch,
@@ -49,6 +53,10 @@ class ServerProbe:
     initialize: InitializeResult | None
     """The 2025-11-25 ``initialize`` answer, if there was one."""
     initialize_error: MCPTasksError | None
+    discover_hint_problems: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    """What the ``server/discover`` answer lacked or got wrong of its caching hints (a
+    complete cacheable 2026-07-28 result MUST carry ``ttlMs`` and ``cacheScope``, SEP-2549,
+    rules E H1 and E H2); empty when both are there and well formed, or there was no answer."""
 
     @property
     def generations(self) -> tuple[Generation, ...]:
@@ -102,6 +110,7 @@ async def probe_server(
     timeouts = Timeouts(request=timeout, initialize=timeout, orphan_watch=timeout)
     discover: DiscoverResult | None = None
     discover_error: MCPTasksError | None = None
+    hint_problems: list[str] = []
     try:
         async with Client(
             connect(), generation=Generation.V2026_07_28, client_info=client_info, timeouts=timeouts
@@ -112,6 +121,8 @@ async def probe_server(
                 discover = client.decode(raw, DiscoverResult)
             except DecodeError as exc:
                 raise exc.under("$.result") from None
+            hint_problems = [f"{key} missing (E H1)" for key in missing_hints(raw)]
+            hint_problems += [f"{problem} (E H2)" for problem in malformed_hints(raw)]
     except MCPTasksError as exc:
         discover_error = exc
     initialize: InitializeResult | None = None
@@ -123,4 +134,10 @@ async def probe_server(
             initialize = client.initialize_result
     except MCPTasksError as exc:
         initialize_error = exc
-    return ServerProbe(discover, discover_error, initialize, initialize_error)
+    return ServerProbe(
+        discover,
+        discover_error,
+        initialize,
+        initialize_error,
+        discover_hint_problems=tuple(hint_problems),
+    )

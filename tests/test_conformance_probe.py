@@ -105,6 +105,7 @@ async def test_a_conforming_server_has_nothing_flagged(generation: Generation) -
         (G2, "E S16", "fail"),
         (G2, "E S17", "fail"),
         (G2, "E A-23", "warn"),  # -32003 for -32021: read as it (E S3 passes), warned
+        (G2, "E H1", "fail"),  # discover and tools/list without caching hints (SEP-2549)
     ],
 )
 async def test_a_server_breaking_one_rule_fails_exactly_that_rule(

@@ -48,6 +48,7 @@ from mcp_tasks_client.testing import (
     json_objects,
     metas,
     tasks,
+    with_cache_hints,
 )
 
 # -- the codec ------------------------------------------------------------------------------
@@ -85,7 +86,7 @@ def test_a_create_task_result_is_flat_with_result_type_task(task: Task, meta: An
     assert converter.decode(encoded, CreateTaskResult) == created
 
 
-@given(st.one_of(discover_results(), input_required_results()))
+@given(st.one_of(with_cache_hints(discover_results()), input_required_results()))
 def test_discover_and_mrtr_results_round_trip(model: DiscoverResult | InputRequiredResult) -> None:
     assert converter.decode(converter.encode(model), type(model)) == model
 

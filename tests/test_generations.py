@@ -138,6 +138,7 @@ async def test_the_probe_tells_the_peers_apart(
         report = await probe_server(_http(url), client_info=INFO)
     assert set(report.generations) == speaks
     assert report.task_generations == tasks
+    assert report.discover_hint_problems == ()  # E H1, E H2: fastmcp 4 sends both
     if Generation.V2026_07_28 not in speaks:
         assert report.discover is None
         assert report.discover_error is not None

@@ -31,8 +31,9 @@ FLOORS: list[tuple[str, ...]] = [
     ("models", "_exceptions", "_limits", "_generation", "observability", "outcomes"),
     # 1: codecs: models to and from each generation's JSON, header codecs
     ("_codec",),
-    # 2: sans-I/O protocol pieces: correlation, task machine, scheduler, books; call builders
-    ("_sansio", "builders"),
+    # 2: sans-I/O protocol pieces: correlation, task machine, scheduler, books; call builders;
+    # the result cache
+    ("_sansio", "builders", "_cache"),
     # 3: transports: bytes in and out
     ("_io",),
     # 4: generation drivers: what each generation means (the only generation branches)

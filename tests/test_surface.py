@@ -186,3 +186,13 @@ def test_dialect_is_gone_and_an_unknown_name_is_a_plain_attribute_error() -> Non
         getattr(mcp_tasks_client, "Dialect")  # noqa: B009 - the name is the point
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchThing'"):
         getattr(mcp_tasks_client, "NoSuchThing")  # noqa: B009
+
+
+def test_the_result_cache_names_have_their_homes() -> None:
+    """Issue 28 (SEP-2549): what a program writes at the top (the cache it passes, the hints
+    it reads); the scope enum is a wire value; the lenient reading an error class."""
+    assert {"ResultCache", "CacheHints"} <= set(mcp_tasks_client.__all__)
+    assert "CacheScope" in models.__all__
+    assert {"ListResourceTemplatesResult", "ResourceTemplate"} <= set(models.__all__)
+    assert "LenientCacheHint" in errors.__all__
+    assert issubclass(errors.LenientCacheHint, errors.ProtocolError)

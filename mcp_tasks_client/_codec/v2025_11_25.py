@@ -27,6 +27,7 @@ from ..models import (
 from ..models.content import CONTENT_TYPES
 from ._converter import Family, WireConverter, _kind_of
 from ._fast_task import task_decoder_2025
+from ._hints import install_ignored
 
 PROTOCOL_VERSION = "2025-11-25"
 
@@ -218,6 +219,7 @@ def _build() -> tuple[WireConverter, Callable[[Any], Task]]:
     conv = WireConverter()
     install_common(conv)
     strict = _task_hooks(conv)
+    install_ignored(conv)  # no caching hints in this generation (SEP-2549 is 2026-07-28)
     return conv, strict
 
 

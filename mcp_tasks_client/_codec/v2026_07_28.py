@@ -12,6 +12,8 @@ What differs from 2025-11-25 at the level of shapes (the rest is shared, ``insta
 - ``clientCapabilities`` never carries the legacy ``tasks`` key (E A-24);
 - a tool's listing carries no ``execution.taskSupport`` (E 4): a tool read here says so
   (``Tool.task_support_listed``), and its ``task_support`` is UNKNOWN, never FORBIDDEN.
+- the cacheable results carry ``ttlMs`` and ``cacheScope`` (SEP-2549), read leniently
+  (``_hints.py``).
 
 Decode errors name the wire keys (``$.ttlMs``), never the model's names.
 """
@@ -27,6 +29,7 @@ from .._exceptions import DecodeError
 from ..models import ClientCapabilities, CreateTaskResult, Task, Tool
 from ._converter import WireConverter, _kind_of
 from ._fast_task import task_decoder_2026
+from ._hints import install_lenient
 from .v2025_11_25 import install_common
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -136,6 +139,7 @@ def _build() -> tuple[WireConverter, Callable[[Any], Task]]:
     _create_task_hooks(conv)
     _client_capabilities_hooks(conv)
     _tool_hooks(conv)
+    install_lenient(conv)
     return conv, strict
 
 

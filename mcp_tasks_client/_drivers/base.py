@@ -150,6 +150,9 @@ class Driver(abc.ABC):
     """The method of the notification that pushes a task's status."""
     missing: ClassVar[Mapping[str, str]]
     """Operations this generation does not have, each with what to do instead."""
+    cacheable_methods: ClassVar[frozenset[str]] = frozenset()
+    """The methods whose complete results carry caching hints (SEP-2549), which a
+    ``ResultCache`` may keep; none by default (2025-11-25 has no hints: never cached)."""
     progress_outlives_call: ClassVar[bool]
     """A task call's progress token stays valid for the task's life (2025-11-25), or ends with
     the call's answer (2026-07-28, E C43)."""
@@ -349,6 +352,12 @@ class Driver(abc.ABC):
     def created_task_id(self, raw: JSONObject | None) -> str | None:
         """The id of the task an answer names, read as leniently as possible: a task the
         server created must never be lost to a malformed answer."""
+
+    def check_hints(  # noqa: B027 - no hints to check by default
+        self, method: str, raw: JSONObject, warn: Callable[[MCPTasksError], None]
+    ) -> None:
+        """Report a cacheable result's hints that were read leniently (where the generation
+        has hints)."""
 
     def read_tools_page(
         self, page: ListToolsResult, warn: Callable[[MCPTasksError], None], keep: int

@@ -10,6 +10,8 @@ What this driver decides (against 2025-11-25, see ``v2025_11_25.py``):
   ``resultType``: task, complete, input_required (E C16-C20);
 - the outcome: inline in the terminal snapshot (E C27); input mid-flight: ``inputRequests``
   in a snapshot, answered with ``tasks/update`` (E C28-C33);
+- caching hints (SEP-2549): the cacheable results carry ``ttlMs`` / ``cacheScope``; a malformed
+  one is read the safe way and warned (``LenientCacheHint``);
 - status push: ``notifications/tasks`` on a ``subscriptions/listen``; cancel's answer: an empty,
   eventually consistent ack (E C36); no ``tasks/list`` (E S17), no ``tasks/result`` (E S16);
 - the field's drift, read on receipt and never sent (``read_error``, ``read_notification``):
@@ -28,11 +30,13 @@ from typing import Any, ClassVar, TypeVar
 import attrs
 
 from .._codec import v2026_07_28
+from .._codec._hints import hint_problems
 from .._codec.headers import ParamPath, header_annotations, param_headers, routing_headers
 from .._exceptions import (
     CapabilityNotNegotiated,
     DecodeError,
     InvalidToolAnnotation,
+    LenientCacheHint,
     MCPTasksError,
     MissingClientCapability,
     RPCError,
@@ -96,6 +100,16 @@ class Driver2026(Driver):
     converter = v2026_07_28.converter
     status_notification = "notifications/tasks"
     progress_outlives_call = False  # E C43: a task's progress is not reported by token
+    cacheable_methods = frozenset(  # SEP-2549: complete results carry ttlMs and cacheScope
+        {
+            "server/discover",
+            "tools/list",
+            "prompts/list",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+        }
+    )
     missing: ClassVar[Mapping[str, str]] = {
         "initialize": "use discover() for the server's capabilities",
         "session resume": "E C7: there is no session",
@@ -291,6 +305,15 @@ class Driver2026(Driver):
             return None
         task_id = raw.get("taskId")
         return task_id if isinstance(task_id, str) else None
+
+    def check_hints(
+        self, method: str, raw: JSONObject, warn: Callable[[MCPTasksError], None]
+    ) -> None:
+        if method not in self.cacheable_methods or raw.get("resultType", "complete") != "complete":
+            return
+        problems = hint_problems(raw)
+        if problems:
+            warn(LenientCacheHint(method, "; ".join(problems)))
 
     def read_tools_page(
         self, page: ListToolsResult, warn: Callable[[MCPTasksError], None], keep: int

@@ -7,7 +7,8 @@ its ``ttlMs`` and none of 2025-11-25's keys (E S4, S6, S25); inline a terminal t
 and an ``input_required`` task's ``inputRequests``, each key naming one request (E S6-S8,
 S14, S23); acknowledge ``tasks/update`` and ``tasks/cancel`` with nothing (E S13, S15); push
 ``notifications/tasks`` only on an acknowledged listen, naming it (E C40, C41); report no
-progress on a call's token once the call made a task (E C43); over HTTP set no session
+progress on a call's token once the call made a task (E C43); put well-formed caching hints
+on every complete cacheable result (E H1, E H2, SEP-2549); over HTTP set no session
 (E C7) and answer a JSON error with its HTTP status (E S24). The server sends the client no
 requests of its own here (input travels in ``inputRequests``), so none is checked. An earlier
 draft's form that the client reads as the current one (the driver's ``DRAFT_*`` constants) is
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._codec._hints import hint_problems, missing_hints
 from .._drivers.v2026_07_28 import (
     DRAFT_MISSING_CAPABILITY,
     DRAFT_STATUS_NOTIFICATION,
@@ -52,6 +54,17 @@ __all__ = ["SUBSCRIPTION_ID_META", "Checks2026"]
 SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
 
 _RESULT_TYPES = frozenset({"complete", "input_required", "task"})
+_CACHEABLE = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+"""SEP-2549's cacheable methods: their complete results carry ttlMs and cacheScope (E H1)."""
 _ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400}  # E C51-C54, E S24
 
 
@@ -138,6 +151,8 @@ class Checks2026(Checks):
             self.add(found, "E C19", f"resultType task on {method}", msg, None, verdict)
             if method != "tasks/get":
                 return
+        if method in _CACHEABLE and result_type in (None, "complete"):
+            self._hints(method, result, msg, found)
         if method == "server/discover":
             caps = obj(result.get("capabilities")) or {}
             extensions = obj(caps.get("extensions")) or {}
@@ -159,6 +174,15 @@ class Checks2026(Checks):
             if extra:
                 rule_id = "E S13" if method == "tasks/update" else "E S15"
                 self.add(found, rule_id, f"the ack carries {extra}", msg, params.get("taskId"))
+
+    def _hints(self, method: str, result: JSON, msg: JSON, found: list[Finding]) -> None:
+        """E H1, E H2 (SEP-2549): a complete cacheable result carries well-formed hints."""
+        missing = missing_hints(result)
+        if missing:
+            self.add(found, "E H1", f"the {method} result has no {' or '.join(missing)}", msg)
+        problems = hint_problems(result)
+        if problems:
+            self.add(found, "E H2", f"on the {method} result: {'; '.join(problems)}", msg)
 
     def _task_shape(
         self, task: JSON, msg: JSON, found: list[Finding], rule_id: str, *, create: bool

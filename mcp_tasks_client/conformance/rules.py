@@ -624,6 +624,26 @@ RULES: Mapping[str, Rule] = _rules(
         "a progress notification for a tools/call came after it returned its task",
         "SEP, CL #4",
     ),
+    # --- caching hints (SEP-2549), 2026-07-28 -------------------------------------------------
+    Rule(
+        "E H1",
+        M,
+        G2,
+        "a complete result of server/discover, tools/list, prompts/list, resources/list, "
+        "resources/templates/list or resources/read carries ttlMs and cacheScope",
+        "a cacheable result has no ttlMs or no cacheScope (the client reads ttlMs 0: stale "
+        "at once; cacheScope private)",
+        "SEP-2549, E C12 (CacheableResult)",
+    ),
+    Rule(
+        "E H2",
+        M,
+        G2,
+        "ttlMs is a non-negative integer (milliseconds); cacheScope is public or private",
+        "a cacheable result's ttlMs or cacheScope is malformed (read as 0 / private, and "
+        "warned: LenientCacheHint)",
+        "SEP-2549 (CacheableResult schema)",
+    ),
 )
 """Every registered rule by id (aliases included, mapping to the same Rule)."""
 

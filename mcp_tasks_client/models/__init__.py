@@ -5,16 +5,18 @@ Every wire value a program reads or builds is imported from here, and only from 
 JSON: ``mcp_tasks_client.wire`` encodes and decodes them for either protocol generation.
 """
 
-from ._base import MAX_DURATION_MS, UNSET, JSONObject, JSONValue, Unset
+from ._base import MAX_DURATION_MS, UNSET, CacheScope, JSONObject, JSONValue, Unset
 from .catalog import (
     GetPromptResult,
     ListPromptsResult,
     ListResourcesResult,
+    ListResourceTemplatesResult,
     Prompt,
     PromptArgument,
     PromptMessage,
     ReadResourceResult,
     Resource,
+    ResourceTemplate,
 )
 from .client_requests import (
     CreateMessageRequestParams,
@@ -85,6 +87,7 @@ __all__ = [
     "UNSET",
     "AudioContent",
     "BlobResourceContents",
+    "CacheScope",
     "CallToolResult",
     "ClientCapabilities",
     "ClientTasksCapability",
@@ -115,6 +118,7 @@ __all__ = [
     "JSONRPCResponse",
     "JSONValue",
     "ListPromptsResult",
+    "ListResourceTemplatesResult",
     "ListResourcesResult",
     "ListRootsResult",
     "ListTasksResult",
@@ -126,6 +130,7 @@ __all__ = [
     "RequestId",
     "Resource",
     "ResourceLink",
+    "ResourceTemplate",
     "Root",
     "RootsCapability",
     "SamplingCapability",

@@ -45,6 +45,14 @@ def extra_field() -> Any:
     return attrs.field(factory=dict, kw_only=True, metadata={"extra": True})
 
 
+class CacheScope(enum.Enum):
+    """Who may reuse a cacheable 2026-07-28 result (``cacheScope``, SEP-2549): anyone
+    (``PUBLIC``) or only the authorization context it was fetched in (``PRIVATE``)."""
+
+    PUBLIC = "public"
+    PRIVATE = "private"
+
+
 def wire(name: str, **kwargs: Any) -> Any:
     """An attrs field whose JSON key is ``name``."""
     metadata = dict(kwargs.pop("metadata", {}))

@@ -1,25 +1,29 @@
 """Resources and prompts: what a tasks client calls besides tools (both generations).
 
 Read like tools: ``resources/list`` and ``prompts/list`` page with an opaque cursor;
-``resources/read`` and ``prompts/get`` may, in 2026-07-28, ask for input first (MRTR).
+``resources/read`` and ``prompts/get`` may, in 2026-07-28, ask for input first (MRTR). The lists
+and ``resources/read`` are cacheable in 2026-07-28: they carry ``ttl_ms`` and ``cache_scope``
+(SEP-2549; None in 2025-11-25, which has no hints).
 """
 
 from __future__ import annotations
 
 import attrs
 
-from ._base import JSONObject, extra_field, meta_field
+from ._base import CacheScope, JSONObject, extra_field, meta_field
 from .content import BlobResourceContents, ContentBlock, TextResourceContents
 
 __all__ = [
     "GetPromptResult",
     "ListPromptsResult",
+    "ListResourceTemplatesResult",
     "ListResourcesResult",
     "Prompt",
     "PromptArgument",
     "PromptMessage",
     "ReadResourceResult",
     "Resource",
+    "ResourceTemplate",
 ]
 
 
@@ -44,6 +48,44 @@ class ListResourcesResult:
 
     resources: tuple[Resource, ...]
     next_cursor: str | None = None
+    ttl_ms: int | None = attrs.field(default=None, kw_only=True)
+    """``ttlMs`` (2026-07-28, SEP-2549): how long, in ms, the result may be reused; None where
+    the generation carries no hints (2025-11-25), 0 when the server sent none (see
+    :class:`~mcp_tasks_client.models.CacheScope`)."""
+    cache_scope: CacheScope | None = attrs.field(default=None, kw_only=True)
+    """``cacheScope`` (2026-07-28): who may reuse it; None where the generation carries no
+    hints."""
+    meta: JSONObject | None = meta_field()
+    extra: JSONObject = extra_field()
+
+
+@attrs.frozen
+class ResourceTemplate:
+    """A parameterised resource the server lists (``uriTemplate``, RFC 6570)."""
+
+    uri_template: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: JSONObject | None = None
+    meta: JSONObject | None = meta_field()
+    extra: JSONObject = extra_field()
+
+
+@attrs.frozen
+class ListResourceTemplatesResult:
+    """One page of ``resources/templates/list``."""
+
+    resource_templates: tuple[ResourceTemplate, ...]
+    next_cursor: str | None = None
+    ttl_ms: int | None = attrs.field(default=None, kw_only=True)
+    """``ttlMs`` (2026-07-28, SEP-2549): how long, in ms, the result may be reused; None where
+    the generation carries no hints (2025-11-25), 0 when the server sent none (see
+    :class:`~mcp_tasks_client.models.CacheScope`)."""
+    cache_scope: CacheScope | None = attrs.field(default=None, kw_only=True)
+    """``cacheScope`` (2026-07-28): who may reuse it; None where the generation carries no
+    hints."""
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()
 
@@ -53,6 +95,13 @@ class ReadResourceResult:
     """What ``resources/read`` returned: the contents, as text or base64 blobs."""
 
     contents: tuple[TextResourceContents | BlobResourceContents, ...]
+    ttl_ms: int | None = attrs.field(default=None, kw_only=True)
+    """``ttlMs`` (2026-07-28, SEP-2549): how long, in ms, the result may be reused; None where
+    the generation carries no hints (2025-11-25), 0 when the server sent none (see
+    :class:`~mcp_tasks_client.models.CacheScope`)."""
+    cache_scope: CacheScope | None = attrs.field(default=None, kw_only=True)
+    """``cacheScope`` (2026-07-28): who may reuse it; None where the generation carries no
+    hints."""
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()
 
@@ -84,6 +133,13 @@ class ListPromptsResult:
 
     prompts: tuple[Prompt, ...]
     next_cursor: str | None = None
+    ttl_ms: int | None = attrs.field(default=None, kw_only=True)
+    """``ttlMs`` (2026-07-28, SEP-2549): how long, in ms, the result may be reused; None where
+    the generation carries no hints (2025-11-25), 0 when the server sent none (see
+    :class:`~mcp_tasks_client.models.CacheScope`)."""
+    cache_scope: CacheScope | None = attrs.field(default=None, kw_only=True)
+    """``cacheScope`` (2026-07-28): who may reuse it; None where the generation carries no
+    hints."""
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()
 

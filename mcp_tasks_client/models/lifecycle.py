@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ._base import JSONObject, extra_field, meta_field, wire
+from ._base import CacheScope, JSONObject, extra_field, meta_field, wire
 
 __all__ = [
     "SERVER_INFO_META",
@@ -152,12 +152,14 @@ class InitializeResult:
 class DiscoverResult:
     """The answer to ``server/discover`` (2026-07-28, E 3.10): the versions and capabilities
     of a stateless server. ``ttl_ms`` and ``cache_scope`` say how long and for whom it may be
-    cached (E C12); they are read leniently (None when absent)."""
+    cached (E C12, SEP-2549): None where the generation carries no hints; read in 2026-07-28,
+    an absent or malformed ``ttlMs`` is 0 and an absent or unknown ``cacheScope`` is
+    ``PRIVATE`` (see :class:`CacheScope`)."""
 
     supported_versions: tuple[str, ...]
     capabilities: ServerCapabilities
     ttl_ms: int | None = None
-    cache_scope: str | None = None
+    cache_scope: CacheScope | None = None
     instructions: str | None = None
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()

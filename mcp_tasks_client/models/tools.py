@@ -6,7 +6,7 @@ import enum
 
 import attrs
 
-from ._base import JSONObject, extra_field, meta_field
+from ._base import CacheScope, JSONObject, extra_field, meta_field
 from .content import ContentBlock
 
 __all__ = ["CallToolResult", "ListToolsResult", "TaskSupport", "Tool", "ToolExecution"]
@@ -72,6 +72,13 @@ class ListToolsResult:
 
     tools: tuple[Tool, ...]
     next_cursor: str | None = None
+    ttl_ms: int | None = attrs.field(default=None, kw_only=True)
+    """``ttlMs`` (2026-07-28, SEP-2549): how long, in ms, the result may be reused; None where
+    the generation carries no hints (2025-11-25), 0 when the server sent none (see
+    :class:`~mcp_tasks_client.models.CacheScope`)."""
+    cache_scope: CacheScope | None = attrs.field(default=None, kw_only=True)
+    """``cacheScope`` (2026-07-28): who may reuse it; None where the generation carries no
+    hints."""
     meta: JSONObject | None = meta_field()
     extra: JSONObject = extra_field()
 

@@ -152,6 +152,11 @@ class Dialect(abc.ABC):
         """A result as it goes out."""
         return out
 
+    def hinted(self, method: str, out: JSON) -> JSON:
+        """``out`` (the result of ``method``) with the caching hints the generation has
+        (none by default)."""
+        return out
+
     def client_answered(self, message: JSON) -> None:  # noqa: B027 - nothing was asked
         """The client answered a request the server sent."""
 

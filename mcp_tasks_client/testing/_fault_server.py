@@ -45,7 +45,8 @@ What differs by generation is one dialect module each (``_fault_v2025_11_25.py``
 ``_fault_v2026_07_28.py``) on ``_fault_base.py``; :data:`DIALECTS` is the only map from a
 generation to its dialect. This module serves, keeps the tasks, and answers what both
 generations answer alike (``ping``, ``tools/list``, ``tools/call``, ``tasks/get``,
-``tasks/update``, ``initialize``, ``server/discover``).
+``tasks/update``, ``initialize``, ``server/discover``). In 2026-07-28 its cacheable results
+(``server/discover``, ``tools/list``) carry the caching hints ``cache_hints`` (SEP-2549).
 
 May import: ``_generation``, ``models``, ``_io``, this package's ``_http`` and
 ``_fault_*`` modules.
@@ -125,6 +126,7 @@ BREAKABLE: Mapping[str, str] = {
     "E S16": "tasks/result answers a result",
     "E S17": "tasks/list answers a result",
     "E S21": "confirm creates its task at once and asks its input inside it, not by MRTR first",
+    "E H1": "server/discover and tools/list answer without ttlMs and cacheScope (SEP-2549)",
     "V-27": "over HTTP, a bogus MCP-Protocol-Version is served (not 400) and a session the "
     "client ended with DELETE goes on (not 404)",
     "V-28": "tasks/list lists the tasks of every session, not only the caller's (over HTTP; "
@@ -164,6 +166,7 @@ class FaultServer:
         on_message: Hook | None = None,
         steps: int = 2,
         ask_on: str = "result",
+        cache_hints: tuple[int, str] = (60_000, "public"),
     ) -> None:
         if ask_on not in _ASK_ON:
             raise ValueError(f"ask_on is one of {sorted(_ASK_ON)}, not {ask_on!r}")
@@ -187,6 +190,9 @@ class FaultServer:
             raise ValueError(f"FaultServer cannot break {sorted(unknown)}; see BREAKABLE")
         self.on_message = on_message
         self.steps = steps
+        self.cache_hints = cache_hints
+        """``(ttlMs, cacheScope)`` of every complete cacheable result (2026-07-28, SEP-2549:
+        ``server/discover``, ``tools/list``); left out with E H1 broken."""
         self.tasks: dict[str, FaultTask] = {}
         self.received: list[JSON] = []
         """Every message the server read, in order."""
@@ -344,6 +350,7 @@ class FaultServer:
         if isinstance(out, tuple):
             code, text, data = out
             return self._error(message, code, text, data)
+        out = self._dialect.hinted(method, out)
         return {"jsonrpc": "2.0", "id": message["id"], "result": self._dialect.result(out)}
 
     @staticmethod

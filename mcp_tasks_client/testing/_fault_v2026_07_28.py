@@ -11,7 +11,8 @@ before it creates its task (E S21 broken: inside it). A task carries ``ttlMs`` a
 ``inputRequests`` (``q1``, then ``q2``; E S14 broken: the second reuses ``q1``, shown once),
 answered by ``tasks/update``. ``tasks/cancel`` answers an empty ack; ``tasks/result`` and
 ``tasks/list`` are -32601 (E S16, E S17 broken: answered). E A-23 broken: the task-only
-tools' refusal is an earlier draft's -32003.
+tools' refusal is an earlier draft's -32003. ``server/discover`` and ``tools/list`` carry the
+caching hints (SEP-2549; E H1 broken: none).
 
 May import what ``_fault_base.py`` may, ``_fault_base``, and the 2026-07-28 driver's names of
 an earlier draft's forms (``DRAFT_MISSING_CAPABILITY``, to break E A-23).
@@ -42,6 +43,8 @@ __all__ = ["Dialect2026"]
 
 _ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400, -32003: 400}  # E S24
 _CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_CACHEABLE = frozenset({"server/discover", "tools/list"})
+"""What this server answers of SEP-2549's cacheable methods."""
 
 
 class Dialect2026(Dialect):
@@ -84,6 +87,14 @@ class Dialect2026(Dialect):
 
     def result(self, out: JSON) -> JSON:
         out.setdefault("resultType", "complete")
+        return out
+
+    def hinted(self, method: str, out: JSON) -> JSON:
+        # SEP-2549: a complete cacheable result MUST carry ttlMs and cacheScope (E H1).
+        if method in _CACHEABLE and "E H1" not in self.server.breaks:
+            ttl, scope = self.server.cache_hints
+            out.setdefault("ttlMs", ttl)
+            out.setdefault("cacheScope", scope)
         return out
 
     def wants_task(self, name: str, params: JSON) -> bool:

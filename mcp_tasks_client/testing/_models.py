@@ -39,6 +39,7 @@ from mcp_tasks_client.models import (
     UNSET,
     AudioContent,
     BlobResourceContents,
+    CacheScope,
     CallToolResult,
     ClientCapabilities,
     ClientTasksCapability,
@@ -69,6 +70,7 @@ from mcp_tasks_client.models import (
     JSONValue,
     ListPromptsResult,
     ListResourcesResult,
+    ListResourceTemplatesResult,
     ListRootsResult,
     ListTasksResult,
     ListToolsResult,
@@ -79,6 +81,7 @@ from mcp_tasks_client.models import (
     RequestId,
     Resource,
     ResourceLink,
+    ResourceTemplate,
     Root,
     RootsCapability,
     SamplingCapability,
@@ -100,12 +103,14 @@ from mcp_tasks_client.models import (
 from mcp_tasks_client.models.content import CONTENT_TYPES
 
 __all__ = [
+    "CACHEABLE_RESULTS",
     "GEN2_TASK_KEYS",
     "JSON_KINDS",
     "MODEL_STRATEGIES",
     "WIRE_MODELS",
     "audio_contents",
     "blob_resource_contents",
+    "cache_hint_pairs",
     "call_tool_results",
     "client_capabilities",
     "client_tasks_capabilities",
@@ -139,6 +144,7 @@ __all__ = [
     "jsonrpc_requests",
     "jsonrpc_responses",
     "list_prompts_results",
+    "list_resource_templates_results",
     "list_resources_results",
     "list_roots_results",
     "list_tasks_results",
@@ -153,6 +159,7 @@ __all__ = [
     "replaced",
     "request_ids",
     "resource_links",
+    "resource_templates",
     "resources",
     "roots",
     "roots_capabilities",
@@ -174,7 +181,9 @@ __all__ = [
     "tools_capabilities",
     "unknown_contents",
     "wild_numbers",
+    "wire_cache_hints",
     "wire_keys",
+    "with_cache_hints",
 ]
 
 T = TypeVar("T")
@@ -644,6 +653,32 @@ def list_resources_results() -> st.SearchStrategy[ListResourcesResult]:
 
 
 @_shared
+def resource_templates() -> st.SearchStrategy[ResourceTemplate]:
+    return st.builds(
+        ResourceTemplate,
+        uri_template=_texts(),
+        name=_texts(),
+        title=_optional(_texts()),
+        description=_optional(_texts()),
+        mime_type=_optional(_texts()),
+        annotations=_optional(json_objects()),
+        meta=metas(),
+        extra=extras(ResourceTemplate),
+    )
+
+
+@_shared
+def list_resource_templates_results() -> st.SearchStrategy[ListResourceTemplatesResult]:
+    return st.builds(
+        ListResourceTemplatesResult,
+        resource_templates=_tuples(resource_templates(), max_size=2),
+        next_cursor=_optional(_texts()),
+        meta=metas(),
+        extra=extras(ListResourceTemplatesResult),
+    )
+
+
+@_shared
 def read_resource_results() -> st.SearchStrategy[ReadResourceResult]:
     contents = st.one_of(text_resource_contents(), blob_resource_contents())
     return st.builds(
@@ -845,15 +880,16 @@ def input_required_results() -> st.SearchStrategy[InputRequiredResult]:
 
 @_shared
 def discover_results() -> st.SearchStrategy[DiscoverResult]:
-    return st.builds(
-        DiscoverResult,
-        supported_versions=_tuples(st.just("2026-07-28") | _texts()),
-        capabilities=server_capabilities(),
-        ttl_ms=_optional(_non_negative_ints()),
-        cache_scope=_optional(st.sampled_from(["public", "private"])),
-        instructions=_optional(_texts()),
-        meta=metas(),
-        extra=extras(DiscoverResult),
+    # 2026-07-28's alone: always with its hints, as that generation reads them
+    return with_cache_hints(
+        st.builds(
+            DiscoverResult,
+            supported_versions=_tuples(st.just("2026-07-28") | _texts()),
+            capabilities=server_capabilities(),
+            instructions=_optional(_texts()),
+            meta=metas(),
+            extra=extras(DiscoverResult),
+        )
     )
 
 
@@ -1056,6 +1092,8 @@ MODEL_STRATEGIES: Mapping[type, Callable[[], st.SearchStrategy[Any]]] = {
     UnknownContent: unknown_contents,
     Resource: resources,
     ListResourcesResult: list_resources_results,
+    ResourceTemplate: resource_templates,
+    ListResourceTemplatesResult: list_resource_templates_results,
     ReadResourceResult: read_resource_results,
     PromptArgument: prompt_arguments,
     Prompt: prompts,
@@ -1101,6 +1139,71 @@ _ENVELOPES = frozenset(
 
 WIRE_MODELS: tuple[type, ...] = tuple(cls for cls in MODEL_STRATEGIES if cls not in _ENVELOPES)
 """The models the generation converter encodes (the JSON-RPC envelopes have their own codec)."""
+
+
+# --- caching hints (2026-07-28, SEP-2549) -----------------------------------------------------
+
+CACHEABLE_RESULTS: tuple[type, ...] = (
+    DiscoverResult,
+    ListToolsResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceResult,
+)
+"""The results that carry ``ttlMs`` and ``cacheScope`` in 2026-07-28. Their strategies above
+draw them without hints (as 2025-11-25 reads them; ``discover_results``, 2026-07-28's alone,
+with them); :func:`with_cache_hints` adds hints."""
+
+
+@_shared
+def cache_hint_pairs() -> st.SearchStrategy[tuple[int, CacheScope]]:
+    """Valid hints as a 2026-07-28 codec reads them: ``(ttl_ms, cache_scope)``, ``ttl_ms``
+    in ``0..MAX_DURATION_MS`` with 0 (stale at once) and small values drawn often."""
+    ttl = st.sampled_from([0, 1, 1000, 60_000]) | _durations_ms()
+    return st.tuples(ttl, st.sampled_from(list(CacheScope)))
+
+
+def with_cache_hints(models: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
+    """``models`` (a cacheable result's strategy) with valid hints: what a 2026-07-28 codec
+    decodes them to, so ``decode(encode(m)) == m`` holds under that generation."""
+    return st.builds(
+        lambda model, hints: attrs.evolve(model, ttl_ms=hints[0], cache_scope=hints[1]),
+        models,
+        cache_hint_pairs(),
+    )
+
+
+_ABSENT = object()
+
+
+@_shared
+def wire_cache_hints() -> st.SearchStrategy[dict[str, JSONValue]]:
+    """The hint keys as a server may send them, odd values included: ``{}`` (both absent),
+    valid pairs, and malformed ones (a negative or fractional ``ttlMs``, a string, ``true``,
+    ``null``, past ``MAX_DURATION_MS``; a scope in the wrong case or of another kind). Merge
+    into a cacheable result's encoding; ``mcp_tasks_client._codec._hints.read_hints`` says
+    what each reads as."""
+    odd_ttls: st.SearchStrategy[JSONValue] = st.one_of(
+        st.integers(max_value=-1),
+        st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: not x.is_integer()),
+        st.integers(min_value=MAX_DURATION_MS + 1, max_value=2**63),
+        st.sampled_from(["60000", "", True, False, None, [], {}]),
+    )
+    ttls = st.sampled_from([_ABSENT, 0, 1, 60_000, 60_000.0]) | _durations_ms() | odd_ttls
+    scopes = st.sampled_from(
+        [_ABSENT, "public", "private", "PUBLIC", "Private", "", "shared", None, 1, True, []]
+    )
+
+    def build(ttl: Any, scope: Any) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {}
+        if ttl is not _ABSENT:
+            out["ttlMs"] = ttl
+        if scope is not _ABSENT:
+            out["cacheScope"] = scope
+        return out
+
+    return st.builds(build, ttls, scopes)
 
 
 # --- near misses ---------------------------------------------------------------------------

@@ -295,6 +295,9 @@ def _traffic2(
             "capabilities": {"tools": {}, "extensions": {TASKS_EXTENSION: {}}},
             "serverInfo": {"name": "s", "version": "1"},
             "resultType": "complete",
+            # SEP-2549 (E H1, E H2): a cacheable result's hints
+            "ttlMs": draw(st.integers(0, 3_600_000)),
+            "cacheScope": draw(st.sampled_from(["public", "private"])),
         },
     )
     created_at = b.tick()
@@ -706,6 +709,16 @@ _m2("V-26", min_running=1)(_created_at_moves)
 @_m2("E S1")
 def _legacy_capability(t: list[tuple[str, Message]]) -> None:
     _results(t, "server/discover")[0]["capabilities"]["tasks"] = {"list": {}}
+
+
+@_m2("E H1")
+def _no_cache_hints(t: list[tuple[str, Message]]) -> None:
+    del _results(t, "server/discover")[0]["ttlMs"]
+
+
+@_m2("E H2")
+def _malformed_cache_hints(t: list[tuple[str, Message]]) -> None:
+    _results(t, "server/discover")[0]["cacheScope"] = "shared"
 
 
 @_m2("E C15", min_running=1)

@@ -30,6 +30,10 @@ Usage:
   python fastmcp_tasks_server.py http [PORT]   # http://127.0.0.1:PORT/mcp
   python fastmcp_tasks_server.py stdio
 
+Caching hints (SEP-2549): ``ttlMs`` 0 and ``cacheScope`` private by default; with
+``MCP_TASKS_PEER_CACHE_TTL=<seconds>`` (and ``MCP_TASKS_PEER_CACHE_SCOPE=public|private``) every
+cacheable result carries that TTL and scope (fastmcp's ``cache_ttl`` / ``cache_scope``).
+
 Backend: TasksExtension() defaults to FASTMCP_DOCKET_URL=memory:// (in-process, no Redis).
 """
 
@@ -53,7 +57,16 @@ from mcp_types import (  # type: ignore[import-not-found, unused-ignore]
 )
 from pydantic import Field  # type: ignore[import-not-found, unused-ignore]
 
-mcp = FastMCP("fastmcp-tasks-peer")
+# SEP-2549 caching hints: fastmcp sends ttlMs 0 / cacheScope private unless told a TTL.
+# MCP_TASKS_PEER_CACHE_TTL (seconds) and MCP_TASKS_PEER_CACHE_SCOPE set them for every
+# cacheable result (tests/test_cache_peers.py starts a second server with them).
+_CACHE_TTL = os.environ.get("MCP_TASKS_PEER_CACHE_TTL")
+_CACHE_SCOPE = os.environ.get("MCP_TASKS_PEER_CACHE_SCOPE") if _CACHE_TTL else None
+mcp = FastMCP(
+    "fastmcp-tasks-peer",
+    cache_ttl=int(_CACHE_TTL) if _CACHE_TTL else None,
+    cache_scope=_CACHE_SCOPE,  # type: ignore[arg-type, unused-ignore]
+)
 mcp.add_extension(TasksExtension())
 FAST = timedelta(milliseconds=200)
 OPTIONAL = TaskConfig(mode="optional", poll_interval=FAST)
