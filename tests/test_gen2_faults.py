@@ -459,7 +459,8 @@ async def test_a_listen_the_server_refuses_is_not_reopened_in_a_loop() -> None:
     """A server answering subscriptions/listen with -32601: one listen, then polling; a new
     listen only when the set of waited tasks changes."""
     listens: list[list[str]] = []
-    polls = {"n": 0}
+    polls = {"n": 0, "at_refusal": -1}
+    polled_after_refusal = anyio.Event()
 
     async def serve(request: Received, conn: Conn) -> None:
         method = request.rpc_method
@@ -467,9 +468,12 @@ async def test_a_listen_the_server_refuses_is_not_reopened_in_a_loop() -> None:
             await conn.result(request, {"resultType": "task", **task(request.params["name"])})
         elif method == "subscriptions/listen":
             listens.append(request.params["notifications"]["taskIds"])
+            polls["at_refusal"] = polls["n"]
             await conn.error(request, -32601, "no listen here")
         elif method == "tasks/get":
             polls["n"] += 1
+            if polls["at_refusal"] >= 0 and polls["n"] >= polls["at_refusal"] + 5:
+                polled_after_refusal.set()
             task_id = request.params["taskId"]
             done = polls["n"] >= 20 and task_id == "late"
             body = task(task_id, "completed") if done else task(task_id)
@@ -481,8 +485,13 @@ async def test_a_listen_the_server_refuses_is_not_reopened_in_a_loop() -> None:
         first = task_created(await client.start(ToolCall("early").as_task()))
         second = task_created(await client.start(ToolCall("late").as_task()))
         async with Poller(client, policy) as poller:
-            with anyio.move_on_after(1.0):
-                await poller.wait(first)  # never ends: listened to once, then polled
+            # The first wait never ends: listened to once, then polled. Five polls after the
+            # refusal (not a fixed time: at load 12 one second once held no listen at all).
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(poller.wait, first)
+                    await polled_after_refusal.wait()
+                    group.cancel_scope.cancel()
             assert listens == [["early"]]
             with anyio.fail_after(10):
                 outcome = await poller.wait(second)

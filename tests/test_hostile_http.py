@@ -497,12 +497,14 @@ async def test_abandon_sends_every_cancel_at_once_within_one_bound() -> None:
     caller regained control 20 x 30 s late. Now concurrently, within ``abandon_timeout``."""
     handler, cancelled = working_tasks(stall_cancel=True)
     ids = [f"t-{n}" for n in range(20)]
-    policy = PollPolicy(floor=0.01, jitter=0.0, cancel_on_abandon=True, abandon_timeout=1.0)
+    # The bound: 5 s for all 20 (at load 12, 1 s once left two unsent); one after another,
+    # each bounded by request_timeout (30 s), would be 600 s, far past the 30 s guard below.
+    policy = PollPolicy(floor=0.01, jitter=0.0, cancel_on_abandon=True, abandon_timeout=5.0)
     # 20 stalled cancels hold 20 connections at once: a pool that has them (the lean one's
     # default is 16; the rest would wait for a slot, which is the pool doing its job).
     pool = {"max_connections": 32}
     async with HostileHTTPServer(handler) as server:
-        with anyio.fail_after(15):
+        with anyio.fail_after(30):
             async with (
                 connected(server, transport=pool) as client,
                 Poller(client, policy) as poller,
