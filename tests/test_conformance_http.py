@@ -39,6 +39,8 @@ DISCOVER = {
     "capabilities": {"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
     "serverInfo": {"name": "hostile", "version": "0"},
     "resultType": "complete",
+    "ttlMs": 0,  # the caching hints a complete discover result MUST carry (E H1)
+    "cacheScope": "private",
 }
 
 

@@ -42,7 +42,6 @@ from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task,
 from ..outcomes import Completed, Failed, Outcome
 from ..probe import probe_server
 from ..resume import Resumed, client_for, resume
-from ._conformance_client import conformance_client
 from ._connect import (
     client_info,
     identity_of,
@@ -203,7 +202,7 @@ class Run:
             if command == "probe":
                 return await self.probe(ns)
             if command == "conformance-client":
-                return await conformance_client(ns, self.options.timeout)
+                return await self.conformance_client(ns)
             if command == "call":
                 self.check_call(ns)
             with contextlib.ExitStack() as stack:
@@ -309,6 +308,21 @@ class Run:
         code = ExitCode.FAILED if failed else ExitCode.COMPLETED
         self.out.rules(rules, code)
         return code
+
+    async def conformance_client(self, ns: argparse.Namespace) -> ExitCode:
+        """``conformance-client``: its scripted servers come from the ``testing`` extra
+        (hypothesis), imported only for this command; without the extra, a usage error naming
+        it (the other commands never need it)."""
+        try:
+            from ._conformance_client import conformance_client
+        except ModuleNotFoundError as exc:
+            if exc.name != "hypothesis":
+                raise
+            raise UsageError(
+                "conformance-client needs the `testing` extra: "
+                "pip install 'mcp-tasks-client[testing]'"
+            ) from None
+        return await conformance_client(ns, self.options.timeout)
 
     def check_call(self, ns: argparse.Namespace) -> None:
         """What the generation refuses of a call, in the command line's words, before anything
