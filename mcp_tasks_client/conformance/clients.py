@@ -32,10 +32,23 @@ Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
   after each ack still shows the answered key (E C33): each key answered once (E C31).
 - ``request-state`` (2026-07-28): MRTR before the task, with a ``requestState`` that only an
   untouched echo keeps (E C46), on a retry with a new id (E C47).
+- ``related-task`` (2025-11-25): the task's question carries related-task ``_meta``; the
+  client's answer echoes it (C-25, read by A-11: the client's side-channel answers too).
+- ``untagged-question`` (2025-11-25): the server forgets the question's related-task
+  ``_meta`` (V-21 broken, as servers in the wild do): the client still answers it, and names
+  no task it was not told (A-23: route by content, never guess).
+- ``routing-headers`` (2026-07-28): every request's ``MCP-Protocol-Version``, ``Mcp-Method``
+  and (``tools/call``) ``Mcp-Name`` equal its body (E C57); ``tasks/get``, ``tasks/update``
+  and ``tasks/cancel`` carry ``Mcp-Name`` equal to their ``taskId`` (E C58), decoded from
+  ``=?base64?...?=`` when so sent (E C59).
+
+Each check cites a client rule of :data:`CLIENT_RULES`, the registry of the rules that bind
+a client (as ``conformance.RULES`` is the server's); ``docs/rule-ids.md`` carries its table
+(:func:`render_client_rules`).
 
 A deliberately wrong client for each scenario ships as
-``python -m mcp_tasks_client.conformance.wrong_client`` (its ``WRONG_CLIENT_SCENARIO``
-says which rule to break) and the tests show each scenario fails it.
+``python -m mcp_tasks_client.conformance.wrong_client`` (the scenario's name says which rule
+to break) and the tests show each scenario fails it.
 
 May import: this package's ``rules``; ``_generation``, ``models``, ``testing`` (the scripted
 servers).
@@ -43,6 +56,7 @@ servers).
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import os
@@ -59,7 +73,17 @@ from .._generation import Generation
 from ..models import TASKS_EXTENSION
 from ..testing import FaultServer
 
-__all__ = ["SCENARIOS", "Check", "Recording", "Scenario", "render_table", "run_scenario"]
+__all__ = [
+    "CLIENT_RULES",
+    "SCENARIOS",
+    "Check",
+    "ClientRule",
+    "Recording",
+    "Scenario",
+    "render_client_rules",
+    "render_table",
+    "run_scenario",
+]
 
 JSON = dict[str, Any]
 G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
@@ -104,6 +128,19 @@ class Recording:
     """The ids of the tasks the server created."""
     final: dict[str, str] = attrs.field(factory=dict)
     """Each created task's status when the client was done."""
+    asked: list[JSON] = attrs.field(factory=list)
+    """Every request the server sent the client (its questions), in order."""
+    posts: list[tuple[Mapping[str, str], Any]] = attrs.field(factory=list)
+    """Every HTTP POST the client made: its headers (lower-case names) and its JSON body."""
+
+    def answers(self) -> dict[Any, JSON]:
+        """The client's answers to the server's questions, by the question's id."""
+        asked = {q.get("id") for q in self.asked}
+        return {
+            m["id"]: m
+            for _, m in self.received
+            if "method" not in m and m.get("id") in asked and ("result" in m or "error" in m)
+        }
 
     def requests(self, method: str) -> list[tuple[float, JSON]]:
         return [(t, m) for t, m in self.received if m.get("method") == method and "id" in m]
@@ -132,6 +169,78 @@ _TTL_KEY = {G1: "ttl", G2: "ttlMs"}
 _ASKS_TTL = frozenset({G1})
 """The generations where the client asks for a ttl (2026-07-28: the server alone sets it)."""
 _TTL_ASKED = {G1: 60_000}
+
+
+@attrs.frozen
+class ClientRule:
+    """One rule of the catalogue that binds a task **client**, as the suite judges it: its
+    id (``C-nn``, ``E Cnn``, ``A-nn``; ``docs/rule-ids.md``), the spec's keyword, the
+    generations it applies to, and what a client that keeps it does."""
+
+    id: str
+    level: str
+    generations: frozenset[Generation]
+    summary: str
+
+
+def _client_rules(*rules: ClientRule) -> Mapping[str, ClientRule]:
+    table: dict[str, ClientRule] = {}
+    for r in rules:
+        if r.id in table:
+            raise ValueError(f"client rule {r.id} registered twice")
+        table[r.id] = r
+    return table
+
+
+_G1_ONLY, _G2_ONLY = frozenset({G1}), frozenset({G2})
+CLIENT_RULES: Mapping[str, ClientRule] = _client_rules(
+    ClientRule("C-15", "SHOULD", _G1_ONLY, "ask for a task only when the caller opts in"),
+    ClientRule(
+        "E C18",
+        "MUST",
+        _G2_ONLY,
+        "declares the extension (MUST then take either result) only on an opted-in call",
+    ),
+    ClientRule("C-18", "MAY", _G1_ONLY, "send the caller's task.ttl as asked, in ms"),
+    ClientRule(
+        "E C26",
+        "MAY",
+        _G2_ONLY,
+        "the ttl backstop is for a non-null ttlMs: a null one is followed to its end",
+    ),
+    ClientRule("C-19", "SHOULD", _G1_ONLY, "respect pollInterval"),
+    ClientRule("E C23", "SHOULD", _G2_ONLY, "respect pollIntervalMs"),
+    ClientRule("C-21", "SHOULD", _G1_ONLY, "on input_required, call tasks/result"),
+    ClientRule(
+        "C-25", "MUST", _G1_ONLY, "an answer to a task's question echoes its related-task _meta"
+    ),
+    ClientRule(
+        "A-23",
+        "reading",
+        _G1_ONLY,
+        "route a question by its content; one naming no task is still answered, and no task "
+        "is guessed for it",
+    ),
+    ClientRule("C-26", "MUST", _G1_ONLY, "cancel a task with tasks/cancel"),
+    ClientRule("E C35", "MUST", _G2_ONLY, "cancel a task with tasks/cancel"),
+    ClientRule("C-30", "SHOULD", _G1_ONLY, "track a created task's id"),
+    ClientRule("E C22", "MUST", _G2_ONLY, "use the created task's id for every later call"),
+    ClientRule("E C31", "SHOULD", _G2_ONLY, "answer each inputRequests key once"),
+    ClientRule("E C46", "MUST", _G2_ONLY, "echo requestState byte for byte"),
+    ClientRule("E C47", "MUST", _G2_ONLY, "an MRTR retry is a new request with a new id"),
+    ClientRule(
+        "E C57",
+        "MUST",
+        _G2_ONLY,
+        "MCP-Protocol-Version, Mcp-Method and (tools/call) Mcp-Name equal the body",
+    ),
+    ClientRule(
+        "E C58", "MUST", _G2_ONLY, "tasks/get, update, cancel carry Mcp-Name equal to the taskId"
+    ),
+)
+"""Every client rule a scenario judges, by id (``docs/rule-ids.md`` documents each; the
+server rules are :data:`~mcp_tasks_client.conformance.RULES`)."""
+
 _RULES: dict[str, dict[Generation, str]] = {
     "opt-in": {G1: "C-15", G2: "E C18"},
     "poll-interval": {G1: "C-19", G2: "E C23"},
@@ -141,7 +250,16 @@ _RULES: dict[str, dict[Generation, str]] = {
     "input-requests-once": {G2: "E C31"},
     "ttl": {G1: "C-18", G2: "E C26"},
     "request-state": {G2: "E C46"},
+    "related-task": {G1: "C-25"},
+    "untagged-question": {G1: "A-23"},
+    "routing-headers": {G2: "E C58"},
 }
+"""The rule each scenario judges first, per generation."""
+_ALSO_CITED: dict[str, tuple[str, ...]] = {
+    "request-state": ("E C47",),
+    "routing-headers": ("E C57",),
+}
+"""Further rules a scenario's checks cite."""
 
 
 _NULL = object()
@@ -210,6 +328,13 @@ class _ScenarioServer(FaultServer):
         return out
 
 
+def _body(request: Any) -> Any:
+    try:
+        return request.json
+    except ValueError:  # not JSON: no body to judge
+        return None
+
+
 Judge = Callable[[Recording, str], list[Check]]
 
 
@@ -229,12 +354,19 @@ class Scenario:
     request_state: str | None = None
     extra_context: Callable[[Generation], Mapping[str, Any]] = lambda g: {}
     """Context keys that differ by generation."""
+    breaks: frozenset[str] = frozenset()
+    """Server rules the scenario's server breaks (a question with no related-task _meta)."""
 
     def context_for(self, generation: Generation) -> JSON:
         return {**self.context, **self.extra_context(generation)}
 
     def rule(self, generation: Generation) -> str:
+        """The rule the scenario judges first in ``generation``."""
         return _RULES[self.name][generation]
+
+    def cites(self) -> frozenset[str]:
+        """Every client rule the scenario's checks may cite (in :data:`CLIENT_RULES`)."""
+        return frozenset(_RULES[self.name].values()) | frozenset(_ALSO_CITED.get(self.name, ()))
 
 
 def _ok(check_id: str, rule: str, description: str, **details: Any) -> Check:
@@ -452,6 +584,122 @@ def _judge_ttl(rec: Recording, rule: str) -> list[Check]:
     return out
 
 
+_RELATED = "io.modelcontextprotocol/related-task"
+
+
+def _related(message: JSON) -> Any:
+    """The related-task taskId a message's params (a request) or result (an answer) names."""
+    part = message.get("params") if "method" in message else message.get("result")
+    meta = part.get("_meta") if isinstance(part, dict) else None
+    tag = meta.get(_RELATED) if isinstance(meta, dict) else None
+    return tag.get("taskId") if isinstance(tag, dict) else None
+
+
+def _judge_related_task(rec: Recording, rule: str) -> list[Check]:
+    what = "the answer to a task's question echoes its related-task _meta"
+    tagged = [q for q in rec.asked if _related(q) is not None]
+    answers = rec.answers()
+    if not tagged:
+        return [_bad("related-task-echoed", rule, what, "the server asked no tagged question")]
+    unanswered = [q for q in tagged if q.get("id") not in answers]
+    if unanswered:
+        error = "the task's question was never answered"
+        return [_bad("related-task-echoed", rule, what, error, questions=unanswered[:1])]
+    wrong = [(q, answers[q["id"]]) for q in tagged if _related(answers[q["id"]]) != _related(q)]
+    if wrong:
+        question, answer = wrong[0]
+        error = (
+            f"the question named task {_related(question)!r}; the answer's related-task "
+            f"names {_related(answer)!r}"
+        )
+        return [_bad("related-task-echoed", rule, what, error, messages=[question, answer])]
+    return [_ok("related-task-echoed", rule, what, messages=[answers[tagged[0]["id"]]])]
+
+
+def _judge_untagged_question(rec: Recording, rule: str) -> list[Check]:
+    answered = "a question naming no task is answered all the same"
+    guessed = "no task is guessed for a question that names none"
+    untagged = [q for q in rec.asked if _related(q) is None]
+    answers = rec.answers()
+    if not untagged:
+        return [_bad("untagged-answered", rule, answered, "the server asked no question")]
+    out: list[Check] = []
+    got = [answers[q["id"]] for q in untagged if q.get("id") in answers]
+    results = [a for a in got if "result" in a]
+    if len(results) < len(untagged):
+        error = "the question with no related-task _meta was dropped or refused"
+        out.append(_bad("untagged-answered", rule, answered, error, messages=[*untagged, *got][:2]))
+    else:
+        out.append(_ok("untagged-answered", rule, answered, messages=results[:1]))
+    invented = [a for a in results if _related(a) is not None]
+    if invented:
+        error = f"the answer names task {_related(invented[0])!r}, which the question did not"
+        out.append(_bad("untagged-not-guessed", rule, guessed, error, messages=invented[:1]))
+    elif results:
+        out.append(_ok("untagged-not-guessed", rule, guessed, messages=results[:1]))
+    return out
+
+
+def _header_value(value: str | None) -> str | None:
+    """A routing header's value, its ``=?base64?...?=`` form decoded (E C59)."""
+    if value is not None and value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return value
+    return value
+
+
+_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
+
+def _judge_routing_headers(rec: Recording, rule: str) -> list[Check]:
+    equal = "MCP-Protocol-Version, Mcp-Method and a tools/call's Mcp-Name equal the body"
+    named = "tasks/get, tasks/update and tasks/cancel carry Mcp-Name equal to the taskId"
+    off: list[JSON] = []
+    task_named: list[JSON] = []
+    task_off: list[JSON] = []
+    for headers, body in rec.posts:
+        if not isinstance(body, dict) or "method" not in body or "id" not in body:
+            continue
+        params: JSON = body["params"] if isinstance(body.get("params"), dict) else {}
+        meta: JSON = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
+        version = meta.get("io.modelcontextprotocol/protocolVersion", rec.generation.value)
+        sent = {
+            "method": body["method"],
+            "id": body["id"],
+            "mcp-method": headers.get("mcp-method"),
+            "mcp-protocol-version": headers.get("mcp-protocol-version"),
+            "mcp-name": headers.get("mcp-name"),
+        }
+        wrong = headers.get("mcp-method") != body["method"] or (
+            headers.get("mcp-protocol-version") != version
+        )
+        if body["method"] == "tools/call":
+            wrong = wrong or _header_value(headers.get("mcp-name")) != params.get("name")
+        if wrong:
+            off.append(sent)
+        if body["method"] in _TASK_METHODS:
+            if _header_value(headers.get("mcp-name")) == params.get("taskId"):
+                task_named.append(sent)
+            else:
+                task_off.append({**sent, "taskId": params.get("taskId")})
+    out: list[Check] = []
+    if off:
+        error = f"{len(off)} request(s) whose headers differ from the body"
+        out.append(_bad("routing-headers-equal", "E C57", equal, error, requests=off[:3]))
+    else:
+        out.append(_ok("routing-headers-equal", "E C57", equal, requests=len(rec.posts)))
+    if task_off:
+        error = f"{len(task_off)} task request(s) without Mcp-Name equal to their taskId"
+        out.append(_bad("routing-headers-task", rule, named, error, requests=task_off[:3]))
+    elif not task_named:
+        out.append(_bad("routing-headers-task", rule, named, "no tasks/* request to judge"))
+    else:
+        out.append(_ok("routing-headers-task", rule, named, requests=task_named[:2]))
+    return out
+
+
 BOTH = frozenset({G1, G2})
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -512,6 +760,28 @@ SCENARIOS: dict[str, Scenario] = {
             stale_after_update=True,
         ),
         Scenario(
+            "related-task",
+            "the task asks a question tagged with its related-task _meta; the answer echoes it",
+            frozenset({G1}),
+            {"tool": "ask", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_related_task,
+        ),
+        Scenario(
+            "untagged-question",
+            "the task's question comes without related-task _meta; the client still answers it",
+            frozenset({G1}),
+            {"tool": "ask", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_untagged_question,
+            breaks=frozenset({"V-21"}),
+        ),
+        Scenario(
+            "routing-headers",
+            "every request's routing headers equal its body; a task request names its taskId",
+            frozenset({G2}),
+            {"tool": "echo", "arguments": {"text": "headers"}, "task": True},
+            _judge_routing_headers,
+        ),
+        Scenario(
             "request-state",
             "the task-only tool asks by MRTR first, with an opaque requestState to echo",
             frozenset({G2}),
@@ -556,6 +826,7 @@ async def run_scenario(
         ask_on=chosen.ask_on,
         stale_after_update=chosen.stale_after_update,
         request_state=chosen.request_state,
+        breaks=chosen.breaks,
     )
     async with server.http() as http:
 
@@ -586,7 +857,9 @@ async def run_scenario(
                 errors.seek(0)
                 rec.stderr = errors.read()[-4000:].decode(errors="replace")
         rec.exit_code = process.returncode
+        rec.posts = [(r.headers, _body(r)) for r in http.received if r.http_method == "POST"]
     rec.received = list(server.arrived)
+    rec.asked = list(server.sent_requests)
     rec.created = list(server.tasks)
     rec.final = {task_id: task.status for task_id, task in server.tasks.items()}
     checks = chosen.judge(rec, chosen.rule(generation))
@@ -598,6 +871,20 @@ async def run_scenario(
         else attrs.evolve(c, details={**c.details, "exitCode": rec.exit_code, "stderr": tail})
         for c in checks
     ]
+
+
+def render_client_rules() -> str:
+    """The table of :data:`CLIENT_RULES` that ``docs/rule-ids.md`` carries (a test keeps it
+    equal): id, keyword, generations, what a client keeping it does, the scenarios judging it."""
+    lines = [
+        "| Id | Level | Generations | What a client keeping it does | Scenarios |",
+        "|---|---|---|---|---|",
+    ]
+    for r in CLIENT_RULES.values():
+        gens = ", ".join(g.value for g in sorted(r.generations, key=lambda g: g.value))
+        names = ", ".join(f"`{s.name}`" for s in SCENARIOS.values() if r.id in s.cites())
+        lines.append(f"| `{r.id}` | {r.level} | {gens} | {r.summary} | {names} |")
+    return "\n".join(lines) + "\n"
 
 
 def render_table(rows: Iterable[tuple[str, str, Check]]) -> str:

@@ -8,8 +8,10 @@ judges: asks for a task it was not asked for (``opt-in``), polls as fast as it c
 created answer it cannot decode (``odd-create``), leaves the caller's ttl out and gives up a
 task whose ttl is null (``ttl``), answers every ``inputRequests`` key each
 time a poll shows it (``input-requests-once``), and retries an MRTR call with its
-``requestState`` trimmed under the same id (``request-state``). It exists to show each check
-can fail.
+``requestState`` trimmed under the same id (``request-state``), answers a task's question
+without its related-task ``_meta`` (``related-task``), refuses a question that names no task
+(``untagged-question``), and sends no ``Mcp-Name`` header (``routing-headers``). It exists to
+show each check can fail.
 
 May import: ``models`` (the extension's name).
 """
@@ -27,6 +29,7 @@ import httpx
 from ..models import TASKS_EXTENSION
 
 JSON = dict[str, Any]
+_ASKED = frozenset({"related-task", "untagged-question"})
 
 
 class Wire:
@@ -71,6 +74,38 @@ class Wire:
                         return message
             return None
         return response.json()
+
+    def reply(self, answer: JSON) -> None:
+        """POST a JSON-RPC response (an answer to the server's question)."""
+        headers = {**self.headers, "MCP-Protocol-Version": self.version}
+        self.http.post(self.url, json={"jsonrpc": "2.0", **answer}, headers=headers)
+
+    def questions(self, task_id: str) -> JSON | None:
+        """Open tasks/result as a stream and return the first question on it (then close it)."""
+        body = {"jsonrpc": "2.0", "id": next(self.ids), "method": "tasks/result"}
+        body["params"] = {"taskId": task_id}
+        headers = {**self.headers, "MCP-Protocol-Version": self.version}
+        with self.http.stream("POST", self.url, json=body, headers=headers) as response:
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    message = json.loads(line[5:])
+                    if "method" in message and "id" in message:
+                        return dict(message)
+        return None
+
+
+def answer_wrongly(wire: Wire, scenario: str, task_id: str, content: JSON) -> None:
+    """The question on tasks/result, answered without related-task _meta (``related-task``)
+    or refused because it names no task (``untagged-question``)."""
+    question = wire.questions(task_id)
+    if question is None:
+        return
+    meta = (question.get("params") or {}).get("_meta") or {}
+    if scenario == "untagged-question" and "io.modelcontextprotocol/related-task" not in meta:
+        error = {"code": -32600, "message": "a question naming no task: dropped"}
+        wire.reply({"id": question["id"], "error": error})
+        return
+    wire.reply({"id": question["id"], "result": {"action": "accept", "content": content}})
 
 
 def main(url: str) -> None:
@@ -117,6 +152,8 @@ def main(url: str) -> None:
             break
         if got.get("status") == "input_required" and scenario == "input-required-result":
             break  # never asks tasks/result: the question is never delivered
+        if got.get("status") == "input_required" and scenario in _ASKED:
+            answer_wrongly(wire, scenario, task_id, context.get("answer") or {})
         asked = got.get("inputRequests")
         if isinstance(asked, dict) and asked:  # every key, every time it is shown
             responses = dict.fromkeys(asked, answer)
