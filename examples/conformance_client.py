@@ -4,8 +4,10 @@
 against every scenario: the server's URL is the last argument; ``MCP_CONFORMANCE_SCENARIO``,
 ``MCP_CONFORMANCE_PROTOCOL_VERSION`` and ``MCP_CONFORMANCE_CONTEXT`` (a JSON object) say what
 to do: call ``tool`` with ``arguments``, as a task when ``task`` is true (asking for ``ttl``
-ms when given), cancel it once created when ``cancel`` is true, and accept a form question
-with ``answer``. It does only what the context asks: the library opts into nothing itself.
+ms when given), cancel it once created when ``cancel`` is true, follow it with a
+``subscriptions/listen`` as well as polls when ``listen`` is true (2026-07-28), and accept a
+form question with ``answer``. It does only what the context asks: the library opts into
+nothing itself.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from mcp_tasks_client import Client, Generation, HttpTransport, Poller, ToolCall
+from mcp_tasks_client import Client, Generation, HttpTransport, Poller, PollPolicy, ToolCall
 from mcp_tasks_client.inputs import InputContext, InputRouter
 from mcp_tasks_client.models import (
     CallToolResult,
@@ -60,7 +62,8 @@ async def main(url: str) -> None:
         if context.get("cancel"):
             await client.cancel_task(started.task.task_id)
             return
-        async with Poller(client, inputs=router) as poller:
+        policy = PollPolicy(listen=bool(context.get("listen")))
+        async with Poller(client, policy, inputs=router) as poller:
             await poller.wait(started, deadline=30)
 
 

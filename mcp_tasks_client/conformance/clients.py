@@ -11,7 +11,8 @@ citing its rule id from the catalogue (``docs/rule-ids.md``).
 
 The context's keys: ``tool`` and ``arguments`` (the tool to call), ``task`` (call it as a task,
 or plainly), ``ttl`` (ms to ask for, or null), ``cancel`` (cancel the task once created),
-``answer`` (the content to accept a form question with). A client that does what the context
+``answer`` (the content to accept a form question with), ``listen`` (2026-07-28: follow the
+task by ``subscriptions/listen`` as well as polls). A client that does what the context
 says and keeps the rules passes.
 
 Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
@@ -41,6 +42,9 @@ Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
   and (``tools/call``) ``Mcp-Name`` equal its body (E C57); ``tasks/get``, ``tasks/update``
   and ``tasks/cancel`` carry ``Mcp-Name`` equal to their ``taskId`` (E C58), decoded from
   ``=?base64?...?=`` when so sent (E C59).
+- ``listen-fallback`` (2026-07-28): asked to follow its task by ``subscriptions/listen``,
+  the client names the task in the listen (E C39); the server refuses it (-32601, HTTP 404),
+  and the client polls the task to its end (E C24).
 
 Each check cites a client rule of :data:`CLIENT_RULES`, the registry of the rules that bind
 a client (as ``conformance.RULES`` is the server's); ``docs/rule-ids.md`` carries its table
@@ -235,6 +239,18 @@ CLIENT_RULES: Mapping[str, ClientRule] = _client_rules(
         "MCP-Protocol-Version, Mcp-Method and (tools/call) Mcp-Name equal the body",
     ),
     ClientRule(
+        "E C39",
+        "MUST",
+        _G2_ONLY,
+        "a subscriptions/listen for tasks names them in params.notifications.taskIds",
+    ),
+    ClientRule(
+        "E C24",
+        "SHOULD",
+        _G2_ONLY,
+        "keep polling until the task ends: a listen refused or ended falls back to polls",
+    ),
+    ClientRule(
         "E C58", "MUST", _G2_ONLY, "tasks/get, update, cancel carry Mcp-Name equal to the taskId"
     ),
 )
@@ -253,9 +269,11 @@ _RULES: dict[str, dict[Generation, str]] = {
     "related-task": {G1: "C-25"},
     "untagged-question": {G1: "A-23"},
     "routing-headers": {G2: "E C58"},
+    "listen-fallback": {G2: "E C24"},
 }
 """The rule each scenario judges first, per generation."""
 _ALSO_CITED: dict[str, tuple[str, ...]] = {
+    "listen-fallback": ("E C39",),
     "request-state": ("E C47",),
     "routing-headers": ("E C57",),
 }
@@ -700,6 +718,38 @@ def _judge_routing_headers(rec: Recording, rule: str) -> list[Check]:
     return out
 
 
+def _judge_listen_fallback(rec: Recording, rule: str) -> list[Check]:
+    asked = "the listen names the task in params.notifications.taskIds"
+    kept = "the listen refused, the client polls the task to its end"
+    listens = rec.requests("subscriptions/listen")
+    if not listens:
+        return [_bad("listen-asked", "E C39", asked, "asked to listen, the client sent none")]
+    out: list[Check] = []
+    named = [
+        m
+        for _, m in listens
+        if set(rec.created)
+        & set((((m.get("params") or {}).get("notifications") or {}).get("taskIds")) or ())
+    ]
+    if named:
+        out.append(_ok("listen-asked", "E C39", asked, messages=named[:1]))
+    else:
+        error = f"no listen named the task {rec.created}"
+        out.append(_bad("listen-asked", "E C39", asked, error, messages=[listens[0][1]]))
+    refused_at = listens[0][0]
+    later = [m for t, m in rec.requests("tasks/get") if t >= refused_at]
+    ended = [t for t, status in rec.final.items() if status in ("completed", "failed")]
+    if ended and later:
+        out.append(_ok("listen-fallback", rule, kept, polls_after_listen=len(later)))
+    else:
+        error = (
+            f"{len(later)} tasks/get after the refused listen; the task ended "
+            f"{'yes' if ended else 'no'}: {rec.final or 'none was created'}"
+        )
+        out.append(_bad("listen-fallback", rule, kept, error))
+    return out
+
+
 BOTH = frozenset({G1, G2})
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -780,6 +830,14 @@ SCENARIOS: dict[str, Scenario] = {
             frozenset({G2}),
             {"tool": "echo", "arguments": {"text": "headers"}, "task": True},
             _judge_routing_headers,
+        ),
+        Scenario(
+            "listen-fallback",
+            "the client follows its task with subscriptions/listen; the server refuses it "
+            "(-32601): the client polls the task to its end",
+            frozenset({G2}),
+            {"tool": "echo", "arguments": {"text": "listen"}, "task": True, "listen": True},
+            _judge_listen_fallback,
         ),
         Scenario(
             "request-state",

@@ -10,8 +10,9 @@ task whose ttl is null (``ttl``), answers every ``inputRequests`` key each
 time a poll shows it (``input-requests-once``), and retries an MRTR call with its
 ``requestState`` trimmed under the same id (``request-state``), answers a task's question
 without its related-task ``_meta`` (``related-task``), refuses a question that names no task
-(``untagged-question``), and sends no ``Mcp-Name`` header (``routing-headers``). It exists to
-show each check can fail.
+(``untagged-question``), sends no ``Mcp-Name`` header (``routing-headers``), and gives its
+task up when the server refuses its ``subscriptions/listen`` (``listen-fallback``). It
+exists to show each check can fail.
 
 May import: ``models`` (the extension's name).
 """
@@ -143,6 +144,10 @@ def main(url: str) -> None:
         sys.exit("the created task did not decode: no ttl")  # and its id is lost
     if scenario == "ttl" and task.get("ttl", task.get("ttlMs")) is None:
         sys.exit("a task without a ttl: given up")
+    if scenario == "listen-fallback":
+        listen = {"notifications": {"taskIds": [task_id]}}
+        if "error" in (wire.post("subscriptions/listen", listen) or {}):
+            return  # the listen refused, the task is given up: no polls
     if scenario == "cancel":
         wire.post("notifications/cancelled", {"requestId": created.get("id")}, notify=True)
         return
