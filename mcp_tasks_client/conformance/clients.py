@@ -12,7 +12,8 @@ citing its rule id from the catalogue (``docs/rule-ids.md``).
 The context's keys: ``tool`` and ``arguments`` (the tool to call), ``task`` (call it as a task,
 or plainly), ``ttl`` (ms to ask for, or null), ``cancel`` (cancel the task once created),
 ``answer`` (the content to accept a form question with), ``listen`` (2026-07-28: follow the
-task by ``subscriptions/listen`` as well as polls). A client that does what the context
+task by ``subscriptions/listen`` as well as polls), ``receive`` (2025-11-25: serve the server's
+task-augmented questions as tasks). A client that does what the context
 says and keeps the rules passes.
 
 Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
@@ -45,6 +46,12 @@ Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
 - ``listen-fallback`` (2026-07-28): asked to follow its task by ``subscriptions/listen``,
   the client names the task in the listen (E C39); the server refuses it (-32601, HTTP 404),
   and the client polls the task to its end (E C24).
+- ``receiver`` (2025-11-25): the context's ``receive`` asks the client to serve tasks; while
+  answering its plain ``tools/call`` the server sends a task-augmented ``elicitation/create``
+  (ttl 120000 ms): the client declared it serves such tasks (C-31), accepts with a
+  ``CreateTaskResult`` (C-36), and answers ``tasks/get`` with the ttl it created the task with
+  (C-37), ``tasks/list`` listing it (C-40), ``tasks/result`` with the answer and related-task
+  ``_meta`` (C-38), and ``tasks/cancel`` of the ended task with -32602 (C-41).
 
 Each check cites a client rule of :data:`CLIENT_RULES`, the registry of the rules that bind
 a client (as ``conformance.RULES`` is the server's); ``docs/rule-ids.md`` carries its table
@@ -134,6 +141,8 @@ class Recording:
     """Each created task's status when the client was done."""
     asked: list[JSON] = attrs.field(factory=list)
     """Every request the server sent the client (its questions), in order."""
+    exchanges: list[tuple[JSON, JSON | None]] = attrs.field(factory=list)
+    """The receiver scenario's requests to the client, each with its answer (None: none)."""
     posts: list[tuple[Mapping[str, str], Any]] = attrs.field(factory=list)
     """Every HTTP POST the client made: its headers (lower-case names) and its JSON body."""
 
@@ -226,6 +235,27 @@ CLIENT_RULES: Mapping[str, ClientRule] = _client_rules(
         "is guessed for it",
     ),
     ClientRule("C-26", "MUST", _G1_ONLY, "cancel a task with tasks/cancel"),
+    ClientRule(
+        "C-31",
+        "MUST",
+        _G1_ONLY,
+        "a receiver declares tasks.requests.elicitation.create (and list, cancel it serves)",
+    ),
+    ClientRule("C-36", "MUST", _G1_ONLY, "a receiver accepts with a CreateTaskResult"),
+    ClientRule(
+        "C-37",
+        "MUST",
+        _G1_ONLY,
+        "tasks/get carries createdAt, lastUpdatedAt and the task's ttl, kept as created",
+    ),
+    ClientRule(
+        "C-38",
+        "MUST",
+        _G1_ONLY,
+        "tasks/result gives the underlying result with related-task _meta",
+    ),
+    ClientRule("C-40", "MUST", _G1_ONLY, "tasks/list lists every task tasks/get finds"),
+    ClientRule("C-41", "MUST", _G1_ONLY, "tasks/cancel of a terminal task is -32602"),
     ClientRule("E C35", "MUST", _G2_ONLY, "cancel a task with tasks/cancel"),
     ClientRule("C-30", "SHOULD", _G1_ONLY, "track a created task's id"),
     ClientRule("E C22", "MUST", _G2_ONLY, "use the created task's id for every later call"),
@@ -270,9 +300,11 @@ _RULES: dict[str, dict[Generation, str]] = {
     "untagged-question": {G1: "A-23"},
     "routing-headers": {G2: "E C58"},
     "listen-fallback": {G2: "E C24"},
+    "receiver": {G1: "C-36"},
 }
 """The rule each scenario judges first, per generation."""
 _ALSO_CITED: dict[str, tuple[str, ...]] = {
+    "receiver": ("C-31", "C-37", "C-38", "C-40", "C-41"),
     "listen-fallback": ("E C39",),
     "request-state": ("E C47",),
     "routing-headers": ("E C57",),
@@ -282,6 +314,24 @@ _ALSO_CITED: dict[str, tuple[str, ...]] = {
 
 _NULL = object()
 """An override that sends JSON null (None leaves the field out)."""
+
+
+RECEIVER_TTL = 120_000
+"""The ttl (ms) the receiver scenario asks the client's task for."""
+RECEIVER_WAIT = 10.0
+"""Seconds the receiver scenario waits for each of the client's answers."""
+
+
+def _declares_receiving(received: Iterable[JSON]) -> bool:
+    """Whether the client's initialize declared tasks.requests.elicitation.create (C-31)."""
+    for message in received:
+        if message.get("method") == "initialize":
+            caps = (message.get("params") or {}).get("capabilities") or {}
+            tasks = caps.get("tasks") if isinstance(caps, dict) else None
+            requests = tasks.get("requests") if isinstance(tasks, dict) else None
+            elicitation = requests.get("elicitation") if isinstance(requests, dict) else None
+            return isinstance(elicitation, dict) and isinstance(elicitation.get("create"), dict)
+    return False
 
 
 class _ScenarioServer(FaultServer):
@@ -295,6 +345,7 @@ class _ScenarioServer(FaultServer):
         *,
         stale_after_update: bool = False,
         request_state: str | None = None,
+        as_receiver: bool = False,
         **kw: Any,
     ) -> None:
         super().__init__(generation, **kw)
@@ -306,6 +357,12 @@ class _ScenarioServer(FaultServer):
         """The requestState an MRTR answer carries instead of the FaultServer's."""
         self.arrived: list[tuple[float, JSON]] = []
         """Every message read, with its arrival time (monotonic seconds)."""
+        self.as_receiver = as_receiver
+        """2025-11-25: while answering the client's plain tools/call, send it a task-augmented
+        elicitation/create and drive that task with tasks/get, list, result and cancel."""
+        self.exchanges: list[tuple[JSON, JSON | None]] = []
+        """The receiver script's requests to the client, each with its answer (None: none)."""
+        self._waiting: dict[Any, tuple[anyio.Event, list[JSON]]] = {}
         self._asking: JSON | None = None
         self._stale: JSON | None = None
 
@@ -321,6 +378,13 @@ class _ScenarioServer(FaultServer):
     async def answer(self, message: JSON, channel: Any = None, *, session: Any = None) -> Any:
         self.arrived.append((time.monotonic(), message))
         method = message.get("method")
+        if method is None and message.get("id") in self._waiting:
+            event, slot = self._waiting.pop(message["id"])
+            slot.append(message)
+            event.set()
+            return None
+        if method == "tools/call" and self.as_receiver and channel is not None:
+            await self._drive_receiver(channel)
         if method == "tasks/get" and self._stale is not None and "id" in message:
             stale, self._stale = self._stale, None
             return {"jsonrpc": "2.0", "id": message["id"], "result": stale}
@@ -335,6 +399,44 @@ class _ScenarioServer(FaultServer):
         elif method == "tools/call" and self.request_state and "requestState" in result:
             result["requestState"] = self.request_state
         return out
+
+    async def _ask_client(self, channel: Any, method: str, params: JSON) -> JSON | None:
+        """Send the client one request; its answer (None if none came in time)."""
+        request_id = f"receiver-{len(self.exchanges) + 1}"
+        request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        event, slot = anyio.Event(), list[JSON]()
+        self._waiting[request_id] = (event, slot)
+        self.sent_requests.append(request)
+        await channel.push(request)
+        with anyio.move_on_after(RECEIVER_WAIT):
+            await event.wait()
+        self._waiting.pop(request_id, None)
+        answer = slot[0] if slot else None
+        self.exchanges.append((request, answer))
+        return answer
+
+    async def _drive_receiver(self, channel: Any) -> None:
+        """The client as receiver (C-31..C-41): a task-augmented question, then its task
+        driven: tasks/get, tasks/list, tasks/result (blocks until it ends), tasks/cancel of
+        the ended task (-32602 expected)."""
+        if not _declares_receiving(self.received):
+            return  # judged: the client did not declare it serves such tasks (C-31)
+        params = {
+            "mode": "form",
+            "message": "run me as a task?",
+            "requestedSchema": {"type": "object", "properties": {}},
+            "task": {"ttl": RECEIVER_TTL},
+        }
+        created = await self._ask_client(channel, "elicitation/create", params)
+        result = (created or {}).get("result")
+        task = result.get("task") if isinstance(result, dict) else None
+        task_id = task.get("taskId") if isinstance(task, dict) else None
+        if not isinstance(task_id, str):
+            return
+        await self._ask_client(channel, "tasks/get", {"taskId": task_id})
+        await self._ask_client(channel, "tasks/list", {})
+        await self._ask_client(channel, "tasks/result", {"taskId": task_id})
+        await self._ask_client(channel, "tasks/cancel", {"taskId": task_id})
 
     def _task(self, task: Any, *, detailed: bool = True) -> JSON:
         out = super()._task(task, detailed=detailed)
@@ -372,6 +474,8 @@ class Scenario:
     request_state: str | None = None
     extra_context: Callable[[Generation], Mapping[str, Any]] = lambda g: {}
     """Context keys that differ by generation."""
+    as_receiver: bool = False
+    """The server makes the client a task receiver (2025-11-25)."""
     breaks: frozenset[str] = frozenset()
     """Server rules the scenario's server breaks (a question with no related-task _meta)."""
 
@@ -750,6 +854,66 @@ def _judge_listen_fallback(rec: Recording, rule: str) -> list[Check]:
     return out
 
 
+def _exchange(rec: Recording, method: str) -> tuple[JSON, JSON | None] | None:
+    return next((e for e in rec.exchanges if e[0].get("method") == method), None)
+
+
+def _judge_receiver(rec: Recording, rule: str) -> list[Check]:
+    declared = "the client declares tasks.requests.elicitation.create when asked to receive"
+    if not _declares_receiving(m for _, m in rec.received):
+        error = "its initialize declared no tasks.requests.elicitation.create: no task to serve"
+        return [_bad("receiver-declared", "C-31", declared, error)]
+    out = [_ok("receiver-declared", "C-31", declared)]
+    created = _exchange(rec, "elicitation/create")
+    accept = "a task-augmented elicitation/create is accepted with a CreateTaskResult"
+    answer: JSON = (created[1] or {}) if created else {}
+    result: JSON = answer["result"] if isinstance(answer.get("result"), dict) else {}
+    task = result.get("task") if isinstance(result.get("task"), dict) else None
+    if task is None or not isinstance(task.get("taskId"), str):
+        error = "the answer is not a CreateTaskResult" if answer else "no answer came"
+        out.append(_bad("receiver-created", rule, accept, error, messages=[answer]))
+        return out
+    out.append(_ok("receiver-created", rule, accept, messages=[answer]))
+    task_id = task["taskId"]
+
+    def answered(method: str) -> tuple[JSON, JSON]:
+        exchange = _exchange(rec, method)
+        reply = (exchange[1] or {}) if exchange else {}
+        body = reply.get("result")
+        return reply, body if isinstance(body, dict) else {}
+
+    reply, got = answered("tasks/get")
+    what = "tasks/get carries createdAt, lastUpdatedAt and the ttl the task was created with"
+    missing = [k for k in ("taskId", "status", "createdAt", "lastUpdatedAt", "ttl") if k not in got]
+    if missing or got.get("ttl") != task.get("ttl", got.get("ttl")):
+        error = f"missing {missing}" if missing else f"ttl {got.get('ttl')} != {task.get('ttl')}"
+        out.append(_bad("receiver-get", "C-37", what, error, messages=[reply]))
+    else:
+        out.append(_ok("receiver-get", "C-37", what, messages=[reply]))
+    reply, got = answered("tasks/list")
+    what = "tasks/list lists the task"
+    ids = [t.get("taskId") for t in got.get("tasks") or () if isinstance(t, dict)]
+    if task_id in ids:
+        out.append(_ok("receiver-list", "C-40", what, messages=[reply]))
+    else:
+        out.append(_bad("receiver-list", "C-40", what, f"listed {ids}", messages=[reply]))
+    reply, got = answered("tasks/result")
+    what = "tasks/result gives the elicitation's answer with related-task _meta"
+    if "action" in got and _related(reply) == task_id:
+        out.append(_ok("receiver-result", "C-38", what, messages=[reply]))
+    else:
+        error = "no ElicitResult naming the task" if reply else "no answer came"
+        out.append(_bad("receiver-result", "C-38", what, error, messages=[reply]))
+    reply, _ = answered("tasks/cancel")
+    what = "tasks/cancel of the ended task is refused with -32602"
+    code = (reply.get("error") or {}).get("code") if isinstance(reply.get("error"), dict) else None
+    if code == -32602:
+        out.append(_ok("receiver-cancel", "C-41", what, messages=[reply]))
+    else:
+        out.append(_bad("receiver-cancel", "C-41", what, f"answered {reply}", messages=[reply]))
+    return out
+
+
 BOTH = frozenset({G1, G2})
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -840,6 +1004,21 @@ SCENARIOS: dict[str, Scenario] = {
             _judge_listen_fallback,
         ),
         Scenario(
+            "receiver",
+            "while answering a plain call, the server sends the client a task-augmented "
+            "elicitation/create and drives that task: tasks/get, list, result, cancel",
+            frozenset({G1}),
+            {
+                "tool": "echo",
+                "arguments": {"text": "receiver"},
+                "task": False,
+                "receive": True,
+                "answer": {"ok": True},
+            },
+            _judge_receiver,
+            as_receiver=True,
+        ),
+        Scenario(
             "request-state",
             "the task-only tool asks by MRTR first, with an opaque requestState to echo",
             frozenset({G2}),
@@ -885,6 +1064,7 @@ async def run_scenario(
         stale_after_update=chosen.stale_after_update,
         request_state=chosen.request_state,
         breaks=chosen.breaks,
+        as_receiver=chosen.as_receiver,
     )
     async with server.http() as http:
 
@@ -918,6 +1098,7 @@ async def run_scenario(
         rec.posts = [(r.headers, _body(r)) for r in http.received if r.http_method == "POST"]
     rec.received = list(server.arrived)
     rec.asked = list(server.sent_requests)
+    rec.exchanges = list(server.exchanges)
     rec.created = list(server.tasks)
     rec.final = {task_id: task.status for task_id, task in server.tasks.items()}
     checks = chosen.judge(rec, chosen.rule(generation))

@@ -11,8 +11,9 @@ time a poll shows it (``input-requests-once``), and retries an MRTR call with it
 ``requestState`` trimmed under the same id (``request-state``), answers a task's question
 without its related-task ``_meta`` (``related-task``), refuses a question that names no task
 (``untagged-question``), sends no ``Mcp-Name`` header (``routing-headers``), and gives its
-task up when the server refuses its ``subscriptions/listen`` (``listen-fallback``). It
-exists to show each check can fail.
+task up when the server refuses its ``subscriptions/listen`` (``listen-fallback``), and
+declares it serves task-augmented questions, then answers one plainly and refuses every
+``tasks/*`` (``receiver``). It exists to show each check can fail.
 
 May import: ``models`` (the extension's name).
 """
@@ -95,6 +96,29 @@ class Wire:
         return None
 
 
+def serve_wrongly(wire: Wire, params: JSON, content: JSON) -> None:
+    """The ``receiver`` scenario: call the tool with its stream read as it comes, and answer
+    the server's task-augmented question plainly (its ``task`` ignored, though the client
+    declared it serves such tasks), and every ``tasks/*`` with -32601."""
+    body = {"jsonrpc": "2.0", "id": next(wire.ids), "method": "tools/call", "params": params}
+    headers = {**wire.headers, "MCP-Protocol-Version": wire.version}
+    with wire.http.stream("POST", wire.url, json=body, headers=headers) as response:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            message = json.loads(line[5:])
+            if "method" not in message or "id" not in message:
+                if message.get("id") == body["id"]:
+                    return
+                continue
+            if message["method"] == "elicitation/create":
+                result = {"action": "accept", "content": content}
+                wire.reply({"id": message["id"], "result": result})
+            else:
+                error = {"code": -32601, "message": f"{message['method']} not served"}
+                wire.reply({"id": message["id"], "error": error})
+
+
 def answer_wrongly(wire: Wire, scenario: str, task_id: str, content: JSON) -> None:
     """The question on tasks/result, answered without related-task _meta (``related-task``)
     or refused because it names no task (``untagged-question``)."""
@@ -117,7 +141,11 @@ def main(url: str) -> None:
     g1 = version == "2025-11-25"
     if g1:
         info = {"name": "wrong-client", "version": "0"}
-        opening = {"protocolVersion": version, "capabilities": {}, "clientInfo": info}
+        capabilities: JSON = {}
+        if scenario == "receiver":  # declared, and then not kept
+            elicit: JSON = {"elicitation": {"create": {}}}
+            capabilities = {"elicitation": {}, "tasks": {"requests": elicit}}
+        opening = {"protocolVersion": version, "capabilities": capabilities, "clientInfo": info}
         wire.post("initialize", opening)
         wire.post("notifications/initialized", notify=True)
     params: JSON = {"name": context["tool"], "arguments": context.get("arguments") or {}}
@@ -127,6 +155,9 @@ def main(url: str) -> None:
         else:
             caps: JSON = {"extensions": {TASKS_EXTENSION: {}}}
             params["_meta"] = {"io.modelcontextprotocol/clientCapabilities": caps}
+    if scenario == "receiver":
+        serve_wrongly(wire, params, context.get("answer") or {})
+        return
     created = wire.post("tools/call", params) or {}
     result = created.get("result") or {}
     answer = {"action": "accept", "content": context.get("answer") or {}}
