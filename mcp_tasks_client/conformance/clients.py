@@ -808,12 +808,14 @@ def _judge_routing_headers(rec: Recording, rule: str) -> list[Check]:
                 task_off.append({**sent, "taskId": params.get("taskId")})
     out: list[Check] = []
     if off:
-        error = f"{len(off)} request(s) whose headers differ from the body"
+        methods = sorted({str(r["method"]) for r in off})
+        error = f"headers that differ from the body on {', '.join(methods)}"
         out.append(_bad("routing-headers-equal", "E C57", equal, error, requests=off[:3]))
     else:
         out.append(_ok("routing-headers-equal", "E C57", equal, requests=len(rec.posts)))
     if task_off:
-        error = f"{len(task_off)} task request(s) without Mcp-Name equal to their taskId"
+        methods = sorted({str(r["method"]) for r in task_off})
+        error = f"{', '.join(methods)} without Mcp-Name equal to the taskId"
         out.append(_bad("routing-headers-task", rule, named, error, requests=task_off[:3]))
     elif not task_named:
         out.append(_bad("routing-headers-task", rule, named, "no tasks/* request to judge"))
