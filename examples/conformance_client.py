@@ -4,12 +4,16 @@
 against every scenario: the server's URL is the last argument; ``MCP_CONFORMANCE_SCENARIO``,
 ``MCP_CONFORMANCE_PROTOCOL_VERSION`` and ``MCP_CONFORMANCE_CONTEXT`` (a JSON object) say what
 to do: call ``tool`` with ``arguments``, as a task when ``task`` is true (asking for ``ttl``
-ms when given), cancel it once created when ``cancel`` is true, and accept a form question
-with ``answer``. It does only what the context asks: the library opts into nothing itself.
+ms when given), cancel it once created when ``cancel`` is true, follow it with a
+``subscriptions/listen`` as well as polls when ``listen`` is true (2026-07-28), serve the
+server's task-augmented questions as tasks (a ``TaskReceiver``) when ``receive`` is true, and
+accept a form question with ``answer``. It does only what the context asks: the library opts into
+nothing itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -18,7 +22,15 @@ from typing import Any
 
 import anyio
 
-from mcp_tasks_client import Client, Generation, HttpTransport, Poller, ToolCall
+from mcp_tasks_client import (
+    Client,
+    Generation,
+    HttpTransport,
+    Poller,
+    PollPolicy,
+    TaskReceiver,
+    ToolCall,
+)
 from mcp_tasks_client.inputs import InputContext, InputRouter
 from mcp_tasks_client.models import (
     CallToolResult,
@@ -34,7 +46,8 @@ async def main(url: str) -> None:
     generation = Generation(os.environ["MCP_CONFORMANCE_PROTOCOL_VERSION"])
     context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     answer = context.get("answer") or {}
-    router = InputRouter(elicitation=ElicitationCapability(form={}))
+    receiver = TaskReceiver() if context.get("receive") else None
+    router = InputRouter(elicitation=ElicitationCapability(form={}), receiver=receiver)
 
     async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
         return ElicitResult(ElicitAction.ACCEPT, dict(answer))
@@ -46,7 +59,9 @@ async def main(url: str) -> None:
         client_info=Implementation("mcp-tasks-client-conformance", "0"),
         capabilities=router.capabilities(),
     )
-    async with client:
+    async with client, contextlib.AsyncExitStack() as stack:
+        if receiver is not None:
+            await stack.enter_async_context(receiver)
         router.attach(client)
         call = ToolCall(context["tool"], dict(context.get("arguments") or {}))
         if not context.get("task"):
@@ -60,7 +75,8 @@ async def main(url: str) -> None:
         if context.get("cancel"):
             await client.cancel_task(started.task.task_id)
             return
-        async with Poller(client, inputs=router) as poller:
+        policy = PollPolicy(listen=bool(context.get("listen")))
+        async with Poller(client, policy, inputs=router) as poller:
             await poller.wait(started, deadline=30)
 
 

@@ -17,7 +17,14 @@ import pytest
 
 from mcp_tasks_client import Generation
 from mcp_tasks_client.conformance import probe
-from mcp_tasks_client.conformance.clients import SCENARIOS, run_scenario
+from mcp_tasks_client.conformance.clients import (
+    CLIENT_RULES,
+    SCENARIOS,
+    ClientRule,
+    _client_rules,
+    render_client_rules,
+    run_scenario,
+)
 from mcp_tasks_client.testing import FaultServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,7 +52,8 @@ async def test_this_library_passes_every_scenario(name: str, generation: Generat
     assert checks
     for check in checks:
         assert check.status == "SUCCESS", check
-        assert check.rule  # every check cites its rule id
+        assert check.rule in CLIENT_RULES  # every check cites a registered client rule
+        assert check.rule in SCENARIOS[name].cites()
 
 
 @pytest.mark.parametrize(("name", "generation"), CASES)
@@ -58,6 +66,29 @@ async def test_every_scenario_fails_its_wrong_client(name: str, generation: Gene
         assert check.error_message
         assert check.to_json()["specReferences"] == [{"id": check.rule}]
     assert SCENARIOS[name].rule(generation) in {c.rule for c in failed}
+
+
+def test_the_client_rule_registry() -> None:
+    """Client rules (C-nn, E Cnn, A-nn) have a registry of their own, as the server rules
+    have ``RULES``: each id once, each cited by a scenario, each in docs/rule-ids.md, each
+    scenario's rules registered and of the scenario's generations."""
+    cited = {rid for s in SCENARIOS.values() for rid in s.cites()}
+    assert cited == set(CLIENT_RULES)
+    doc = (REPO / "docs" / "rule-ids.md").read_text(encoding="utf-8")
+    for rid, rule in CLIENT_RULES.items():
+        assert rule.id == rid
+        assert rule.summary
+        assert f"| `{rid}` |" in doc, rid
+    assert render_client_rules() in doc  # the page's table is the registry's
+    for s in SCENARIOS.values():
+        for generation in s.generations:
+            assert generation in CLIENT_RULES[s.rule(generation)].generations
+
+
+def test_a_client_rule_registered_twice_is_refused() -> None:
+    twice = ClientRule("C-15", "SHOULD", frozenset({Generation.V2025_11_25}), "opt in")
+    with pytest.raises(ValueError, match="C-15"):
+        _client_rules(twice, twice)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

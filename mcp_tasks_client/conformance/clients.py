@@ -11,7 +11,9 @@ citing its rule id from the catalogue (``docs/rule-ids.md``).
 
 The context's keys: ``tool`` and ``arguments`` (the tool to call), ``task`` (call it as a task,
 or plainly), ``ttl`` (ms to ask for, or null), ``cancel`` (cancel the task once created),
-``answer`` (the content to accept a form question with). A client that does what the context
+``answer`` (the content to accept a form question with), ``listen`` (2026-07-28: follow the
+task by ``subscriptions/listen`` as well as polls), ``receive`` (2025-11-25: serve the server's
+task-augmented questions as tasks). A client that does what the context
 says and keeps the rules passes.
 
 Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
@@ -32,10 +34,32 @@ Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
   after each ack still shows the answered key (E C33): each key answered once (E C31).
 - ``request-state`` (2026-07-28): MRTR before the task, with a ``requestState`` that only an
   untouched echo keeps (E C46), on a retry with a new id (E C47).
+- ``related-task`` (2025-11-25): the task's question carries related-task ``_meta``; the
+  client's answer echoes it (C-25, read by A-11: the client's side-channel answers too).
+- ``untagged-question`` (2025-11-25): the server forgets the question's related-task
+  ``_meta`` (V-21 broken, as servers in the wild do): the client still answers it, and names
+  no task it was not told (A-23: route by content, never guess).
+- ``routing-headers`` (2026-07-28): every request's ``MCP-Protocol-Version``, ``Mcp-Method``
+  and (``tools/call``) ``Mcp-Name`` equal its body (E C57); ``tasks/get``, ``tasks/update``
+  and ``tasks/cancel`` carry ``Mcp-Name`` equal to their ``taskId`` (E C58), decoded from
+  ``=?base64?...?=`` when so sent (E C59).
+- ``listen-fallback`` (2026-07-28): asked to follow its task by ``subscriptions/listen``,
+  the client names the task in the listen (E C39); the server refuses it (-32601, HTTP 404),
+  and the client polls the task to its end (E C24).
+- ``receiver`` (2025-11-25): the context's ``receive`` asks the client to serve tasks; while
+  answering its plain ``tools/call`` the server sends a task-augmented ``elicitation/create``
+  (ttl 120000 ms): the client declared it serves such tasks (C-31), accepts with a
+  ``CreateTaskResult`` (C-36), and answers ``tasks/get`` with the ttl it created the task with
+  (C-37), ``tasks/list`` listing it (C-40), ``tasks/result`` with the answer and related-task
+  ``_meta`` (C-38), and ``tasks/cancel`` of the ended task with -32602 (C-41).
+
+Each check cites a client rule of :data:`CLIENT_RULES`, the registry of the rules that bind
+a client (as ``conformance.RULES`` is the server's); ``docs/rule-ids.md`` carries its table
+(:func:`render_client_rules`).
 
 A deliberately wrong client for each scenario ships as
-``python -m mcp_tasks_client.conformance.wrong_client`` (its ``WRONG_CLIENT_SCENARIO``
-says which rule to break) and the tests show each scenario fails it.
+``python -m mcp_tasks_client.conformance.wrong_client`` (the scenario's name says which rule
+to break) and the tests show each scenario fails it.
 
 May import: this package's ``rules``; ``_generation``, ``models``, ``testing`` (the scripted
 servers).
@@ -43,6 +67,7 @@ servers).
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import os
@@ -59,7 +84,17 @@ from .._generation import Generation
 from ..models import TASKS_EXTENSION
 from ..testing import FaultServer
 
-__all__ = ["SCENARIOS", "Check", "Recording", "Scenario", "render_table", "run_scenario"]
+__all__ = [
+    "CLIENT_RULES",
+    "SCENARIOS",
+    "Check",
+    "ClientRule",
+    "Recording",
+    "Scenario",
+    "render_client_rules",
+    "render_table",
+    "run_scenario",
+]
 
 JSON = dict[str, Any]
 G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
@@ -104,6 +139,21 @@ class Recording:
     """The ids of the tasks the server created."""
     final: dict[str, str] = attrs.field(factory=dict)
     """Each created task's status when the client was done."""
+    asked: list[JSON] = attrs.field(factory=list)
+    """Every request the server sent the client (its questions), in order."""
+    exchanges: list[tuple[JSON, JSON | None]] = attrs.field(factory=list)
+    """The receiver scenario's requests to the client, each with its answer (None: none)."""
+    posts: list[tuple[Mapping[str, str], Any]] = attrs.field(factory=list)
+    """Every HTTP POST the client made: its headers (lower-case names) and its JSON body."""
+
+    def answers(self) -> dict[Any, JSON]:
+        """The client's answers to the server's questions, by the question's id."""
+        asked = {q.get("id") for q in self.asked}
+        return {
+            m["id"]: m
+            for _, m in self.received
+            if "method" not in m and m.get("id") in asked and ("result" in m or "error" in m)
+        }
 
     def requests(self, method: str) -> list[tuple[float, JSON]]:
         return [(t, m) for t, m in self.received if m.get("method") == method and "id" in m]
@@ -132,6 +182,111 @@ _TTL_KEY = {G1: "ttl", G2: "ttlMs"}
 _ASKS_TTL = frozenset({G1})
 """The generations where the client asks for a ttl (2026-07-28: the server alone sets it)."""
 _TTL_ASKED = {G1: 60_000}
+
+
+@attrs.frozen
+class ClientRule:
+    """One rule of the catalogue that binds a task **client**, as the suite judges it: its
+    id (``C-nn``, ``E Cnn``, ``A-nn``; ``docs/rule-ids.md``), the spec's keyword, the
+    generations it applies to, and what a client that keeps it does."""
+
+    id: str
+    level: str
+    generations: frozenset[Generation]
+    summary: str
+
+
+def _client_rules(*rules: ClientRule) -> Mapping[str, ClientRule]:
+    table: dict[str, ClientRule] = {}
+    for r in rules:
+        if r.id in table:
+            raise ValueError(f"client rule {r.id} registered twice")
+        table[r.id] = r
+    return table
+
+
+_G1_ONLY, _G2_ONLY = frozenset({G1}), frozenset({G2})
+CLIENT_RULES: Mapping[str, ClientRule] = _client_rules(
+    ClientRule("C-15", "SHOULD", _G1_ONLY, "ask for a task only when the caller opts in"),
+    ClientRule(
+        "E C18",
+        "MUST",
+        _G2_ONLY,
+        "declares the extension (MUST then take either result) only on an opted-in call",
+    ),
+    ClientRule("C-18", "MAY", _G1_ONLY, "send the caller's task.ttl as asked, in ms"),
+    ClientRule(
+        "E C26",
+        "MAY",
+        _G2_ONLY,
+        "the ttl backstop is for a non-null ttlMs: a null one is followed to its end",
+    ),
+    ClientRule("C-19", "SHOULD", _G1_ONLY, "respect pollInterval"),
+    ClientRule("E C23", "SHOULD", _G2_ONLY, "respect pollIntervalMs"),
+    ClientRule("C-21", "SHOULD", _G1_ONLY, "on input_required, call tasks/result"),
+    ClientRule(
+        "C-25", "MUST", _G1_ONLY, "an answer to a task's question echoes its related-task _meta"
+    ),
+    ClientRule(
+        "A-23",
+        "reading",
+        _G1_ONLY,
+        "route a question by its content; one naming no task is still answered, and no task "
+        "is guessed for it",
+    ),
+    ClientRule("C-26", "MUST", _G1_ONLY, "cancel a task with tasks/cancel"),
+    ClientRule(
+        "C-31",
+        "MUST",
+        _G1_ONLY,
+        "a receiver declares tasks.requests.elicitation.create (and list, cancel it serves)",
+    ),
+    ClientRule("C-36", "MUST", _G1_ONLY, "a receiver accepts with a CreateTaskResult"),
+    ClientRule(
+        "C-37",
+        "MUST",
+        _G1_ONLY,
+        "tasks/get carries createdAt, lastUpdatedAt and the task's ttl, kept as created",
+    ),
+    ClientRule(
+        "C-38",
+        "MUST",
+        _G1_ONLY,
+        "tasks/result gives the underlying result with related-task _meta",
+    ),
+    ClientRule("C-40", "MUST", _G1_ONLY, "tasks/list lists every task tasks/get finds"),
+    ClientRule("C-41", "MUST", _G1_ONLY, "tasks/cancel of a terminal task is -32602"),
+    ClientRule("E C35", "MUST", _G2_ONLY, "cancel a task with tasks/cancel"),
+    ClientRule("C-30", "SHOULD", _G1_ONLY, "track a created task's id"),
+    ClientRule("E C22", "MUST", _G2_ONLY, "use the created task's id for every later call"),
+    ClientRule("E C31", "SHOULD", _G2_ONLY, "answer each inputRequests key once"),
+    ClientRule("E C46", "MUST", _G2_ONLY, "echo requestState byte for byte"),
+    ClientRule("E C47", "MUST", _G2_ONLY, "an MRTR retry is a new request with a new id"),
+    ClientRule(
+        "E C57",
+        "MUST",
+        _G2_ONLY,
+        "MCP-Protocol-Version, Mcp-Method and (tools/call) Mcp-Name equal the body",
+    ),
+    ClientRule(
+        "E C39",
+        "MUST",
+        _G2_ONLY,
+        "a subscriptions/listen for tasks names them in params.notifications.taskIds",
+    ),
+    ClientRule(
+        "E C24",
+        "SHOULD",
+        _G2_ONLY,
+        "keep polling until the task ends: a listen refused or ended falls back to polls",
+    ),
+    ClientRule(
+        "E C58", "MUST", _G2_ONLY, "tasks/get, update, cancel carry Mcp-Name equal to the taskId"
+    ),
+)
+"""Every client rule a scenario judges, by id (``docs/rule-ids.md`` documents each; the
+server rules are :data:`~mcp_tasks_client.conformance.RULES`)."""
+
 _RULES: dict[str, dict[Generation, str]] = {
     "opt-in": {G1: "C-15", G2: "E C18"},
     "poll-interval": {G1: "C-19", G2: "E C23"},
@@ -141,11 +296,42 @@ _RULES: dict[str, dict[Generation, str]] = {
     "input-requests-once": {G2: "E C31"},
     "ttl": {G1: "C-18", G2: "E C26"},
     "request-state": {G2: "E C46"},
+    "related-task": {G1: "C-25"},
+    "untagged-question": {G1: "A-23"},
+    "routing-headers": {G2: "E C58"},
+    "listen-fallback": {G2: "E C24"},
+    "receiver": {G1: "C-36"},
 }
+"""The rule each scenario judges first, per generation."""
+_ALSO_CITED: dict[str, tuple[str, ...]] = {
+    "receiver": ("C-31", "C-37", "C-38", "C-40", "C-41"),
+    "listen-fallback": ("E C39",),
+    "request-state": ("E C47",),
+    "routing-headers": ("E C57",),
+}
+"""Further rules a scenario's checks cite."""
 
 
 _NULL = object()
 """An override that sends JSON null (None leaves the field out)."""
+
+
+RECEIVER_TTL = 120_000
+"""The ttl (ms) the receiver scenario asks the client's task for."""
+RECEIVER_WAIT = 10.0
+"""Seconds the receiver scenario waits for each of the client's answers."""
+
+
+def _declares_receiving(received: Iterable[JSON]) -> bool:
+    """Whether the client's initialize declared tasks.requests.elicitation.create (C-31)."""
+    for message in received:
+        if message.get("method") == "initialize":
+            caps = (message.get("params") or {}).get("capabilities") or {}
+            tasks = caps.get("tasks") if isinstance(caps, dict) else None
+            requests = tasks.get("requests") if isinstance(tasks, dict) else None
+            elicitation = requests.get("elicitation") if isinstance(requests, dict) else None
+            return isinstance(elicitation, dict) and isinstance(elicitation.get("create"), dict)
+    return False
 
 
 class _ScenarioServer(FaultServer):
@@ -159,6 +345,7 @@ class _ScenarioServer(FaultServer):
         *,
         stale_after_update: bool = False,
         request_state: str | None = None,
+        as_receiver: bool = False,
         **kw: Any,
     ) -> None:
         super().__init__(generation, **kw)
@@ -170,6 +357,12 @@ class _ScenarioServer(FaultServer):
         """The requestState an MRTR answer carries instead of the FaultServer's."""
         self.arrived: list[tuple[float, JSON]] = []
         """Every message read, with its arrival time (monotonic seconds)."""
+        self.as_receiver = as_receiver
+        """2025-11-25: while answering the client's plain tools/call, send it a task-augmented
+        elicitation/create and drive that task with tasks/get, list, result and cancel."""
+        self.exchanges: list[tuple[JSON, JSON | None]] = []
+        """The receiver script's requests to the client, each with its answer (None: none)."""
+        self._waiting: dict[Any, tuple[anyio.Event, list[JSON]]] = {}
         self._asking: JSON | None = None
         self._stale: JSON | None = None
 
@@ -185,6 +378,13 @@ class _ScenarioServer(FaultServer):
     async def answer(self, message: JSON, channel: Any = None, *, session: Any = None) -> Any:
         self.arrived.append((time.monotonic(), message))
         method = message.get("method")
+        if method is None and message.get("id") in self._waiting:
+            event, slot = self._waiting.pop(message["id"])
+            slot.append(message)
+            event.set()
+            return None
+        if method == "tools/call" and self.as_receiver and channel is not None:
+            await self._drive_receiver(channel)
         if method == "tasks/get" and self._stale is not None and "id" in message:
             stale, self._stale = self._stale, None
             return {"jsonrpc": "2.0", "id": message["id"], "result": stale}
@@ -200,6 +400,44 @@ class _ScenarioServer(FaultServer):
             result["requestState"] = self.request_state
         return out
 
+    async def _ask_client(self, channel: Any, method: str, params: JSON) -> JSON | None:
+        """Send the client one request; its answer (None if none came in time)."""
+        request_id = f"receiver-{len(self.exchanges) + 1}"
+        request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        event, slot = anyio.Event(), list[JSON]()
+        self._waiting[request_id] = (event, slot)
+        self.sent_requests.append(request)
+        await channel.push(request)
+        with anyio.move_on_after(RECEIVER_WAIT):
+            await event.wait()
+        self._waiting.pop(request_id, None)
+        answer = slot[0] if slot else None
+        self.exchanges.append((request, answer))
+        return answer
+
+    async def _drive_receiver(self, channel: Any) -> None:
+        """The client as receiver (C-31..C-41): a task-augmented question, then its task
+        driven: tasks/get, tasks/list, tasks/result (blocks until it ends), tasks/cancel of
+        the ended task (-32602 expected)."""
+        if not _declares_receiving(self.received):
+            return  # judged: the client did not declare it serves such tasks (C-31)
+        params = {
+            "mode": "form",
+            "message": "run me as a task?",
+            "requestedSchema": {"type": "object", "properties": {}},
+            "task": {"ttl": RECEIVER_TTL},
+        }
+        created = await self._ask_client(channel, "elicitation/create", params)
+        result = (created or {}).get("result")
+        task = result.get("task") if isinstance(result, dict) else None
+        task_id = task.get("taskId") if isinstance(task, dict) else None
+        if not isinstance(task_id, str):
+            return
+        await self._ask_client(channel, "tasks/get", {"taskId": task_id})
+        await self._ask_client(channel, "tasks/list", {})
+        await self._ask_client(channel, "tasks/result", {"taskId": task_id})
+        await self._ask_client(channel, "tasks/cancel", {"taskId": task_id})
+
     def _task(self, task: Any, *, detailed: bool = True) -> JSON:
         out = super()._task(task, detailed=detailed)
         for key, value in self.overrides.items():
@@ -208,6 +446,13 @@ class _ScenarioServer(FaultServer):
             else:
                 out[key] = None if value is _NULL else value
         return out
+
+
+def _body(request: Any) -> Any:
+    try:
+        return request.json
+    except ValueError:  # not JSON: no body to judge
+        return None
 
 
 Judge = Callable[[Recording, str], list[Check]]
@@ -229,12 +474,21 @@ class Scenario:
     request_state: str | None = None
     extra_context: Callable[[Generation], Mapping[str, Any]] = lambda g: {}
     """Context keys that differ by generation."""
+    as_receiver: bool = False
+    """The server makes the client a task receiver (2025-11-25)."""
+    breaks: frozenset[str] = frozenset()
+    """Server rules the scenario's server breaks (a question with no related-task _meta)."""
 
     def context_for(self, generation: Generation) -> JSON:
         return {**self.context, **self.extra_context(generation)}
 
     def rule(self, generation: Generation) -> str:
+        """The rule the scenario judges first in ``generation``."""
         return _RULES[self.name][generation]
+
+    def cites(self) -> frozenset[str]:
+        """Every client rule the scenario's checks may cite (in :data:`CLIENT_RULES`)."""
+        return frozenset(_RULES[self.name].values()) | frozenset(_ALSO_CITED.get(self.name, ()))
 
 
 def _ok(check_id: str, rule: str, description: str, **details: Any) -> Check:
@@ -452,6 +706,216 @@ def _judge_ttl(rec: Recording, rule: str) -> list[Check]:
     return out
 
 
+_RELATED = "io.modelcontextprotocol/related-task"
+
+
+def _related(message: JSON) -> Any:
+    """The related-task taskId a message's params (a request) or result (an answer) names."""
+    part = message.get("params") if "method" in message else message.get("result")
+    meta = part.get("_meta") if isinstance(part, dict) else None
+    tag = meta.get(_RELATED) if isinstance(meta, dict) else None
+    return tag.get("taskId") if isinstance(tag, dict) else None
+
+
+def _judge_related_task(rec: Recording, rule: str) -> list[Check]:
+    what = "the answer to a task's question echoes its related-task _meta"
+    tagged = [q for q in rec.asked if _related(q) is not None]
+    answers = rec.answers()
+    if not tagged:
+        return [_bad("related-task-echoed", rule, what, "the server asked no tagged question")]
+    unanswered = [q for q in tagged if q.get("id") not in answers]
+    if unanswered:
+        error = "the task's question was never answered"
+        return [_bad("related-task-echoed", rule, what, error, questions=unanswered[:1])]
+    wrong = [(q, answers[q["id"]]) for q in tagged if _related(answers[q["id"]]) != _related(q)]
+    if wrong:
+        question, answer = wrong[0]
+        error = (
+            f"the question named task {_related(question)!r}; the answer's related-task "
+            f"names {_related(answer)!r}"
+        )
+        return [_bad("related-task-echoed", rule, what, error, messages=[question, answer])]
+    return [_ok("related-task-echoed", rule, what, messages=[answers[tagged[0]["id"]]])]
+
+
+def _judge_untagged_question(rec: Recording, rule: str) -> list[Check]:
+    answered = "a question naming no task is answered all the same"
+    guessed = "no task is guessed for a question that names none"
+    untagged = [q for q in rec.asked if _related(q) is None]
+    answers = rec.answers()
+    if not untagged:
+        return [_bad("untagged-answered", rule, answered, "the server asked no question")]
+    out: list[Check] = []
+    got = [answers[q["id"]] for q in untagged if q.get("id") in answers]
+    results = [a for a in got if "result" in a]
+    if len(results) < len(untagged):
+        error = "the question with no related-task _meta was dropped or refused"
+        out.append(_bad("untagged-answered", rule, answered, error, messages=[*untagged, *got][:2]))
+    else:
+        out.append(_ok("untagged-answered", rule, answered, messages=results[:1]))
+    invented = [a for a in results if _related(a) is not None]
+    if invented:
+        error = f"the answer names task {_related(invented[0])!r}, which the question did not"
+        out.append(_bad("untagged-not-guessed", rule, guessed, error, messages=invented[:1]))
+    elif results:
+        out.append(_ok("untagged-not-guessed", rule, guessed, messages=results[:1]))
+    return out
+
+
+def _header_value(value: str | None) -> str | None:
+    """A routing header's value, its ``=?base64?...?=`` form decoded (E C59)."""
+    if value is not None and value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return value
+    return value
+
+
+_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
+
+def _judge_routing_headers(rec: Recording, rule: str) -> list[Check]:
+    equal = "MCP-Protocol-Version, Mcp-Method and a tools/call's Mcp-Name equal the body"
+    named = "tasks/get, tasks/update and tasks/cancel carry Mcp-Name equal to the taskId"
+    off: list[JSON] = []
+    task_named: list[JSON] = []
+    task_off: list[JSON] = []
+    for headers, body in rec.posts:
+        if not isinstance(body, dict) or "method" not in body or "id" not in body:
+            continue
+        params: JSON = body["params"] if isinstance(body.get("params"), dict) else {}
+        meta: JSON = params["_meta"] if isinstance(params.get("_meta"), dict) else {}
+        version = meta.get("io.modelcontextprotocol/protocolVersion", rec.generation.value)
+        sent = {
+            "method": body["method"],
+            "id": body["id"],
+            "mcp-method": headers.get("mcp-method"),
+            "mcp-protocol-version": headers.get("mcp-protocol-version"),
+            "mcp-name": headers.get("mcp-name"),
+        }
+        wrong = headers.get("mcp-method") != body["method"] or (
+            headers.get("mcp-protocol-version") != version
+        )
+        if body["method"] == "tools/call":
+            wrong = wrong or _header_value(headers.get("mcp-name")) != params.get("name")
+        if wrong:
+            off.append(sent)
+        if body["method"] in _TASK_METHODS:
+            if _header_value(headers.get("mcp-name")) == params.get("taskId"):
+                task_named.append(sent)
+            else:
+                task_off.append({**sent, "taskId": params.get("taskId")})
+    out: list[Check] = []
+    if off:
+        methods = sorted({str(r["method"]) for r in off})
+        error = f"headers that differ from the body on {', '.join(methods)}"
+        out.append(_bad("routing-headers-equal", "E C57", equal, error, requests=off[:3]))
+    else:
+        out.append(_ok("routing-headers-equal", "E C57", equal, requests=len(rec.posts)))
+    if task_off:
+        methods = sorted({str(r["method"]) for r in task_off})
+        error = f"{', '.join(methods)} without Mcp-Name equal to the taskId"
+        out.append(_bad("routing-headers-task", rule, named, error, requests=task_off[:3]))
+    elif not task_named:
+        out.append(_bad("routing-headers-task", rule, named, "no tasks/* request to judge"))
+    else:
+        out.append(_ok("routing-headers-task", rule, named, requests=task_named[:2]))
+    return out
+
+
+def _judge_listen_fallback(rec: Recording, rule: str) -> list[Check]:
+    asked = "the listen names the task in params.notifications.taskIds"
+    kept = "the listen refused, the client polls the task to its end"
+    listens = rec.requests("subscriptions/listen")
+    if not listens:
+        return [_bad("listen-asked", "E C39", asked, "asked to listen, the client sent none")]
+    out: list[Check] = []
+    named = [
+        m
+        for _, m in listens
+        if set(rec.created)
+        & set((((m.get("params") or {}).get("notifications") or {}).get("taskIds")) or ())
+    ]
+    if named:
+        out.append(_ok("listen-asked", "E C39", asked, messages=named[:1]))
+    else:
+        error = f"no listen named the task {rec.created}"
+        out.append(_bad("listen-asked", "E C39", asked, error, messages=[listens[0][1]]))
+    refused_at = listens[0][0]
+    later = [m for t, m in rec.requests("tasks/get") if t >= refused_at]
+    ended = [t for t, status in rec.final.items() if status in ("completed", "failed")]
+    if ended and later:
+        out.append(_ok("listen-fallback", rule, kept, polls_after_listen=len(later)))
+    else:
+        error = (
+            f"{len(later)} tasks/get after the refused listen; the task ended "
+            f"{'yes' if ended else 'no'}: {rec.final or 'none was created'}"
+        )
+        out.append(_bad("listen-fallback", rule, kept, error))
+    return out
+
+
+def _exchange(rec: Recording, method: str) -> tuple[JSON, JSON | None] | None:
+    return next((e for e in rec.exchanges if e[0].get("method") == method), None)
+
+
+def _judge_receiver(rec: Recording, rule: str) -> list[Check]:
+    declared = "the client declares tasks.requests.elicitation.create when asked to receive"
+    if not _declares_receiving(m for _, m in rec.received):
+        error = "its initialize declared no tasks.requests.elicitation.create: no task to serve"
+        return [_bad("receiver-declared", "C-31", declared, error)]
+    out = [_ok("receiver-declared", "C-31", declared)]
+    created = _exchange(rec, "elicitation/create")
+    accept = "a task-augmented elicitation/create is accepted with a CreateTaskResult"
+    answer: JSON = (created[1] or {}) if created else {}
+    result: JSON = answer["result"] if isinstance(answer.get("result"), dict) else {}
+    task = result.get("task") if isinstance(result.get("task"), dict) else None
+    if task is None or not isinstance(task.get("taskId"), str):
+        error = "the answer is not a CreateTaskResult" if answer else "no answer came"
+        out.append(_bad("receiver-created", rule, accept, error, messages=[answer]))
+        return out
+    out.append(_ok("receiver-created", rule, accept, messages=[answer]))
+    task_id = task["taskId"]
+
+    def answered(method: str) -> tuple[JSON, JSON]:
+        exchange = _exchange(rec, method)
+        reply = (exchange[1] or {}) if exchange else {}
+        body = reply.get("result")
+        return reply, body if isinstance(body, dict) else {}
+
+    reply, got = answered("tasks/get")
+    what = "tasks/get carries createdAt, lastUpdatedAt and the ttl the task was created with"
+    missing = [k for k in ("taskId", "status", "createdAt", "lastUpdatedAt", "ttl") if k not in got]
+    if missing or got.get("ttl") != task.get("ttl", got.get("ttl")):
+        error = f"missing {missing}" if missing else f"ttl {got.get('ttl')} != {task.get('ttl')}"
+        out.append(_bad("receiver-get", "C-37", what, error, messages=[reply]))
+    else:
+        out.append(_ok("receiver-get", "C-37", what, messages=[reply]))
+    reply, got = answered("tasks/list")
+    what = "tasks/list lists the task"
+    ids = [t.get("taskId") for t in got.get("tasks") or () if isinstance(t, dict)]
+    if task_id in ids:
+        out.append(_ok("receiver-list", "C-40", what, messages=[reply]))
+    else:
+        out.append(_bad("receiver-list", "C-40", what, f"listed {ids}", messages=[reply]))
+    reply, got = answered("tasks/result")
+    what = "tasks/result gives the elicitation's answer with related-task _meta"
+    if "action" in got and _related(reply) == task_id:
+        out.append(_ok("receiver-result", "C-38", what, messages=[reply]))
+    else:
+        error = "no ElicitResult naming the task" if reply else "no answer came"
+        out.append(_bad("receiver-result", "C-38", what, error, messages=[reply]))
+    reply, _ = answered("tasks/cancel")
+    what = "tasks/cancel of the ended task is refused with -32602"
+    code = (reply.get("error") or {}).get("code") if isinstance(reply.get("error"), dict) else None
+    if code == -32602:
+        out.append(_ok("receiver-cancel", "C-41", what, messages=[reply]))
+    else:
+        out.append(_bad("receiver-cancel", "C-41", what, f"answered {reply}", messages=[reply]))
+    return out
+
+
 BOTH = frozenset({G1, G2})
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -512,6 +976,51 @@ SCENARIOS: dict[str, Scenario] = {
             stale_after_update=True,
         ),
         Scenario(
+            "related-task",
+            "the task asks a question tagged with its related-task _meta; the answer echoes it",
+            frozenset({G1}),
+            {"tool": "ask", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_related_task,
+        ),
+        Scenario(
+            "untagged-question",
+            "the task's question comes without related-task _meta; the client still answers it",
+            frozenset({G1}),
+            {"tool": "ask", "arguments": {}, "task": True, "answer": {"ok": True}},
+            _judge_untagged_question,
+            breaks=frozenset({"V-21"}),
+        ),
+        Scenario(
+            "routing-headers",
+            "every request's routing headers equal its body; a task request names its taskId",
+            frozenset({G2}),
+            {"tool": "echo", "arguments": {"text": "headers"}, "task": True},
+            _judge_routing_headers,
+        ),
+        Scenario(
+            "listen-fallback",
+            "the client follows its task with subscriptions/listen; the server refuses it "
+            "(-32601): the client polls the task to its end",
+            frozenset({G2}),
+            {"tool": "echo", "arguments": {"text": "listen"}, "task": True, "listen": True},
+            _judge_listen_fallback,
+        ),
+        Scenario(
+            "receiver",
+            "while answering a plain call, the server sends the client a task-augmented "
+            "elicitation/create and drives that task: tasks/get, list, result, cancel",
+            frozenset({G1}),
+            {
+                "tool": "echo",
+                "arguments": {"text": "receiver"},
+                "task": False,
+                "receive": True,
+                "answer": {"ok": True},
+            },
+            _judge_receiver,
+            as_receiver=True,
+        ),
+        Scenario(
             "request-state",
             "the task-only tool asks by MRTR first, with an opaque requestState to echo",
             frozenset({G2}),
@@ -556,6 +1065,8 @@ async def run_scenario(
         ask_on=chosen.ask_on,
         stale_after_update=chosen.stale_after_update,
         request_state=chosen.request_state,
+        breaks=chosen.breaks,
+        as_receiver=chosen.as_receiver,
     )
     async with server.http() as http:
 
@@ -586,7 +1097,10 @@ async def run_scenario(
                 errors.seek(0)
                 rec.stderr = errors.read()[-4000:].decode(errors="replace")
         rec.exit_code = process.returncode
+        rec.posts = [(r.headers, _body(r)) for r in http.received if r.http_method == "POST"]
     rec.received = list(server.arrived)
+    rec.asked = list(server.sent_requests)
+    rec.exchanges = list(server.exchanges)
     rec.created = list(server.tasks)
     rec.final = {task_id: task.status for task_id, task in server.tasks.items()}
     checks = chosen.judge(rec, chosen.rule(generation))
@@ -598,6 +1112,20 @@ async def run_scenario(
         else attrs.evolve(c, details={**c.details, "exitCode": rec.exit_code, "stderr": tail})
         for c in checks
     ]
+
+
+def render_client_rules() -> str:
+    """The table of :data:`CLIENT_RULES` that ``docs/rule-ids.md`` carries (a test keeps it
+    equal): id, keyword, generations, what a client keeping it does, the scenarios judging it."""
+    lines = [
+        "| Id | Level | Generations | What a client keeping it does | Scenarios |",
+        "|---|---|---|---|---|",
+    ]
+    for r in CLIENT_RULES.values():
+        gens = ", ".join(g.value for g in sorted(r.generations, key=lambda g: g.value))
+        names = ", ".join(f"`{s.name}`" for s in SCENARIOS.values() if r.id in s.cites())
+        lines.append(f"| `{r.id}` | {r.level} | {gens} | {r.summary} | {names} |")
+    return "\n".join(lines) + "\n"
 
 
 def render_table(rows: Iterable[tuple[str, str, Check]]) -> str:

@@ -8,8 +8,12 @@ judges: asks for a task it was not asked for (``opt-in``), polls as fast as it c
 created answer it cannot decode (``odd-create``), leaves the caller's ttl out and gives up a
 task whose ttl is null (``ttl``), answers every ``inputRequests`` key each
 time a poll shows it (``input-requests-once``), and retries an MRTR call with its
-``requestState`` trimmed under the same id (``request-state``). It exists to show each check
-can fail.
+``requestState`` trimmed under the same id (``request-state``), answers a task's question
+without its related-task ``_meta`` (``related-task``), refuses a question that names no task
+(``untagged-question``), sends no ``Mcp-Name`` header (``routing-headers``), and gives its
+task up when the server refuses its ``subscriptions/listen`` (``listen-fallback``), and
+declares it serves task-augmented questions, then answers one plainly and refuses every
+``tasks/*`` (``receiver``). It exists to show each check can fail.
 
 May import: ``models`` (the extension's name).
 """
@@ -27,6 +31,7 @@ import httpx
 from ..models import TASKS_EXTENSION
 
 JSON = dict[str, Any]
+_ASKED = frozenset({"related-task", "untagged-question"})
 
 
 class Wire:
@@ -72,6 +77,61 @@ class Wire:
             return None
         return response.json()
 
+    def reply(self, answer: JSON) -> None:
+        """POST a JSON-RPC response (an answer to the server's question)."""
+        headers = {**self.headers, "MCP-Protocol-Version": self.version}
+        self.http.post(self.url, json={"jsonrpc": "2.0", **answer}, headers=headers)
+
+    def questions(self, task_id: str) -> JSON | None:
+        """Open tasks/result as a stream and return the first question on it (then close it)."""
+        body = {"jsonrpc": "2.0", "id": next(self.ids), "method": "tasks/result"}
+        body["params"] = {"taskId": task_id}
+        headers = {**self.headers, "MCP-Protocol-Version": self.version}
+        with self.http.stream("POST", self.url, json=body, headers=headers) as response:
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    message = json.loads(line[5:])
+                    if "method" in message and "id" in message:
+                        return dict(message)
+        return None
+
+
+def serve_wrongly(wire: Wire, params: JSON, content: JSON) -> None:
+    """The ``receiver`` scenario: call the tool with its stream read as it comes, and answer
+    the server's task-augmented question plainly (its ``task`` ignored, though the client
+    declared it serves such tasks), and every ``tasks/*`` with -32601."""
+    body = {"jsonrpc": "2.0", "id": next(wire.ids), "method": "tools/call", "params": params}
+    headers = {**wire.headers, "MCP-Protocol-Version": wire.version}
+    with wire.http.stream("POST", wire.url, json=body, headers=headers) as response:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            message = json.loads(line[5:])
+            if "method" not in message or "id" not in message:
+                if message.get("id") == body["id"]:
+                    return
+                continue
+            if message["method"] == "elicitation/create":
+                result = {"action": "accept", "content": content}
+                wire.reply({"id": message["id"], "result": result})
+            else:
+                error = {"code": -32601, "message": f"{message['method']} not served"}
+                wire.reply({"id": message["id"], "error": error})
+
+
+def answer_wrongly(wire: Wire, scenario: str, task_id: str, content: JSON) -> None:
+    """The question on tasks/result, answered without related-task _meta (``related-task``)
+    or refused because it names no task (``untagged-question``)."""
+    question = wire.questions(task_id)
+    if question is None:
+        return
+    meta = (question.get("params") or {}).get("_meta") or {}
+    if scenario == "untagged-question" and "io.modelcontextprotocol/related-task" not in meta:
+        error = {"code": -32600, "message": "a question naming no task: dropped"}
+        wire.reply({"id": question["id"], "error": error})
+        return
+    wire.reply({"id": question["id"], "result": {"action": "accept", "content": content}})
+
 
 def main(url: str) -> None:
     scenario = os.environ["MCP_CONFORMANCE_SCENARIO"]
@@ -81,7 +141,11 @@ def main(url: str) -> None:
     g1 = version == "2025-11-25"
     if g1:
         info = {"name": "wrong-client", "version": "0"}
-        opening = {"protocolVersion": version, "capabilities": {}, "clientInfo": info}
+        capabilities: JSON = {}
+        if scenario == "receiver":  # declared, and then not kept
+            elicit: JSON = {"elicitation": {"create": {}}}
+            capabilities = {"elicitation": {}, "tasks": {"requests": elicit}}
+        opening = {"protocolVersion": version, "capabilities": capabilities, "clientInfo": info}
         wire.post("initialize", opening)
         wire.post("notifications/initialized", notify=True)
     params: JSON = {"name": context["tool"], "arguments": context.get("arguments") or {}}
@@ -91,6 +155,9 @@ def main(url: str) -> None:
         else:
             caps: JSON = {"extensions": {TASKS_EXTENSION: {}}}
             params["_meta"] = {"io.modelcontextprotocol/clientCapabilities": caps}
+    if scenario == "receiver":
+        serve_wrongly(wire, params, context.get("answer") or {})
+        return
     created = wire.post("tools/call", params) or {}
     result = created.get("result") or {}
     answer = {"action": "accept", "content": context.get("answer") or {}}
@@ -108,6 +175,10 @@ def main(url: str) -> None:
         sys.exit("the created task did not decode: no ttl")  # and its id is lost
     if scenario == "ttl" and task.get("ttl", task.get("ttlMs")) is None:
         sys.exit("a task without a ttl: given up")
+    if scenario == "listen-fallback":
+        listen = {"notifications": {"taskIds": [task_id]}}
+        if "error" in (wire.post("subscriptions/listen", listen) or {}):
+            return  # the listen refused, the task is given up: no polls
     if scenario == "cancel":
         wire.post("notifications/cancelled", {"requestId": created.get("id")}, notify=True)
         return
@@ -117,6 +188,8 @@ def main(url: str) -> None:
             break
         if got.get("status") == "input_required" and scenario == "input-required-result":
             break  # never asks tasks/result: the question is never delivered
+        if got.get("status") == "input_required" and scenario in _ASKED:
+            answer_wrongly(wire, scenario, task_id, context.get("answer") or {})
         asked = got.get("inputRequests")
         if isinstance(asked, dict) and asked:  # every key, every time it is shown
             responses = dict.fromkeys(asked, answer)
