@@ -334,3 +334,42 @@ async def test_2025_results_are_never_cached() -> None:
     assert len([m for m in server.received if m.get("method") == "tools/list"]) == 3
     assert len(cache) == 0
     assert cache.misses == 0  # not even asked: the generation has no cacheable methods
+
+
+@pytest.mark.parametrize("with_cache", [True, False])
+async def test_a_miss_is_marked_on_its_request_span(with_cache: bool) -> None:
+    """A cacheable request the cache missed carries mcp_tasks.cache.hit = false on its
+    request span; the hit that follows is a span of its own with true; without a cache the
+    attribute is absent (the FaultServer sends ttlMs 60000, public, on tools/list)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    saved = (_Tracing.decided, _Tracing.tracer)
+    observability.tracing(True, tracer_provider=provider)
+    server = FaultServer(G2)
+    try:
+        async with (
+            server.memory() as transport,
+            Client(
+                transport,
+                generation=G2,
+                client_info=INFO,
+                cache=ResultCache() if with_cache else None,
+            ) as client,
+        ):
+            await client.list_tools_page()
+            await client.list_tools_page()
+    finally:
+        _Tracing.decided, _Tracing.tracer = saved
+        provider.shutdown()
+    spans = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
+    marks = [(s.attributes or {}).get("mcp_tasks.cache.hit") for s in spans]
+    requests = [s for s in spans if "jsonrpc.request.id" in (s.attributes or {})]
+    if with_cache:
+        assert marks == [False, True]
+        assert len(requests) == 1
+        assert (requests[0].attributes or {}).get("mcp_tasks.cache.hit") is False
+    else:
+        assert marks == [None, None]
+        assert len(requests) == 2
+    assert len([m for m in server.received if m.get("method") == "tools/list"]) == len(requests)
