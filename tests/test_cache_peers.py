@@ -373,3 +373,83 @@ async def test_a_miss_is_marked_on_its_request_span(with_cache: bool) -> None:
         assert marks == [None, None]
         assert len(requests) == 2
     assert len([m for m in server.received if m.get("method") == "tools/list"]) == len(requests)
+
+
+class Clock:
+    """Simulated monotonic time (seconds), for the client's ResultCache."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def two_page_server(generation: Generation) -> FaultServer:
+    """tools/list and prompts/list in two pages: the first public for a minute, the second
+    private for a second (hints sent in both generations; 2025-11-25 does not read them)."""
+    server = FaultServer(generation)
+
+    async def paged(message: dict[str, Any]) -> Any:
+        method = message.get("method")
+        if method not in ("tools/list", "prompts/list"):
+            return None
+        field = "tools" if method == "tools/list" else "prompts"
+        second = (message.get("params") or {}).get("cursor") == "2"
+        item: dict[str, Any] = {"name": "b" if second else "a"}
+        if field == "tools":
+            item["inputSchema"] = {"type": "object"}
+        result: dict[str, Any] = {field: [item]}
+        if second:
+            result.update(ttlMs=1000, cacheScope="private")
+        else:
+            result.update(ttlMs=60_000, cacheScope="public", nextCursor="2")
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+    server.on_message = paged
+    return server
+
+
+async def test_an_all_pages_helper_reports_the_whole_lists_hints() -> None:
+    """SEP-2549: a list read page by page has the shortest TTL of its pages and is private if
+    one page is; list_tools() (and the other helpers) report it, with how many pages came
+    from the cache, which can be part of the list."""
+    clock = Clock()
+    cache = ResultCache(clock=clock)
+    server = two_page_server(G2)
+    async with (
+        server.memory() as transport,
+        Client(transport, generation=G2, client_info=INFO, cache=cache) as client,
+    ):
+        tools = client.list_tools()
+        assert (tools.hints, tools.pages) == (None, 0)  # nothing read yet
+        assert [t.name async for t in tools] == ["a", "b"]
+        assert tools.hints == CacheHints(1000, CacheScope.PRIVATE)
+        assert (tools.pages, tools.cached_pages) == (2, 0)
+        again = client.list_tools()
+        assert [t.name async for t in again] == ["a", "b"]
+        assert (again.pages, again.cached_pages) == (2, 2)
+        assert again.hints == CacheHints(1000, CacheScope.PRIVATE)
+        clock.now += 2.0  # the second page is stale, the first still fresh
+        half = client.list_tools()
+        assert [t.name async for t in half] == ["a", "b"]
+        assert (half.pages, half.cached_pages) == (2, 1)
+        assert half.hints == CacheHints(1000, CacheScope.PRIVATE)
+        prompts = client.list_prompts()
+        assert [p.name async for p in prompts] == ["a", "b"]
+        assert prompts.hints == CacheHints(1000, CacheScope.PRIVATE)
+    sent = [m.get("params") or {} for m in server.received if m.get("method") == "tools/list"]
+    assert [p.get("cursor") for p in sent] == [None, "2", "2"]
+
+
+async def test_a_2025_list_has_no_hints() -> None:
+    server = two_page_server(Generation.V2025_11_25)
+    async with (
+        server.memory() as transport,
+        Client(
+            transport, generation=Generation.V2025_11_25, client_info=INFO, cache=ResultCache()
+        ) as client,
+    ):
+        tools = client.list_tools()
+        assert [t.name async for t in tools] == ["a", "b"]
+        assert (tools.hints, tools.pages, tools.cached_pages) == (None, 2, 0)
