@@ -453,3 +453,38 @@ async def test_a_2025_list_has_no_hints() -> None:
         tools = client.list_tools()
         assert [t.name async for t in tools] == ["a", "b"]
         assert (tools.hints, tools.pages, tools.cached_pages) == (None, 2, 0)
+
+
+async def test_a_retry_is_no_miss_on_its_span(hinted_fastmcp4_url: tuple[str, str]) -> None:
+    """E H5: an MRTR retry is no cacheable request, so its span carries no
+    mcp_tasks.cache.hit; its first round, a miss, carries false."""
+    url, _ = hinted_fastmcp4_url
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def answer(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(ElicitAction.ACCEPT, {"pin": "1234"})
+
+    router.default_elicitation(answer)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    saved = (_Tracing.decided, _Tracing.tracer)
+    observability.tracing(True, tracer_provider=provider)
+    try:
+        async with Client(
+            HttpTransport(url),
+            generation=G2,
+            client_info=INFO,
+            capabilities=router.capabilities(),
+            cache=ResultCache(),
+        ) as client:
+            router.attach(client)
+            await client.read_resource("note://secret", inputs=router)
+    finally:
+        _Tracing.decided, _Tracing.tracer = saved
+        provider.shutdown()
+    reads = [s for s in exporter.get_finished_spans() if s.name == "resources/read"]
+    assert [(s.attributes or {}).get("mcp_tasks.cache.hit", "absent") for s in reads] == [
+        False,
+        "absent",
+    ]
