@@ -39,6 +39,8 @@ DISCOVER = {
     "capabilities": {"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
     "serverInfo": {"name": "hostile", "version": "0"},
     "resultType": "complete",
+    "ttlMs": 0,  # SEP-2549: a complete discover carries its caching hints (E H1)
+    "cacheScope": "private",
 }
 
 
