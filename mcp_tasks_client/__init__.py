@@ -34,6 +34,7 @@ from ._client import (
     RequestHandler,
     Timeouts,
 )
+from ._features import Pages
 from ._generation import Generation
 from ._io.http import HttpTransport, StreamResumption
 from ._io.lean import LeanHttpTransport
@@ -94,6 +95,7 @@ __all__ = [
     "NotificationHandler",
     "OrphanedTask",
     "Outcome",
+    "Pages",
     "PollPolicy",
     "Poller",
     "ProgressCallback",

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from . import observability as _obs
-from ._cache import CacheContext, CacheHints, ResultCache
+from ._cache import CacheContext, CacheHints, ResultCache, is_retry
 from ._drivers import Driver
 from ._exceptions import DecodeError, InputRequired, LimitExceeded, MCPTasksError
 from ._generation import Generation
@@ -204,13 +204,16 @@ class ClientBase:
         result, and whether it was served from the cache."""
         cache = self._cache if method in self._driver.cacheable_methods else None
         sent: JSONObject | None = None
+        options = self._session.options(timeout)
         if cache is not None:
             sent = self._driver.params(method, params)  # the key: every param as sent
             hit = cache.get(self._cache_context, method, sent)
             if hit is not None:
                 _observe_hit(method)
                 return hit, True
-        raw = await self.request(method, params, timeout=timeout)
+            if not is_retry(sent):  # a miss (a retry is no cacheable request): on its span
+                options = options._replace(cache_miss=True)
+        raw = await self._session.call(method, params, options)
         result = self._read(raw, reader)
         self._driver.check_hints(method, raw, self._session.warn)
         if cache is not None:

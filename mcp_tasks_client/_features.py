@@ -7,9 +7,10 @@ May import what ``_client.py`` may. Part of ``Client`` (combined in ``_client.py
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from ._cache import CacheHints
 from ._client_base import CallInputs, ClientBase
 from ._drivers import refusals
 from ._exceptions import (
@@ -37,7 +38,7 @@ from .models import (
     Tool,
 )
 
-__all__ = ["FeatureCalls", "paginate"]
+__all__ = ["FeatureCalls", "Pages", "unmarked"]
 
 T = TypeVar("T")
 
@@ -54,6 +55,12 @@ class FeatureCalls(ClientBase):
         Deadline: timeout (default Timeouts.request). Cancelled: stops waiting, the page is not
         read (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
+        return (await self._tools_page(cursor, timeout=timeout))[0]
+
+    async def _tools_page(
+        self, cursor: str | None, *, timeout: float | None
+    ) -> tuple[ListToolsResult, bool]:
+        """:meth:`list_tools_page`, and whether the page was served from the cache."""
         params = {"cursor": cursor} if cursor is not None else None
         reader = _reader(self, ListToolsResult)
         page, served = await self._fetch_marked("tools/list", params, reader, timeout)
@@ -66,12 +73,15 @@ class FeatureCalls(ClientBase):
             self._known_tools[tool.name] = tool
         while len(self._known_tools) > keep:  # the oldest go first
             del self._known_tools[next(iter(self._known_tools))]
-        return page
+        return page, served
 
-    def list_tools(self, *, timeout: float | None = None) -> AsyncIterator[Tool]:
+    def list_tools(self, *, timeout: float | None = None) -> Pages[Tool]:
         """Every tool, following ``nextCursor`` page by page (``timeout`` applies per page; a
-        cursor the server already gave is a ProtocolError: the pages would loop forever)."""
-        return paginate("tools/list", self.list_tools_page, "tools", timeout)
+        cursor the server already gave is a ProtocolError: the pages would loop forever).
+        The :class:`Pages` it returns says, once read, the whole list's caching hints
+        (``hints``: the shortest TTL of its pages, private if any page is) and how many of
+        its pages came from the cache (``cached_pages``)."""
+        return Pages("tools/list", self._tools_page, "tools", timeout)
 
     def known_tool(self, name: str) -> Tool | None:
         """The tool's metadata as the caller's own ``list_tools`` last saw it (no request)."""
@@ -84,13 +94,13 @@ class FeatureCalls(ClientBase):
         Deadline: timeout (default Timeouts.request). Cancelled: stops waiting
         (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
-        params = {"cursor": cursor} if cursor is not None else None
-        reader = _reader(self, ListResourcesResult)
-        return await self._fetch("resources/list", params, reader, timeout)
+        return (
+            await self._list_page("resources/list", ListResourcesResult, cursor, timeout=timeout)
+        )[0]
 
-    def list_resources(self, *, timeout: float | None = None) -> AsyncIterator[Resource]:
+    def list_resources(self, *, timeout: float | None = None) -> Pages[Resource]:
         """Every resource, page by page (as :meth:`list_tools`)."""
-        return paginate("resources/list", self.list_resources_page, "resources", timeout)
+        return Pages("resources/list", self._pages_of("resources/list"), "resources", timeout)
 
     async def list_prompts_page(
         self, cursor: str | None = None, *, timeout: float | None = None
@@ -99,13 +109,13 @@ class FeatureCalls(ClientBase):
         Deadline: timeout (default Timeouts.request). Cancelled: stops waiting
         (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
-        params = {"cursor": cursor} if cursor is not None else None
-        reader = _reader(self, ListPromptsResult)
-        return await self._fetch("prompts/list", params, reader, timeout)
+        return (await self._list_page("prompts/list", ListPromptsResult, cursor, timeout=timeout))[
+            0
+        ]
 
-    def list_prompts(self, *, timeout: float | None = None) -> AsyncIterator[Prompt]:
+    def list_prompts(self, *, timeout: float | None = None) -> Pages[Prompt]:
         """Every prompt, page by page (as :meth:`list_tools`)."""
-        return paginate("prompts/list", self.list_prompts_page, "prompts", timeout)
+        return Pages("prompts/list", self._pages_of("prompts/list"), "prompts", timeout)
 
     async def list_resource_templates_page(
         self, cursor: str | None = None, *, timeout: float | None = None
@@ -114,20 +124,26 @@ class FeatureCalls(ClientBase):
         Deadline: timeout (default Timeouts.request). Cancelled: stops waiting
         (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
-        params = {"cursor": cursor} if cursor is not None else None
-        reader = _reader(self, ListResourceTemplatesResult)
-        return await self._fetch("resources/templates/list", params, reader, timeout)
+        return (
+            await self._list_page(
+                "resources/templates/list", ListResourceTemplatesResult, cursor, timeout=timeout
+            )
+        )[0]
 
-    def list_resource_templates(
-        self, *, timeout: float | None = None
-    ) -> AsyncIterator[ResourceTemplate]:
+    def list_resource_templates(self, *, timeout: float | None = None) -> Pages[ResourceTemplate]:
         """Every resource template, page by page (as :meth:`list_tools`)."""
-        return paginate(
-            "resources/templates/list",
-            self.list_resource_templates_page,
-            "resource_templates",
-            timeout,
-        )
+        method = "resources/templates/list"
+        return Pages(method, self._pages_of(method), "resource_templates", timeout)
+
+    async def _list_page(
+        self, method: str, cls: type[T], cursor: str | None, *, timeout: float | None
+    ) -> tuple[T, bool]:
+        """One page of a cacheable list, and whether it was served from the cache."""
+        params = {"cursor": cursor} if cursor is not None else None
+        return await self._fetch_marked(method, params, _reader(self, cls), timeout)
+
+    def _pages_of(self, method: str) -> Callable[..., Awaitable[tuple[Any, bool]]]:
+        return functools.partial(self._list_page, method, _LIST_RESULTS[method])
 
     async def read_resource(
         self,
@@ -227,23 +243,92 @@ def _reader(client: ClientBase, cls: type[T]) -> Callable[[Any], T]:
     return functools.partial(client._driver.converter.decode, cls=cls)
 
 
-async def paginate(
-    method: str,
+_LIST_RESULTS: dict[str, type] = {
+    "resources/list": ListResourcesResult,
+    "prompts/list": ListPromptsResult,
+    "resources/templates/list": ListResourceTemplatesResult,
+}
+
+
+class Pages(AsyncIterator[T]):
+    """Every item of a paginated list, following ``nextCursor`` (opaque, C-23), page by page
+    as it is iterated; a cursor the server already gave is a ProtocolError (the pages would
+    loop forever). ``Client.list_tools()`` and the other all-pages helpers return one.
+
+    Pages are requested (and cached, with a :class:`~mcp_tasks_client.ResultCache`) one by
+    one, so a list can come back part from the cache and part fresh. What was read so far is
+    reported: ``hints``, the whole list's caching hints (SEP-2549: the shortest TTL of its
+    pages, and private when one page is; None before the first page, or when a page carries
+    none, as in 2025-11-25), ``pages`` (pages read) and ``cached_pages`` (of those, served
+    from the cache). Read them once the iteration ends for the whole list."""
+
+    def __init__(
+        self,
+        method: str,
+        page_of: Callable[..., Awaitable[tuple[Any, bool]]],
+        field: str,
+        timeout: float | None,
+    ) -> None:
+        self.method = method
+        self.hints: CacheHints | None = None
+        """The combined hints of the pages read so far (:meth:`CacheHints.combine`)."""
+        self.pages = 0
+        """Pages read so far."""
+        self.cached_pages = 0
+        """Pages read so far that were served from the ResultCache (no request sent)."""
+        self._items = self._walk(page_of, field, timeout)
+
+    def __repr__(self) -> str:
+        return (
+            f"Pages({self.method!r}, pages={self.pages}, cached_pages={self.cached_pages}, "
+            f"hints={self.hints!r})"
+        )
+
+    def __aiter__(self) -> Pages[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        """The next item; the next page is requested when the current one is used up.
+        Deadline: the list's timeout, per page. Cancelled: stops waiting for the page."""
+        return await self._items.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop early (no further page is requested). Deadline: none, nothing is sent.
+        Cancelled: returns."""
+        await self._items.aclose()
+
+    async def _walk(
+        self,
+        page_of: Callable[..., Awaitable[tuple[Any, bool]]],
+        field: str,
+        timeout: float | None,
+    ) -> AsyncGenerator[T, None]:
+        seen: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page, served = await page_of(cursor, timeout=timeout)
+            hints = CacheHints.of(page)
+            self.hints = hints if self.pages == 0 else CacheHints.combine((self.hints, hints))
+            self.pages += 1
+            self.cached_pages += served
+            for item in getattr(page, field):
+                yield item
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+            if cursor in seen:
+                raise ProtocolError(
+                    f"{self.method} gave the cursor {cursor[:100]!r} twice: its pages loop"
+                )
+            seen.add(cursor)
+
+
+def unmarked(
     page_of: Callable[..., Awaitable[Any]],
-    field: str,
-    timeout: float | None,
-) -> AsyncIterator[Any]:
-    """Every item of a paginated list, following ``nextCursor`` (opaque, C-23); a cursor the
-    server already gave is a ProtocolError (the pages would loop forever)."""
-    seen: set[str] = set()
-    cursor: str | None = None
-    while True:
-        page = await page_of(cursor, timeout=timeout)
-        for item in getattr(page, field):
-            yield item
-        cursor = page.next_cursor
-        if cursor is None:
-            return
-        if cursor in seen:
-            raise ProtocolError(f"{method} gave the cursor {cursor[:100]!r} twice: its pages loop")
-        seen.add(cursor)
+) -> Callable[..., Awaitable[tuple[Any, bool]]]:
+    """A page function that never uses the cache, as :class:`Pages` takes one."""
+
+    async def marked(cursor: str | None, *, timeout: float | None) -> tuple[Any, bool]:
+        return await page_of(cursor, timeout=timeout), False
+
+    return marked

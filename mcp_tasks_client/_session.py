@@ -280,6 +280,9 @@ class RequestOptions(NamedTuple):
     """The task span the request hangs under (a task call's, made before its task id is
     known). None: the span of the task its ``taskId`` names, if one is open, else the current
     context."""
+    cache_miss: bool = False
+    """The request went out because the caller's ResultCache had no fresh answer for it: its
+    span carries ``mcp_tasks.cache.hit = false`` (a hit sends no request)."""
 
 
 class Session:
@@ -542,6 +545,8 @@ class Session:
             attributes["gen_ai.tool.name"] = tool
         if task_id is not None:
             attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
+        if options.cache_miss:
+            attributes["mcp_tasks.cache.hit"] = False
         name = f"{method} {tool}" if isinstance(tool, str) else method
         if method == "tasks/get" and trace is not None:
             if _obs.quiet_polls():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -31,7 +31,7 @@ from ._exceptions import (
     TransportClosed,
     UsageError,
 )
-from ._features import paginate
+from ._features import Pages, unmarked
 from ._session import RequestOptions
 from .builders import TaskToolCall, ToolCall
 from .journal import Journal, JournalEntry, JournalError, NotJournaled, RecordedSession
@@ -339,9 +339,9 @@ class TaskCalls(ClientBase):
             self._session.saw(task)
         return page
 
-    def list_tasks(self, *, timeout: float | None = None) -> AsyncIterator[Task]:
-        """Every task the server lists, page by page (as :meth:`list_tools`)."""
-        return paginate("tasks/list", self.list_tasks_page, "tasks", timeout)
+    def list_tasks(self, *, timeout: float | None = None) -> Pages[Task]:
+        """Every task the server lists, page by page (as :meth:`list_tools`; never cached)."""
+        return Pages("tasks/list", unmarked(self.list_tasks_page), "tasks", timeout)
 
     async def open_listen_stream(self, *, timeout: float | None = None) -> None:
         """Open the transport's standalone server stream (HTTP GET, X:133), if it has one.

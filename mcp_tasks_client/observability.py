@@ -29,7 +29,9 @@ host's. Span and attribute names follow the OpenTelemetry semantic conventions f
 conventions do not cover is under ``mcp_tasks.``: ``mcp_tasks.generation``,
 ``mcp_tasks.task.id`` (redactable), ``mcp_tasks.task.status`` and ``mcp_tasks.outcome``. A
 result served from the caller's ``ResultCache`` sends no request: it gets a span of its own,
-``{mcp.method.name}``, with ``mcp_tasks.cache.hit`` true.
+``{mcp.method.name}``, with ``mcp_tasks.cache.hit`` true; a cacheable request the cache
+missed carries ``mcp_tasks.cache.hit`` false on its request span (without a cache, or on a
+multi-round-trip retry, the attribute is absent).
 
 One trace per task. A task's span (``mcp_tasks.task``, a :class:`TaskTrace`) is begun when the
 task is started (or first tracked) and kept in its session's :class:`TaskTraces` by task id;

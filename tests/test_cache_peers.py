@@ -334,3 +334,157 @@ async def test_2025_results_are_never_cached() -> None:
     assert len([m for m in server.received if m.get("method") == "tools/list"]) == 3
     assert len(cache) == 0
     assert cache.misses == 0  # not even asked: the generation has no cacheable methods
+
+
+@pytest.mark.parametrize("with_cache", [True, False])
+async def test_a_miss_is_marked_on_its_request_span(with_cache: bool) -> None:
+    """A cacheable request the cache missed carries mcp_tasks.cache.hit = false on its
+    request span; the hit that follows is a span of its own with true; without a cache the
+    attribute is absent (the FaultServer sends ttlMs 60000, public, on tools/list)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    saved = (_Tracing.decided, _Tracing.tracer)
+    observability.tracing(True, tracer_provider=provider)
+    server = FaultServer(G2)
+    try:
+        async with (
+            server.memory() as transport,
+            Client(
+                transport,
+                generation=G2,
+                client_info=INFO,
+                cache=ResultCache() if with_cache else None,
+            ) as client,
+        ):
+            await client.list_tools_page()
+            await client.list_tools_page()
+    finally:
+        _Tracing.decided, _Tracing.tracer = saved
+        provider.shutdown()
+    spans = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
+    marks = [(s.attributes or {}).get("mcp_tasks.cache.hit") for s in spans]
+    requests = [s for s in spans if "jsonrpc.request.id" in (s.attributes or {})]
+    if with_cache:
+        assert marks == [False, True]
+        assert len(requests) == 1
+        assert (requests[0].attributes or {}).get("mcp_tasks.cache.hit") is False
+    else:
+        assert marks == [None, None]
+        assert len(requests) == 2
+    assert len([m for m in server.received if m.get("method") == "tools/list"]) == len(requests)
+
+
+class Clock:
+    """Simulated monotonic time (seconds), for the client's ResultCache."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def two_page_server(generation: Generation) -> FaultServer:
+    """tools/list and prompts/list in two pages: the first public for a minute, the second
+    private for a second (hints sent in both generations; 2025-11-25 does not read them)."""
+    server = FaultServer(generation)
+
+    async def paged(message: dict[str, Any]) -> Any:
+        method = message.get("method")
+        if method not in ("tools/list", "prompts/list"):
+            return None
+        field = "tools" if method == "tools/list" else "prompts"
+        second = (message.get("params") or {}).get("cursor") == "2"
+        item: dict[str, Any] = {"name": "b" if second else "a"}
+        if field == "tools":
+            item["inputSchema"] = {"type": "object"}
+        result: dict[str, Any] = {field: [item]}
+        if second:
+            result.update(ttlMs=1000, cacheScope="private")
+        else:
+            result.update(ttlMs=60_000, cacheScope="public", nextCursor="2")
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+    server.on_message = paged
+    return server
+
+
+async def test_an_all_pages_helper_reports_the_whole_lists_hints() -> None:
+    """SEP-2549: a list read page by page has the shortest TTL of its pages and is private if
+    one page is; list_tools() (and the other helpers) report it, with how many pages came
+    from the cache, which can be part of the list."""
+    clock = Clock()
+    cache = ResultCache(clock=clock)
+    server = two_page_server(G2)
+    async with (
+        server.memory() as transport,
+        Client(transport, generation=G2, client_info=INFO, cache=cache) as client,
+    ):
+        tools = client.list_tools()
+        assert (tools.hints, tools.pages) == (None, 0)  # nothing read yet
+        assert [t.name async for t in tools] == ["a", "b"]
+        assert tools.hints == CacheHints(1000, CacheScope.PRIVATE)
+        assert (tools.pages, tools.cached_pages) == (2, 0)
+        again = client.list_tools()
+        assert [t.name async for t in again] == ["a", "b"]
+        assert (again.pages, again.cached_pages) == (2, 2)
+        assert again.hints == CacheHints(1000, CacheScope.PRIVATE)
+        clock.now += 2.0  # the second page is stale, the first still fresh
+        half = client.list_tools()
+        assert [t.name async for t in half] == ["a", "b"]
+        assert (half.pages, half.cached_pages) == (2, 1)
+        assert half.hints == CacheHints(1000, CacheScope.PRIVATE)
+        prompts = client.list_prompts()
+        assert [p.name async for p in prompts] == ["a", "b"]
+        assert prompts.hints == CacheHints(1000, CacheScope.PRIVATE)
+    sent = [m.get("params") or {} for m in server.received if m.get("method") == "tools/list"]
+    assert [p.get("cursor") for p in sent] == [None, "2", "2"]
+
+
+async def test_a_2025_list_has_no_hints() -> None:
+    server = two_page_server(Generation.V2025_11_25)
+    async with (
+        server.memory() as transport,
+        Client(
+            transport, generation=Generation.V2025_11_25, client_info=INFO, cache=ResultCache()
+        ) as client,
+    ):
+        tools = client.list_tools()
+        assert [t.name async for t in tools] == ["a", "b"]
+        assert (tools.hints, tools.pages, tools.cached_pages) == (None, 2, 0)
+
+
+async def test_a_retry_is_no_miss_on_its_span(hinted_fastmcp4_url: tuple[str, str]) -> None:
+    """E H5: an MRTR retry is no cacheable request, so its span carries no
+    mcp_tasks.cache.hit; its first round, a miss, carries false."""
+    url, _ = hinted_fastmcp4_url
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def answer(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(ElicitAction.ACCEPT, {"pin": "1234"})
+
+    router.default_elicitation(answer)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    saved = (_Tracing.decided, _Tracing.tracer)
+    observability.tracing(True, tracer_provider=provider)
+    try:
+        async with Client(
+            HttpTransport(url),
+            generation=G2,
+            client_info=INFO,
+            capabilities=router.capabilities(),
+            cache=ResultCache(),
+        ) as client:
+            router.attach(client)
+            await client.read_resource("note://secret", inputs=router)
+    finally:
+        _Tracing.decided, _Tracing.tracer = saved
+        provider.shutdown()
+    reads = [s for s in exporter.get_finished_spans() if s.name == "resources/read"]
+    assert [(s.attributes or {}).get("mcp_tasks.cache.hit", "absent") for s in reads] == [
+        False,
+        "absent",
+    ]

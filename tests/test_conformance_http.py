@@ -39,7 +39,7 @@ DISCOVER = {
     "capabilities": {"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
     "serverInfo": {"name": "hostile", "version": "0"},
     "resultType": "complete",
-    "ttlMs": 0,  # the caching hints a complete discover result MUST carry (E H1)
+    "ttlMs": 0,  # SEP-2549: a complete discover carries its caching hints (E H1)
     "cacheScope": "private",
 }
 

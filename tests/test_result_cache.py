@@ -1,25 +1,36 @@
-"""The ResultCache (SEP-2549), sans-I/O on simulated time: a hypothesis state machine against a
-model of what may be served, and the edges one at a time.
+"""The ResultCache (SEP-2549), sans-I/O on simulated time: the conformance kit's cache checker
+(``mcp_tasks_client.testing.CacheRuleMachine``, a hypothesis state machine against a model of
+what may be served) run against it, the checker shown to fail deliberately wrong caches, and
+the edges one at a time.
 
-Rule ids (the client's side of the caching hints, docs/rule-ids.md): E H3 never stale (a
-monotonic clock), E H4 a private result stays in its authorization context, E H5 an MRTR retry
-is never cached, E H6 list_changed / resources/updated invalidate, E H7 the key is the server,
-the method and every parameter."""
+Rule ids (the client's side of the caching hints, ``testing.CACHE_RULES``, docs/rule-ids.md):
+E H3 never stale (a monotonic clock), E H4 a private result stays in its authorization
+context, E H5 an MRTR retry is never cached, E H6 list_changed / resources/updated
+invalidate, E H7 the key is the server, the method and every parameter."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+import attrs
 import pytest
 from budget import examples
-from hypothesis import settings
-from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
+from hypothesis import Phase, settings
+from hypothesis.stateful import invariant, run_state_machine_as_test
 
 from mcp_tasks_client import CacheHints, Client, Generation, ResultCache
-from mcp_tasks_client._cache import CacheContext
+from mcp_tasks_client._cache import MRTR_KEYS, CacheContext
 from mcp_tasks_client.errors import UsageError
 from mcp_tasks_client.models import CacheScope, Implementation
+from mcp_tasks_client.testing import (
+    CACHE_RULES,
+    CacheRuleMachine,
+    CacheRuleViolation,
+    CacheUnderTest,
+    ResultCacheUnderTest,
+    check_cache,
+)
 from mcp_tasks_client.transports import memory_transport_pair
 
 
@@ -33,159 +44,114 @@ class Clock:
         return self.now
 
 
-ORIGINS = ("http://a/mcp", "http://b/mcp")
-AUTHS = ("alice", "bob")
-METHODS = ("tools/list", "resources/list", "resources/templates/list", "resources/read")
-URIS = ("file:///x", "file:///y")
+class ResultCacheMachine(CacheRuleMachine):
+    """The kit's checker on the library's ResultCache (4 entries: evictions happen), and the
+    bound on top."""
 
-
-def params_of(method: str, arg: int) -> dict[str, Any]:
-    if method == "resources/read":
-        return {"uri": URIS[arg % 2]}
-    return {} if arg == 0 else {"cursor": f"c{arg}"}
-
-
-MRTR = st.sampled_from([{"inputResponses": {"q": {}}}, {"requestState": "s"}])
-
-
-class CacheMachine(RuleBasedStateMachine):
-    """The model: every answer ever stored, with where, for whom and until when. Whatever the
-    cache serves must be the newest stored answer to that exact request that is still fresh,
-    visible to the asking context, and not dropped by a notification since."""
-
-    requests = Bundle("requests")
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.clock = Clock()
-        self.cache = ResultCache(max_entries=4, clock=self.clock)
-        self.contexts = {
-            (origin, auth): CacheContext(origin, ("auth", auth))
-            for origin in ORIGINS
-            for auth in AUTHS
-        }
-        self.stored: list[dict[str, Any]] = []  # the model
-        self.serial = 0
-        self.hits = self.misses = 0
-
-    def _ctx(self, origin: int, auth: int) -> tuple[CacheContext, str, str]:
-        o, a = ORIGINS[origin], AUTHS[auth]
-        return self.contexts[(o, a)], o, a
-
-    @rule(
-        target=requests,
-        origin=st.integers(0, 1),
-        auth=st.integers(0, 1),
-        method=st.sampled_from(METHODS),
-        arg=st.integers(0, 2),
-        ttl=st.sampled_from([0, 1, 500, 5000]),
-        scope=st.sampled_from(list(CacheScope)),
-        mrtr=st.none() | MRTR,
-    )
-    def store(
-        self, origin: int, auth: int, method: str, arg: int, ttl: int, scope: CacheScope, mrtr: Any
-    ) -> tuple[int, int, str, int]:
-        ctx, o, a = self._ctx(origin, auth)
-        params = {**params_of(method, arg), **(mrtr or {})}
-        self.serial += 1
-        value = ("answer", self.serial)
-        kept = self.cache.put(ctx, method, params, value, CacheHints(ttl, scope))
-        assert kept == (ttl > 0 and mrtr is None)  # E H3 (ttl 0: stale at once), E H5
-        if mrtr is None:  # the new answer supersedes what this context could be served
-            for entry in self.stored:
-                same = (entry["origin"], entry["method"], entry["params"]) == (o, method, params)
-                if same and (entry["public"] or entry["auth"] == a):
-                    entry["dropped"] = True
-        if kept:
-            self.stored.append(
-                {
-                    "origin": o,
-                    "auth": a,
-                    "method": method,
-                    "params": params,
-                    "value": value,
-                    "expires": self.clock.now + ttl / 1000.0,
-                    "public": scope is CacheScope.PUBLIC,
-                    "dropped": False,
-                }
-            )
-        return (origin, auth, method, arg)
-
-    @rule(
-        request=requests,
-        other_origin=st.booleans(),
-        other_auth=st.booleans(),
-        mrtr=st.none() | MRTR,
-    )
-    def lookup(
-        self, request: tuple[int, int, str, int], other_origin: bool, other_auth: bool, mrtr: Any
-    ) -> None:
-        """Ask for a request stored before, or its twin from another server or context."""
-        origin, auth, method, arg = request
-        ctx, o, a = self._ctx(origin ^ other_origin, auth ^ other_auth)
-        params = {**params_of(method, arg), **(mrtr or {})}
-        served = self.cache.get(ctx, method, params)
-        if mrtr is not None:
-            assert served is None  # E H5: a retry always reaches the server
-            return
-        if served is None:
-            self.misses += 1
-            return  # evicted (bounded) or absent: a miss is always allowed
-        self.hits += 1
-        (entry,) = [e for e in self.stored if e["value"] == served]
-        assert entry["origin"] == o  # E H7: never another server's answer
-        assert entry["method"] == method
-        assert entry["params"] == params  # E H7: never another request's answer
-        assert entry["public"] or entry["auth"] == a  # E H4: private stays in its context
-        assert self.clock.now < entry["expires"]  # E H3: never stale
-        assert not entry["dropped"]  # E H6
-
-    @rule(seconds=st.sampled_from([0.0, 0.001, 0.4, 1.0, 6.0]))
-    def advance(self, seconds: float) -> None:
-        self.clock.now += seconds
-
-    @rule(
-        origin=st.integers(0, 1),
-        which=st.sampled_from(
-            [
-                "notifications/tools/list_changed",
-                "notifications/prompts/list_changed",
-                "notifications/resources/list_changed",
-                "notifications/resources/updated",
-                "notifications/message",
-            ]
-        ),
-        uri=st.sampled_from(URIS),
-    )
-    def notify(self, origin: int, which: str, uri: str) -> None:
-        o = ORIGINS[origin]
-        self.cache.invalidate(o, which, {"uri": uri})
-        stale = {
-            "notifications/tools/list_changed": {"tools/list"},
-            "notifications/prompts/list_changed": {"prompts/list"},
-            "notifications/resources/list_changed": {"resources/list", "resources/templates/list"},
-        }.get(which, set())
-        for entry in self.stored:
-            if entry["origin"] != o:
-                continue  # E H6: another server's list did not change
-            if entry["method"] in stale:
-                entry["dropped"] = True
-            if (
-                which.endswith("updated")
-                and entry["method"] == "resources/read"
-                and entry["params"].get("uri") == uri
-            ):
-                entry["dropped"] = True
+    def make_cache(self, clock: Callable[[], float]) -> CacheUnderTest:
+        self.result_cache = ResultCache(max_entries=4, clock=clock)
+        return ResultCacheUnderTest(self.result_cache)
 
     @invariant()
     def bounded(self) -> None:
-        assert len(self.cache) <= self.cache.max_entries
+        assert len(self.result_cache) <= self.result_cache.max_entries
 
 
-TestCacheMachine = CacheMachine.TestCase
-TestCacheMachine.settings = settings(
+TestResultCacheMachine = ResultCacheMachine.TestCase
+TestResultCacheMachine.settings = settings(
     max_examples=examples(60), stateful_step_count=30, deadline=None
 )
+
+
+def test_the_checker_sees_hits() -> None:
+    """The machine is not vacuous: on the ResultCache, lookups are served (and judged)."""
+    served: list[int] = []
+
+    class Counting(ResultCacheMachine):
+        def teardown(self) -> None:
+            served.append(self.served)
+
+    run_state_machine_as_test(
+        Counting, settings=settings(max_examples=30, stateful_step_count=30, deadline=None)
+    )
+    assert sum(served) > 0
+
+
+# -- deliberately wrong caches: the checker names the rule each breaks ------------------------
+
+
+@attrs.define
+class Wrong(ResultCacheUnderTest):
+    """A ResultCache with one rule broken (``breaks``)."""
+
+    breaks: str = ""
+
+    def lookup(
+        self, origin: Hashable, auth: Hashable, method: str, params: Mapping[str, Any]
+    ) -> Any | None:
+        return super().lookup(*self._bend(origin, auth, method, params))
+
+    def store(
+        self,
+        origin: Hashable,
+        auth: Hashable,
+        method: str,
+        params: Mapping[str, Any],
+        answer: Any,
+        ttl_ms: int,
+        scope: CacheScope,
+    ) -> None:
+        origin, auth, method, params = self._bend(origin, auth, method, params)
+        super().store(origin, auth, method, params, answer, ttl_ms, scope)
+
+    def notify(self, origin: Hashable, notification: str, params: Mapping[str, Any]) -> None:
+        if self.breaks != "E H6":  # E H6 broken: deaf to list_changed and resources/updated
+            super().notify(origin, notification, params)
+
+    def _bend(
+        self, origin: Hashable, auth: Hashable, method: str, params: Mapping[str, Any]
+    ) -> tuple[Hashable, Hashable, str, Mapping[str, Any]]:
+        if self.breaks == "E H4":  # one authorization context for everyone
+            auth = "everyone"
+        if self.breaks == "E H5":  # a retry keyed as its first round
+            params = {k: v for k, v in params.items() if k not in MRTR_KEYS}
+        if self.breaks == "E H7":  # keyed by the method alone (retries still told apart)
+            params = {k: v for k, v in params.items() if k in MRTR_KEYS}
+        return origin, auth, method, params
+
+
+def wrong_cache(breaks: str) -> Callable[[Callable[[], float]], CacheUnderTest]:
+    def make(clock: Callable[[], float]) -> CacheUnderTest:
+        if breaks == "E H3":  # a clock that never moves: nothing ever expires
+            return ResultCacheUnderTest(ResultCache(clock=lambda: 0.0))
+        return Wrong(ResultCache(clock=clock), breaks)
+
+    return make
+
+
+@pytest.mark.parametrize("rule", sorted(CACHE_RULES))
+def test_the_checker_fails_a_cache_that_breaks(rule: str) -> None:
+    with pytest.raises(CacheRuleViolation) as raised:
+        check_cache(
+            wrong_cache(rule),
+            settings=settings(
+                max_examples=500,
+                stateful_step_count=30,
+                deadline=None,
+                report_multiple_bugs=False,
+                database=None,
+                phases=[Phase.generate],  # the first violation found: no shrinking needed
+            ),
+        )
+    assert raised.value.rule == rule
+    assert str(raised.value).startswith(f"{rule} (")
+
+
+def test_the_checker_passes_the_result_cache() -> None:
+    check_cache(
+        lambda clock: ResultCacheUnderTest(ResultCache(max_entries=8, clock=clock)),
+        settings=settings(max_examples=examples(40), stateful_step_count=30, deadline=None),
+    )
 
 
 # -- the edges, one at a time ------------------------------------------------------------------

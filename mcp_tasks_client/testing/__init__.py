@@ -17,6 +17,11 @@
   with several deviations at once),
   :class:`HostileHTTPServer` (raw HTTP/1.1 on 127.0.0.1, every byte scripted) and
   :func:`scripted_client` (a client wired to an in-memory server end you write).
+- The client cache's rules (2026-07-28 caching hints, ``E H3``-``E H7``,
+  :data:`CACHE_RULES`): :func:`check_cache` runs :class:`CacheRuleMachine` (a hypothesis state
+  machine on simulated time) against any cache wrapped as a :class:`CacheUnderTest`, and raises
+  :class:`CacheRuleViolation` naming the rule it broke (:class:`ResultCacheUnderTest` wraps the
+  library's own ``ResultCache``).
 
 Importing this module needs ``hypothesis`` (``pip install mcp-tasks-client[testing]``);
 ``import mcp_tasks_client`` never imports it.
@@ -24,6 +29,14 @@ Importing this module needs ``hypothesis`` (``pip install mcp-tasks-client[testi
 
 from __future__ import annotations
 
+from ._cache_rules import (
+    CACHE_RULES,
+    CacheRuleMachine,
+    CacheRuleViolation,
+    CacheUnderTest,
+    ResultCacheUnderTest,
+    check_cache,
+)
 from ._fault_server import BREAKABLE, DROP, PRESETS, FaultServer, Hook, raw_json
 from ._http import HOSTILE_INIT_RESULT, Conn, Handler, HostileHTTPServer, Received, sse_event
 from ._models import *  # noqa: F403 - the model strategies are this module's API
@@ -40,6 +53,12 @@ from ._traffic import (
 __all__ = [
     *_model_names,
     "BREAKABLE",
+    "CACHE_RULES",
+    "CacheRuleMachine",
+    "CacheRuleViolation",
+    "CacheUnderTest",
+    "ResultCacheUnderTest",
+    "check_cache",
     "DROP",
     "HOSTILE_INIT_RESULT",
     "PRESETS",
