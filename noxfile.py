@@ -170,6 +170,7 @@ def client_conformance(session: nox.Session) -> None:
     session.install("-e", ".[cli,testing]", *TEST_DEPS)
     _install_peers(session)
     session.run("python", "tests/peers/client_conformance.py", *session.posargs)
+    session.env["MCP_TASKS_ALL_CLIENTS"] = "1"  # the default suite measures this library only
     _pytest_counted(session, "-q", "-n", "0", "tests/test_client_conformance_peers.py")
 
 
