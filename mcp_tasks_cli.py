@@ -11,12 +11,15 @@ from __future__ import annotations
 # be interrupted in with a traceback).
 import _signal  # type: ignore[import-not-found]  # no stub; the C module under `signal`
 
-_signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # until the command line handles it
+# A SIGINT the process was started with ignored (a background job of a script) stays ignored.
+if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # until the command line handles it
 
 
 def main() -> int:
     """Run ``mcp-tasks`` (its arguments from ``sys.argv``); returns the exit code."""
-    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # (again: main may be called directly)
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # (again: main may be called directly)
     from mcp_tasks_client.cli import main as run
 
     return run()

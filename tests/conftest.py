@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -36,6 +37,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("MCP_TASKS_HYPOTHESIS_PROFILE", "shared-machine"))
+
+# A suite started in the background of a script (`python3 -m nox > log &`) inherits SIGINT
+# ignored, and every process it spawns would too: the Ctrl-C tests' commands would then
+# rightly ignore the signal (see test_cli_interrupt). The suite's children start as from a
+# terminal: SIGINT at its default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(params=["trio", "asyncio"], scope="session")

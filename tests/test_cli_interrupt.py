@@ -20,13 +20,17 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 
+import anyio
+import anyio.from_thread
 import pytest
 from peers.harness import stop_process
 from test_cli import CLI, GEN2, REPO, env
 
 from mcp_tasks_client.cli import ExitCode, _interrupted
+from mcp_tasks_client.testing import Conn, HostileHTTPServer, Received
 
 RUNS = 30
 ENTRY = [sys.executable, "-m", "mcp_tasks_cli"]
@@ -90,7 +94,8 @@ def test_every_interrupt_exits_130_and_says_how_to_cancel(
         where = f"run {i}: " + (f"{at:.2f}s after the start" if startup else f"{after:.3f}s")
         # Before the interpreter has its SIGINT handler the signal itself ends the process:
         # what a shell shows as 130 too.
-        # (lines say whether a lost signal let the run go on: seen twice at load 6-12 at 0.00 s)
+        # (Run 0 at 0.00 s once exited 0, the run gone on: the suite had been started in the
+        # background of a script, SIGINT ignored and inherited; conftest now resets it.)
         assert code in (ExitCode.INTERRUPTED, -signal.SIGINT), (where, code, err, lines)
         # A traceback may only come from the interpreter's own start (site, encodings), before
         # the first line of ours runs: no frame of it may be in our files.
@@ -135,27 +140,69 @@ def test_the_printed_command_cancels_the_task(fastmcp4_http_url: str) -> None:
     assert json.loads(cancel.stdout.splitlines()[-1])["event"] == "cancel"
 
 
-def test_an_interrupt_with_no_task_yet_is_plain(fastmcp4_http_url: str) -> None:
-    """``tools`` interrupted: 130, "interrupted", no cancel hint (nothing was started)."""
-    proc = subprocess.Popen(
-        [*CLI, "--url", fastmcp4_http_url, *GEN2, "--json", "call", "slow_compute", "--args",
-         '{"seconds": 30}'],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env(),
-        cwd=REPO,
-    )  # fmt: skip
+def test_an_interrupt_with_no_task_yet_is_plain() -> None:
+    """A plain call interrupted while the server holds its answer: 130, "interrupted", and
+    no cancel command (no task was made). The scripted server says when the call arrived."""
+    arrived = threading.Event()
+
+    async def hold(request: Received, conn: Conn) -> None:
+        if request.rpc_method == "tools/call":
+            arrived.set()
+            await anyio.sleep(60)
+        await conn.error(request, -32601, "not here")
+
+    with (
+        anyio.from_thread.start_blocking_portal("trio") as portal,
+        portal.wrap_async_context_manager(HostileHTTPServer(hold)) as server,
+    ):
+        proc = subprocess.Popen(
+            [*ENTRY, "--url", server.url, "--json", "call", "slow"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env(),
+            cwd=REPO,
+        )
+        try:
+            assert arrived.wait(60), "the call never arrived"
+            os.kill(proc.pid, signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            stop_process(proc)  # type: ignore[arg-type]
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert "Traceback" not in err
+    assert err == "mcp-tasks: interrupted\n"
+    last = json.loads(out.splitlines()[-1])
+    assert last == {"event": "interrupted", "task_id": None, "status": None, "exit_code": 130}
+
+
+def test_a_run_started_with_sigint_ignored_keeps_ignoring_it(fastmcp4_http_url: str) -> None:
+    """A background job of a script (``mcp-tasks ... &``) starts with SIGINT ignored: a Ctrl-C
+    at the terminal is not for it. The run neither stops nor says it was interrupted."""
+    args = ["--url", fastmcp4_http_url, *GEN2, "--json", "call", "slow_compute",
+            "--args", '{"seconds": 2}', "--task", "--wait"]  # fmt: skip
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)  # what the child inherits
     try:
-        time.sleep(STARTUP + 1.0)  # a plain call: the server holds the answer for 30 s
-        os.kill(proc.pid, signal.SIGINT)
+        proc = subprocess.Popen(
+            [*ENTRY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env(), cwd=REPO,
+        )  # fmt: skip
+    finally:
+        signal.signal(signal.SIGINT, before)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, "no created line within 60 s"
+        first = proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
         stop_process(proc)  # type: ignore[arg-type]
-    assert proc.returncode == ExitCode.INTERRUPTED, err
-    assert "Traceback" not in err
-    assert "mcp-tasks: interrupted" in err
-    assert json.loads(out.splitlines()[-1])["event"] == "interrupted"
+    assert proc.returncode == ExitCode.COMPLETED, err
+    events = [json.loads(line)["event"] for line in (first + out).splitlines()]
+    assert events[0] == "created"
+    assert "interrupted" not in events
+    assert events[-1] == "outcome"
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the builtin exception groups")

@@ -43,7 +43,13 @@ async def cancel_on_interrupt(
     task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Turn the first SIGINT into a cancel of ``scope`` (and note it in ``flag``); a second
-    one raises KeyboardInterrupt here, ending the run at once."""
+    one raises KeyboardInterrupt here, ending the run at once.
+
+    A SIGINT the process was started with ignored (a shell's ``mcp-tasks ... &`` in a script)
+    stays ignored: Ctrl-C at the terminal is not for a background job."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        task_status.started()
+        return
     with anyio.open_signal_receiver(signal.SIGINT) as signals:
         task_status.started()
         async for _ in signals:
