@@ -30,6 +30,7 @@ from .._exceptions import (
     GetStreamUnavailable,
     MCPTasksError,
     RPCError,
+    SessionExpired,
     TaskNotCancellable,
     TaskNotFound,
 )
@@ -392,28 +393,40 @@ class Probe2025(Probe):
         if first is None or self.connect is None or not first.sees_http:
             self.note(("V-28",), "needs HTTP (another stdio connection is another server)")
             return
-        inner = self.connect()
-        if inner is first.inner:
-            self.note(("V-28",), "the transport factory gave the same transport again")
-            return
-        tap = Tap(inner, Validator(self.generation), self)
-        timeouts = Timeouts(request=self.timeout, initialize=self.timeout, orphan_watch=1.0)
-        second = Client(
-            tap, generation=self.generation, client_info=self.client_info, timeouts=timeouts
-        )
-        async with second:
-            sessions = f"sessions {first.session!r} and {second.transport.session!r}"
-            listed = await self._list_ids(second)
-            seen = task_id in listed
-            if not seen:
-                # Asked while the second session is open: its end may disturb the first
-                # (mcp 1.30 ends task support of every session when one ends).
-                try:
-                    await client.get_task(task_id)
-                except TaskNotFound:
-                    gone = f"task {task_id} was gone before the second session listed"
-                    self.note(("V-28",), gone)
-                    return
+        # A server may forget a session it just opened (mcp 1.30 under load discards one whose
+        # opening request it had not finished when the client read its answer): the spec's
+        # answer to a 404 is a new session, so one more is opened, and the note says so.
+        for attempt in (1, 2):
+            inner = self.connect()
+            if inner is first.inner:
+                self.note(("V-28",), "the transport factory gave the same transport again")
+                return
+            tap = Tap(inner, Validator(self.generation), self)
+            timeouts = Timeouts(request=self.timeout, initialize=self.timeout, orphan_watch=1.0)
+            second = Client(
+                tap, generation=self.generation, client_info=self.client_info, timeouts=timeouts
+            )
+            try:
+                async with second:
+                    sessions = f"sessions {first.session!r} and {second.transport.session!r}"
+                    listed = await self._list_ids(second)
+                    seen = task_id in listed
+                    if not seen:
+                        # Asked while the second session is open: its end may disturb the
+                        # first (mcp 1.30 ends task support of every session when one ends).
+                        try:
+                            await client.get_task(task_id)
+                        except TaskNotFound:
+                            gone = f"task {task_id} was gone before the second session listed"
+                            self.note(("V-28",), gone)
+                            return
+            except SessionExpired as exc:
+                if attempt == 2:
+                    raise
+                self.note(("V-28",), f"the second session was forgotten at once ({exc}); "
+                          "a new one was opened")  # fmt: skip
+                continue
+            break
         credentials = sorted(getattr(inner, "headers", None) or {})
         evidence = [a for a in tap.answers if isinstance(a.get("result"), dict)][-1:]
         if credentials:
