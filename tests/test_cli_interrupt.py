@@ -215,3 +215,28 @@ def test_a_keyboard_interrupt_inside_an_exception_group_is_an_interrupt() -> Non
     assert _interrupted(group("run", [ValueError("x"), poll]))
     assert not _interrupted(group("run", [ValueError("x")]))
     assert not _interrupted(ValueError("x"))
+
+
+@pytest.mark.parametrize("task", [False, True], ids=["plain", "task"])
+def test_a_reader_that_goes_away_ends_the_run_quietly_with_141(
+    fastmcp4_http_url: str, task: bool
+) -> None:
+    """``mcp-tasks ... | head -0``: standard output's reader is gone before the first line.
+    The run ends as a process killed by SIGPIPE looks to a shell (141), without a traceback
+    (Python ignores SIGPIPE, so each write raises BrokenPipeError instead)."""
+    args = ["--url", fastmcp4_http_url, *GEN2, "--json", "call", "slow_compute",
+            "--args", '{"seconds": 0}', *(["--task", "--wait"] if task else [])]  # fmt: skip
+    proc = subprocess.Popen(
+        [*ENTRY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env(), cwd=REPO,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        proc.stdout.close()  # the reader leaves before anything is written
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        stop_process(proc)  # type: ignore[arg-type]
+    assert proc.returncode == ExitCode.BROKEN_PIPE == 141, err
+    assert err == "", err

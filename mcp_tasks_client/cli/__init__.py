@@ -8,6 +8,7 @@ brings rich); the library itself never imports rich. Parsing is argparse; the ru
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import warnings
@@ -75,6 +76,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return int(output.error(exc))
         return int(anyio.run(run, options, command, ns, output, backend="trio"))
     except BaseException as exc:
+        if _matches(exc, BrokenPipeError):
+            # stdout's reader left (`| head`): nothing more can be said there, and the
+            # interpreter's own flush at exit must not fail again with a traceback.
+            with contextlib.suppress(OSError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            return int(ExitCode.BROKEN_PIPE)
         if not _interrupted(exc):
             raise
         # Whatever was underway (imports, the loop's start, a second Ctrl-C while the
@@ -92,9 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _interrupted(error: BaseException) -> bool:
     """A Ctrl-C: a KeyboardInterrupt, bare or inside an exception group (one that landed in a
     background task of a task group)."""
-    if isinstance(error, KeyboardInterrupt):
+    return _matches(error, KeyboardInterrupt)
+
+
+def _matches(error: BaseException, kind: type[BaseException]) -> bool:
+    """``error`` is a ``kind``, bare or inside an exception group."""
+    if isinstance(error, kind):
         return True
     # BaseExceptionGroup: the builtin (3.11+) or the backport's (3.10), named alike.
     is_group = any(cls.__name__ == "BaseExceptionGroup" for cls in type(error).__mro__)
     inner = getattr(error, "exceptions", None)
-    return is_group and isinstance(inner, tuple) and any(_interrupted(e) for e in inner)
+    return is_group and isinstance(inner, tuple) and any(_matches(e, kind) for e in inner)

@@ -56,6 +56,10 @@ class ExitCode(enum.IntEnum):
     user's, open to group or others); it was left as it is."""
     INTERRUPTED = 130
     """Interrupted (Ctrl-C)."""
+    BROKEN_PIPE = 141
+    """The reader of standard output went away (``mcp-tasks ... | head``): the run stops
+    quietly, as a process the shell sees killed by SIGPIPE (128 + 13). A task it started
+    keeps running on the server."""
 
 
 def for_outcome(outcome: Outcome) -> ExitCode:
@@ -107,6 +111,7 @@ def epilog() -> str:
         ExitCode.LOST: "task not found (unknown, expired, another session's) or lost",
         ExitCode.JOURNAL: "the --journal file cannot be used (left as it is)",
         ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
+        ExitCode.BROKEN_PIPE: "standard output's reader went away (| head); a task keeps running",
     }
     lines = [f"  {code.value:>3}  {words[code]}" for code in ExitCode]
     return "exit codes:\n" + "\n".join(lines)
