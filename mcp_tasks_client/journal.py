@@ -406,7 +406,10 @@ class SQLiteJournal:
             else:
                 self._check_schema(db)
                 db.execute("PRAGMA journal_mode=WAL")
-                self._migrate(db)
+                # Only an older schema takes the write lock: opening a current journal must
+                # not wait for (or hold up) another process's write.
+                if db.execute("PRAGMA user_version").fetchone()[0] != _SCHEMA_VERSION:
+                    self._migrate(db)
             # The companions the connection made (or another process made meanwhile).
             self._check_companions(narrow=True)
         except sqlite3.Error as exc:

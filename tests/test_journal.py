@@ -155,6 +155,22 @@ CREATE TABLE tasks (
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
+def test_opening_a_current_journal_does_not_wait_for_another_writer(tmp_path: Path) -> None:
+    """A current journal is opened without taking the write lock (it was taken to migrate on
+    every open): another process holding a write transaction does not make the open wait
+    for its busy timeout and fail."""
+    path = tmp_path / "j.db"
+    SQLiteJournal(path).close()  # created at the current schema
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    try:
+        journal = SQLiteJournal(path, busy_timeout=0.2)
+        journal.close()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
 def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(tmp_path: Path) -> None:
     """Schema 2 adds each task's trace context: a version-1 file (as 0.x wrote it) is
     migrated in place when opened; its tasks read back, with no trace context."""
