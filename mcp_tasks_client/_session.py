@@ -327,6 +327,8 @@ class Session:
         self._plain = (RequestOptions(None, notify), RequestOptions(None, notify, held=True))
         self.traces = _obs.TaskTraces()
         """The open task spans, by task id (one trace per task)."""
+        self.received_traces = _obs.ReceivedTraces()
+        """The traces of the tasks this client runs for the server (a TaskReceiver's)."""
         self._opened_at = 0.0
         self.warnings: collections.deque[MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
@@ -1093,7 +1095,13 @@ class Session:
         params = request.params if isinstance(request.params, dict) else {}
         remote = _obs.extract(params.get("_meta"))
         task_id = related_task_id(params) or params.get("taskId")
-        trace = self.traces.get(task_id)
+        # A server's tasks/* is about a task this client runs for it (a receiver's): that
+        # task's trace; any other request's related task is one of the client's own.
+        if request.method.startswith("tasks/"):
+            joined = self.received_traces.get(task_id)
+        else:
+            trace = self.traces.get(task_id)
+            joined = None if trace is None else trace.context
         attributes: dict[str, Any] = {
             "mcp.method.name": request.method,
             "jsonrpc.request.id": _obs.text_attr(str(request.id)),
@@ -1101,8 +1109,8 @@ class Session:
         }
         if isinstance(task_id, str):
             attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
-        if trace is not None:
-            parent, links = trace.context, None if remote is None else [remote[1]]
+        if joined is not None:
+            parent, links = joined, None if remote is None else [remote[1]]
         else:  # the server's trace, or a root: never whatever span was open at open()
             parent, links = _obs.root_context() if remote is None else remote[0], None
         with _obs.span(request.method, attributes, server=True, parent=parent, links=links):

@@ -567,6 +567,38 @@ class TaskTraces:
             found.polls.record(trace.polls, outcome)
 
 
+class ReceivedTraces:
+    """The trace of each task this client runs for the server (a receiver's task), by task id:
+    the context of the request that created it. The server's later ``tasks/*`` about it join
+    that trace (and link the server's own context), so a received task is one trace however
+    many times the server polls. Bounded (the oldest forgotten first); the session owns it."""
+
+    def __init__(self, limit: int = MAX_OPEN_TASK_TRACES) -> None:
+        self._contexts: dict[str, Any] = {}
+        self._limit = limit
+
+    def note(self, task_id: str) -> None:
+        """``task_id``'s trace is the current context's (the creating request's span); nothing
+        when spans are off."""
+        if tracer() is None:
+            return
+        from opentelemetry import context
+
+        self._contexts.pop(task_id, None)
+        self._contexts[task_id] = context.get_current()
+        while len(self._contexts) > self._limit:
+            del self._contexts[next(iter(self._contexts))]
+
+    def get(self, task_id: object) -> Any:
+        """The context of ``task_id``'s trace, or None."""
+        if not isinstance(task_id, str) or not self._contexts:
+            return None
+        return self._contexts.get(task_id)
+
+    def forget(self, task_id: str) -> None:
+        self._contexts.pop(task_id, None)
+
+
 def text_attr(text: str) -> str:
     """Free text as a span attribute: scrubbed of known task ids when redaction is on (a
     server's request id may spell the task's id inside it)."""

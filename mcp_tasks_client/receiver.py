@@ -145,6 +145,7 @@ class TaskReceiver:
         ``max_tasks`` options configure)."""
         self._wall = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
         self._running: dict[str, _Running] = {}
+        self._traced: dict[str, Client] = {}  # tasks whose trace a connection keeps (spans on)
         self._group: anyio.abc.TaskGroup | None = None
         self._expiry_changed = anyio.Event()
 
@@ -184,6 +185,9 @@ class TaskReceiver:
             self._group = None  # an accept() after this is refused, typed
             for running in self._running.values():
                 running.done.set()
+            for task_id, client in self._traced.items():
+                client._received_task(task_id, ended=True)
+            self._traced.clear()
 
     def serve(self, client: Client) -> None:
         """Answer ``client``'s ``tasks/get``, ``tasks/result``, ``tasks/list`` and
@@ -223,6 +227,9 @@ class TaskReceiver:
         self._running[task.task_id] = running
         self._expiry_changed.set()
         _obs.remember(task.task_id)
+        if _obs.tracer() is not None:  # its trace: this request's (one trace per task)
+            client._received_task(task.task_id)
+            self._traced[task.task_id] = client
         log.debug("received task %s created for %s", _obs.TaskId(task.task_id), request.method)
         group.start_soon(self._run, client, task.task_id, body, running)
         return {"task": client.encode(task)}
@@ -297,6 +304,9 @@ class TaskReceiver:
         """Stop the bodies of the tasks any sweep dropped (their ttl ran out)."""
         for task_id in self.book.reap():
             running = self._running.pop(task_id, None)
+            traced = self._traced.pop(task_id, None)
+            if traced is not None:
+                traced._received_task(task_id, ended=True)
             if running is not None:
                 running.scope.cancel()
                 running.done.set()

@@ -56,6 +56,7 @@ from mcp_tasks_client import (
     PollPolicy,
     SQLiteJournal,
     StdioTransport,
+    TaskReceiver,
     ToolCall,
     client_for,
     observability,
@@ -699,6 +700,83 @@ async def test_a_servers_request_joins_its_tasks_trace_and_links_the_servers(
     assert elsewhere.parent.span_id == int(SERVER_SPAN, 16)
     assert not elsewhere.links
     assert handled["nothing"].parent is None
+
+
+@pytest.mark.parametrize("server_traced", [True, False], ids=["server-traced", "untraced"])
+async def test_a_received_task_is_one_trace_through_the_servers_tasks_requests(
+    spans: InMemorySpanExporter, server_traced: bool
+) -> None:
+    """The client as a task receiver (2025-11-25): the server asks ``elicitation/create`` as a
+    task, then polls it (``tasks/get``), fetches it (``tasks/result``) and lists tasks, each
+    request with a ``traceparent`` of its own or with none. The received task's body and
+    every ``tasks/*`` about it are one trace, the creating request's; each ``tasks/*`` links
+    the server's context of that request (when it sent one). Without this, an untraced
+    server's every poll was a trace of its own."""
+    router = InputRouter(elicitation=ElicitationCapability(form={}), receiver=TaskReceiver())
+
+    async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        return ElicitResult(ElicitAction.ACCEPT, {})
+
+    router.default_elicitation(accept)
+    polls = [f"{n:016x}" for n in range(1, 4)]  # the server's span of each later request
+
+    def meta(span_id: str) -> dict[str, Any]:
+        if not server_traced:
+            return {}
+        return {"_meta": {"traceparent": f"00-{SERVER_TRACE}-{span_id}-01"}}
+
+    async def serve(server: MemoryServerEnd) -> None:
+        params = {"message": "ok?", "requestedSchema": {}, "task": {"ttl": 60_000}}
+        params.update(meta(SERVER_SPAN))
+        await server.send({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create",
+                           "params": params})  # fmt: skip
+        created = await server.receive()
+        task_id = created["result"]["task"]["taskId"]
+        for request_id, method, span_id in zip(
+            ("g1", "r1", "g2"), ("tasks/get", "tasks/result", "tasks/get"), polls, strict=True
+        ):
+            await server.send({"jsonrpc": "2.0", "id": request_id, "method": method,
+                               "params": {"taskId": task_id, **meta(span_id)}})  # fmt: skip
+            while (await server.receive()).get("id") != request_id:
+                pass
+        await anyio.sleep_forever()
+
+    async with scripted_client(router, serve) as client, router.receiver:  # type: ignore[union-attr]
+        with anyio.fail_after(10):
+            while len([s for s in spans.get_finished_spans() if s.name.startswith("tasks/")]) < 3:
+                await anyio.sleep(0.01)
+        assert client.generation is Generation.V2025_11_25
+    finished = spans.get_finished_spans()
+    (created,) = [s for s in finished if s.name == "elicitation/create"]
+    (body,) = [s for s in finished if s.name == "mcp_tasks.received_task"]
+    asked = sorted(
+        (s for s in finished if s.name.startswith("tasks/")),
+        key=lambda s: str(dict(s.attributes or {})["jsonrpc.request.id"]),
+    )
+    assert [s.name for s in asked] == ["tasks/get", "tasks/get", "tasks/result"]
+    assert created.context is not None
+    trace_id = created.context.trace_id
+    if server_traced:  # the creating request continues the server's trace
+        assert trace_id == int(SERVER_TRACE, 16)
+    else:
+        assert created.parent is None  # a root: the received task's own trace
+    assert body.context is not None
+    assert body.context.trace_id == trace_id
+    assert body.parent is not None
+    assert body.parent.span_id == created.context.span_id
+    for span in asked:
+        assert span.kind is SpanKind.SERVER
+        assert span.context is not None
+        assert span.context.trace_id == trace_id
+        assert span.parent is not None
+        assert span.parent.span_id == created.context.span_id
+        request_id = str(dict(span.attributes or {})["jsonrpc.request.id"])
+        expected = polls[["g1", "r1", "g2"].index(request_id)]
+        if server_traced:
+            (link,) = span.links
+            assert link.context.span_id == int(expected, 16)
+        else:
+            assert not span.links
 
 
 async def test_a_task_tracked_by_its_id_has_every_poll_in_its_trace(
