@@ -40,19 +40,20 @@ cannot: the package is imported before any of its code runs)."""
 STARTUP = 0.8  # seconds: the interpreter, imports and the connection before "created"
 
 
+def spawn(args: list[str]) -> subprocess.Popen[str]:
+    """``mcp-tasks ARGS`` as the installed script runs it, its output piped."""
+    return subprocess.Popen(
+        [*ENTRY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+        cwd=REPO,
+    )  # fmt: skip
+
+
 def interrupted_run(args: list[str], *, after_created: float | None, at: float) -> tuple[
     int, list[dict[str, object]], str
 ]:  # fmt: skip
     """Start ``mcp-tasks ARGS --json``; SIGINT it ``after_created`` seconds after its "created"
     line (or ``at`` seconds after the start when None); its exit code, lines and stderr."""
-    proc = subprocess.Popen(
-        [*ENTRY, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env(),
-        cwd=REPO,
-    )
+    proc = spawn(args)
     try:
         assert proc.stdout is not None
         first = ""
@@ -155,14 +156,7 @@ def test_an_interrupt_with_no_task_yet_is_plain() -> None:
         anyio.from_thread.start_blocking_portal("trio") as portal,
         portal.wrap_async_context_manager(HostileHTTPServer(hold)) as server,
     ):
-        proc = subprocess.Popen(
-            [*ENTRY, "--url", server.url, "--json", "call", "slow"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env(),
-            cwd=REPO,
-        )
+        proc = spawn(["--url", server.url, "--json", "call", "slow"])
         try:
             assert arrived.wait(60), "the call never arrived"
             os.kill(proc.pid, signal.SIGINT)
@@ -183,10 +177,7 @@ def test_a_run_started_with_sigint_ignored_keeps_ignoring_it(fastmcp4_http_url: 
             "--args", '{"seconds": 2}', "--task", "--wait"]  # fmt: skip
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)  # what the child inherits
     try:
-        proc = subprocess.Popen(
-            [*ENTRY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=env(), cwd=REPO,
-        )  # fmt: skip
+        proc = spawn(args)
     finally:
         signal.signal(signal.SIGINT, before)
     try:
@@ -226,10 +217,7 @@ def test_a_reader_that_goes_away_ends_the_run_quietly_with_141(
     (Python ignores SIGPIPE, so each write raises BrokenPipeError instead)."""
     args = ["--url", fastmcp4_http_url, *GEN2, "--json", "call", "slow_compute",
             "--args", '{"seconds": 0}', *(["--task", "--wait"] if task else [])]  # fmt: skip
-    proc = subprocess.Popen(
-        [*ENTRY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env(), cwd=REPO,
-    )  # fmt: skip
+    proc = spawn(args)
     try:
         assert proc.stdout is not None
         assert proc.stderr is not None
