@@ -8,8 +8,10 @@ connection, except ``subscriptions/listen`` (a chunked SSE stream). Stateless, a
 generation is: no ``initialize``, no session. It checks every request's wire, so a row that
 does not speak it exactly fails instead of being measured: ``_meta`` protocolVersion and
 clientCapabilities (else 400, -32602), the ``MCP-Protocol-Version``, ``Mcp-Method`` and
-``Mcp-Name`` headers equal to the body (else 400, -32020), the tasks extension declared on
-``tools/call``, ``tasks/*`` and ``subscriptions/listen`` (else 400, -32021).
+``Mcp-Name`` headers equal to the body (else 400, -32020; a header left out is counted in
+``missing_headers``, not refused, so a peer that omits one is still measured and the gap
+reported), the tasks extension declared on ``tools/call``, ``tasks/*`` and
+``subscriptions/listen`` (else 400, -32021).
 
 - ``server/discover``: 2026-07-28 with the tasks extension; ``tools/list``: ``work``, ``ask``.
 - ``tools/call`` ``work`` ``{"polls": K, "interval": ms}``: answered ``resultType: "task"``
@@ -29,7 +31,8 @@ clientCapabilities (else 400, -32602), the ``MCP-Protocol-Version``, ``Mcp-Metho
   task (the memory rows seed their tasks locally).
 
 The bench's endpoints as on ``server.py``: ``GET /stats`` answers ``{"connections",
-"requests", "methods": {method: count}}`` (every HTTP request; the JSON-RPC ones by method);
+"requests", "methods": {method: count}, "missing_headers": {"<method> <header>": count}}``
+(every HTTP request; the JSON-RPC ones by method; the routing headers left out);
 ``POST /reset`` zeroes them; ``POST /schedule`` ``{task id: D}`` completes each task D ms on
 by the server's ``time.monotonic()`` (one clock for every process of a Linux machine);
 ``GET /completions`` answers ``{task id: that instant}``.
@@ -60,7 +63,7 @@ TOOLS = [
 ]
 
 _ids = itertools.count(1)
-_stats: dict[str, Any] = {"connections": 0, "requests": 0, "methods": {}}
+_stats: dict[str, Any] = {"connections": 0, "requests": 0, "methods": {}, "missing_headers": {}}
 _completed_at: dict[str, float] = {}
 _listens: set[_Listen] = set()
 
@@ -148,13 +151,18 @@ def _check_wire(message: dict[str, Any], headers: dict[str, str]) -> None:
     capabilities = meta.get(META_CAPABILITIES)
     if not isinstance(capabilities, dict):
         raise _Refused(-32602, "params._meta lacks io.modelcontextprotocol/clientCapabilities")
-    if headers.get("mcp-protocol-version") != meta[META_VERSION]:
-        raise _Refused(-32020, "MCP-Protocol-Version header does not match the body")
-    if headers.get("mcp-method") != method:
-        raise _Refused(-32020, "Mcp-Method header does not match the body")
+    expected = {"mcp-protocol-version": meta[META_VERSION], "mcp-method": method}
     key = _NAMED.get(str(method))
-    if key is not None and headers.get("mcp-name") != params.get(key):  # type: ignore[union-attr]
-        raise _Refused(-32020, "Mcp-Name header does not match the body")
+    if key is not None:
+        expected["mcp-name"] = params.get(key)  # type: ignore[union-attr]
+    for header, value in expected.items():
+        sent = headers.get(header)
+        if sent is None:  # counted, not refused: a peer's gap is reported, not measured away
+            missing = _stats["missing_headers"]
+            label = f"{method} {header}"
+            missing[label] = missing.get(label, 0) + 1
+        elif sent != value:
+            raise _Refused(-32020, f"{method}: the {header} header does not match the body")
     if method in _TASKED or method == "subscriptions/listen":
         extensions = capabilities.get("extensions")
         if not isinstance(extensions, dict) or EXTENSION not in extensions:
@@ -279,7 +287,7 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             if verb == "GET" and target == "/stats":
                 writer.write(_response("200 OK", json.dumps(_stats).encode()))
             elif verb == "POST" and target == "/reset":
-                _stats.update(connections=0, requests=0, methods={})
+                _stats.update(connections=0, requests=0, methods={}, missing_headers={})
                 _completed_at.clear()
                 writer.write(_response("200 OK", b"{}"))
             elif verb == "POST" and target == "/schedule":
