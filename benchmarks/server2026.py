@@ -106,7 +106,8 @@ def _snapshot(task_id: str, task: _Task) -> dict[str, Any]:
     }
     if task.status == "completed":
         text = json.dumps(task.answers) if task.rounds else "done"
-        out["result"] = {"content": [{"type": "text", "text": text}], "isError": False}
+        content = [{"type": "text", "text": text}]
+        out["result"] = {"resultType": "complete", "content": content, "isError": False}
     elif task.status == "input_required":
         out["inputRequests"] = task.outstanding()
     return out
