@@ -137,9 +137,9 @@ def _complete(task_id: str) -> None:
 
 
 class _Refused(Exception):
-    def __init__(self, code: int, message: str, data: object = None) -> None:
+    def __init__(self, code: int, message: str, data: object = None, status: int = 400) -> None:
         super().__init__(message)
-        self.code, self.message, self.data = code, message, data
+        self.code, self.message, self.data, self.status = code, message, data, status
 
 
 def _check_wire(message: dict[str, Any], headers: dict[str, str]) -> None:
@@ -177,7 +177,7 @@ def _known(params: dict[str, Any]) -> tuple[str, _Task]:
     if task is None and task_id.startswith("seeded-"):
         task = _tasks[task_id] = _Task(0, int(task_id.split("-")[1]))
     if task is None:
-        raise _Refused(-32602, "Failed to retrieve task: Task not found")
+        raise _Refused(-32602, "Failed to retrieve task: Task not found", status=200)
     return task_id, task
 
 
@@ -215,11 +215,11 @@ def _answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
         task_id, task = _known(params)
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
-            raise _Refused(-32602, "tasks/update needs inputResponses")
+            raise _Refused(-32602, "tasks/update needs inputResponses", status=200)
         outstanding = task.outstanding()
         for key, value in responses.items():
             if key not in outstanding:
-                raise _Refused(-32602, f"no outstanding inputRequest {key!r}")
+                raise _Refused(-32602, f"no outstanding inputRequest {key!r}", status=200)
             task.answers[key] = value
         if task.status == "input_required" and not task.outstanding():
             task.asked += 1
@@ -231,7 +231,7 @@ def _answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
         if task.status not in ("completed", "cancelled"):
             task.status = "cancelled"
         return {}
-    raise _Refused(-32601, f"Method not found: {method}")
+    raise _Refused(-32601, f"Method not found: {method}", status=404)
 
 
 def _response(status: str, body: bytes, kind: str = "application/json") -> bytes:
@@ -323,9 +323,9 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
                     if refused.data is not None:
                         error["data"] = refused.data
                     answer = {"error": error}
-                    status = "404 Not Found" if refused.code == -32601 else "400 Bad Request"
-                    if refused.code == -32602 and method.startswith("tasks/"):
-                        status = "200 OK"  # an unknown task: a JSON-RPC error, HTTP 200
+                    status = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found"}[
+                        refused.status
+                    ]
                 out = {"jsonrpc": "2.0", "id": message["id"], **answer}
                 writer.write(_response(status, json.dumps(out).encode()))
             await writer.drain()
