@@ -291,7 +291,10 @@ def _check_scenarios(url: str, client: str, *extra: str, python: str = sys.execu
     assert seq["server"]["methods"]["tasks/get"] >= 5
 
     burst = row2026(url, client, "burst", *extra, "--tasks", "3", "--polls", "2", python=python)
-    assert burst["polls"] >= 6  # 3 tasks, each completing at its 2nd poll
+    # 3 tasks, each completing at its 2nd poll (ext-tasks starts following a task as soon as
+    # it is created, so a poll can fall before the row's window: the server's count is whole)
+    assert burst["server"]["methods"]["tasks/get"] >= 6
+    assert 1 <= burst["polls"] <= burst["server"]["methods"]["tasks/get"]
     assert burst["task_cpu_us"] > 0
     assert burst["server"]["methods"]["tools/call"] == 3
     assert burst["server"]["connections"] >= 1
