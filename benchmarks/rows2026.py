@@ -183,7 +183,7 @@ async def scenario(rpc: Rpc, name: str, a: argparse.Namespace) -> dict[str, floa
 async def floor(url: str, name: str, a: argparse.Namespace) -> dict[str, float]:
     host, port = url.split("//")[1].split("/")[0].split(":")
     idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
-    slots = asyncio.Semaphore(a.pool)
+    slots = asyncio.Semaphore(a.pool or 100)
     counter = iter(range(1, 10**9))
 
     async def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -220,7 +220,8 @@ async def floor(url: str, name: str, a: argparse.Namespace) -> dict[str, float]:
 async def bare_httpx(url: str, name: str, a: argparse.Namespace) -> dict[str, float]:
     import httpx
 
-    limits = httpx.Limits(max_connections=a.pool, max_keepalive_connections=a.pool)
+    pool = a.pool or 100
+    limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
     counter = iter(range(1, 10**9))
     async with httpx.AsyncClient(limits=limits) as client:
 
@@ -284,8 +285,7 @@ async def lib(url: str, name: str, a: argparse.Namespace) -> dict[str, Any]:
             return ElicitResult(ElicitAction.ACCEPT, {})
 
         router.default_elicitation(yes)
-    pool = a.pool if a.pool != 100 else None
-    async with _lib_client(url, a.transport, router, pool) as client:
+    async with _lib_client(url, a.transport, router, a.pool) as client:
         if router is not None:
             router.attach(client)
         if name == "seq":
@@ -574,7 +574,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--polls", type=int, default=20)
     parser.add_argument("--keys", type=int, default=5, help="inputRequests per round")
-    parser.add_argument("--pool", type=int, default=100)
+    parser.add_argument(
+        "--pool", type=int, default=None, help="connections (floors: 100; this library: its own)"
+    )
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--interval", type=int, default=500, help="pollIntervalMs (latency)")
     a = parser.parse_args()
