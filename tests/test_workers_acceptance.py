@@ -54,6 +54,9 @@ def logged_peer(
     name: str = request.param
     log = tmp_path / "requests.jsonl"
     monkeypatch.setenv(ENV, str(log))
+    # fastmcp's task worker runs 10 tasks at once by default: 300 four-second tasks were two
+    # minutes of queueing in the server, nothing of the workers'. Let it run them all.
+    monkeypatch.setenv("FASTMCP_DOCKET_CONCURRENCY", str(TASKS))
     generation = Generation.V2026_07_28 if name == "fastmcp4" else Generation.V2025_11_25
     with running_http_peer(require_peer(name)) as url:
         yield url, generation, log
