@@ -898,13 +898,21 @@ def _judge_receiver(rec: Recording, rule: str) -> list[Check]:
     if task_id in ids:
         out.append(_ok("receiver-list", "C-40", what, messages=[reply]))
     else:
-        out.append(_bad("receiver-list", "C-40", what, f"listed {ids}", messages=[reply]))
+        error = f"listed {len(ids)} task(s), not the one it created"
+        out.append(_bad("receiver-list", "C-40", what, error, messages=[reply]))
     reply, got = answered("tasks/result")
     what = "tasks/result gives the elicitation's answer with related-task _meta"
     if "action" in got and _related(reply) == task_id:
         out.append(_ok("receiver-result", "C-38", what, messages=[reply]))
     else:
-        error = "no ElicitResult naming the task" if reply else "no answer came"
+        if not reply:
+            error = "no answer came"
+        elif "action" not in got:
+            error = "the answer is no ElicitResult"
+        elif _related(reply) is None:
+            error = "the ElicitResult carries no related-task _meta"
+        else:
+            error = "the ElicitResult's related-task _meta names another task"
         out.append(_bad("receiver-result", "C-38", what, error, messages=[reply]))
     reply, _ = answered("tasks/cancel")
     what = "tasks/cancel of the ended task is refused with -32602"
@@ -912,7 +920,16 @@ def _judge_receiver(rec: Recording, rule: str) -> list[Check]:
     if code == -32602:
         out.append(_ok("receiver-cancel", "C-41", what, messages=[reply]))
     else:
-        out.append(_bad("receiver-cancel", "C-41", what, f"answered {reply}", messages=[reply]))
+        # The message names no id or time (the published table must be reproducible): the
+        # reply itself is in the details.
+        if not reply:
+            error = "no answer came"
+        elif code is not None:
+            error = f"answered error {code}, not -32602"
+        else:
+            status = (reply.get("result") or {}).get("status")
+            error = f"answered a result (status {status!r}), not -32602"
+        out.append(_bad("receiver-cancel", "C-41", what, error, messages=[reply]))
     return out
 
 

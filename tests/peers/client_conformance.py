@@ -13,7 +13,7 @@ Clients (their scripts follow the official suite's client contract; see each scr
   TypeScript SDK 1.32     tests/peers/ts1_client.mjs (2025-11-25)
   fastmcp 4.1.4           tests/peers/clients/fastmcp4_client.py (2026-07-28)
   ext-tasks 0.2.2         tests/peers/ext_tasks_client.mjs on @modelcontextprotocol/client 2.4.0
-                          (2025-11-25)
+                          (both generations; 2026-07-28 through the script's rawDispatch)
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ CLIENTS = (
     TaskClient("mcp 1.30 (Python SDK)", "mcp1", (G1,)),
     TaskClient("TypeScript SDK 1.32", "ts1", (G1,)),
     TaskClient("fastmcp 4.1.4 (fastmcp_tasks)", "fastmcp4", (G2,)),
-    TaskClient("ext-tasks 0.2.2 on client 2.4.0", "ext-tasks", (G1,)),
+    TaskClient("ext-tasks 0.2.2 on client 2.4.0", "ext-tasks", (G1, G2)),
 )
 
 
