@@ -51,9 +51,10 @@ def _peer_python() -> Path | None:
 
 
 @contextmanager
-def _server() -> Any:
+def _server(script: str = "server.py") -> Any:
+    """The bench server ``script`` (beside this one) in its own process; its base URL."""
     process = subprocess.Popen(
-        [sys.executable, str(HERE / "server.py"), "0"], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(HERE / script), "0"], stdout=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout is not None
@@ -64,7 +65,7 @@ def _server() -> Any:
         process.wait(10)
 
 
-def _stats(base: str, reset: bool = False) -> dict[str, int]:
+def _stats(base: str, reset: bool = False) -> dict[str, Any]:
     if reset:
         urllib.request.urlopen(urllib.request.Request(f"{base}/reset", method="POST"), timeout=10)
         return {}

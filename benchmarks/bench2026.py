@@ -18,10 +18,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from bench import _server, _stats  # beside this script: the 2025-11-25 section's helpers
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -48,27 +48,9 @@ def has_ext_tasks() -> bool:
     return shutil.which("node") is not None and (package / "package.json").exists()
 
 
-@contextmanager
 def server() -> Any:
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "server2026.py"), "0"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        port = int(process.stdout.readline().split()[1])
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-def _stats(base: str, reset: bool = False) -> dict[str, Any]:
-    if reset:
-        request = urllib.request.Request(f"{base}/reset", method="POST")
-        urllib.request.urlopen(request, timeout=10).close()
-        return {}
-    with urllib.request.urlopen(f"{base}/stats", timeout=10) as answer:
-        return json.loads(answer.read())  # type: ignore[no-any-return]
+    """The 2026-07-28 bench server (``server2026.py``) in its own process; its base URL."""
+    return _server("server2026.py")
 
 
 def row(python: str, base: str, args: list[str], warmup: int | None = None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import random
 import sys
 import time
 import tracemalloc
+import urllib.request
 import warnings
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,30 @@ INIT = {
 }
 IDLE_TRIPS = 20
 WARMUP = 50
+
+
+def bench_post(base: str, path: str, body: Any) -> Any:
+    """POST ``body`` as JSON to the bench server's control ``path`` (``/schedule``)."""
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(f"{base}{path}", data=data, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def bench_get(base: str, path: str) -> Any:
+    """The bench server's control ``path`` (``/completions``), decoded."""
+    with urllib.request.urlopen(f"{base}{path}", timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def lateness(times: dict[str, float], completed: dict[str, float], name: str) -> dict[str, float]:
+    """How late each task was ``times``, after the server ``completed`` it: p50, p99, max ms."""
+    late = sorted((times[k] - completed[k]) * 1e3 for k in times)
+    return {
+        f"{name}_p50_ms": late[len(late) // 2],
+        f"{name}_p99_ms": late[min(len(late) - 1, int(len(late) * 0.99))],
+        f"{name}_max_ms": late[-1],
+    }
 
 
 def _call(polls: int, interval: int = 1000) -> dict[str, Any]:
@@ -698,8 +723,6 @@ async def lib_latency(
     completions find the client). ``transport``: ``lean`` for LeanHttpTransport. The
     collector runs once before the window
     (``full_gc_in_window`` counts the full collections within it)."""
-    import urllib.request
-
     from mcp_tasks_client import Poller, PollPolicy
     from mcp_tasks_client.models import Task
 
@@ -730,15 +753,6 @@ async def lib_latency(
         base = url.rsplit("/", 1)[0]
         plan = {c.task.task_id: 200 + n * 1000 // tasks for n, c in enumerate(created)}
 
-        def post(path: str, body: bytes | None) -> Any:
-            request = urllib.request.Request(f"{base}{path}", data=body, method="POST")
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                return json.loads(answer.read())
-
-        def get(path: str) -> Any:
-            with urllib.request.urlopen(f"{base}{path}", timeout=10) as answer:
-                return json.loads(answer.read())
-
         async with Poller(client, PollPolicy()) as poller, anyio.create_task_group() as tg:
 
             async def one(ref: Any, delay: float) -> None:
@@ -766,19 +780,11 @@ async def lib_latency(
             gc.collect()
             full = gc.get_stats()[2]["collections"]
             cpu0, user0 = time.process_time(), os.times().user
-            await anyio.to_thread.run_sync(post, "/schedule", json.dumps(plan).encode())
+            await anyio.to_thread.run_sync(bench_post, base, "/schedule", plan)
         cpu, user = time.process_time() - cpu0, os.times().user - user0
         full = gc.get_stats()[2]["collections"] - full
         polls = poller.polls_sent
-    completed: dict[str, float] = await anyio.to_thread.run_sync(get, "/completions")
-
-    def quantiles(times: dict[str, float], name: str) -> dict[str, float]:
-        late = sorted((times[k] - completed[k]) * 1e3 for k in times)
-        return {
-            f"{name}_p50_ms": late[len(late) // 2],
-            f"{name}_p99_ms": late[min(len(late) - 1, int(len(late) * 0.99))],
-            f"{name}_max_ms": late[-1],
-        }
+    completed: dict[str, float] = await anyio.to_thread.run_sync(bench_get, base, "/completions")
 
     return {
         "tasks": len(returned),
@@ -791,8 +797,8 @@ async def lib_latency(
         # notification or polls, its tasks/result, the wake-ups)
         "window_cpu_us": cpu / tasks * 1e6,
         "window_user_us": user / tasks * 1e6,
-        **quantiles(seen, "seen"),
-        **quantiles(returned, "returned"),
+        **lateness(seen, completed, "seen"),
+        **lateness(returned, completed, "returned"),
     }
 
 

@@ -47,7 +47,6 @@ import subprocess
 import sys
 import time
 import tracemalloc
-import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -384,6 +383,8 @@ async def lib_latency(url: str, a: argparse.Namespace, push: bool) -> dict[str, 
     tasks (reopened as the set changes; the server pushes a task that ended before a listen
     naming it opened at once, so a reopen loses no completion); the server's
     ``pollIntervalMs`` is ``--interval``, an hour in the bench, so no poll comes in time."""
+    import rows  # the 2025-11-25 rows: the same measurement's helpers
+
     from mcp_tasks_client import Poller, PollPolicy
     from mcp_tasks_client.models import Task
 
@@ -408,15 +409,6 @@ async def lib_latency(url: str, a: argparse.Namespace, push: bool) -> dict[str, 
         created = [await _lib_start(client, "work", work) for _ in range(a.tasks)]
         base = url.rsplit("/", 1)[0]
         plan = {c.task.task_id: 200 + n * 1000 // a.tasks for n, c in enumerate(created)}
-
-        def post(path: str, body: bytes) -> Any:
-            request = urllib.request.Request(f"{base}{path}", data=body, method="POST")
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                return json.loads(answer.read())
-
-        def get(path: str) -> Any:
-            with urllib.request.urlopen(f"{base}{path}", timeout=10) as answer:
-                return json.loads(answer.read())
 
         async with Poller(client, policy) as poller, anyio.create_task_group() as tg:
 
@@ -443,19 +435,13 @@ async def lib_latency(url: str, a: argparse.Namespace, push: bool) -> dict[str, 
             gc.collect()
             full = gc.get_stats()[2]["collections"]
             cpu0, user0 = time.process_time(), os.times().user
-            await anyio.to_thread.run_sync(post, "/schedule", json.dumps(plan).encode())
+            await anyio.to_thread.run_sync(rows.bench_post, base, "/schedule", plan)
         cpu, user = time.process_time() - cpu0, os.times().user - user0
         full = gc.get_stats()[2]["collections"] - full
         polls, listens = poller.polls_sent, poller.listens_opened
-    completed: dict[str, float] = await anyio.to_thread.run_sync(get, "/completions")
-
-    def quantiles(times: dict[str, float], label: str) -> dict[str, float]:
-        late = sorted((times[k] - completed[k]) * 1e3 for k in times)
-        return {
-            f"{label}_p50_ms": late[len(late) // 2],
-            f"{label}_p99_ms": late[min(len(late) - 1, int(len(late) * 0.99))],
-            f"{label}_max_ms": late[-1],
-        }
+    completed: dict[str, float] = await anyio.to_thread.run_sync(
+        rows.bench_get, base, "/completions"
+    )
 
     return {
         "tasks": len(returned),
@@ -467,8 +453,8 @@ async def lib_latency(url: str, a: argparse.Namespace, push: bool) -> dict[str, 
         "full_gc_in_window": full,
         "window_cpu_us": cpu / a.tasks * 1e6,
         "window_user_us": user / a.tasks * 1e6,
-        **quantiles(seen, "seen"),
-        **quantiles(returned, "returned"),
+        **rows.lateness(seen, completed, "seen"),
+        **rows.lateness(returned, completed, "returned"),
     }
 
 

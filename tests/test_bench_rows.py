@@ -32,10 +32,10 @@ ROWS = REPO / "benchmarks" / "rows.py"
 LIMIT = 120  # seconds: a bound on a row's process, not a measurement
 
 
-@pytest.fixture(scope="module")
-def bench_url() -> Iterator[str]:
+def _bench_server(script: str) -> Iterator[str]:
+    """``benchmarks/SCRIPT`` in its own process; its MCP endpoint, until the fixture ends."""
     server = subprocess.Popen(
-        [sys.executable, str(REPO / "benchmarks" / "server.py"), "0"],
+        [sys.executable, str(REPO / "benchmarks" / script), "0"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -46,6 +46,11 @@ def bench_url() -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(10)
+
+
+@pytest.fixture(scope="module")
+def bench_url() -> Iterator[str]:
+    yield from _bench_server("server.py")
 
 
 def row(url: str, *args: str) -> dict[str, Any]:
@@ -176,18 +181,7 @@ ROWS_2026 = REPO / "benchmarks" / "rows2026.py"
 
 @pytest.fixture(scope="module")
 def bench2026_url() -> Iterator[str]:
-    server = subprocess.Popen(
-        [sys.executable, str(REPO / "benchmarks" / "server2026.py"), "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline().split()[1])
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.terminate()
-        server.wait(10)
+    yield from _bench_server("server2026.py")
 
 
 def _server_stats(url: str, reset: bool = False) -> dict[str, Any]:
