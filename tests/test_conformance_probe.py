@@ -160,6 +160,30 @@ async def test_the_deviating_2025_server_over_http() -> None:
     assert flagged(report) == {("V-11", "fail"), ("V-21", "fail"), ("V-26", "warn")}
 
 
+async def test_v28_opens_the_second_session_again_when_the_server_forgets_it() -> None:
+    """mcp 1.30 under load discards a new session whose opening request it had not finished
+    (its next request is answered 404). V-28 opens one more, as the spec answers a 404, and
+    its evidence says so; without that V-28 ended not measured (SessionExpired)."""
+    initializes = 0
+
+    async def forget_the_second_session(message: dict[str, Any]) -> None:
+        nonlocal initializes
+        if message.get("method") == "initialize":
+            initializes += 1
+            if initializes == 2:  # the probe's second session: V-28's (V-27's comes after)
+                server.ended_sessions.add("fault-2")
+
+    server = FaultServer(G1, on_message=forget_the_second_session)
+    with anyio.fail_after(60):
+        async with server.http() as http:
+            report = await probe(http.url, G1, safe_tools=["echo"], timeout=10)
+    result = report.result("V-28")
+    assert result.verdict is ProbeVerdict.PASS, result
+    assert "'fault-3'" in result.evidence
+    assert "forgot the first one at once" in result.evidence
+    assert initializes >= 3
+
+
 async def test_the_asking_tool_over_http_passes() -> None:
     """Over HTTP the question comes on the SSE stream of the blocking tasks/result."""
     with anyio.fail_after(60):

@@ -396,6 +396,7 @@ class Probe2025(Probe):
         # A server may forget a session it just opened (mcp 1.30 under load discards one whose
         # opening request it had not finished when the client read its answer): the spec's
         # answer to a 404 is a new session, so one more is opened, and the note says so.
+        reopened = ""
         for attempt in (1, 2):
             inner = self.connect()
             if inner is first.inner:
@@ -408,7 +409,9 @@ class Probe2025(Probe):
             )
             try:
                 async with second:
-                    sessions = f"sessions {first.session!r} and {second.transport.session!r}"
+                    sessions = (
+                        f"sessions {first.session!r} and {second.transport.session!r}{reopened}"
+                    )
                     listed = await self._list_ids(second)
                     seen = task_id in listed
                     if not seen:
@@ -423,8 +426,9 @@ class Probe2025(Probe):
             except SessionExpired as exc:
                 if attempt == 2:
                     raise
-                self.note(("V-28",), f"the second session was forgotten at once ({exc}); "
-                          "a new one was opened")  # fmt: skip
+                reopened = (
+                    f" (the server forgot the first one at once: {exc}; a new one was opened)"
+                )
                 continue
             break
         credentials = sorted(getattr(inner, "headers", None) or {})
