@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import _server, _stats  # beside this script: the 2025-11-25 section's helpers
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench.py, beside this script
+from bench import _server, _stats  # the 2025-11-25 section's helpers
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -173,8 +173,8 @@ def test_an_interrupt_with_no_task_yet_is_plain() -> None:
 def test_a_run_started_with_sigint_ignored_keeps_ignoring_it(fastmcp4_http_url: str) -> None:
     """A background job of a script (``mcp-tasks ... &``) starts with SIGINT ignored: a Ctrl-C
     at the terminal is not for it. The run neither stops nor says it was interrupted."""
-    args = ["--url", fastmcp4_http_url, *GEN2, "--json", "call", "slow_compute",
-            "--args", '{"seconds": 2}', "--task", "--wait"]  # fmt: skip
+    args = ["--url", fastmcp4_http_url, *GEN2, "--json", "--interval", "0.05", "call",
+            "slow_compute", "--args", '{"seconds": 2}', "--task", "--wait"]  # fmt: skip
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)  # what the child inherits
     try:
         proc = spawn(args)
