@@ -34,11 +34,19 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import anyio
+import anyio.lowlevel
 import attrs
 
 from . import observability as _obs
 from ._client import Client
-from ._exceptions import DecodeError, LimitExceeded, MCPTasksError, RPCError, UsageError
+from ._exceptions import (
+    DecodeError,
+    InvalidParams,
+    LimitExceeded,
+    MCPTasksError,
+    RPCError,
+    UsageError,
+)
 from ._limits import Limits
 from ._sansio.answer_book import InputBook, related_task_id
 from .journal import QueuedInput, SharedJournal
@@ -240,6 +248,8 @@ class InputRouter:
         self._waiting: dict[str, int] = {}
         self._listeners: list[Callable[[InputEvent], None]] = []
         self._client: Client | None = None
+        self._outboxes: dict[str, _Outbox] = {}
+        """Per task, the answers gathering for its next ``tasks/update`` (2026-07-28)."""
         # The tracked tasks of the subscribers that passed theirs, the newest last.
         self._tasks: list[TrackedTasks] = []
 
@@ -591,22 +601,43 @@ class InputRouter:
         timeout: float | None = None,
     ) -> bool:
         """Answer one taken 2026-07-28 input request of ``task_id`` end to end: its handler
-        (:meth:`answer_input`), then ``tasks/update`` with that answer alone (E C28-C33;
-        partial answers are allowed, E A-10), unless ``still_wanted()`` says the task's wait
-        ended meanwhile. True when an answer was sent. The router is the one owner of
-        answering input: here for 2026-07-28 keys, as it answers 2025-11-25 requests.
+        (:meth:`answer_input`), then ``tasks/update`` with its answer (E C28-C33), unless
+        ``still_wanted()`` says the task's wait ended meanwhile. True when an answer was
+        sent. The router is the one owner of answering input: here for 2026-07-28 keys, as
+        it answers 2025-11-25 requests.
+
+        Answers of one task that are ready at the same moment go in one ``tasks/update``
+        (handlers that answer at once: a snapshot's keys, one round trip); an answer never
+        waits for a handler still running (partial answers are allowed, E A-10). A batch the
+        server refuses (-32602) is sent again key by key, so one refused key costs no other.
 
         Deadline: the handler's own time, then ``timeout`` for the ``tasks/update`` (default
-        ``Timeouts.request``). Cancelled: the handler is cancelled, nothing is sent, and the
-        key stays taken (it is never shown to a handler twice)."""
+        ``Timeouts.request``; twice when a refused batch is sent again). Cancelled: the handler
+        is cancelled, nothing is sent, and the key stays taken (it is never shown to a
+        handler twice)."""
         client = self._client
         if client is None:
             raise UsageError("attach the InputRouter to its client first (router.attach)")
         response = await self.answer_input(task_id, key, request, tasks=tasks)
         if response is None or not still_wanted():
             return False
-        await client.update_task(task_id, {key: response}, timeout=timeout)
-        return True
+        box = self._outboxes.get(task_id)
+        if box is not None:  # another answer of this task is gathering: go with it
+            box.answers[key] = response
+            await box.sent.wait()
+            return box.outcome(key)
+        box = self._outboxes[task_id] = _Outbox({key: response})
+        try:
+            try:
+                # Answers ready in the same moment join: their handlers finish before this
+                # task runs again (one scheduling pass), none is waited for beyond it.
+                await anyio.lowlevel.checkpoint()
+            finally:
+                del self._outboxes[task_id]  # a later answer gathers its own batch
+            await box.send(client, task_id, timeout)
+        finally:
+            box.sent.set()
+        return box.outcome(key)
 
     async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None:
         """MRTR (E C45): one input request of a call that has no task yet, answered by this
@@ -909,3 +940,37 @@ class InputRouter:
             raise RPCError(-32602, "elicitation mode 'url' was not declared by this client")
         if isinstance(params, ElicitRequestFormParams) and not form_ok:
             raise RPCError(-32602, "elicitation mode 'form' was not declared by this client")
+
+
+@attrs.define
+class _Outbox:
+    """The answers of one task gathering for one ``tasks/update``; each answer's fate."""
+
+    answers: dict[str, JSONObject]
+    sent: anyio.Event = attrs.field(factory=anyio.Event)
+    errors: dict[str, BaseException] = attrs.field(factory=dict)
+    done: bool = False
+
+    async def send(self, client: Client, task_id: str, timeout: float | None) -> None:
+        try:
+            await client.update_task(task_id, self.answers, timeout=timeout)
+        except InvalidParams as exc:
+            if len(self.answers) == 1:
+                self.errors = dict.fromkeys(self.answers, exc)
+            else:  # one refused key must not cost the others their answers
+                for key, answer in self.answers.items():
+                    try:
+                        await client.update_task(task_id, {key: answer}, timeout=timeout)
+                    except InvalidParams as one:
+                        self.errors[key] = one
+        except BaseException as exc:
+            self.errors = dict.fromkeys(self.answers, exc)
+            raise
+        self.done = True
+
+    def outcome(self, key: str) -> bool:
+        """True when ``key``'s answer went out; raises what refused it."""
+        error = self.errors.get(key)
+        if error is not None and not isinstance(error, anyio.get_cancelled_exc_class()):
+            raise error
+        return self.done and error is None

@@ -133,6 +133,98 @@ async def test_an_answered_key_shown_again_and_again_is_answered_once() -> None:
     assert state["updates"] == 1
 
 
+def _asking(keys: list[str], updates: list[dict[str, Any]], refuse_batches: bool = False) -> Any:
+    """A 2026 server whose task asks ``keys`` in one snapshot until each is answered (by
+    any ``tasks/update``), then completes; it records each update's ``inputResponses`` and,
+    with ``refuse_batches``, refuses (-32602) an update carrying more than one answer."""
+    answered: set[str] = set()
+
+    async def serve(request: Received, conn: Conn) -> None:
+        method = request.rpc_method
+        if method == "tools/call":
+            await conn.result(request, {"resultType": "task", **task("t-1", "input_required")})
+        elif method == "tasks/update":
+            responses = request.params["inputResponses"]
+            updates.append(responses)
+            if refuse_batches and len(responses) > 1:
+                await conn.error(request, -32602, "one answer at a time")
+                return
+            answered.update(responses)
+            await conn.result(request, {"resultType": "complete"})
+        elif method == "tasks/get":
+            if answered >= set(keys):
+                await conn.result(request, {**task("t-1", "completed"), "result": DONE})
+                return
+            asks = {key: ASK for key in keys if key not in answered}
+            body = {**task("t-1", "input_required"), "inputRequests": asks}
+            await conn.result(request, {"resultType": "complete", **body})
+
+    return serve
+
+
+async def _waited(serve: Any, router: InputRouter) -> Any:
+    """A task of ``serve`` started and waited with a Poller answering through ``router``."""
+    async with HostileHTTPServer(serve) as server, connected(server, router) as client:
+        created = task_created(await client.start(ToolCall("x").as_task()))
+        async with Poller(client, FAST, inputs=router) as poller:
+            with anyio.fail_after(20):
+                return await poller.wait(created)
+
+
+async def test_the_answers_of_one_snapshot_go_in_one_update() -> None:
+    """Five keys in one snapshot, answered at once by their handler: one tasks/update with
+    the five answers (one round trip, not five; partial answers stay allowed, E A-10)."""
+    keys = [f"k{n}" for n in range(5)]
+    updates: list[dict[str, Any]] = []
+    calls: list[str] = []
+    router = router_answering(calls)
+    outcome = await _waited(_asking(keys, updates), router)
+    assert isinstance(outcome, Completed)
+    assert sorted(calls) == keys
+    assert [sorted(update) for update in updates] == [keys]
+
+
+async def test_an_answer_never_waits_for_a_slower_handler() -> None:
+    """Two keys answered at once and one whose handler waits until the other two reached
+    the server: the two go together, the slow one goes alone after (had the batch waited
+    for it, the wait would never end)."""
+    updates: list[dict[str, Any]] = []
+    serve = _asking(["fast-1", "fast-2", "slow"], updates)
+    both_fast = anyio.Event()
+
+    async def watched(request: Received, conn: Conn) -> None:
+        await serve(request, conn)
+        if request.rpc_method == "tasks/update" and {"fast-1", "fast-2"} <= set(
+            request.params["inputResponses"]
+        ):
+            both_fast.set()
+
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+    async def answer(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        if ctx.key == "slow":
+            await both_fast.wait()
+        return ElicitResult(ElicitAction.ACCEPT, {})
+
+    router.default_elicitation(answer)
+    outcome = await _waited(watched, router)
+    assert isinstance(outcome, Completed)
+    assert [sorted(update) for update in updates] == [["fast-1", "fast-2"], ["slow"]]
+
+
+async def test_a_refused_batch_is_sent_again_key_by_key() -> None:
+    """A server that takes one answer per tasks/update (-32602 for more): the batch is sent
+    again one key at a time, and every answer arrives."""
+    keys = ["a", "b", "c"]
+    updates: list[dict[str, Any]] = []
+    router = router_answering([])
+    outcome = await _waited(_asking(keys, updates, refuse_batches=True), router)
+    assert isinstance(outcome, Completed)
+    assert sorted(updates[0]) == keys
+    assert sorted(key for update in updates[1:] for key in update) == keys
+    assert all(len(update) == 1 for update in updates[1:])
+
+
 def _never_moving_on(updates: list[int]) -> Any:
     async def serve(request: Received, conn: Conn) -> None:
         method = request.rpc_method
