@@ -207,15 +207,19 @@ async def test_two_inputs_are_answered_one_at_a_time(gen2: Transport) -> None:
     async with client:
         router.attach(client)
         created = task_created(await client.start(ToolCall("multi_input").as_task()))
-        first_done = anyio.Event()
+
+        def updates_sent() -> int:
+            return sum(
+                isinstance(m, JSONRPCRequest) and m.method == "tasks/update" for m in recorder.sent
+            )
 
         async def answer(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
             assert isinstance(params, ElicitRequestFormParams)
             asked.append(params.message)
             if params.message == "Last name?":
-                await first_done.wait()  # answer "First name?" first, alone
+                while not updates_sent():  # "First name?" is answered first, alone
+                    await anyio.sleep(0.01)
                 return ElicitResult(ElicitAction.ACCEPT, {"value": "Lovelace"})
-            first_done.set()
             return ElicitResult(ElicitAction.ACCEPT, {"value": "Ada"})
 
         router.on_elicitation(created.task.task_id, answer)
