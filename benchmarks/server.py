@@ -32,6 +32,7 @@ import itertools
 import json
 import sys
 import time
+from collections.abc import Awaitable, Callable
 
 CREATED = "2026-01-01T00:00:00Z"
 _ids = itertools.count(1)
@@ -184,8 +185,9 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
         writer.close()
 
 
-async def main(port: int) -> None:
-    server = await asyncio.start_server(_serve, "127.0.0.1", port, backlog=1024)
+async def main(port: int, serve: Callable[..., Awaitable[None]] = _serve) -> None:
+    """Serve ``serve`` (a connection handler) on 127.0.0.1:``port``; print the port."""
+    server = await asyncio.start_server(serve, "127.0.0.1", port, backlog=1024)
     print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
     async with server:
         await server.serve_forever()

@@ -335,12 +335,7 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
         writer.close()
 
 
-async def main(port: int) -> None:
-    server = await asyncio.start_server(_serve, "127.0.0.1", port, backlog=1024)
-    print(f"port {server.sockets[0].getsockname()[1]}", flush=True)
-    async with server:
-        await server.serve_forever()
-
-
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
+    from server import main  # beside this script: the 2025-11-25 bench server's loop
+
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0, _serve))
