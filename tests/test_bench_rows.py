@@ -53,19 +53,24 @@ def bench_url() -> Iterator[str]:
     yield from _bench_server("server.py")
 
 
-def row(url: str, *args: str) -> dict[str, Any]:
-    env = {**os.environ, "TS1_WARMUP": "5"}  # the TypeScript rows' warm-up: 1,000 calls
+def _run_row(python: str, script: Path, url: str, args: tuple[str, ...], **env: str) -> Any:
+    """One row's process (``script ARGS --url URL``, ``env`` added); its JSON line."""
     done = subprocess.run(
-        [sys.executable, str(ROWS), *args, "--url", url],
+        [python, str(script), *args, "--url", url],
         capture_output=True,
         text=True,
         timeout=LIMIT,
         check=False,
         cwd=REPO,
-        env=env,
+        env={**os.environ, **env},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def row(url: str, *args: str) -> dict[str, Any]:
+    # TS1_WARMUP: the TypeScript rows' warm-up (1,000 calls by default)
+    result: dict[str, Any] = _run_row(sys.executable, ROWS, url, args, TS1_WARMUP="5")
     return result
 
 
@@ -197,18 +202,8 @@ def _server_stats(url: str, reset: bool = False) -> dict[str, Any]:
 def row2026(url: str, *args: str, python: str = sys.executable) -> dict[str, Any]:
     """One rows2026.py process; its JSON line, with what the server counted during it."""
     _server_stats(url, reset=True)
-    env = {**os.environ, "EXT_WARMUP": "5", "FASTMCP_SHOW_SERVER_BANNER": "false"}
-    done = subprocess.run(
-        [python, str(ROWS_2026), *args, "--url", url],
-        capture_output=True,
-        text=True,
-        timeout=LIMIT,
-        check=False,
-        cwd=REPO,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    quiet = {"EXT_WARMUP": "5", "FASTMCP_SHOW_SERVER_BANNER": "false"}
+    result: dict[str, Any] = _run_row(python, ROWS_2026, url, tuple(args), **quiet)
     result["server"] = _server_stats(url)
     return result
 
