@@ -1,0 +1,266 @@
+"""Python function calls per poll: a count that does not depend on the machine's load.
+
+    python benchmarks/calls_per_poll.py [--polls 5000] [--url URL] [--detail N]
+
+For each transport (``lean``: LeanHttpTransport, ``http``: HttpTransport), each event loop
+(asyncio, trio) and each way of polling (``get``: ``client.get_task`` back to back; ``poller``:
+one ``Poller.wait`` on a task polled back to back, as ``rows.py lib-poller``), ``--polls``
+polls run under cProfile after 50 warm-up ones, against ``benchmarks/server.py`` (started in its
+own process unless ``--url`` names one). Printed: cProfile's calls per poll (every Python call
+and every C function called from Python), and how they split by layer (the module a function is
+in: the session, the transport, the codec, the Poller, anyio, the loop, the HTTP stack).
+
+Calls are not time: a C call costs less than a Python frame. But a call removed is work removed
+on any machine, and the count is the same run after run (within a call or two: the loop's
+own scheduling passes vary a little), where CPU per poll on a shared machine is not.
+``--detail N`` adds each case's N functions with the most calls per poll (the profile to read).
+Issue 25 items 2-3; RESULTS.md says what the figures were before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # rows.py's helpers (it puts this checkout's package first)
+
+import rows  # noqa: E402
+
+_LAYERS = (
+    # (a path fragment, the layer): first match wins
+    ("mcp_tasks_client/_session.py", "session"),
+    ("mcp_tasks_client/_sansio/", "sans-I/O"),
+    ("mcp_tasks_client/_io/", "transport"),
+    ("mcp_tasks_client/_codec/", "codec"),
+    ("mcp_tasks_client/_drivers/", "driver"),
+    ("mcp_tasks_client/_poller/", "poller"),
+    ("mcp_tasks_client/engine.py", "poller"),
+    ("mcp_tasks_client/", "client"),
+    ("/anyio/", "anyio"),
+    ("/trio/", "loop"),
+    ("/asyncio/", "loop"),
+    ("selectors.py", "loop"),
+    ("/httpx/", "http stack"),
+    ("/httpcore/", "http stack"),
+    ("/h11/", "http stack"),
+    ("/json/", "json"),
+)
+
+
+def _own_layer(filename: str) -> str | None:
+    for fragment, layer in _LAYERS:
+        if fragment in filename:
+            return layer
+    return None
+
+
+def _by_layer(raw: dict[Any, Any], field: int = 1) -> dict[str, float]:
+    """Calls by layer. A C function or a standard-library helper (contextlib, weakref, enum,
+    re...) counts for the layers that called it, in proportion to their calls, up the callers
+    until a named layer (so ``dict.get`` in the session is the session's)."""
+    memo: dict[Any, dict[str, float]] = {}
+
+    def shares(func: Any, seen: frozenset[Any]) -> dict[str, float]:
+        """How ``func``'s calls split by layer, as fractions."""
+        if func in memo:
+            return memo[func]
+        own = _own_layer(func[0])
+        if own is not None:
+            got = {own: 1.0}
+        else:
+            callers = raw[func][4]
+            total = sum(v[1] for v in callers.values())
+            got = {}
+            if total == 0 or func in seen:
+                got = {"other": 1.0}
+            else:
+                for caller, value in callers.items():
+                    if caller not in raw:
+                        continue
+                    for layer, part in shares(caller, seen | {func}).items():
+                        got[layer] = got.get(layer, 0.0) + part * value[1] / total
+                if not got:
+                    got = {"other": 1.0}
+        memo[func] = got
+        return got
+
+    out: dict[str, float] = defaultdict(float)
+    for func, value in raw.items():
+        for layer, part in shares(func, frozenset()).items():
+            out[layer] += part * value[field]
+    return out
+
+
+async def _get_polls(client: Any, polls: int, profile: cProfile.Profile) -> int:
+    task_id = (await rows._lib_start(client, 0)).task.task_id
+    for _ in range(rows.WARMUP):
+        await client.get_task(task_id)
+    profile.enable()
+    for _ in range(polls):
+        await client.get_task(task_id)
+    profile.disable()
+    return polls
+
+
+async def _poller_polls(client: Any, polls: int, profile: cProfile.Profile) -> int:
+    from mcp_tasks_client import Poller
+
+    warm = await rows._lib_start(client, rows.WARMUP, 0)
+    created = await rows._lib_start(client, polls, 0)
+    async with Poller(client, rows._eager()) as poller:
+        await poller.wait(warm)
+        before = poller.polls_sent
+        profile.enable()
+        await poller.wait(created)
+        profile.disable()
+        return poller.polls_sent - before
+
+
+async def _floor_polls(url: str, polls: int, profile: cProfile.Profile) -> int:
+    """``rows.py floor``'s loop (HTTP/1.1 by hand on asyncio streams), profiled."""
+    import asyncio
+
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    session: list[str] = []
+    counter = iter(range(1, 10**9))
+
+    async def rpc(method: str, params: dict[str, Any] | None, notify: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not notify:
+            message["id"] = next(counter)
+        body = json.dumps(message).encode()
+        extra = f"mcp-session-id: {session[0]}\r\n" if session else ""
+        writer.write(
+            (
+                f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+                f"accept: application/json, text/event-stream\r\n{extra}"
+                f"content-length: {len(body)}\r\n\r\n"
+            ).encode()
+            + body
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            name = name.lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"mcp-session-id" and not session:
+                session.append(value.strip().decode())
+        data = await reader.readexactly(length) if length else b""
+        return json.loads(data)["result"] if data else None
+
+    await rpc("initialize", rows.INIT)
+    await rpc("notifications/initialized", None, notify=True)
+    task_id = (await rpc("tools/call", rows._call(0)))["task"]["taskId"]
+    for _ in range(rows.WARMUP):
+        await rpc("tasks/get", {"taskId": task_id})
+    profile.enable()
+    for _ in range(polls):
+        await rpc("tasks/get", {"taskId": task_id})
+    profile.disable()
+    writer.close()
+    return polls
+
+
+async def _case(url: str, transport: str, mode: str, polls: int) -> tuple[int, pstats.Stats]:
+    profile = cProfile.Profile()
+    if transport == "floor":
+        return await _floor_polls(url, polls, profile), pstats.Stats(profile)
+    async with rows._lib_client(url, transport) as client:
+        run = _get_polls if mode == "get" else _poller_polls
+        sent = await run(client, polls, profile)
+    return sent, pstats.Stats(profile)
+
+
+def measure(url: str, transport: str, backend: str, mode: str, polls: int) -> dict[str, Any]:
+    """One case: calls per poll, by layer, and the functions called most."""
+    sent, stats = anyio.run(_case, url, transport, mode, polls, backend=backend)
+    functions: list[tuple[int, str]] = []
+    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    by_layer = _by_layer(raw)
+    own_time = _by_layer(raw, 2)
+    for (filename, line, name), (_cc, nc, _tt, _ct, _callers) in raw.items():
+        where = name if filename == "~" else f"{Path(filename).name}:{line}({name})"
+        functions.append((nc, where))
+    functions.sort(reverse=True)
+    total: int = stats.total_calls  # type: ignore[attr-defined]
+    return {
+        "transport": transport,
+        "backend": backend,
+        "mode": mode,
+        "polls": sent,
+        "calls_per_poll": total / sent,
+        "layers": {k: v / sent for k, v in sorted(by_layer.items(), key=lambda kv: -kv[1])},
+        # Own time under the profiler (inflated by it, C calls most): where, not how much.
+        "profiled_us": {
+            k: v / sent * 1e6 for k, v in sorted(own_time.items(), key=lambda kv: -kv[1])
+        },
+        "top": [(n / sent, where) for n, where in functions],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--polls", type=int, default=5000)
+    parser.add_argument("--url", default=None)
+    parser.add_argument("--transport", action="append", choices=["lean", "http", "floor"])
+    parser.add_argument("--backend", action="append", choices=["asyncio", "trio"])
+    parser.add_argument("--mode", action="append", choices=["get", "poller"])
+    parser.add_argument("--detail", type=int, default=0, help="the N most called functions")
+    parser.add_argument("--json", action="store_true", help="one JSON line per case")
+    parser.add_argument("--time", action="store_true", help="own time by layer, profiled")
+    a = parser.parse_args()
+    cases = [
+        (t, b, m)
+        for t in a.transport or ["floor", "lean", "http"]
+        for b in a.backend or ["asyncio", "trio"]
+        for m in a.mode or ["get", "poller"]
+        if t != "floor" or (b, m) == ("asyncio", "get")  # the floor: one loop, one way
+    ]
+
+    def run(url: str) -> None:
+        if not a.json:
+            print("| transport | loop | polling | calls per poll | by layer |")
+            print("|---|---|---|---|---|")
+        for transport, backend, mode in cases:
+            got = measure(url, transport, backend, mode, a.polls)
+            if a.json:
+                got["top"] = got["top"][: a.detail]
+                print(json.dumps(got), flush=True)
+                continue
+            layers = ", ".join(f"{k} {v:.1f}" for k, v in got["layers"].items() if v >= 0.05)
+            if a.time:
+                layers += " / profiled µs: " + ", ".join(
+                    f"{k} {v:.0f}" for k, v in got["profiled_us"].items() if v >= 0.5
+                )
+            print(
+                f"| {transport} | {backend} | {mode} | {got['calls_per_poll']:.1f} | {layers} |",
+                flush=True,
+            )
+            for n, where in got["top"][: a.detail]:
+                print(f"|   | | | {n:.2f} | {where} |")
+
+    if a.url is not None:
+        run(a.url)
+        return
+    from bench import _server
+
+    with _server() as base:
+        run(f"{base}/mcp")
+
+
+if __name__ == "__main__":
+    main()
