@@ -211,6 +211,11 @@ class OrphanedTask:
     """The answer as received (decode it, or keep it for the record)."""
 
 
+_ANSWERS = (JSONRPCResponse, JSONRPCError, TransportFault)
+"""What an inline exchange returns that :meth:`Session._dispatch` handles without awaiting
+anything (a result, an error, a fault: no server request to serve)."""
+
+
 def _timed_out(scope: anyio.CancelScope) -> None:
     """Raise TimeoutError, as ``anyio.fail_after`` does, if ``scope``'s deadline ended it."""
     if scope.cancelled_caught and anyio.current_time() >= scope.deadline:
@@ -643,20 +648,30 @@ class Session:
             and token is None
             and method not in _NOT_INLINE
         )
+        deadline = anyio.current_time() + limit
         try:
-            # fail_after's scope without its generator (a scope per request is enough cost).
-            with anyio.CancelScope(deadline=anyio.current_time() + limit) as deadline:
-                if inline:
-                    sent = True
-                    item = await self.transport.exchange(message, held=held)
+            item: Incoming | None = None
+            if inline:
+                # One cancel scope per request: the exchange's own carries the deadline (and
+                # raises TimeoutError past it). An answer or a fault is dispatched without a
+                # wait; anything else (an answer that went through the reader, a server's
+                # request as the answer) is waited for below, within the same deadline.
+                sent = True
+                item = await self.transport.exchange(message, held=held, deadline=deadline)
+                if isinstance(item, _ANSWERS):
+                    await self._dispatch(item)
+                    item = None
+            if not inline or item is not None or not waiter.done.is_set():
+                # fail_after's scope without its generator.
+                with anyio.CancelScope(deadline=deadline) as scope:
                     if item is not None:
                         await self._dispatch(item)
-                else:
-                    await self.transport.send(message, held=held)
-                    sent = True
-                if not waiter.done.is_set():
-                    await waiter.done.wait()
-            _timed_out(deadline)
+                    elif not inline:
+                        await self.transport.send(message, held=held)
+                        sent = True
+                    if not waiter.done.is_set():
+                        await waiter.done.wait()
+                _timed_out(scope)
         except TimeoutError:
             if not waiter.done.is_set():
                 keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "timeout")

@@ -23,7 +23,7 @@ import pytest
 import sniffio
 
 from mcp_tasks_client import Client, Generation, HttpTransport, LeanHttpTransport, Timeouts
-from mcp_tasks_client.errors import TransportError, UsageError
+from mcp_tasks_client.errors import RequestTimeout, TransportError, UsageError
 from mcp_tasks_client.models import Implementation
 
 pytestmark = pytest.mark.anyio
@@ -326,6 +326,29 @@ async def test_a_request_the_server_never_reads_ends_at_the_write_timeout() -> N
                             await client.notify("notifications/big", {"blob": blob}, timeout=20)
             assert transport.connections_opened == 1
             assert transport._conns.open == 0  # the connection it was written on is closed
+
+
+async def test_a_request_deadline_sooner_than_the_write_timeout_is_a_request_timeout() -> None:
+    """One cancel scope carries both bounds of a request's send (issue 25): the request's own
+    deadline when it is the sooner (RequestTimeout, C-13, and the connection closed: a
+    half-written request is never reused), the write timeout when that one is (the test
+    above). Then the same for a request with no send to wait for: a server that reads the
+    request and never answers."""
+    blob = "x" * (64 * 1024 * 1024)
+    async with running(KeepAliveServer(answers=2)) as server:
+        transport = LeanHttpTransport(server.url, write_timeout=60, delete_session_on_close=False)
+        with anyio.fail_after(30):
+            async with client_on(transport) as client:
+                with pytest.raises(RequestTimeout):
+                    await client.request("x/big", {"blob": blob}, timeout=0.5)
+        assert transport._conns.open == 0
+    async with running(KeepAliveServer(hold=anyio.Event())) as server:
+        transport = LeanHttpTransport(server.url, write_timeout=60, delete_session_on_close=False)
+        with anyio.fail_after(30):
+            async with client_on(transport) as client:
+                with pytest.raises(RequestTimeout):
+                    await client.get_task("t-1", timeout=0.3)
+                assert transport._scopes == {}  # the exchange's scope was let go
 
 
 async def test_a_server_that_ends_its_side_while_a_send_waits_fails_the_send_at_once() -> None:

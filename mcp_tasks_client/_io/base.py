@@ -12,6 +12,7 @@ when it ruins the whole connection (the child process exited).
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Callable, Mapping
 from types import TracebackType
 
@@ -174,12 +175,16 @@ class Transport(abc.ABC):
     #: Whether :meth:`exchange` runs a request in the caller's task (HTTP: its own POST).
     inline_requests: bool = False
 
-    async def exchange(self, message: JSONRPCRequest, *, held: bool = False) -> Incoming | None:
+    async def exchange(
+        self, message: JSONRPCRequest, *, held: bool = False, deadline: float = math.inf
+    ) -> Incoming | None:
         """Only when ``inline_requests``: send ``message`` and read its answer in the caller's
         task. Returns the answer (or the fault that ended the request) for the caller to
         dispatch, or None when the answer went through :meth:`receive` like any other (a
         stream that carried other messages). Cancelling the caller abandons the request.
-        Deadline: the caller's scope (the request's deadline).
+        Deadline: ``deadline`` (``anyio.current_time()``'s clock), carried by the exchange's
+        own cancel scope (the one scope of a request: the caller needs none around it);
+        TimeoutError once it passed, as ``anyio.fail_after`` raises.
         """
         raise NotImplementedError  # pragma: no cover - guarded by inline_requests
 

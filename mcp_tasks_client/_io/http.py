@@ -36,6 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import http.cookiejar
+import math
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -383,7 +384,9 @@ class HttpTransport(Transport):
 
     inline_requests = True
 
-    async def exchange(self, message: JSONRPCRequest, *, held: bool = False) -> Incoming | None:
+    async def exchange(
+        self, message: JSONRPCRequest, *, held: bool = False, deadline: float = math.inf
+    ) -> Incoming | None:
         """The request's POST in the caller's task: a JSON answer (or the fault that ended the
         request) is returned to the caller instead of going through :meth:`receive`, which
         saves a task, a cancel scope's worth of bookkeeping and a hop through the reader per
@@ -391,12 +394,13 @@ class HttpTransport(Transport):
         :meth:`receive` in order (None is returned); reading the rest of the stream after the
         answer (at most ``_DRAIN_SECONDS``) is handed to a background task. Closing the
         transport ends the request with TransportClosed.
-        Deadline: the caller's scope (the request's deadline). Cancelled: the POST is abandoned
-        (its stream closed).
+        Deadline: ``deadline``, on the exchange's one cancel scope (the one the transport's
+        close cancels too): TimeoutError once it passed. Cancelled: the POST is abandoned (its
+        stream closed).
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
-        scope = anyio.CancelScope()
+        scope = anyio.CancelScope(deadline=deadline)
         self._scopes[message.id] = scope
         item: Incoming | None = None
         try:
@@ -405,8 +409,15 @@ class HttpTransport(Transport):
         finally:
             self._scopes.pop(message.id, None)
         if scope.cancelled_caught:
-            return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
+            return self._ended(message, scope)
         return item
+
+    def _ended(self, message: JSONRPCRequest, scope: anyio.CancelScope) -> TransportFault:
+        """Why an inline exchange's scope ended it: the transport's close (a fault), else its
+        deadline (TimeoutError, raised)."""
+        if not self._closed and anyio.current_time() >= scope.deadline:
+            raise TimeoutError
+        return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
 
     async def _request_here(self, message: JSONRPCRequest, held: bool) -> Incoming | None:
         try:

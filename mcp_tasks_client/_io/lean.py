@@ -11,13 +11,13 @@ h11, from the answer's first byte, so every HTTP error is h11's. Connections are
 a small pool of our own (a freed one goes to the first caller in line), an idle connection is
 checked (one non-blocking readability test) before it is reused, and one with bytes after an
 answer, or whose server said ``Connection: close``, is closed. In a caller's own exchange the
-write timeout is that exchange's cancel scope's deadline for the length of the send (one
-scope per request). Plain TCP skips its stream's scheduler pass after a send that did not
-wait: under trio a request goes straight to the socket (trio's stream keeps no buffer), under
-asyncio the connection is a protocol of our own (``_aio``: no loop pass per send, no
-``pause_reading``/``resume_reading`` pair per receive); what must wait is sent by the stream,
-under the write timeout. What it does not do: proxies, HTTP/2, an injected client, compression
-(never asked for anyway), cookies (never kept anyway).
+write timeout is that exchange's cancel scope's deadline for the length of the send, when it
+is sooner than the request's (one scope per request). Plain TCP skips its stream's scheduler
+pass after a send that did not wait: under trio a request goes straight to the socket (trio's
+stream keeps no buffer), under asyncio the connection is a protocol of our own (``_aio``: no
+loop pass per send, no ``pause_reading``/``resume_reading`` pair per receive); what must wait
+is sent by the stream, under the write timeout. What it does not do: proxies, HTTP/2, an
+injected client, compression (never asked for anyway), cookies (never kept anyway).
 
 Errors of the socket, TLS and h11 layers are raised as the matching ``httpx`` exceptions, so
 the one mapping of :class:`HttpTransport` (``_error``) names them: a TLS failure is TLSError.
@@ -331,16 +331,19 @@ class LeanHttpTransport(HttpTransport):
         self.connections_opened = 0
         """TCP connections this transport opened (a reused one is not counted again)."""
 
-    async def exchange(self, message: JSONRPCRequest, *, held: bool = False) -> Incoming | None:
-        """:meth:`HttpTransport.exchange`, with the write timeout folded into its scope.
-        Deadline: the caller's scope, with the transport's write timeout inside it. Cancelled:
+    async def exchange(
+        self, message: JSONRPCRequest, *, held: bool = False, deadline: float = math.inf
+    ) -> Incoming | None:
+        """:meth:`HttpTransport.exchange`, with the write timeout folded into its one scope.
+        Deadline: ``deadline``, with the transport's write timeout inside it (TimeoutError
+        past ``deadline``; a TransportError naming the write timeout past that one). Cancelled:
         the connection is closed (a half-written or half-read exchange is never reused).
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
-        scope = anyio.CancelScope()
+        scope = anyio.CancelScope(deadline=deadline)
         self._scopes[message.id] = scope
-        inline = _Inline(scope)
+        inline = _Inline(scope, deadline)
         token = _INLINE.set(inline)
         item: Incoming | None = None
         try:
@@ -353,7 +356,7 @@ class LeanHttpTransport(HttpTransport):
             if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
                 error = httpx.WriteTimeout(self._write_timeout_text())
                 return TransportFault(message.id, self._error(error, message.method))
-            return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
+            return self._ended(message, scope)
         return item
 
     async def _drain(self, response: Any, chunks: AsyncIterator[bytes]) -> None:
@@ -531,17 +534,20 @@ class LeanHttpTransport(HttpTransport):
                     await connection.stream.send(rest)
             else:
                 # In an inline exchange the write timeout is the deadline of the exchange's
-                # own scope for the length of the send: one cancel scope per request, not two.
+                # own scope for the length of the send (when sooner than the request's): one
+                # cancel scope per request, not two.
                 scope = inline.scope
-                scope.deadline = deadline = anyio.current_time() + self._write_timeout
+                deadline = anyio.current_time() + self._write_timeout
+                if deadline < inline.deadline:
+                    scope.deadline = deadline
                 try:
                     await connection.stream.send(rest)
                 except BaseException:
-                    if anyio.current_time() >= deadline:
+                    if deadline < inline.deadline and anyio.current_time() >= deadline:
                         inline.write_timed_out = True
                     raise
                 finally:
-                    scope.deadline = math.inf
+                    scope.deadline = inline.deadline
         except TimeoutError as exc:
             raise httpx.WriteTimeout(self._write_timeout_text()) from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
@@ -608,12 +614,14 @@ class LeanHttpTransport(HttpTransport):
 
 
 class _Inline:
-    """The inline exchange running in this task: its scope, and whether its write timed out."""
+    """The inline exchange running in this task: its scope, the request's deadline, and
+    whether its write timed out."""
 
-    __slots__ = ("scope", "write_timed_out")
+    __slots__ = ("deadline", "scope", "write_timed_out")
 
-    def __init__(self, scope: anyio.CancelScope) -> None:
+    def __init__(self, scope: anyio.CancelScope, deadline: float) -> None:
         self.scope = scope
+        self.deadline = deadline
         self.write_timed_out = False
 
 
