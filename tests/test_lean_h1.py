@@ -165,8 +165,16 @@ def joined(headers: Any) -> dict[str, str]:
     return out
 
 
+def _fields(parsed: Any) -> Any:
+    if not isinstance(parsed, _h1.Head):
+        return parsed
+    return (parsed.status_code, parsed.headers, parsed.content_length, parsed.close, parsed.size)
+
+
 def check_head(data: bytes, note: Callable[[str], object] = lambda _: None) -> None:
     parsed = _h1.parse_head(data)
+    # Read again, its lines now remembered (the cache of lines read before): the same answer.
+    assert _fields(_h1.parse_head(data)) == _fields(parsed)
     first, h = h11_reads(data)
     if parsed is _h1.DECLINE:
         note("declined")
@@ -239,6 +247,15 @@ def test_what_it_reads_and_what_it_declines() -> None:
         assert _h1.parse_head(declined) is _h1.DECLINE
     assert _h1.parse_head(b"HTTP/1.1 200 OK\r\nContent-Le") is _h1.NEED_DATA
     assert _h1.parse_head(b"x" * _h1.MAX_HEAD) is _h1.DECLINE
+
+
+def test_the_lines_it_remembers_are_bounded() -> None:
+    """A server sending ever-new header lines (or long ones) costs the parse, never memory."""
+    for n in range(1000):
+        head = b"HTTP/1.1 200 OK\r\nX-%d: %s\r\nContent-Length: 0\r\n\r\n" % (n, b"v" * n)
+        assert isinstance(_h1.parse_head(head), _h1.Head)
+        assert len(_h1._FIELDS) <= _h1._MAX_LINES
+    assert all(len(line) <= _h1._MAX_LINE for line in _h1._FIELDS)
 
 
 HEADER_NAMES = st.one_of(

@@ -14,9 +14,18 @@ hypothesis property in the tests checks that against h11), so every error is h11
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["DECLINE", "MAX_HEAD", "NEED_DATA", "Head", "parse_head", "request_head"]
+__all__ = [
+    "DECLINE",
+    "MAX_HEAD",
+    "NEED_DATA",
+    "Head",
+    "parse_head",
+    "request_end",
+    "request_head",
+    "request_prefix",
+]
 
 MAX_HEAD: Final = 64 * 1024
 """The most bytes a response head may take (h11's ``max_incomplete_event_size`` here)."""
@@ -88,16 +97,62 @@ def request_head(
 ) -> bytes | None:
     """The request line and headers as h11 would write them (Host first, then ``headers`` in
     order, then ``Content-Length`` when ``length`` is given); None: let h11 write it."""
+    prefix = request_prefix(method, target, authority, headers)
+    if prefix is None:
+        return None
+    return request_end(prefix, length)
+
+
+def request_prefix(
+    method: str, target: bytes, authority: bytes, headers: dict[str, str]
+) -> bytes | None:
+    """:func:`request_head` up to its ``Content-Length`` (a transport keeps it for the next
+    request with the same headers); None: let h11 write it."""
     parts = [b"%s %s HTTP/1.1\r\nHost: %s\r\n" % (method.encode("ascii"), target, authority)]
     for name, value in headers.items():
         line = _line(name, value)
         if line is None:
             return None
         parts.append(line)
-    if length is not None:
-        parts.append(b"Content-Length: %d\r\n" % length)
-    parts.append(b"\r\n")
     return b"".join(parts)
+
+
+def request_end(prefix: bytes, length: int | None) -> bytes:
+    """A :func:`request_prefix` ended: its ``Content-Length`` (when given) and blank line."""
+    if length is None:
+        return prefix + b"\r\n"
+    return b"%sContent-Length: %d\r\n\r\n" % (prefix, length)
+
+
+# What a line of a head read before said (a server sends the same lines answer after answer):
+# a status line's code, a header line's lower-case name, value and, for a Content-Length, the
+# length it gives (-1: not a length h11 would take). Only short lines, at most _MAX_LINES of
+# each, emptied when full: a server sending ever-new lines costs the parse, never memory.
+_STATUSES: dict[bytes, int] = {}
+_FIELDS: dict[bytes, tuple[str, str, int]] = {}
+_MAX_LINE = 256
+
+
+def _remember(cache: dict[bytes, Any], line: bytes, value: Any) -> None:
+    if len(line) <= _MAX_LINE:
+        if len(cache) >= _MAX_LINES:
+            cache.clear()
+        cache[line] = value
+
+
+def _field(line: bytes) -> tuple[str, str, int] | None:
+    """A header line read (and remembered); None: h11's to judge."""
+    field = _FIELD_RE.fullmatch(line)
+    if field is None:
+        return None
+    name = field.group(1).lower().decode("ascii")
+    value = field.group(2).decode("latin-1")
+    number = -1
+    if name == "content-length" and value.isascii() and value.isdigit() and len(value) <= 18:
+        number = int(value)
+    got = (name, value, number)
+    _remember(_FIELDS, line, got)
+    return got
 
 
 class Head:
@@ -136,25 +191,29 @@ def parse_head(data: bytes) -> Head | _Decline | _NeedData:
     if end < 0 or data[end] != 13 or end + 4 > MAX_HEAD:
         return DECLINE
     lines = data[:end].split(b"\r\n")
-    status = _STATUS_RE.fullmatch(lines[0])
-    if status is None:
-        return DECLINE
-    code = int(status.group(1))
+    code = _STATUSES.get(lines[0])
+    if code is None:
+        status = _STATUS_RE.fullmatch(lines[0])
+        if status is None:
+            return DECLINE
+        code = int(status.group(1))
+        _remember(_STATUSES, lines[0], code)
     if code < 200 or code in (204, 304):
         return DECLINE
     headers: dict[str, str] = {}
     length: int | None = None
     close = False
     for line in lines[1:]:
-        field = _FIELD_RE.fullmatch(line)
+        field = _FIELDS.get(line)
         if field is None:
-            return DECLINE  # an obs-fold, a bare LF or CR, a bad name or value
-        name = field.group(1).lower().decode("ascii")
-        value = field.group(2).decode("latin-1")
+            field = _field(line)
+            if field is None:
+                return DECLINE  # an obs-fold, a bare LF or CR, a bad name or value
+        name, value, number = field
         if name == "content-length":
-            if length is not None or not (value.isascii() and value.isdigit()) or len(value) > 18:
+            if length is not None or number < 0:
                 return DECLINE
-            length = int(value)
+            length = number
         elif name == "transfer-encoding":
             return DECLINE
         elif name == "connection":

@@ -30,7 +30,6 @@ import select
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -41,7 +40,7 @@ import h11
 import httpx
 import sniffio
 
-from .._exceptions import TransportClosed, UsageError
+from .._exceptions import LimitExceeded, TransportClosed, UsageError
 from ..models import JSONRPCRequest
 from . import _aio, _h1
 from .base import Incoming, TransportFault
@@ -97,6 +96,30 @@ class _Response:
                 return
             else:  # pragma: no cover - h11 allows nothing else here
                 raise httpx.RemoteProtocolError(f"unexpected {type(event).__name__} in a body")
+
+    async def read_body(self, limit: int, what: str) -> bytes:
+        """A whole body framed by ``Content-Length`` (a head ``_h1`` read), without the async
+        generator of :meth:`aiter_bytes`; refused past ``limit`` before any of it is read
+        (``HttpTransport._read_message``'s promise)."""
+        connection = self._connection
+        if connection.remaining > limit:
+            raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
+        parts: list[bytes] = []
+        while connection.remaining:
+            data = connection.buffer
+            if not data:
+                data = await connection.receive()
+                if not data:
+                    raise httpx.RemoteProtocolError(
+                        "peer closed connection without sending complete message body: "
+                        f"{connection.remaining} bytes missing"
+                    )
+            take = connection.remaining
+            chunk, connection.buffer = data[:take], data[take:]
+            connection.remaining -= len(chunk)
+            parts.append(chunk)
+        self.complete = True
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     async def aclose(self) -> None:
         """The exchange's end: a connection whose response was read to its end goes back to
@@ -323,6 +346,7 @@ class LeanHttpTransport(HttpTransport):
         ok = _h1.target_ok(target, self._authority)
         self._fast_target = target.encode("ascii") if ok else None
         self._fast_host = self._authority.encode("ascii") if ok else b""
+        self._prefix_for: tuple[object, str, bytes | None] = (None, "", None)
         self._ssl_context = ssl_context
         self._connect_timeout = connect_timeout
         self._write_timeout = write_timeout
@@ -465,22 +489,17 @@ class LeanHttpTransport(HttpTransport):
             await _close(connection)
             pool.drop()
 
-    @asynccontextmanager
-    async def _stream(
+    def _stream(
         self, method: str, headers: dict[str, str], content: bytes | None = None, *, held: bool
-    ) -> AsyncIterator[httpx.Response]:
-        connection = await self._acquire(self._held_conns if held else self._conns)
-        response: _Response | None = None
-        try:
-            response = await self._start(connection, method, headers, content)
-            yield response  # type: ignore[misc] # it has what the transport reads of one
-        finally:
-            if response is not None and id(response) in self._handed_off:
-                self._handed_off.discard(id(response))  # its drain task closes it
-            elif response is not None:
-                await response.aclose()
-            else:
-                await self._finish(connection, None)
+    ) -> Any:
+        """:meth:`HttpTransport._stream` on a connection of this transport's pools: an
+        :class:`_Exchange` (a context manager of its own, not a generator's: one per request)."""
+        return _Exchange(self, method, headers, content, held)
+
+    async def _read_message(self, response: Any, what: str) -> bytes:
+        if type(response) is _Response and response._connection.h11 is None:
+            return await response.read_body(self.limits.max_message_bytes, what)
+        return await super()._read_message(response, what)
 
     async def _finish(self, connection: _Connection, response: _Response | None) -> None:
         """Back to the pool if the response was read to its end (an error's body read only
@@ -509,7 +528,17 @@ class LeanHttpTransport(HttpTransport):
             length = None
         head = None
         if self._fast_target is not None:
-            head = _h1.request_head(method, self._fast_target, self._fast_host, headers, length)
+            # The head up to its Content-Length, kept for the next request with the same
+            # headers: a POST's are one dict, replaced (never changed) when a header changes
+            # (HttpTransport._message_headers); the reference kept here keeps its id unique.
+            kept = self._prefix_for
+            if kept[0] is headers and kept[1] == method:
+                prefix = kept[2]
+            else:
+                prefix = _h1.request_prefix(method, self._fast_target, self._fast_host, headers)
+                self._prefix_for = (headers, method, prefix)
+            if prefix is not None:
+                head = _h1.request_end(prefix, length)
         if head is not None:
             data = head + content if content else head
         else:  # a header _h1 does not judge: h11 writes the request and reads its answer
@@ -611,6 +640,53 @@ class LeanHttpTransport(HttpTransport):
             events.append(h11.Data(data=content))
         events.append(h11.EndOfMessage())
         return events
+
+
+class _Exchange:
+    """One HTTP exchange on a pooled connection, as ``async with``: entered, a connection
+    taken from the pool and the request sent (the response's head read); left, the response
+    closed (its connection back to the pool when read to its end), unless a drain task owns
+    it (``HttpTransport._consume_sse(hand_off=True)``)."""
+
+    __slots__ = ("connection", "content", "headers", "held", "method", "response", "transport")
+
+    def __init__(
+        self,
+        transport: LeanHttpTransport,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        held: bool,
+    ) -> None:
+        self.transport = transport
+        self.method = method
+        self.headers = headers
+        self.content = content
+        self.held = held
+        self.response: _Response | None = None
+
+    async def __aenter__(self) -> _Response:
+        transport = self.transport
+        connection = await transport._acquire(
+            transport._held_conns if self.held else transport._conns
+        )
+        try:
+            self.response = await transport._start(
+                connection, self.method, self.headers, self.content
+            )
+        except BaseException:
+            await transport._finish(connection, None)
+            raise
+        return self.response
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        response = self.response
+        assert response is not None
+        handed_off = self.transport._handed_off
+        if id(response) in handed_off:
+            handed_off.discard(id(response))  # its drain task closes it
+        else:
+            await response.aclose()
 
 
 class _Inline:
