@@ -222,41 +222,36 @@ def _timed_out(scope: anyio.CancelScope) -> None:
         raise TimeoutError
 
 
-class _Done:
-    """An ``anyio.Event`` made only once someone waits: a request answered in its caller's
-    own task (``Transport.exchange``) never does, and makes none."""
+class _Waiter:
+    """One request's caller, waiting for its answer: what arrived (``result`` or ``error``),
+    and whether it did (``answered``). The ``anyio.Event`` to sleep on is made only once
+    someone waits: a request answered in its caller's own task (``Transport.exchange``) never
+    does, and makes none."""
 
-    __slots__ = ("_event", "_set")
+    __slots__ = ("_event", "answered", "error", "method", "on_result", "result")
 
-    def __init__(self) -> None:
-        self._set = False
+    def __init__(self, method: str, on_result: Callable[[JSONObject], None] | None = None) -> None:
+        self.method = method
+        self.result: JSONObject | None = None
+        self.error: MCPTasksError | None = None
+        self.on_result = on_result
+        """Called by the reader with the result before it reads the next message."""
+        self.answered = False
         self._event: anyio.Event | None = None
 
-    def is_set(self) -> bool:
-        return self._set
-
     def set(self) -> None:
-        self._set = True
+        """The answer (or what ended the request) is in: wake the caller."""
+        self.answered = True
         if self._event is not None:
             self._event.set()
 
     async def wait(self) -> None:
-        if self._set:
+        if self.answered:
             await anyio.lowlevel.checkpoint()  # as Event.wait does on a set event
             return
         if self._event is None:
             self._event = anyio.Event()
         await self._event.wait()
-
-
-@attrs.define
-class _Waiter:
-    method: str
-    done: _Done = attrs.field(factory=_Done)
-    result: JSONObject | None = None
-    error: MCPTasksError | None = None
-    on_result: Callable[[JSONObject], None] | None = None
-    """Called by the reader with the result before it reads the next message."""
 
 
 class RequestOptions(NamedTuple):
@@ -661,7 +656,7 @@ class Session:
                 if isinstance(item, _ANSWERS):
                     await self._dispatch(item)
                     item = None
-            if not inline or item is not None or not waiter.done.is_set():
+            if not inline or item is not None or not waiter.answered:
                 # fail_after's scope without its generator.
                 with anyio.CancelScope(deadline=deadline) as scope:
                     if item is not None:
@@ -669,18 +664,18 @@ class Session:
                     elif not inline:
                         await self.transport.send(message, held=held)
                         sent = True
-                    if not waiter.done.is_set():
-                        await waiter.done.wait()
+                    if not waiter.answered:
+                        await waiter.wait()
                 _timed_out(scope)
         except TimeoutError:
-            if not waiter.done.is_set():
+            if not waiter.answered:
                 keep = self._keep_reading(message.id, waiter, orphan_tool, sent, "timeout")
                 if not keep:
                     self._give_up(message.id, notify=notify and method != "initialize")
                 raise RequestTimeout(method, limit) from None
             # The answer arrived in the same instant as the deadline: it is the answer.
         except BaseException:
-            if waiter.done.is_set():
+            if waiter.answered:
                 # Cancelled in the same instant the answer arrived: the caller never sees it,
                 # so a task it created is reported like any other orphan.
                 if orphan_tool is not None:
@@ -796,14 +791,14 @@ class Session:
     ) -> None:
         try:
             with anyio.move_on_after(self.timeouts.orphan_watch):
-                await waiter.done.wait()
+                await waiter.wait()
         except BaseException:  # cancelled: the client is closing
             self._end_orphan_watch(request_id, waiter, tool, reason)
             raise
         finally:
             self._waiters.pop(request_id, None)
             self._progress.close_request(request_id)
-        if not waiter.done.is_set():
+        if not waiter.answered:
             self._give_up(request_id, notify=False)
             within = f"within {self.timeouts.orphan_watch:g} s"
             log.warning(_UNANSWERED, tool, request_id, within)
@@ -929,7 +924,7 @@ class Session:
                         self._call_on_result(waiter.on_result, event.result)
                 else:
                     waiter.error = self._driver.read_error(event.error)
-                waiter.done.set()
+                waiter.set()
             # Its token, if it had one, stops now (a task call's was bound, or it made no
             # task): progress read after the answer is not the request's.
             self._progress.close_request(event.request_id)
@@ -961,9 +956,9 @@ class Session:
             return
         self._connection.abandon(fault.request_id)
         waiter = self._waiters.get(fault.request_id)
-        if waiter is not None and not waiter.done.is_set():
+        if waiter is not None and not waiter.answered:
             waiter.error = fault.error
-            waiter.done.set()
+            waiter.set()
 
     def _break(self, error: MCPTasksError, *, replace: bool = False) -> None:
         if self._broken is not None and not replace:
@@ -975,9 +970,9 @@ class Session:
             self._move(target)
         self._connection.fail_pending()
         for waiter in self._waiters.values():
-            if not waiter.done.is_set():
+            if not waiter.answered:
                 waiter.error = error
-                waiter.done.set()
+                waiter.set()
         for listener in list(self._end_listeners):
             try:
                 listener(error)

@@ -126,7 +126,7 @@ class Poller:
             end=lambda tracked, error: self._end(tracked, error=error),
             expire=self._expire,
             warn=self._warn,
-            guarded=self._guarded,
+            failed=self._failed,
             acknowledged=lambda: self._listener.acknowledged,
         )
         self._abandon = Abandon(policy, client.cancel_task, limits.max_answered_inputs, self._warn)
@@ -459,18 +459,20 @@ class Poller:
         self._task_group.start_soon(self._guarded, tracked, work)
 
     async def _guarded(self, tracked: Tracked, work: Callable[[], Awaitable[None]]) -> None:
-        """Run one of the poller's own tasks for ``tracked``: whatever it raises ends that
-        task's waits with a typed error, never the poller's task group (a foreign exception
-        would escape ``async with Poller`` as an ExceptionGroup)."""
+        """Run one of the poller's own tasks for ``tracked`` (what it raises: ``_failed``)."""
         try:
             await work()
-        except MCPTasksError as exc:
-            self._end(tracked, error=exc)
         except Exception as exc:
+            self._failed(tracked, exc)
+
+    def _failed(self, tracked: Tracked, exc: Exception) -> None:
+        """What one of ``tracked``'s own tasks raised (``_guarded``, a poll) ends its waits with
+        a typed error, never the poller's task group (no ExceptionGroup out of the Poller)."""
+        if not isinstance(exc, MCPTasksError):
             name = type(exc).__name__
             error = TransportError(f"tracking {tracked.task_id!r} failed: {name}: {exc}")
-            error.__cause__ = exc
-            self._end(tracked, error=error)
+            error.__cause__, exc = exc, error  # the typed error, caused by the foreign one
+        self._end(tracked, error=exc)
 
     def _expire(self, tracked: Tracked) -> None:
         task = tracked.machine.current

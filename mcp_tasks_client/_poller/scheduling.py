@@ -21,7 +21,6 @@ constructor.
 from __future__ import annotations
 
 import collections
-import functools
 import math
 from collections.abc import Awaitable, Callable
 
@@ -62,7 +61,7 @@ class Driver:
         end: Callable[[Tracked, MCPTasksError], None],
         expire: Callable[[Tracked], None],
         warn: Callable[[MCPTasksError | Violation], None],
-        guarded: Callable[[Tracked, Callable[[], Awaitable[None]]], Awaitable[None]],
+        failed: Callable[[Tracked, Exception], None],
         acknowledged: Callable[[], frozenset[str]],
     ) -> None:
         self.policy = policy
@@ -73,7 +72,7 @@ class Driver:
         self._end = end
         self._expire = expire
         self._warn = warn
-        self._guarded = guarded
+        self._failed = failed
         self._acknowledged = acknowledged
         self._wake = anyio.Event()
         # When the sleeping driver wakes by itself (-inf while it is not sleeping on a time):
@@ -164,11 +163,13 @@ class Driver:
                 finally:
                     self._sleeping_until = -math.inf
 
-    def _take_due(self) -> None:
-        """The tasks due now into the line, counting those that must wait for a slot."""
+    def _take_due(self, now: float | None = None) -> None:
+        """The tasks due by ``now`` (the poll that just ended read it; default: the clock)
+        into the line, counting those that must wait for a slot."""
         ready = self._ready
         limit = self.policy.max_in_flight
-        for task_id in self.scheduler.pop_due(anyio.current_time()):
+        now = anyio.current_time() if now is None else now
+        for task_id in self.scheduler.pop_due(now):
             if self._in_flight >= limit or ready:
                 self.delayed += 1
             ready.append(task_id)
@@ -189,13 +190,17 @@ class Driver:
         (a task spawned per poll cost more than the rest of the poller's per-poll work)."""
         while True:
             try:
-                await self._guarded(tracked, functools.partial(self._poll, task_id))
+                try:
+                    now = await self._poll(task_id)
+                except Exception as exc:  # ends that task's waits, never the poller's group
+                    now = None
+                    self._failed(tracked, exc)
             except BaseException:
                 self._in_flight -= 1
                 self._wake.set()
                 raise
             self._in_flight -= 1
-            self._take_due()
+            self._take_due(now)
             poll = self._next_poll()
             if poll is None:
                 # The driver may be waiting for a slot with no deadline (the line was full):
@@ -211,10 +216,12 @@ class Driver:
                 self._wake.set()
             tracked, task_id = poll
 
-    async def _poll(self, task_id: str) -> None:
+    async def _poll(self, task_id: str) -> float | None:
+        """One ``tasks/get`` of a tracked task, observed, and its next poll scheduled; the
+        time it was scheduled from (None: not scheduled)."""
         tracked = self._registry.live.get(task_id)
         if tracked is None or not tracked.tracking:
-            return
+            return None
         expired = tracked.expires_at is not None and anyio.current_time() >= tracked.expires_at
         mark = tracked.machine.mark()
         snapshot: Task | None
@@ -225,32 +232,32 @@ class Driver:
                 self._expire(tracked)
             else:
                 self._end(tracked, exc)
-            return
+            return None
         except UnknownValue as exc:
             if exc.path != "$.result.status" or self.policy.on_violation is ViolationPolicy.RAISE:
                 self._end(tracked, exc)
-                return
+                return None
             self._warn(exc)  # A-08: an unknown status, ignored under WARN
             snapshot = None
         except MCPTasksError as exc:
             self._end(tracked, exc)
-            return
+            return None
         if not tracked.tracking:
-            return  # released, finishing or ended while the poll was in flight
+            return None  # released, finishing or ended while the poll was in flight
         if tracked.machine.is_stale(mark, snapshot):
             # A terminal status arrived (a notification) while this poll was in flight: its
             # older answer is stale, not a change after terminal (A-08, the machine's rule; a
             # poller that stops at terminal cannot tell the two apart; the conformance probe
             # polls past terminal). Likewise an answer older than a snapshot pushed while the
             # poll was in flight: overtaken, not the server's clock going backwards.
-            return
+            return None
         if snapshot is not None:
             self._observe(tracked, snapshot)
         if not tracked.tracking:
-            return
+            return None
         if expired:
             self._expire(tracked)
-            return
+            return None
         current = tracked.machine.current
         interval = asked = server_interval(current)
         if task_id in self._acknowledged():  # pushed to us: a slow safety poll only (A-25)
@@ -262,3 +269,4 @@ class Driver:
         self.scheduler.answered(
             task_id, now, interval, not_after=self._not_after(tracked, now, asked)
         )
+        return now

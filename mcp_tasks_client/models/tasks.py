@@ -45,6 +45,11 @@ class TaskStatus(enum.Enum):
     FAILED = "failed"
     CANCELLED = "cancelled"
 
+    # Members are singletons and compare by identity: hashing them by identity too keeps every
+    # set and dict lookup of a status in C (Enum's own ``__hash__`` is a Python call, several
+    # a poll: the transition table, ``is_terminal``).
+    __hash__ = object.__hash__
+
     @property
     def is_terminal(self) -> bool:
         return self in _TERMINAL
