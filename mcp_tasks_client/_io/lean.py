@@ -194,6 +194,8 @@ class _Connection:
         # TCP under trio (straight to the socket: its stream keeps no buffer of its own, so
         # bytes written past it cannot overtake any) or on our asyncio protocol.
         self.direct = direct
+        # Plain TCP under trio: ``trio.lowlevel``, to receive straight from the socket.
+        self.trio: Any = None
         self.h11: h11.Connection | None = None
         self.buffer = b""
         self.remaining = 0
@@ -226,6 +228,8 @@ class _Connection:
 
     async def receive(self) -> bytes:
         """The next bytes off the connection; b"" at its end."""
+        if self.trio is not None:
+            return await self._receive_direct(self.trio)
         try:
             return await self.stream.receive(_READ)
         except (anyio.EndOfStream, anyio.IncompleteRead):
@@ -234,6 +238,30 @@ class _Connection:
             raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
         except ssl.SSLError as exc:
             raise httpx.ReadError(str(exc)) from exc
+
+    async def _receive_direct(self, trio_lowlevel: Any) -> bytes:
+        """Under trio, from the socket as trio's own ``recv`` does it (a cancellation point,
+        one attempt, a schedule point after it if it read something, else a wait until the
+        socket is readable), less the stream's and trio's socket wrappers around it. An error
+        of the socket (or of trio: a close while waiting) is a ReadError, as from the stream."""
+        raw = self.raw
+        try:
+            await trio_lowlevel.checkpoint_if_cancelled()
+            try:
+                data: bytes = raw.recv(_READ)
+            except (BlockingIOError, InterruptedError):
+                pass
+            else:
+                await trio_lowlevel.cancel_shielded_checkpoint()
+                return data
+            while True:
+                await trio_lowlevel.wait_readable(raw)
+                try:
+                    return raw.recv(_READ)  # type: ignore[no-any-return]
+                except (BlockingIOError, InterruptedError):
+                    pass  # woken with nothing to read after all
+        except Exception as exc:
+            raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
 
     async def next_event(self) -> Any:
         h = self.h11
@@ -436,7 +464,12 @@ class LeanHttpTransport(HttpTransport):
         assert not isinstance(stream, _aio.AioStream)
         raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         direct = raw is not None and not self._tls and sniffio.current_async_library() == "trio"
-        return _Connection(stream, raw, pool, direct)
+        connection = _Connection(stream, raw, pool, direct)
+        if direct:
+            import trio.lowlevel  # running under trio: installed
+
+            connection.trio = trio.lowlevel
+        return connection
 
     async def _acquire(self, pool: _Pool) -> _Connection:
         connection: _Connection | None = None
