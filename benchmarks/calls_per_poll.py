@@ -1,20 +1,27 @@
 """Python function calls per poll: a count that does not depend on the machine's load.
 
-    python benchmarks/calls_per_poll.py [--polls 5000] [--url URL] [--detail N]
+    python benchmarks/calls_per_poll.py [--polls 5000] [--url URL] [--detail N] [--time]
+        [--transport floor|lean|http]... [--backend asyncio|trio]... [--mode get|poller|burst]...
 
-For each transport (``lean``: LeanHttpTransport, ``http``: HttpTransport), each event loop
-(asyncio, trio) and each way of polling (``get``: ``client.get_task`` back to back; ``poller``:
-one ``Poller.wait`` on a task polled back to back, as ``rows.py lib-poller``), ``--polls``
-polls run under cProfile after 50 warm-up ones, against ``benchmarks/server.py`` (started in its
-own process unless ``--url`` names one). Printed: cProfile's calls per poll (every Python call
-and every C function called from Python), and how they split by layer (the module a function is
-in: the session, the transport, the codec, the Poller, anyio, the loop, the HTTP stack).
+For each transport (``lean``: LeanHttpTransport, ``http``: HttpTransport; ``floor``: the hand
+written HTTP/1.1 loop of ``rows.py floor``), each event loop (asyncio, trio) and each way of
+polling (``get``: ``client.get_task`` back to back; ``poller``: one ``Poller.wait`` on a task
+polled back to back, as ``rows.py lib-poller``; ``burst``: 200 tasks at once in one
+``Poller.wait_all``, as ``rows.py lib-burst``), ``--polls`` polls run under cProfile (``get``
+and ``poller`` after 50 warm-up ones) against ``benchmarks/server.py`` (started in its own
+process unless ``--url`` names one). Printed: cProfile's calls per poll (every Python call and
+every C function called from Python), and how they split by layer: the module a function is
+in (the session, the transport, the codec, the Poller, anyio, the loop, the HTTP stack); a C
+function or a standard-library helper counts for the layers that called it.
 
-Calls are not time: a C call costs less than a Python frame. But a call removed is work removed
-on any machine, and the count is the same run after run (within a call or two: the loop's
-own scheduling passes vary a little), where CPU per poll on a shared machine is not.
-``--detail N`` adds each case's N functions with the most calls per poll (the profile to read).
-Issue 25 items 2-3; RESULTS.md says what the figures were before and after.
+Calls are not time: a C call costs less than a Python frame. But a call removed is work
+removed on any machine, and the count is the same run after run, where CPU per poll on a
+shared machine is not. Except in two places: the loop's share under trio moves by 10-20 calls
+between runs (whether the answer is already there at the first receive, a race with the
+server's process), and the burst's moves with how the polls interleave (httpcore's pool
+scans its idle connections: more of them, more calls). ``--detail N`` adds each case's N
+functions with the most calls per poll; ``--time`` the own time by layer under the profiler
+(inflated by it: where, not how much). Issue 25 items 2-3; RESULTS.md has the figures.
 """
 
 from __future__ import annotations
@@ -125,6 +132,24 @@ async def _poller_polls(client: Any, polls: int, profile: cProfile.Profile) -> i
         return poller.polls_sent - before
 
 
+async def _burst_polls(client: Any, polls: int, profile: cProfile.Profile) -> int:
+    """``rows.py lib-burst``: BURST_TASKS tasks at once, each completing at its
+    ``polls // BURST_TASKS``-th poll, waited with one ``Poller.wait_all`` (default policy's
+    ``max_in_flight``, polled back to back)."""
+    from mcp_tasks_client import Poller
+
+    each = max(1, polls // BURST_TASKS)
+    created = [await rows._lib_start(client, each, 0) for _ in range(BURST_TASKS)]
+    async with Poller(client, rows._eager()) as poller:
+        profile.enable()
+        await poller.wait_all(created)
+        profile.disable()
+        return poller.polls_sent
+
+
+BURST_TASKS = 200
+
+
 async def _floor_polls(url: str, polls: int, profile: cProfile.Profile) -> int:
     """``rows.py floor``'s loop (HTTP/1.1 by hand on asyncio streams), profiled."""
     import asyncio
@@ -180,7 +205,7 @@ async def _case(url: str, transport: str, mode: str, polls: int) -> tuple[int, p
     if transport == "floor":
         return await _floor_polls(url, polls, profile), pstats.Stats(profile)
     async with rows._lib_client(url, transport) as client:
-        run = _get_polls if mode == "get" else _poller_polls
+        run = {"get": _get_polls, "poller": _poller_polls, "burst": _burst_polls}[mode]
         sent = await run(client, polls, profile)
     return sent, pstats.Stats(profile)
 
@@ -218,7 +243,7 @@ def main() -> None:
     parser.add_argument("--url", default=None)
     parser.add_argument("--transport", action="append", choices=["lean", "http", "floor"])
     parser.add_argument("--backend", action="append", choices=["asyncio", "trio"])
-    parser.add_argument("--mode", action="append", choices=["get", "poller"])
+    parser.add_argument("--mode", action="append", choices=["get", "poller", "burst"])
     parser.add_argument("--detail", type=int, default=0, help="the N most called functions")
     parser.add_argument("--json", action="store_true", help="one JSON line per case")
     parser.add_argument("--time", action="store_true", help="own time by layer, profiled")
@@ -227,7 +252,7 @@ def main() -> None:
         (t, b, m)
         for t in a.transport or ["floor", "lean", "http"]
         for b in a.backend or ["asyncio", "trio"]
-        for m in a.mode or ["get", "poller"]
+        for m in a.mode or ["get", "poller", "burst"]
         if t != "floor" or (b, m) == ("asyncio", "get")  # the floor: one loop, one way
     ]
 

@@ -254,6 +254,35 @@ def test_loads_arbitrary_input(data: bytes | str) -> None:
         dumps(result)  # whatever ``loads`` accepts can be written back (no NaN, no Infinity)
 
 
+_SPACE = st.text(alphabet=" \t\r\n", max_size=2)
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    before=_SPACE,
+    body=_JSONISH | st.sampled_from(["{}", "[1]", '"x"', "1", "{} {}", "[1] x", "", "nul"]),
+    after=_SPACE,
+)
+def test_loads_reads_as_json_loads_with_whitespace_around(
+    before: str, body: str, after: str
+) -> None:
+    """A message read straight (nothing around it) or by json's own ``decode`` (whitespace
+    around it, or not JSON at all): the value ``json.loads`` reads, or a DecodeError where it
+    raises."""
+    text = before + body + after
+    try:
+        expected: Any = json.loads(text)
+    except ValueError:
+        expected = DecodeError
+    try:
+        got: Any = loads(text.encode())
+    except DecodeError:
+        got = DecodeError
+    if expected is not DecodeError and got is DecodeError:
+        return  # refused by this library's stricter rules (NaN, a lone surrogate)
+    assert got == expected
+
+
 @pytest.mark.parametrize(
     ("data", "path"),
     [

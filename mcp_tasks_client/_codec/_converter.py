@@ -477,7 +477,15 @@ def loads(data: bytes | str) -> Any:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
         if text.startswith("\ufeff"):  # what json.loads says of it
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-        value = _DECODER.decode(text)
+        # A message as servers send it, with nothing around it: read without decode()'s two
+        # whitespace matches; anything else (whitespace around it, not JSON) gets json's own
+        # reading, and error, from decode().
+        try:
+            value, end = _DECODER.raw_decode(text)
+        except json.JSONDecodeError:
+            end = -1
+        if end != len(text):
+            value = _DECODER.decode(text)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # too deep: RecursionError
         raise DecodeError("$", f"not valid JSON: {exc}", _preview(data)) from None
     # Rare: a valid pair escaped, or a lone surrogate. Bytes decoded as UTF-8 hold no

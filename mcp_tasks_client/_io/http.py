@@ -405,7 +405,10 @@ class HttpTransport(Transport):
         item: Incoming | None = None
         try:
             with scope:
-                item = await self._request_here(message, held)
+                try:
+                    item = await self._post_request(message, held, inline=True)
+                except Exception as exc:
+                    item = self._inline_fault(message, exc)
         finally:
             self._scopes.pop(message.id, None)
         if scope.cancelled_caught:
@@ -419,17 +422,16 @@ class HttpTransport(Transport):
             raise TimeoutError
         return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
 
-    async def _request_here(self, message: JSONRPCRequest, held: bool) -> Incoming | None:
-        try:
-            return await self._post_request(message, held, inline=True)
-        except httpx.HTTPError as exc:
+    def _inline_fault(self, message: JSONRPCRequest, exc: Exception) -> TransportFault:
+        """What ended an inline exchange, as the fault the caller dispatches (never a foreign
+        exception to the caller)."""
+        if isinstance(exc, httpx.HTTPError):
             return TransportFault(message.id, self._error(exc, message.method))
-        except MCPTasksError as exc:
+        if isinstance(exc, MCPTasksError):
             return TransportFault(message.id, exc)
-        except Exception as exc:  # the promise: never a foreign exception to the caller
-            error = TransportError(f"{message.method}: unexpected {type(exc).__name__}: {exc}")
-            error.__cause__ = exc
-            return TransportFault(message.id, error)
+        error = TransportError(f"{message.method}: unexpected {type(exc).__name__}: {exc}")
+        error.__cause__ = exc
+        return TransportFault(message.id, error)
 
     async def receive(self) -> Incoming:
         """Deadline: none (see :meth:`Transport.receive`). Cancelled: stops waiting; nothing is

@@ -400,7 +400,10 @@ class LeanHttpTransport(HttpTransport):
         item: Incoming | None = None
         try:
             with scope:
-                item = await self._request_here(message, held)
+                try:
+                    item = await self._post_request(message, held, inline=True)
+                except Exception as exc:
+                    item = self._inline_fault(message, exc)
         finally:
             _INLINE.reset(token)
             self._scopes.pop(message.id, None)
