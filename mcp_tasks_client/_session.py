@@ -46,7 +46,7 @@ import datetime as dt
 import enum
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, NamedTuple, TypeVar
 
 import anyio
@@ -454,16 +454,18 @@ class Session:
             return self._plain[held]
         return RequestOptions(timeout, self.timeouts.notify_cancelled, held=held)
 
-    async def call(
+    def call(
         self, method: str, params: JSONObject | None, options: RequestOptions
-    ) -> JSONObject:
+    ) -> Coroutine[Any, Any, JSONObject]:
         """One request with every option the Client may choose (:class:`RequestOptions`),
         observed (a DEBUG record, a span, trace context in ``_meta``, metrics) only when
-        someone listens; see :meth:`_exchange`."""
+        someone listens; see :meth:`_exchange`. Await it: it is the request's coroutine itself
+        (a plain method choosing one, not a coroutine awaiting it: one frame fewer a request).
+        Deadline and cancellation: :meth:`_exchange`'s."""
         tracer = _obs.tracer()
         if tracer is None and not _obs.REDACTION.enabled and not log.isEnabledFor(logging.DEBUG):
-            return await self._exchange(method, params, options)
-        return await self._observed(tracer, method, params, options)
+            return self._exchange(method, params, options)
+        return self._observed(tracer, method, params, options)
 
     async def _observed(
         self, tracer: Any, method: str, params: JSONObject | None, options: RequestOptions

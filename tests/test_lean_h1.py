@@ -250,12 +250,15 @@ def test_what_it_reads_and_what_it_declines() -> None:
 
 
 def test_the_lines_it_remembers_are_bounded() -> None:
-    """A server sending ever-new header lines (or long ones) costs the parse, never memory."""
+    """A server sending ever-new heads and header lines (or long ones) costs the parse, never
+    memory."""
     for n in range(1000):
         head = b"HTTP/1.1 200 OK\r\nX-%d: %s\r\nContent-Length: 0\r\n\r\n" % (n, b"v" * n)
         assert isinstance(_h1.parse_head(head), _h1.Head)
         assert len(_h1._FIELDS) <= _h1._MAX_LINES
+        assert len(_h1._HEADS) <= _h1._MAX_LINES
     assert all(len(line) <= _h1._MAX_LINE for line in _h1._FIELDS)
+    assert all(len(head) <= _h1._MAX_HEAD_KEPT for head in _h1._HEADS)
 
 
 HEADER_NAMES = st.one_of(

@@ -124,17 +124,20 @@ def request_end(prefix: bytes, length: int | None) -> bytes:
     return b"%sContent-Length: %d\r\n\r\n" % (prefix, length)
 
 
-# What a line of a head read before said (a server sends the same lines answer after answer):
-# a status line's code, a header line's lower-case name, value and, for a Content-Length, the
-# length it gives (-1: not a length h11 would take). Only short lines, at most _MAX_LINES of
-# each, emptied when full: a server sending ever-new lines costs the parse, never memory.
+# What a head, or a line of one, read before said (a server sends the same head answer after
+# answer, or the same lines with a Date that changes): a whole head's reading; a status line's
+# code; a header line's lower-case name, value and, for a Content-Length, the length it gives
+# (-1: not a length h11 would take). Only short ones, at most _MAX_LINES of each kind,
+# emptied when full: a server sending ever-new heads costs the parse, never memory.
+_HEADS: dict[bytes, tuple[int, dict[str, str], int, bool]] = {}
 _STATUSES: dict[bytes, int] = {}
 _FIELDS: dict[bytes, tuple[str, str, int]] = {}
 _MAX_LINE = 256
+_MAX_HEAD_KEPT = 1024
 
 
-def _remember(cache: dict[bytes, Any], line: bytes, value: Any) -> None:
-    if len(line) <= _MAX_LINE:
+def _remember(cache: dict[bytes, Any], line: bytes, value: Any, longest: int = _MAX_LINE) -> None:
+    if len(line) <= longest:
         if len(cache) >= _MAX_LINES:
             cache.clear()
         cache[line] = value
@@ -190,7 +193,11 @@ def parse_head(data: bytes) -> Head | _Decline | _NeedData:
     end = blank - 1
     if end < 0 or data[end] != 13 or end + 4 > MAX_HEAD:
         return DECLINE
-    lines = data[:end].split(b"\r\n")
+    head = data[:end]
+    known = _HEADS.get(head)
+    if known is not None:  # this very head read before: its reading (a copy of its fields)
+        return Head(known[0], dict(known[1]), known[2], known[3], end + 4)
+    lines = head.split(b"\r\n")
     code = _STATUSES.get(lines[0])
     if code is None:
         status = _STATUS_RE.fullmatch(lines[0])
@@ -221,4 +228,5 @@ def parse_head(data: bytes) -> Head | _Decline | _NeedData:
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     if length is None:
         return DECLINE  # a body read to the close: h11's
+    _remember(_HEADS, head, (code, dict(headers), length, close), _MAX_HEAD_KEPT)
     return Head(code, headers, length, close, end + 4)
