@@ -79,6 +79,48 @@ def _audit(url: str, schema: str) -> None:
         )
 
 
+class _RunTimes:
+    """Each task's run time, by its index: the first ones the workers take are short (longer
+    than a lease all the same); the rest are still running when the workers reach them,
+    however long the 300 creations take on a loaded machine, so the killed worker holds some.
+    A late task runs for what its creation estimates the remaining creations will take (at
+    the rate so far), and some seconds more: they all end a few seconds after the last one."""
+
+    SHORT, AFTER = 4.0, 6.0
+    FIRST = 3 * CAPACITY  # what the three workers take first
+
+    def __init__(self) -> None:
+        self.started = 0.0
+
+    def __call__(self, n: int) -> float:
+        now = time.monotonic()
+        if n == 0:
+            self.started = now
+        if n < self.FIRST:
+            return self.SHORT
+        return self.AFTER + (now - self.started) / n * (TASKS - n)
+
+
+class _Tail:
+    """Reads the request log as the peer writes it: whole lines, each once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def polled_by(self, worker: str) -> set[str]:
+        """The tasks ``worker`` polled in the lines written since the last call."""
+        if not self.path.exists():  # the peer writes it at the first task request
+            return set()
+        with self.path.open("rb") as log:
+            log.seek(self.offset)
+            written = log.read()
+        whole = written[: written.rfind(b"\n") + 1]  # a line still being written: next time
+        self.offset += len(whole)
+        entries = [json.loads(line) for line in whole.splitlines()]
+        return {e["task"] for e in entries if e["worker"] == worker and e.get("task")}
+
+
 async def _lines(process: anyio.abc.Process, into: list[dict[str, Any]]) -> None:
     assert process.stdout is not None
     buffered = BufferedByteReceiveStream(process.stdout)
@@ -96,7 +138,8 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
     url, generation, request_log = logged_peer
     schema = new_schema()
     async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
-        ids = await start_tasks(url, generation, journal, TASKS, 4.0)  # longer than a lease
+        ends: dict[str, float] = {}
+        ids = await start_tasks(url, generation, journal, TASKS, _RunTimes(), ends=ends)
     _audit(postgres_url, schema)
     ids_file = tmp_path / "ids.json"
     ids_file.write_text(json.dumps(ids))
@@ -116,9 +159,14 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
             group.start_soon(_lines, workers[name], reports[name])
         try:
             with anyio.fail_after(240):
-                while len(reports[KILLED]) < 20:  # midway through its share
+                # Once it surely holds a task: one it has polled that cannot end for a while
+                # yet, so it cannot have recorded it. (Not "once it reported some": its tasks
+                # may all end together, and it reports them only then.)
+                tail, polled = _Tail(request_log), set[str]()
+                while not any(ends[task] > time.time() + 1.5 for task in polled):
                     assert workers[KILLED].returncode is None, "w1 ended before the kill"
                     await anyio.sleep(0.05)
+                    polled |= tail.polled_by(KILLED)
                 workers[KILLED].send_signal(signal.SIGKILL)  # its own pid
                 killed_at = time.time()
                 assert await workers[KILLED].wait() == -signal.SIGKILL
@@ -189,4 +237,4 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
                 runs.append(worker)
                 taken_over += killed
         assert len(runs) == len(set(runs)), (task, seen)
-    assert taken_over > 0  # w1 held tasks when it died, and the others finished them
+    assert taken_over > 0  # w1 held running tasks when it died, and the others finished them
