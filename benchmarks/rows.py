@@ -660,9 +660,10 @@ def sustained_lead(count: int) -> float:
     """Seconds from the start of the tracking to the first poll of the sustained row: every
     task is tracked (in one go: ``as_completed`` holds a CreateTaskResult without a
     checkpoint) before any poll is due, so the polls start evenly instead of as a backlog.
-    Generous: 0.1 s and 40 µs a task (a tiny run tracked 100,000 in 1.7 s, 17 µs a task, on a
-    busy machine; the row reports ``overran`` if the tracking ever took longer)."""
-    return 0.1 + count * 40e-6
+    Generous: 0.1 s and 50 µs a task (check runs on a busy machine tracked 100,000 in 1.7 and
+    2.6 s, 17 and 26 µs a task; the row reports ``overran`` if the tracking ever took longer,
+    and the search counts such a probe as failed, saying so)."""
+    return 0.1 + count * 50e-6
 
 
 def spread_seeds(client: Any, count: int, interval_ms: int, lead: float, payload: Any) -> list[Any]:

@@ -146,7 +146,7 @@ def _probe(
         args += ["--transport", transport, "--backend", backend]
         if pinned is not None:
             args += ["--core", str(pinned[0])]
-        # A bound on the probe, not a measurement: start-up, seeding, the lead (40 µs a task),
+        # A bound on the probe, not a measurement: start-up, seeding, the lead (50 µs a task),
         # the window, the teardown, ten times over.
         limit = 60 + 10 * (count * 60e-6 + ramp + seconds)
         with _server(script, core=None if pinned is None else pinned[1]) as base:
