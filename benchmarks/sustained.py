@@ -225,8 +225,10 @@ def run(
                         probe,
                         start,
                         steps=steps,
-                        lowest=10.0,
-                        highest=count * 1000.0,  # an interval of 1 ms
+                        # an interval of at most 3,000 s (the policy caps one past
+                        # max_server_interval, an hour), at least 1 ms
+                        lowest=max(10.0, count / 3000),
+                        highest=count * 1000.0,
                         budget=budget,
                     )
                     say(_line(name, loop, count, found))
