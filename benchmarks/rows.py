@@ -719,9 +719,12 @@ async def sustained(
     ``tasks/get`` one after another (the request path's first use: imports, compiles); then,
     after ``lead`` (the tracking) and ``ramp`` (the first polls: connections opened), a window
     of ``seconds``: the polls started in it and their rate against the target ``count /
-    interval``; their lateness, start minus due, read where ``lib-lateness`` reads it (the
-    scheduler's due time of the task as its ``tasks/get`` starts: a poll that waited for a
-    slot is late by that wait too); their round trips (start to answer); this process's CPU
+    interval``; the lateness of the polls due in it, start minus due, read where
+    ``lib-lateness`` reads it (the scheduler's due time of the task as its ``tasks/get``
+    starts: a poll that waited for a slot is late by that wait too), a poll due in the window
+    but not started by its end counted as late by the time from its due time to the end (at
+    least that late: a backlog is not left out); their round trips (start to answer); this
+    process's CPU
     over the window's wall time (its share of its one core when pinned), the server's
     likewise (``base``'s ``/stats`` ``cpu_s``); full collections and polls that waited for a
     slot in the window. A poll is due ``interval_ms`` after the previous answer (C-19), so the
@@ -731,7 +734,8 @@ async def sustained(
     count = len(refs)
     policy = PollPolicy(floor=0, backoff=1.0, jitter=0)
     starts: list[float] = []  # every poll's start, in order
-    late: list[float] = []  # and its lateness
+    dues: list[float] = []  # and its due time
+    started_due: dict[str, float] = {}  # each task's last started poll's due time
     trips: list[tuple[float, float]] = []  # every answered poll's start and round trip
     now = anyio.current_time
     for _ in range(WARMUP):  # the request path's first-use costs (imports, compiles) first
@@ -745,7 +749,8 @@ async def sustained(
             when = due(task_id)
             if when is not None:
                 starts.append(started)
-                late.append(started - when)
+                dues.append(when)
+                started_due[task_id] = when
             answer = await original(task_id, timeout)
             trips.append((started, now() - started))
             return answer
@@ -768,19 +773,27 @@ async def sustained(
         await anyio.sleep_until(wall0 + seconds)
         cpu1, wall1 = time.process_time(), now()
         full, delayed = gc.get_stats()[2]["collections"] - full0, poller.polls_delayed - delayed0
+        pending = [  # due in the window, not started by its end (waiting for a slot or a pass)
+            wall1 - when
+            for when, _, task_id, _ in poller._scheduler._entries.values()
+            if wall0 <= when < wall1 and started_due.get(task_id) != when
+        ]
         server1 = await anyio.to_thread.run_sync(bench_get, base, "/stats")
         tg.cancel_scope.cancel()
     import bisect
 
     first, last = bisect.bisect_left(starts, wall0), bisect.bisect_left(starts, wall1)
-    window = sorted(late[first:last])
+    pairs = zip(starts, dues, strict=True)
+    window = sorted([at - when for at, when in pairs if wall0 <= when < wall1] + pending)
     span = wall1 - wall0
     out: dict[str, Any] = {
         "tasks": count,
         "interval_ms": interval_ms,
         "target_per_s": count * 1000 / interval_ms,
-        "polls": len(window),
-        "polls_per_s": len(window) / span,
+        "polls": last - first,  # started in the window
+        "polls_per_s": (last - first) / span,
+        "due": len(window),  # due in the window: the lateness quantiles' polls
+        "pending": len(pending),  # of which not started by its end
         "seconds": span,
         "cpu_share": (cpu1 - cpu0) / span,
         "delayed": delayed,
