@@ -204,7 +204,7 @@ def run(
         f"halving to a pass and a fail, then {steps} geometric bisections (within "
         f"{2 ** (1 / 2**steps) - 1:.0%} of the limit); each probe its own row process and bench "
         f"server; {', '.join(loops)}. CPU: share of the window's wall time (100 %: the core is "
-        "full). Limited by: why the next rate tried failed."
+        "full). Limited by: why the next rate tried failed, and what that probe saw."
     )
     say("")
     for generation in GENERATIONS:
@@ -212,9 +212,10 @@ def run(
         say("")
         say(
             "| transport | loop | tasks | highest sustained polls/s | interval "
-            "| lateness p50 / p99 ms | client CPU | server CPU | limited by | probes |"
+            "| lateness p50 / p99 ms | round trip p50 ms | client CPU | server CPU "
+            "| limited by (the next rate tried) | probes |"
         )
-        say("|---|---|---|---|---|---|---|---|---|---|")
+        say("|---|---|---|---|---|---|---|---|---|---|---|")
         for transport in ("http", "lean"):
             name = "HttpTransport" if transport == "http" else "LeanHttpTransport"
             for loop in loops:
@@ -242,18 +243,27 @@ def run(
 def _line(transport: str, loop: str, count: int, found: dict[str, Any]) -> str:
     head = f"| {transport} | {loop} | {count:,} "
     if found["failed"] is None and found["stopped"] == "budget":
-        limit = f"not reached in {found['probes']} probes"
+        probes = found["probes"]
+        limit = f"not reached in {probes} probe{'' if probes == 1 else 's'}"
     elif found["failed"] is None:
         limit = "not reached at an interval of 1 ms (the search's highest rate)"
     else:
         rate, result = found["failed"]
         limit = f"{verdict(result)} at {rate:,.0f}/s"
+        if "error" not in result:  # what that probe saw: was the core full, the trips long?
+            seen = f"achieved {result['polls_per_s']:,.0f}, CPU {result['cpu_share']:.0%}"
+            if "p99_ms" in result:
+                seen += f", lateness p99 {result['p99_ms']:.1f} ms"
+            if "rtt_p50_ms" in result:
+                seen += f", round trip p50 {result['rtt_p50_ms']:.1f} ms"
+            limit += f" ({seen})"
     if found["passed"] is None:
-        return f"{head}| none passed | - | - | - | - | {limit} | {found['probes']} |"
+        return f"{head}| none passed | - | - | - | - | - | {limit} | {found['probes']} |"
     _, r = found["passed"]
     server = f"{r['server_cpu_share']:.0%}" if "server_cpu_share" in r else "-"
+    trip = f"{r['rtt_p50_ms']:.1f}" if "rtt_p50_ms" in r else "-"
     return (
         f"{head}| {r['target_per_s']:,.0f} (achieved {r['polls_per_s']:,.0f}) "
-        f"| {r['interval_ms']:,} ms | {r['p50_ms']:.1f} / {r['p99_ms']:.1f} "
+        f"| {r['interval_ms']:,} ms | {r['p50_ms']:.1f} / {r['p99_ms']:.1f} | {trip} "
         f"| {r['cpu_share']:.0%} | {server} | {limit} | {found['probes']} |"
     )
