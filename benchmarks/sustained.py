@@ -183,6 +183,7 @@ def run(
     measures nothing."""
     counts: tuple[int, ...] = (100,) if tiny else COUNTS
     budget, ramp = (1, 0.1) if tiny else (4 + steps + 1, 0.5)
+    first = 200.0 if tiny else START_RATE
     if tiny:
         seconds, steps = 0.2, 0
     pinned = cores()
@@ -198,13 +199,15 @@ def run(
         "server's pollInterval; `PollPolicy(floor=0, backoff=1.0, jitter=0)`, the default "
         "`max_in_flight`), the tasks never ending, their first polls spread evenly over one "
         f"interval; {where}. A probe passes when, over a {seconds:g} s window (after the "
-        f"tracking and {ramp:g} s of polling), lateness (a poll's start minus its due time) "
-        f"p99 < {LATE_SHARE:.0%} of I and the polls started reach {RATE_SHARE:.0%} of N / I. "
-        "Search per row: from 1,000 polls/s (the next N: the previous N's result), doubling or "
-        f"halving to a pass and a fail, then {steps} geometric bisections (within "
-        f"{2 ** (1 / 2**steps) - 1:.0%} of the limit); each probe its own row process and bench "
-        f"server; {', '.join(loops)}. CPU: share of the window's wall time (100 %: the core is "
-        "full). Limited by: why the next rate tried failed, and what that probe saw."
+        f"tracking and {ramp:g} s of polling), the lateness of the polls due in it (a poll's "
+        "start minus its due time; one not started by the window's end: late until the end) "
+        f"has p99 < {LATE_SHARE:.0%} of I and the polls started reach {RATE_SHARE:.0%} of N / I. "
+        f"Search per row: from {first:,.0f} polls/s (the next N: the previous N's result), "
+        f"doubling or halving to a pass and a fail, then {steps} geometric bisections (within "
+        f"{2 ** (1 / 2**steps) - 1:.0%} of the limit), at most {budget} probes; each probe its "
+        f"own row process and bench server; {', '.join(loops)}. CPU: share of the window's wall "
+        "time (100 %: the core is full). Limited by: why the next rate tried failed, and what "
+        "that probe saw."
     )
     say("")
     for generation in GENERATIONS:
@@ -219,7 +222,7 @@ def run(
         for transport in ("http", "lean"):
             name = "HttpTransport" if transport == "http" else "LeanHttpTransport"
             for loop in loops:
-                start = 200.0 if tiny else START_RATE
+                start = first
                 for count in counts:
                     probe = _probe(generation, transport, loop, count, seconds, ramp, pinned)
                     found = search(
