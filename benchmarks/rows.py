@@ -804,6 +804,9 @@ async def sustained(
     }
     if "cpu_s" in server0 and "cpu_s" in server1:
         out["server_cpu_share"] = (server1["cpu_s"] - server0["cpu_s"]) / span
+    # TCP connections the server accepted up to the window's end (the bench starts a server
+    # per probe: the row's pool at its largest, with the warm-up's and the stats' own)
+    out["connections"] = server1.get("connections", 0)
     answered = sorted(trip for at, trip in trips if wall0 <= at < wall1)
     if answered:  # start to answer of the window's polls: the transport and the server
         out["rtt_p50_ms"] = _quantile(answered, 0.5) * 1e3

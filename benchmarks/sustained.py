@@ -259,6 +259,10 @@ def _line(transport: str, loop: str, count: int, found: dict[str, Any]) -> str:
                 seen += f", lateness p99 {result['p99_ms']:.1f} ms"
             if "rtt_p50_ms" in result:
                 seen += f", round trip p50 {result['rtt_p50_ms']:.1f} ms"
+            if result.get("connections"):
+                seen += f", {result['connections']} TCP connections"
+            if result.get("full_gc"):
+                seen += f", {result['full_gc']} full collections"
             limit += f" ({seen})"
     if found["passed"] is None:
         return f"{head}| none passed | - | - | - | - | - | {limit} | {found['probes']} |"
