@@ -112,6 +112,16 @@ def tests(session: nox.Session) -> None:
     _pytest_counted(session, *(session.posargs or PYTEST_DEFAULT))
 
 
+@nox.session(name="full-matrix", python=None)
+def full_matrix(session: nox.Session) -> None:
+    """The whole suite with every peer test over stdio on both loops (the default suite runs
+    each on one of them: tests/conftest.py says which and why)."""
+    session.install("-e", ".[cli,postgres]", *TEST_DEPS)
+    _install_peers(session)
+    session.env["MCP_TASKS_FULL_MATRIX"] = "1"
+    _pytest_counted(session, *(session.posargs or PYTEST_DEFAULT))
+
+
 @nox.session(python=SUPPORTED)
 def matrix(session: nox.Session) -> None:
     """The suite on each supported Python (`requires-python = ">=3.10"` kept honest)."""
