@@ -137,28 +137,40 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
 ) -> None:
     url, generation, request_log = logged_peer
     schema = new_schema()
-    async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
-        ends: dict[str, float] = {}
-        ids = await start_tasks(url, generation, journal, TASKS, _RunTimes(), ends=ends)
-    _audit(postgres_url, schema)
-    ids_file = tmp_path / "ids.json"
-    ids_file.write_text(json.dumps(ids))
     script = [sys.executable, str(HERE / "journal_worker.py")]
-
     reports: dict[str, list[dict[str, Any]]] = {"w1": [], "w2": [], "w3": [], "waiter": []}
+    processes: list[anyio.abc.Process] = []
     killed_at = 0.0
     async with anyio.create_task_group() as group:
-        waiter = await anyio.open_process(
-            [*script, "wait", postgres_url, schema, url, str(ids_file)]
-        )
-        group.start_soon(_lines, waiter, reports["waiter"])
-        workers = {}
-        for name in ("w1", "w2", "w3"):
-            argv = [*script, "work", postgres_url, schema, name, str(CAPACITY), str(LEASE)]
-            workers[name] = await anyio.open_process(argv)
-            group.start_soon(_lines, workers[name], reports[name])
         try:
+            # The workers start first and wait to be told to go: a loaded machine's seconds of
+            # interpreter start-up are spent while the tasks are created, not after.
+            workers = {}
+            for name in ("w1", "w2", "w3"):
+                argv = [*script, "work", postgres_url, schema, name, str(CAPACITY), str(LEASE)]
+                workers[name] = await anyio.open_process(argv)
+                processes.append(workers[name])
+                group.start_soon(_lines, workers[name], reports[name])
+            async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
+                ends: dict[str, float] = {}
+                ids = await start_tasks(url, generation, journal, TASKS, _RunTimes(), ends=ends)
+            _audit(postgres_url, schema)
+            ids_file = tmp_path / "ids.json"
+            ids_file.write_text(json.dumps(ids))
+            waiter = await anyio.open_process(
+                [*script, "wait", postgres_url, schema, url, str(ids_file)]
+            )
+            processes.append(waiter)
+            group.start_soon(_lines, waiter, reports["waiter"])
             with anyio.fail_after(240):
+                for name, process in workers.items():
+                    while not reports[name]:
+                        assert process.returncode is None, f"{name} ended before it was ready"
+                        await anyio.sleep(0.05)
+                    assert reports[name].pop(0) == {"ready": name}
+                for process in workers.values():
+                    assert process.stdin is not None
+                    await process.stdin.send(b"go\n")
                 # Once it surely holds a task: one it has polled that cannot end for a while
                 # yet, so it cannot have recorded it. (Not "once it reported some": its tasks
                 # may all end together, and it reports them only then.)
@@ -174,7 +186,7 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
                     assert await workers[name].wait() == 0
                 assert await waiter.wait() == 0
         finally:
-            for process in (*workers.values(), waiter):
+            for process in processes:
                 if process.returncode is None:
                     process.kill()
                     await process.wait()
