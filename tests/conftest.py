@@ -67,7 +67,8 @@ def _over_stdio(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A peer test over stdio runs on one loop, not both: trio for some tests, asyncio for
+    """The slow tests first; and a peer test over stdio runs on one loop, not both: trio for
+    some tests, asyncio for
     the others, chosen per test by a stable hash of its name and other parameters (so each
     loop still runs about half of them, and the same half every run).
 
@@ -78,6 +79,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     still run on both loops; the behaviour the peer tests check is the client's, the same
     over either loop and shown on both by their HTTP variants. ``MCP_TASKS_FULL_MATRIX=1``
     (``nox -s full-matrix``) runs every combination."""
+    # The slow tests (a minute or two each) first: started last, one of them would be the
+    # only thing running at the end while the other workers sit idle.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
     if os.environ.get(FULL_MATRIX) == "1":
         return
     keep: list[pytest.Item] = []
