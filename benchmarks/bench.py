@@ -13,9 +13,14 @@ The official TypeScript SDK's rows (``ts1_client.mjs``, a node process) run when
 SDK's npm folder (``tests/peers/install.py --only ts1``) are there. Completion latency: the
 server completes tasks at instants it reports, and pushes their status on a GET stream.
 
-The 2026-07-28 tables (issue 25, ``--only gen2``, part of the default run) come last, from
+The 2026-07-28 tables (issue 25, ``--only gen2``, part of the default run) come next, from
 ``bench2026.py``: a bench server of that generation (``server2026.py``) and its rows
 (``rows2026.py``), the fastmcp 4 and ext-tasks clients among them when installed.
+
+Sustained throughput (issue 25 item 4, ``--only sustained``, part of the default run) comes
+last, from ``sustained.py``: the highest poll rate one process sustains with 1,000, 10,000 and
+100,000 tracked tasks, both transports, both generations, the row and the server pinned to a
+CPU each (``--sustained-seconds``, ``--sustained-loops``).
 """
 
 from __future__ import annotations
@@ -51,12 +56,15 @@ def _peer_python() -> Path | None:
 
 
 @contextmanager
-def _server(script: str = "server.py") -> Any:
-    """The bench server ``script`` (beside this one) in its own process; its base URL."""
+def _server(script: str = "server.py", core: int | None = None) -> Any:
+    """The bench server ``script`` (beside this one) in its own process (pinned to CPU
+    ``core`` when given); its base URL."""
     process = subprocess.Popen(
         [sys.executable, str(HERE / script), "0"], stdout=subprocess.PIPE, text=True
     )
     try:
+        if core is not None:
+            os.sched_setaffinity(process.pid, {core})
         assert process.stdout is not None
         port = int(process.stdout.readline().split()[1])
         yield f"http://127.0.0.1:{port}"
@@ -361,12 +369,19 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse,trace,journal,"
-        "gen2 (the 2026-07-28 tables, bench2026.py)",
+        "gen2 (the 2026-07-28 tables, bench2026.py), sustained (sustained.py)",
     )
     parser.add_argument(
         "--tiny",
         action="store_true",
-        help="gen2 with tiny counts: checks its rows run (the tests), measures nothing",
+        help="gen2 and sustained with tiny counts: checks their rows run (the tests), "
+        "measures nothing",
+    )
+    parser.add_argument(
+        "--sustained-seconds", type=float, default=3.0, help="sustained: each probe's window"
+    )
+    parser.add_argument(
+        "--sustained-loops", default="asyncio", help="sustained: asyncio, trio or asyncio,trio"
     )
     parser.add_argument(
         "--journal-tasks", type=int, default=0, help="tasks per journal row (400; --full 2000)"
@@ -377,7 +392,7 @@ def main() -> None:
     lean = _has_lean()
     ts1 = _has_ts1()
     sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "trace", "journal"}
-    sections.add("gen2")
+    sections.update(("gen2", "sustained"))
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -578,6 +593,12 @@ def main() -> None:
 
         bench2026.run(a.rounds, a.calls, a.full, a.tiny, say)
     lap("gen2")
+    if "sustained" in only:
+        import sustained  # beside this script
+
+        loops = tuple(a.sustained_loops.split(","))
+        sustained.run(say, tiny=a.tiny, seconds=a.sustained_seconds, loops=loops)
+    lap("sustained")
     spent = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in laps)
     say(f"Whole run: {time.perf_counter() - started:.0f} s ({spent}).")
     text = "\n".join(out)

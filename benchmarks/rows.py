@@ -653,6 +653,198 @@ async def lib_lateness(
     }
 
 
+# -- issue 25 item 4: sustained throughput ------------------------------------------------------
+
+
+def sustained_lead(count: int) -> float:
+    """Seconds from the start of the tracking to the first poll of the sustained row: every
+    task is tracked (in one go: ``as_completed`` holds a CreateTaskResult without a
+    checkpoint) before any poll is due, so the polls start evenly instead of as a backlog.
+    Generous: 0.1 s and 50 µs a task (check runs on a busy machine tracked 100,000 in 1.7 and
+    2.6 s, 17 and 26 µs a task; the row reports ``overran`` if the tracking ever took longer,
+    and the search counts such a probe as failed, saying so)."""
+    return 0.1 + count * 50e-6
+
+
+def spread_seeds(client: Any, count: int, interval_ms: int, lead: float, payload: Any) -> list[Any]:
+    """``count`` CreateTaskResults seeded locally (``payload(task id, pollInterval ms)``: the
+    generation's encoding) for tasks the bench server answers as working with pollInterval
+    ``interval_ms`` (its ``seeded-<interval ms>-<n>`` ids). Each result's own pollInterval,
+    which sets only its first wait, is ``lead`` plus an even share of one interval: the first
+    polls come evenly, ``count`` per ``interval_ms``, after ``lead``; every later one
+    ``interval_ms`` after the task's previous answer (the server's interval), so they stay
+    spread."""
+    from mcp_tasks_client.models import CreateTaskResult
+
+    lead_ms = lead * 1000
+    return [
+        client.decode(
+            payload(f"seeded-{interval_ms}-s{n}", round(lead_ms + interval_ms * (n + 1) / count)),
+            CreateTaskResult,
+        )
+        for n in range(count)
+    ]
+
+
+def _seed_2025(task_id: str, interval_ms: int) -> dict[str, Any]:
+    return {
+        "task": {
+            "taskId": task_id,
+            "status": "working",
+            "createdAt": "2026-01-01T00:00:00Z",
+            "lastUpdatedAt": "2026-01-01T00:00:00Z",
+            "ttl": 3_600_000,
+            "pollInterval": interval_ms,
+        }
+    }
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(len(values) * q))]
+
+
+async def sustained(
+    client: Any,
+    base: str,
+    refs: list[Any],
+    interval_ms: int,
+    seconds: float,
+    lead: float,
+    ramp: float,
+) -> dict[str, Any]:
+    """Issue 25 item 4, either generation: a Poller tracks ``refs`` (one ``as_completed``;
+    tasks that never end), every task polled every ``interval_ms`` (the server's interval;
+    ``PollPolicy(floor=0, backoff=1.0, jitter=0)``: no backoff, no jitter, the default
+    ``max_in_flight``), the first polls spread evenly (:func:`spread_seeds`). First 50
+    ``tasks/get`` one after another (the request path's first use: imports, compiles); then,
+    after ``lead`` (the tracking) and ``ramp`` (the first polls: connections opened), a window
+    of ``seconds``: the polls started in it and their rate against the target ``count /
+    interval``; the lateness of the polls due in it, start minus due, read where
+    ``lib-lateness`` reads it (the scheduler's due time of the task as its ``tasks/get``
+    starts: a poll that waited for a slot is late by that wait too), a poll due in the window
+    but not started by its end counted as late by the time from its due time to the end (at
+    least that late: a backlog is not left out); their round trips (start to answer); this
+    process's CPU
+    over the window's wall time (its share of its one core when pinned), the server's
+    likewise (``base``'s ``/stats`` ``cpu_s``); full collections and polls that waited for a
+    slot in the window. A poll is due ``interval_ms`` after the previous answer (C-19), so the
+    rate falls short of the target by about one round trip per interval."""
+    from mcp_tasks_client import Poller, PollPolicy
+
+    count = len(refs)
+    policy = PollPolicy(floor=0, backoff=1.0, jitter=0)
+    starts: list[float] = []  # every poll's start, in order
+    dues: list[float] = []  # and its due time
+    started_due: dict[str, float] = {}  # each task's last started poll's due time
+    trips: list[tuple[float, float]] = []  # every answered poll's start and round trip
+    now = anyio.current_time
+    for _ in range(WARMUP):  # the request path's first-use costs (imports, compiles) first
+        await client.get_task(refs[0].task.task_id)
+    async with Poller(client, policy) as poller, anyio.create_task_group() as tg:
+        driver, due = poller._driver, poller._scheduler.due
+        original = driver.get
+
+        async def timed(task_id: str, timeout: float | None = None) -> Any:
+            started = now()
+            when = due(task_id)
+            if when is not None:
+                starts.append(started)
+                dues.append(when)
+                started_due[task_id] = when
+            answer = await original(task_id, timeout)
+            trips.append((started, now() - started))
+            return answer
+
+        driver.get = timed  # type: ignore[method-assign]
+
+        async def hold() -> None:
+            async for _ in poller.as_completed(refs):
+                pass  # never: the seeded tasks never end
+
+        start = now()
+        tg.start_soon(hold)
+        while len(poller._tracked) < count:  # noqa: ASYNC110 - the tracking runs in one go
+            await anyio.sleep(0.001)
+        tracked = now() - start
+        await anyio.sleep_until(start + lead + ramp)
+        server0 = await anyio.to_thread.run_sync(bench_get, base, "/stats")
+        full0, delayed0 = gc.get_stats()[2]["collections"], poller.polls_delayed
+        cpu0, wall0 = time.process_time(), now()
+        await anyio.sleep_until(wall0 + seconds)
+        cpu1, wall1 = time.process_time(), now()
+        full, delayed = gc.get_stats()[2]["collections"] - full0, poller.polls_delayed - delayed0
+        pending = [  # due in the window, not started by its end (waiting for a slot or a pass)
+            wall1 - when
+            for when, _, task_id, _ in poller._scheduler._entries.values()
+            if wall0 <= when < wall1 and started_due.get(task_id) != when
+        ]
+        server1 = await anyio.to_thread.run_sync(bench_get, base, "/stats")
+        tg.cancel_scope.cancel()
+    import bisect
+
+    first, last = bisect.bisect_left(starts, wall0), bisect.bisect_left(starts, wall1)
+    pairs = zip(starts, dues, strict=True)
+    window = sorted([at - when for at, when in pairs if wall0 <= when < wall1] + pending)
+    span = wall1 - wall0
+    out: dict[str, Any] = {
+        "tasks": count,
+        "interval_ms": interval_ms,
+        "target_per_s": count * 1000 / interval_ms,
+        "polls": last - first,  # started in the window
+        "polls_per_s": (last - first) / span,
+        "due": len(window),  # due in the window: the lateness quantiles' polls
+        "pending": len(pending),  # of which not started by its end
+        "seconds": span,
+        "cpu_share": (cpu1 - cpu0) / span,
+        "delayed": delayed,
+        "full_gc": full,
+        "setup_s": tracked,
+        "lead_s": lead,
+        "overran": tracked > lead,  # polls were due before every task was tracked
+    }
+    if "cpu_s" in server0 and "cpu_s" in server1:
+        out["server_cpu_share"] = (server1["cpu_s"] - server0["cpu_s"]) / span
+    # TCP connections the server accepted up to the window's end (the bench starts a server
+    # per probe: the row's pool at its largest, with the warm-up's and the stats' own)
+    out["connections"] = server1.get("connections", 0)
+    answered = sorted(trip for at, trip in trips if wall0 <= at < wall1)
+    if answered:  # start to answer of the window's polls: the transport and the server
+        out["rtt_p50_ms"] = _quantile(answered, 0.5) * 1e3
+        out["rtt_p99_ms"] = _quantile(answered, 0.99) * 1e3
+    if window:
+        out["p50_ms"] = _quantile(window, 0.5) * 1e3
+        out["p99_ms"] = _quantile(window, 0.99) * 1e3
+        out["max_ms"] = window[-1] * 1e3
+    try:
+        import resource
+
+        out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    except ImportError:  # not on this platform
+        pass
+    return out
+
+
+async def lib_sustained(
+    url: str,
+    count: int,
+    interval_ms: int,
+    seconds: float,
+    ramp: float,
+    transport: str,
+    pool: int | None = None,
+) -> dict[str, Any]:
+    """``sustained`` on 2025-11-25 (``server.py``); ``pool``: the transport's
+    ``max_connections`` (None: its default)."""
+    async with _lib_client(url, transport, pool) as client:
+        lead = sustained_lead(count)
+        seed0 = time.perf_counter()
+        refs = spread_seeds(client, count, interval_ms, lead, _seed_2025)
+        seeded = time.perf_counter() - seed0
+        base = url.rsplit("/", 1)[0]
+        measured = await sustained(client, base, refs, interval_ms, seconds, lead, ramp)
+    return {**measured, "seed_s": seeded}
+
+
 def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     from mcp_tasks_client import Generation
     from mcp_tasks_client._drivers import driver_for
@@ -948,7 +1140,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--gc-freeze", action="store_true")
     parser.add_argument("--interval", type=int, default=200, help="pollInterval in ms")
+    parser.add_argument(
+        "--ramp", type=float, default=0.5, help="lib-sustained: s of polling before the window"
+    )
+    parser.add_argument(
+        "--core", type=int, default=None, help="pin this process to that CPU (lib-sustained)"
+    )
     a = parser.parse_args()
+    if a.core is not None:
+        os.sched_setaffinity(0, {a.core})
     rows: dict[str, Any] = {
         "floor": lambda: asyncio.run(floor(a.url, a.calls)),
         "httpx": lambda: anyio.run(bare_httpx, a.url, a.calls, backend=a.backend),
@@ -981,6 +1181,17 @@ def main() -> None:
             a.seconds,
             a.gc_freeze,
             a.transport,
+            backend=a.backend,
+        ),
+        "lib-sustained": lambda: anyio.run(
+            lib_sustained,
+            a.url,
+            a.count,
+            a.interval,
+            a.seconds,
+            a.ramp,
+            a.transport,
+            a.pool,
             backend=a.backend,
         ),
         "lib-latency": lambda: anyio.run(

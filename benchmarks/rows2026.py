@@ -32,7 +32,10 @@ Scenarios (not every client has every one; ``bench.py`` lists which):
   answered key (the bench adds the round trips the server counted);
 - ``latency`` / ``latency-push`` (``lib`` only): completion latency by polling and by
   ``subscriptions/listen`` push (``PollPolicy(listen=True)``), as ``rows.py lib-latency``;
-- ``mem-wait`` / ``mem-track`` (``lib`` only): heap per waited and per tracked task.
+- ``mem-wait`` / ``mem-track`` (``lib`` only): heap per waited and per tracked task;
+- ``sustained`` (``lib`` only): ``--count`` tasks polled every ``--interval`` ms, lateness and
+  rate over a window of ``--seconds`` (issue 25 item 4; ``rows.py lib-sustained``'s
+  measurement, ``sustained.py`` searches the highest rate).
 """
 
 from __future__ import annotations
@@ -276,6 +279,8 @@ async def lib(url: str, name: str, a: argparse.Namespace) -> dict[str, Any]:
         return await lib_latency(url, a, push=name == "latency-push")
     if name in ("mem-wait", "mem-track"):
         return await lib_memory(url, a, waited=name == "mem-wait")
+    if name == "sustained":
+        return await lib_sustained(url, a)
     router = None
     if name == "input":
         router = InputRouter(elicitation=ElicitationCapability(form={}))
@@ -338,6 +343,33 @@ def _seeded(client: Any, count: int, interval: int) -> list[Any]:
         )
         for n in range(count)
     ]
+
+
+def _seed(task_id: str, interval_ms: int) -> dict[str, Any]:
+    return {
+        "resultType": "task",
+        "taskId": task_id,
+        "status": "working",
+        "createdAt": "2026-08-01T00:00:00Z",
+        "lastUpdatedAt": "2026-08-01T00:00:00Z",
+        "ttlMs": 3_600_000,
+        "pollIntervalMs": interval_ms,
+    }
+
+
+async def lib_sustained(url: str, a: argparse.Namespace) -> dict[str, Any]:
+    """Issue 25 item 4 on 2026-07-28: ``rows.py``'s ``sustained`` (the same measurement) over
+    ``--count`` seeded tasks polled every ``--interval`` ms, a window of ``--seconds``."""
+    import rows  # the 2025-11-25 rows: the measurement itself
+
+    async with _lib_client(url, a.transport, pool=a.pool) as client:
+        lead = rows.sustained_lead(a.count)
+        seed0 = time.perf_counter()
+        refs = rows.spread_seeds(client, a.count, a.interval, lead, _seed)
+        seeded = time.perf_counter() - seed0
+        base = url.rsplit("/", 1)[0]
+        measured = await rows.sustained(client, base, refs, a.interval, a.seconds, lead, a.ramp)
+    return {**measured, "seed_s": seeded}
 
 
 async def lib_memory(url: str, a: argparse.Namespace, waited: bool) -> dict[str, float]:
@@ -564,8 +596,15 @@ def main() -> None:
         "--pool", type=int, default=None, help="connections (floors: 100; this library: its own)"
     )
     parser.add_argument("--count", type=int, default=10_000)
-    parser.add_argument("--interval", type=int, default=500, help="pollIntervalMs (latency)")
+    parser.add_argument(
+        "--interval", type=int, default=500, help="pollIntervalMs (latency, sustained)"
+    )
+    parser.add_argument("--seconds", type=float, default=3.0, help="sustained: the window")
+    parser.add_argument("--ramp", type=float, default=0.5, help="sustained: s before the window")
+    parser.add_argument("--core", type=int, default=None, help="pin this process to that CPU")
     a = parser.parse_args()
+    if a.core is not None:
+        os.sched_setaffinity(0, {a.core})
     if a.client == "ext-tasks":
         result: dict[str, Any] = ext_tasks(a.url, a.scenario, a)
     else:

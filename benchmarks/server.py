@@ -13,7 +13,8 @@ Every response is one ``application/json`` body on a kept-alive connection.
 A task created with arguments ``{"polls": K}`` answers ``completed`` from its K-th
 ``tasks/get`` on (``polls`` 0: it never completes); ``{"interval": ms}`` is its
 ``pollInterval``. ``GET /stats`` answers ``{"connections": accepted TCP connections,
-"requests": ...}``; ``POST /reset`` zeroes them.
+"requests": ..., "cpu_s": this process's CPU seconds so far}``; ``POST /reset`` zeroes the
+counts.
 
 Completion latency (issue 12): ``POST /schedule`` with ``{task id: D}`` completes each
 task D ms later, by the server's clock (``time.monotonic()``: on Linux one
@@ -138,7 +139,8 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             body = await reader.readexactly(length) if length else b""
             _stats["requests"] += 1
             if verb == "GET" and target == "/stats":
-                writer.write(_response("200 OK", json.dumps(_stats).encode()))
+                stats = {**_stats, "cpu_s": time.process_time()}  # the server's own CPU so far
+                writer.write(_response("200 OK", json.dumps(stats).encode()))
             elif verb == "POST" and target == "/reset":
                 _stats["connections"] = _stats["requests"] = 0
                 _completed_at.clear()

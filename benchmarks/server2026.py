@@ -31,11 +31,11 @@ reported), the tasks extension declared on ``tools/call``, ``tasks/*`` and
   task (the memory rows seed their tasks locally).
 
 The bench's endpoints as on ``server.py``: ``GET /stats`` answers ``{"connections",
-"requests", "methods": {method: count}, "missing_headers": {"<method> <header>": count}}``
-(every HTTP request; the JSON-RPC ones by method; the routing headers left out);
-``POST /reset`` zeroes them; ``POST /schedule`` ``{task id: D}`` completes each task D ms on
-by the server's ``time.monotonic()`` (one clock for every process of a Linux machine);
-``GET /completions`` answers ``{task id: that instant}``.
+"requests", "methods": {method: count}, "missing_headers": {"<method> <header>": count},
+"cpu_s"}`` (every HTTP request; the JSON-RPC ones by method; the routing headers left out;
+this process's CPU seconds so far); ``POST /reset`` zeroes the counts; ``POST /schedule``
+``{task id: D}`` completes each task D ms on by the server's ``time.monotonic()`` (one clock
+for every process of a Linux machine); ``GET /completions`` answers ``{task id: that instant}``.
 """
 
 from __future__ import annotations
@@ -286,7 +286,8 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             body = await reader.readexactly(length) if length else b""
             _stats["requests"] += 1
             if verb == "GET" and target == "/stats":
-                writer.write(_response("200 OK", json.dumps(_stats).encode()))
+                stats = {**_stats, "cpu_s": time.process_time()}  # the server's own CPU so far
+                writer.write(_response("200 OK", json.dumps(stats).encode()))
             elif verb == "POST" and target == "/reset":
                 _stats.update(connections=0, requests=0, methods={}, missing_headers={})
                 _completed_at.clear()

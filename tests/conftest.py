@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import zlib
 from collections.abc import Iterator
 
 import pytest
@@ -44,6 +45,61 @@ settings.load_profile(os.environ.get("MCP_TASKS_HYPOTHESIS_PROFILE", "shared-mac
 # terminal: SIGINT at its default.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+FULL_MATRIX = "MCP_TASKS_FULL_MATRIX"
+"""Set to 1 (``nox -s full-matrix``) to run every stdio test on both loops."""
+
+
+def _over_stdio(item: pytest.Item) -> bool:
+    """Whether a parametrized test talks to its peer over stdio (a transport parameter
+    ``stdio`` or ``<peer>-stdio``, or the ``peer_stdio`` fixture), and is not a test of
+    stdio itself (one whose name says stdio)."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "stdio" in getattr(item, "originalname", item.name):
+        return False  # not parametrized, or a test of stdio itself: on both loops
+    if "peer_stdio" in getattr(item, "fixturenames", ()):
+        return True
+    return any(
+        isinstance(value, str) and (value == "stdio" or value.endswith("-stdio"))
+        for value in callspec.params.values()
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slow tests first; and a peer test over stdio runs on one loop, not both: trio for
+    some tests, asyncio for
+    the others, chosen per test by a stable hash of its name and other parameters (so each
+    loop still runs about half of them, and the same half every run).
+
+    Starting a peer over stdio is most of such a test (a Python peer imports its whole SDK:
+    up to 3 s), and the stdio tests on both loops were a fifth of the suite's time. What the
+    loop changes over stdio (the child process, its pipes, stopping it) is the transport's,
+    and the transport's own tests (test_stdio_faults, and every test whose name says stdio)
+    still run on both loops; the behaviour the peer tests check is the client's, the same
+    over either loop and shown on both by their HTTP variants. ``MCP_TASKS_FULL_MATRIX=1``
+    (``nox -s full-matrix``) runs every combination."""
+    # The slow tests (a minute or two each) first: started last, one of them would be the
+    # only thing running at the end while the other workers sit idle.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+    if os.environ.get(FULL_MATRIX) == "1":
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("anyio_backend") if callspec is not None else None
+        if backend is None or not _over_stdio(item):
+            keep.append(item)
+            continue
+        assert callspec is not None
+        others = sorted((k, str(v)) for k, v in callspec.params.items() if k != "anyio_backend")
+        name = f"{item.nodeid.split('::')[0]}::{getattr(item, 'originalname', item.name)}"
+        chosen = ("trio", "asyncio")[zlib.crc32(repr((name, others)).encode()) % 2]
+        (keep if backend == chosen else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(params=["trio", "asyncio"], scope="session")

@@ -1,8 +1,9 @@
 """A worker or a waiter process sharing one PostgreSQL journal, for the acceptance test.
 
 ``python journal_worker.py work URL SCHEMA OWNER WORKERS LEASE``: ``resume(workers=WORKERS)``
-as OWNER (sent as the ``X-Worker`` header, for the server's request log), on trio; one JSON
-line per task it reports. ``python journal_worker.py wait URL SCHEMA SERVER IDS.json``: waits
+as OWNER (sent as the ``X-Worker`` header, for the server's request log), on trio, once a
+line on stdin says go (after its ``{"ready": OWNER}`` line); one JSON line per task it
+reports. ``python journal_worker.py wait URL SCHEMA SERVER IDS.json``: waits
 for the outcome of every task in IDS.json through the journal (LISTEN/NOTIFY, never asking the
 MCP server), on asyncio; one JSON line per outcome.
 """
@@ -34,6 +35,8 @@ def _show(item: Resumed) -> None:
 
 
 async def work(url: str, schema: str, owner: str, workers: int, lease: float) -> None:
+    print(json.dumps({"ready": owner}), flush=True)
+    await anyio.to_thread.run_sync(sys.stdin.readline)  # the test's go: the tasks exist now
     async with PostgresJournal(url, schema=schema) as journal:
         opener = functools.partial(client_for, client_info=INFO, headers={"X-Worker": owner})
         await resume(

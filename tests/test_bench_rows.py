@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from budget import examples
 from conftest import require_peer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pg import postgres_url
 
 __all__ = ["postgres_url"]  # the session fixture of the journal rows
@@ -368,7 +371,8 @@ def test_2026_ext_tasks_rows(bench2026_url: str) -> None:
 
 def test_bench_prints_the_2026_tables_for_every_row() -> None:
     """``bench.py --only gen2 --tiny``: the section runs end to end, one table per scenario,
-    a line for each row it ran (no figure checked)."""
+    a line for each row it ran (no figure checked). ``--tiny`` runs the rows on asyncio
+    alone: each row's own test above runs it on both loops."""
     bench = str(REPO / "benchmarks" / "bench.py")
     done = subprocess.run(
         [sys.executable, bench, "--only", "gen2", "--rounds", "1", "--tiny"],
@@ -391,9 +395,96 @@ def test_bench_prints_the_2026_tables_for_every_row() -> None:
         assert heading in text
     for name in (
         "HTTP/1.1 by hand on asyncio streams (the wire floor)",
-        "bare httpx loop (trio)",
+        "bare httpx loop (asyncio)",
         "this library, HttpTransport (asyncio)",
-        "this library, LeanHttpTransport (trio)",
+        "this library, LeanHttpTransport (asyncio)",
     ):
         assert text.count(f"| {name} |") == 4  # polls, burst, short tasks, inputRequests
-    assert "| push, `subscriptions/listen` (trio) |" in text
+    assert "(trio)" not in text
+    assert "| push, `subscriptions/listen` (asyncio) |" in text
+
+
+# -- issue 25 item 4: sustained throughput -------------------------------------------------------
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(
+    limit=st.floats(min_value=10.0, max_value=50_000.0),
+    start=st.floats(min_value=10.0, max_value=50_000.0),
+    steps=st.integers(min_value=0, max_value=3),
+)
+def test_sustained_search_brackets_the_highest_passing_rate(
+    limit: float, start: float, steps: int
+) -> None:
+    """The search of ``bench.py --only sustained`` against a monotone pass/fail (a rate
+    passes when it is at most ``limit``: what a probe models, no process run): it ends with
+    a passing rate under the limit and a failing one over it, within 2 ** (1 / 2 ** steps) of
+    each other once bracketed, and runs no more probes than its budget."""
+    search = _load("sustained.py").search
+    budget = 20 + steps
+    rates: list[float] = []
+
+    def probe(rate: float) -> tuple[bool, dict[str, Any]]:
+        rates.append(rate)
+        return rate <= limit, {"rate": rate}
+
+    found = search(probe, start, steps=steps, lowest=1.0, highest=1e6, budget=budget)
+    assert found["probes"] == len(rates) <= budget
+    assert found["passed"] is not None
+    assert found["failed"] is not None
+    passed, failed = found["passed"][0], found["failed"][0]
+    assert passed <= limit < failed
+    assert found["passed"][1] == {"rate": passed}  # each bracket end keeps its own result
+    assert failed / passed <= 2 ** (1 / 2**steps) * (1 + 1e-9)
+
+
+def test_sustained_row_counts_the_polls_of_its_window(bench2026_url: str) -> None:
+    """The sustained row (2026-07-28; 2025-11-25 shares its measurement, ``rows.py``) at a
+    tiny size: every window poll reached the server, the target is N / I, the lateness
+    quantiles are ordered (no figure checked)."""
+    got = row2026(
+        bench2026_url,
+        "lib",
+        "sustained",
+        "--transport",
+        "lean",
+        "--count",
+        "20",
+        "--interval",
+        "100",
+        "--seconds",
+        "0.2",
+        "--ramp",
+        "0.1",
+    )
+    assert got["tasks"] == 20
+    assert got["target_per_s"] == 200.0
+    assert 0 < got["polls"] <= got["server"]["methods"]["tasks/get"]
+    assert 0 <= got["pending"] <= got["due"]  # the lateness counts polls still waiting too
+    assert got["p50_ms"] <= got["p99_ms"] <= got["max_ms"]
+    assert got["cpu_share"] >= 0
+    assert got["server_cpu_share"] >= 0
+    assert got["server"]["missing_headers"] == {}
+
+
+def test_bench_prints_the_sustained_tables_for_every_cell() -> None:
+    """``bench.py --only sustained --tiny``: both generations' tables, a line per transport
+    (one probe each, 100 tasks), every probe's row ran (none failed or timed out)."""
+    bench = str(REPO / "benchmarks" / "bench.py")
+    done = subprocess.run(
+        [sys.executable, bench, "--only", "sustained", "--tiny"],
+        capture_output=True,
+        text=True,
+        timeout=LIMIT * 2,
+        check=False,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = done.stdout
+    assert "**Sustained throughput** (issue 25, item 4)" in text
+    for generation in ("2025-11-25:", "2026-07-28:"):
+        assert generation in text
+    for transport in ("HttpTransport", "LeanHttpTransport"):
+        assert text.count(f"| {transport} | asyncio | 100 |") == 2
+    assert "failed:" not in text
+    assert "timed out" not in text

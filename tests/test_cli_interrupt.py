@@ -32,7 +32,7 @@ from test_cli import CLI, GEN2, REPO, env
 from mcp_tasks_client.cli import ExitCode, _interrupted
 from mcp_tasks_client.testing import Conn, HostileHTTPServer, Received
 
-RUNS = 30
+RUNS = 20
 ENTRY = [sys.executable, "-m", "mcp_tasks_cli"]
 """What the installed ``mcp-tasks`` script runs (``mcp_tasks_cli:main``): it lets a SIGINT
 during the package's imports end the process quietly (``python -m mcp_tasks_client.cli``

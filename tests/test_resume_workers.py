@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -66,19 +67,34 @@ def server(request: pytest.FixtureRequest) -> tuple[str, Generation]:
 
 
 async def start_tasks(
-    url: str, generation: Generation, journal: Journal, count: int, seconds: float
+    url: str,
+    generation: Generation,
+    journal: Journal,
+    count: int,
+    seconds: float | Callable[[int], float],
+    *,
+    ends: dict[str, float] | None = None,
 ) -> list[str]:
-    """``count`` journaled tasks on the server (generation 1: its session kept)."""
+    """``count`` journaled tasks on the server (generation 1: its session kept).
+
+    ``seconds`` is each task's run time, or a function of its index; ``ends``, when given,
+    gets the earliest time each task can end by this clock (when its request went out, plus
+    its run time).
+    """
     transport = HttpTransport(url, delete_session_on_close=False)
     ids = []
     async with Client(transport, generation=generation, client_info=INFO) as client:
         for n in range(count):
+            run = seconds(n) if callable(seconds) else seconds
             if generation is Generation.V2026_07_28:
-                call = ToolCall("slow_compute", {"seconds": seconds, "label": f"n{n}"})
+                call = ToolCall("slow_compute", {"seconds": run, "label": f"n{n}"})
             else:
-                call = ToolCall("slow_echo", {"text": f"n{n}", "seconds": seconds})
+                call = ToolCall("slow_echo", {"text": f"n{n}", "seconds": run})
+            sent = time.time()
             created = task_created(await client.start(call.as_task(), journal=journal))
             ids.append(created.task.task_id)
+            if ends is not None:
+                ends[created.task.task_id] = sent + run
     return ids
 
 

@@ -79,6 +79,48 @@ def _audit(url: str, schema: str) -> None:
         )
 
 
+class _RunTimes:
+    """Each task's run time, by its index: the first ones the workers take are short (longer
+    than a lease all the same); the rest are still running when the workers reach them,
+    however long the 300 creations take on a loaded machine, so the killed worker holds some.
+    A late task runs for what its creation estimates the remaining creations will take (at
+    the rate so far), and some seconds more: they all end a few seconds after the last one."""
+
+    SHORT, AFTER = 4.0, 6.0
+    FIRST = 3 * CAPACITY  # what the three workers take first
+
+    def __init__(self) -> None:
+        self.started = 0.0
+
+    def __call__(self, n: int) -> float:
+        now = time.monotonic()
+        if n == 0:
+            self.started = now
+        if n < self.FIRST:
+            return self.SHORT
+        return self.AFTER + (now - self.started) / n * (TASKS - n)
+
+
+class _Tail:
+    """Reads the request log as the peer writes it: whole lines, each once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def polled_by(self, worker: str) -> set[str]:
+        """The tasks ``worker`` polled in the lines written since the last call."""
+        if not self.path.exists():  # the peer writes it at the first task request
+            return set()
+        with self.path.open("rb") as log:
+            log.seek(self.offset)
+            written = log.read()
+        whole = written[: written.rfind(b"\n") + 1]  # a line still being written: next time
+        self.offset += len(whole)
+        entries = [json.loads(line) for line in whole.splitlines()]
+        return {e["task"] for e in entries if e["worker"] == worker and e.get("task")}
+
+
 async def _lines(process: anyio.abc.Process, into: list[dict[str, Any]]) -> None:
     assert process.stdout is not None
     buffered = BufferedByteReceiveStream(process.stdout)
@@ -95,30 +137,48 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
 ) -> None:
     url, generation, request_log = logged_peer
     schema = new_schema()
-    async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
-        ids = await start_tasks(url, generation, journal, TASKS, 4.0)  # longer than a lease
-    _audit(postgres_url, schema)
-    ids_file = tmp_path / "ids.json"
-    ids_file.write_text(json.dumps(ids))
     script = [sys.executable, str(HERE / "journal_worker.py")]
-
     reports: dict[str, list[dict[str, Any]]] = {"w1": [], "w2": [], "w3": [], "waiter": []}
+    processes: list[anyio.abc.Process] = []
     killed_at = 0.0
     async with anyio.create_task_group() as group:
-        waiter = await anyio.open_process(
-            [*script, "wait", postgres_url, schema, url, str(ids_file)]
-        )
-        group.start_soon(_lines, waiter, reports["waiter"])
-        workers = {}
-        for name in ("w1", "w2", "w3"):
-            argv = [*script, "work", postgres_url, schema, name, str(CAPACITY), str(LEASE)]
-            workers[name] = await anyio.open_process(argv)
-            group.start_soon(_lines, workers[name], reports[name])
         try:
+            # The workers start first and wait to be told to go: a loaded machine's seconds of
+            # interpreter start-up are spent while the tasks are created, not after.
+            workers = {}
+            for name in ("w1", "w2", "w3"):
+                argv = [*script, "work", postgres_url, schema, name, str(CAPACITY), str(LEASE)]
+                workers[name] = await anyio.open_process(argv)
+                processes.append(workers[name])
+                group.start_soon(_lines, workers[name], reports[name])
+            async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
+                ends: dict[str, float] = {}
+                ids = await start_tasks(url, generation, journal, TASKS, _RunTimes(), ends=ends)
+            _audit(postgres_url, schema)
+            ids_file = tmp_path / "ids.json"
+            ids_file.write_text(json.dumps(ids))
+            waiter = await anyio.open_process(
+                [*script, "wait", postgres_url, schema, url, str(ids_file)]
+            )
+            processes.append(waiter)
+            group.start_soon(_lines, waiter, reports["waiter"])
             with anyio.fail_after(240):
-                while len(reports[KILLED]) < 20:  # midway through its share
+                for name, process in workers.items():
+                    while not reports[name]:
+                        assert process.returncode is None, f"{name} ended before it was ready"
+                        await anyio.sleep(0.05)
+                    assert reports[name].pop(0) == {"ready": name}
+                for process in workers.values():
+                    assert process.stdin is not None
+                    await process.stdin.send(b"go\n")
+                # Once it surely holds a task: one it has polled that cannot end for a while
+                # yet, so it cannot have recorded it. (Not "once it reported some": its tasks
+                # may all end together, and it reports them only then.)
+                tail, polled = _Tail(request_log), set[str]()
+                while not any(ends[task] > time.time() + 1.5 for task in polled):
                     assert workers[KILLED].returncode is None, "w1 ended before the kill"
                     await anyio.sleep(0.05)
+                    polled |= tail.polled_by(KILLED)
                 workers[KILLED].send_signal(signal.SIGKILL)  # its own pid
                 killed_at = time.time()
                 assert await workers[KILLED].wait() == -signal.SIGKILL
@@ -126,7 +186,7 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
                     assert await workers[name].wait() == 0
                 assert await waiter.wait() == 0
         finally:
-            for process in (*workers.values(), waiter):
+            for process in processes:
                 if process.returncode is None:
                     process.kill()
                     await process.wait()
@@ -189,4 +249,4 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
                 runs.append(worker)
                 taken_over += killed
         assert len(runs) == len(set(runs)), (task, seen)
-    assert taken_over > 0  # w1 held tasks when it died, and the others finished them
+    assert taken_over > 0  # w1 held running tasks when it died, and the others finished them
