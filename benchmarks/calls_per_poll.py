@@ -152,46 +152,7 @@ BURST_TASKS = 200
 
 async def _floor_polls(url: str, polls: int, profile: cProfile.Profile) -> int:
     """``rows.py floor``'s loop (HTTP/1.1 by hand on asyncio streams), profiled."""
-    import asyncio
-
-    host, port = url.split("//")[1].split("/")[0].split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    session: list[str] = []
-    counter = iter(range(1, 10**9))
-
-    async def rpc(method: str, params: dict[str, Any] | None, notify: bool = False) -> Any:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        if not notify:
-            message["id"] = next(counter)
-        body = json.dumps(message).encode()
-        extra = f"mcp-session-id: {session[0]}\r\n" if session else ""
-        writer.write(
-            (
-                f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-                f"accept: application/json, text/event-stream\r\n{extra}"
-                f"content-length: {len(body)}\r\n\r\n"
-            ).encode()
-            + body
-        )
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            name = name.lower()
-            if name == b"content-length":
-                length = int(value)
-            elif name == b"mcp-session-id" and not session:
-                session.append(value.strip().decode())
-        data = await reader.readexactly(length) if length else b""
-        return json.loads(data)["result"] if data else None
-
-    await rpc("initialize", rows.INIT)
-    await rpc("notifications/initialized", None, notify=True)
-    task_id = (await rpc("tools/call", rows._call(0)))["task"]["taskId"]
-    for _ in range(rows.WARMUP):
-        await rpc("tasks/get", {"taskId": task_id})
+    rpc, task_id, writer = await rows.floor_task(url)
     profile.enable()
     for _ in range(polls):
         await rpc("tasks/get", {"taskId": task_id})

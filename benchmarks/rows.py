@@ -86,7 +86,9 @@ def _measure(run: Any, calls: int) -> dict[str, float]:
 # -- the wire floor: HTTP/1.1 by hand on asyncio streams ---------------------------------------
 
 
-async def floor(url: str, calls: int) -> dict[str, float]:
+async def floor_task(url: str) -> tuple[Any, str, asyncio.StreamWriter]:
+    """The floor's connection, initialized, one task created and polled ``WARMUP`` times: its
+    ``rpc(method, params, notify=False)``, the task id, and the writer to close."""
     host, port = url.split("//")[1].split("/")[0].split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
     session: list[str] = []
@@ -125,6 +127,11 @@ async def floor(url: str, calls: int) -> dict[str, float]:
     task_id = (await rpc("tools/call", _call(0)))["task"]["taskId"]
     for _ in range(WARMUP):
         await rpc("tasks/get", {"taskId": task_id})
+    return rpc, task_id, writer
+
+
+async def floor(url: str, calls: int) -> dict[str, float]:
+    rpc, task_id, writer = await floor_task(url)
     cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
     for _ in range(calls):
         await rpc("tasks/get", {"taskId": task_id})
