@@ -55,25 +55,24 @@ BLOCKS: dict[str, str] = {
 # The command-line block has placeholders (URL, ID, a server.py of yours): the lines run here
 # get the served URLs and a task id put in; the others are run by the tests named.
 CLI_LINES: dict[str, str] = {
-    "mcp-tasks --url URL tools          # URL: one that `python3 -m nox -s serve` printed": RUN,
-    'mcp-tasks --url URL call need_task --args \'{"text": "hi", "seconds": 5}\' --task --wait': RUN,
+    'mcp-tasks --url "$MCP1_URL" tools': RUN,
+    'mcp-tasks --url "$MCP1_URL" call need_task --args \'{"text": "hi", "seconds": 5}\' --task '
+    "--wait": RUN,
     'mcp-tasks --stdio "python server.py stdio" --inputs answers.json call confirm --task --wait': (
         "tests/test_cli.py::test_inputs_file_answers_an_elicitation_by_its_message"
     ),
-    "mcp-tasks --url URL --generation 2026-07-28 call slow_compute --task   # prints the task id": (
-        RUN
-    ),
-    "mcp-tasks --url URL --generation 2026-07-28 status ID"
-    "     # also: wait ID, result ID, cancel ID": RUN,
-    "mcp-tasks --url URL list": RUN,
-    'mcp-tasks --url URL probe --safe-tool \'slow_echo={"text": "x"}\'  # one verdict per rule': (
+    'mcp-tasks --url "$FASTMCP4_URL" --generation 2026-07-28 call slow_compute --task'
+    "  # prints its id": RUN,
+    'mcp-tasks --url "$FASTMCP4_URL" --generation 2026-07-28 status ID'
+    "  # also: wait, result, cancel ID": RUN,
+    'mcp-tasks --url "$MCP1_URL" list': RUN,
+    'mcp-tasks --url "$MCP1_URL" probe --safe-tool \'slow_echo={"text": "x"}\''
+    "  # one verdict per rule": (
         "tests/test_cli.py::test_probe_reports_a_peers_known_deviations_under_their_rules"
     ),
-    "mcp-tasks --url URL --journal tasks.db call slow_echo --args '{\"seconds\": 60}' --task": (
-        "tests/test_cli_journal.py::test_a_task_started_by_one_run_is_followed_by_the_next"
-    ),
-    "mcp-tasks --url URL --journal tasks.db wait ID"
-    "   # another run: the 2025-11-25 session resumed": (
+    'mcp-tasks --url "$MCP1_URL" --journal tasks.db call slow_echo --args \'{"seconds": 60}\' '
+    "--task": ("tests/test_cli_journal.py::test_a_task_started_by_one_run_is_followed_by_the_next"),
+    'mcp-tasks --url "$MCP1_URL" --journal tasks.db wait ID  # another run: the session resumed': (
         "tests/test_cli_journal.py::test_a_task_started_by_one_run_is_followed_by_the_next"
     ),
     "mcp-tasks --journal tasks.db resume"
@@ -288,7 +287,7 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
     # "A first look": install into .venv, serve, the README's code saved as first_look.py.
     (fresh_clone / "first_look.py").write_text(first_look_code())
     bash("python3 -m nox -s lint", fresh_clone, env)  # saved where README says: lint passes
-    with serving(fresh_clone, env) as urls:
+    with serving(fresh_clone, env):
         venv = VENV + SERVED
         out = bash(venv + block('python3 first_look.py "$MCP1_URL"\n'), fresh_clone, env)
         assert "plain_echo" in out
@@ -297,15 +296,13 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
         out = bash(venv + AGENT_HOST, fresh_clone, env)
         assert "deploy: completed -> confirmed=True action=accept" in out
 
-        # The command line block, its placeholders filled in.
+        # The command line block, as written (serve.env's URLs), an id it printed for ID.
         task_id = ""
         for line, where in CLI_LINES.items():
             if where != RUN:
                 continue
             gen2 = "--generation 2026-07-28" in line
-            command = line.replace("http://127.0.0.1:8001/mcp", urls["mcp1"])
-            command = re.sub(r"\bURL\b", urls["fastmcp4" if gen2 else "mcp1"], command)
-            command = re.sub(r"\bID\b", task_id, command)
+            command = re.sub(r"\bID\b", task_id, line)
             out = bash(venv + command, fresh_clone, env)  # exit code 0, or it fails
             events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
             kinds = {e["event"] for e in events}
