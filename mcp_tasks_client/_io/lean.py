@@ -72,18 +72,7 @@ class _Response:
         connection = self._connection
         if connection.h11 is None:  # a head read by _h1: Content-Length framing
             while connection.remaining:
-                data = connection.buffer
-                if not data:
-                    data = await connection.receive()
-                    if not data:
-                        raise httpx.RemoteProtocolError(
-                            "peer closed connection without sending complete message body: "
-                            f"{connection.remaining} bytes missing"
-                        )
-                take = connection.remaining
-                chunk, connection.buffer = data[:take], data[take:]
-                connection.remaining -= len(chunk)
-                yield chunk
+                yield await connection.body_chunk()
             self.complete = True
             return
         while True:
@@ -106,18 +95,7 @@ class _Response:
             raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
         parts: list[bytes] = []
         while connection.remaining:
-            data = connection.buffer
-            if not data:
-                data = await connection.receive()
-                if not data:
-                    raise httpx.RemoteProtocolError(
-                        "peer closed connection without sending complete message body: "
-                        f"{connection.remaining} bytes missing"
-                    )
-            take = connection.remaining
-            chunk, connection.buffer = data[:take], data[take:]
-            connection.remaining -= len(chunk)
-            parts.append(chunk)
+            parts.append(await connection.body_chunk())
         self.complete = True
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
@@ -238,6 +216,22 @@ class _Connection:
             raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
         except ssl.SSLError as exc:
             raise httpx.ReadError(str(exc)) from exc
+
+    async def body_chunk(self) -> bytes:
+        """The next bytes of a body framed by ``Content-Length`` (``remaining`` of it left):
+        what the buffer holds first, else what comes off the connection, never past its end."""
+        data = self.buffer
+        if not data:
+            data = await self.receive()
+            if not data:
+                raise httpx.RemoteProtocolError(
+                    "peer closed connection without sending complete message body: "
+                    f"{self.remaining} bytes missing"
+                )
+        take = self.remaining
+        chunk, self.buffer = data[:take], data[take:]
+        self.remaining -= len(chunk)
+        return chunk
 
     async def _receive_direct(self, trio_lowlevel: Any) -> bytes:
         """Under trio, from the socket as trio's own ``recv`` does it (a cancellation point,
