@@ -369,21 +369,26 @@ def test_2026_ext_tasks_rows(bench2026_url: str) -> None:
     assert _server_stats(bench2026_url)["missing_headers"] == {}
 
 
-def test_bench_prints_the_2026_tables_for_every_row() -> None:
-    """``bench.py --only gen2 --tiny``: the section runs end to end, one table per scenario,
-    a line for each row it ran (no figure checked). ``--tiny`` runs the rows on asyncio
-    alone: each row's own test above runs it on both loops."""
+def _bench_tiny(section: str, *args: str, timeout: float) -> str:
+    """``bench.py --only SECTION --tiny ARGS``: what it printed (it exited 0)."""
     bench = str(REPO / "benchmarks" / "bench.py")
     done = subprocess.run(
-        [sys.executable, bench, "--only", "gen2", "--rounds", "1", "--tiny"],
+        [sys.executable, bench, "--only", section, "--tiny", *args],
         capture_output=True,
         text=True,
-        timeout=LIMIT * 4,
+        timeout=timeout,
         check=False,
         cwd=REPO,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    text = done.stdout
+    return done.stdout
+
+
+def test_bench_prints_the_2026_tables_for_every_row() -> None:
+    """``bench.py --only gen2 --tiny``: the section runs end to end, one table per scenario,
+    a line for each row it ran (no figure checked). ``--tiny`` runs the rows on asyncio
+    alone: each row's own test above runs it on both loops."""
+    text = _bench_tiny("gen2", "--rounds", "1", timeout=LIMIT * 4)
     for heading in (
         "**Per `tasks/get` round trip** (2026-07-28)",
         "tasks at once** (2026-07-28)",
@@ -470,17 +475,7 @@ def test_sustained_row_counts_the_polls_of_its_window(bench2026_url: str) -> Non
 def test_bench_prints_the_sustained_tables_for_every_cell() -> None:
     """``bench.py --only sustained --tiny``: both generations' tables, a line per transport
     (one probe each, 100 tasks), every probe's row ran (none failed or timed out)."""
-    bench = str(REPO / "benchmarks" / "bench.py")
-    done = subprocess.run(
-        [sys.executable, bench, "--only", "sustained", "--tiny"],
-        capture_output=True,
-        text=True,
-        timeout=LIMIT * 2,
-        check=False,
-        cwd=REPO,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    text = done.stdout
+    text = _bench_tiny("sustained", timeout=LIMIT * 2)
     assert "**Sustained throughput** (issue 25, item 4)" in text
     for generation in ("2025-11-25:", "2026-07-28:"):
         assert generation in text
