@@ -147,6 +147,8 @@ class Client(TaskCalls, FeatureCalls):
         self._listen_stream = listen_stream
         if resume is not None:
             self._driver.check_resume(resume, transport.session)
+        elif transport.agreed is not None:
+            resume = transport.agreed  # the connection's own handshake (an SDK session)
         self._generation = self._driver.generation
         self._client_info = client_info
         self._capabilities = capabilities

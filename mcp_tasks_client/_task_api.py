@@ -159,6 +159,18 @@ class TaskCalls(ClientBase):
             raise InputRequired("tools/call", call.name, answer)
         return self._driver.plain_start_answer(call.name, answer)
 
+    def read_created(self, raw: JSONObject) -> CreateTaskResult:
+        """A task-creating answer this client did not receive itself, as the CreateTaskResult
+        a Poller waits on: the one the official SDK's ``call_tool(..., allow_claimed=True)``
+        hands its caller (its ``model_dump(by_alias=True, mode="json")``). Read strictly as
+        this generation reads a start (DecodeError naming the path); an answer that is not a
+        task is a DecodeError too. No request is sent.
+        """
+        answer = self._driver.read_start(raw)
+        if not isinstance(answer, CreateTaskResult):
+            raise DecodeError("$", "the answer names no task", type(answer).__name__)
+        return answer
+
     def _created_hook(
         self, on_created: Callable[[str], None] | None
     ) -> Callable[[JSONObject], None] | None:

@@ -47,6 +47,11 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+SDK_HOST = "MCP_TASKS_SDK_HOST"
+"""Set (by tests/test_sdk_hosts.py) when the suite runs inside a host's SDK venv: only then are
+the tests of ``tests/sdk_hosts`` collected (they import the official SDK)."""
+collect_ignore = [] if os.environ.get(SDK_HOST) else ["sdk_hosts"]
+
 FULL_MATRIX = "MCP_TASKS_FULL_MATRIX"
 """Set to 1 (``nox -s full-matrix``) to run every stdio test on both loops."""
 

@@ -49,6 +49,7 @@ FLOORS: list[tuple[str, ...]] = [
     # 9: tools and the front door: conformance kit, testing kit, CLI, the package itself
     (
         "conformance",
+        "sdk",
         "testing",
         "_hypothesis",
         "cli",

@@ -20,7 +20,13 @@ import attrs
 
 from .._exceptions import MCPTasksError
 from .._limits import Limits
-from ..models import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest, RequestId
+from ..models import (
+    InitializeResult,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    RequestId,
+)
 
 __all__ = [
     "HeadersFor",
@@ -149,6 +155,13 @@ class Transport(abc.ABC):
         return None
 
     @property
+    def agreed(self) -> InitializeResult | None:
+        """What the connection under this transport already agreed in its own handshake (a
+        2025-11-25 session the official SDK opened and initialized), or None. The Client then
+        sends no ``initialize``: it takes this as the session it resumes."""
+        return None
+
+    @property
     def cancels_by_closing(self) -> bool:
         """Whether abandoning a request is its cancellation (a stateless HTTP request's
         stream closed, E C38), so no ``notifications/cancelled`` is sent for it."""
@@ -238,6 +251,10 @@ class TransportWrapper(Transport):
     @property
     def session(self) -> str | None:
         return self.inner.session
+
+    @property
+    def agreed(self) -> InitializeResult | None:
+        return self.inner.agreed
 
     @property
     def cancels_by_closing(self) -> bool:

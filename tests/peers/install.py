@@ -77,6 +77,25 @@ class PeerSpec:
         return " ".join((main, *self.also))
 
 
+# What the SDK-host venvs hold besides the SDK: this library's runtime dependencies and what
+# its tests there need (the library itself is imported from the checkout, PYTHONPATH). Kept
+# equal to pyproject.toml's by tests/test_sdk_hosts.py.
+LIBRARY_DEPS: tuple[str, ...] = (
+    "attrs>=24.2",
+    "cattrs>=24.1",
+    "httpx>=0.27",
+    "httpx-sse>=0.4.3,<0.5",
+    "h11>=0.14",
+    "anyio>=4.4",
+    "trio>=0.26",
+    "sniffio>=1.3",
+    "pytest>=8",
+    "pytest-timeout>=2.3",
+    "hypothesis>=6.100",
+    "opentelemetry-api>=1.20",
+    "opentelemetry-sdk>=1.20",
+)
+
 SPECS: dict[str, PeerSpec] = {
     "mcp1": PeerSpec("mcp1", "python", "mcp", "1.30.0", "venv-mcp1"),
     "ts1": PeerSpec(
@@ -91,6 +110,15 @@ SPECS: dict[str, PeerSpec] = {
     "fastmcp4": PeerSpec("fastmcp4", "python", "fastmcp", "4.1.4", "venv-fastmcp4", "tasks"),
     "mcp2": PeerSpec("mcp2", "python", "mcp", "2.3.0", "venv-mcp2"),
     "fastmcp3": PeerSpec("fastmcp3", "python", "fastmcp", "3.4.11", "venv-fastmcp3", "tasks"),
+    # The official SDK as hosts hold it (issue 38): a host's venv, with this library's
+    # dependencies beside the SDK, where the SDK-host tests run (the two majors cannot share
+    # one venv). fastmcp 3 sits on mcp 1.30, fastmcp 4 on mcp 2.3.
+    "sdk1": PeerSpec(
+        "sdk1", "python", "mcp", "1.30.0", "venv-sdk1", also=("fastmcp==3.4.11", *LIBRARY_DEPS)
+    ),
+    "sdk2": PeerSpec(
+        "sdk2", "python", "mcp", "2.3.0", "venv-sdk2", also=("fastmcp==4.1.4", *LIBRARY_DEPS)
+    ),
     "ext-tasks": PeerSpec(
         "ext-tasks",
         "node",

@@ -1,13 +1,13 @@
 """A server-side log of task requests, for tests that check who polled what and when.
 
 Opt-in: with ``MCP_TASKS_PEER_REQUEST_LOG=PATH`` in its environment, a Python peer wraps its
-HTTP app in :class:`RequestLog`, which appends one JSON line per ``tasks/get``,
+HTTP app in :class:`RequestLog`, which appends one JSON line per ``initialize``, ``tasks/get``,
 ``tasks/result``, ``tasks/cancel`` and ``tasks/update`` it receives, and per JSON-RPC response
 the client POSTs (an answer to the server's own request: ``"method": "response"``, its task the
 related-task of the answer's ``_meta``): the time it arrived, the ``X-Worker`` header of the
-request, the method and the task id (and, for an answer, the keys or id it answers). The
-request is passed on unchanged. Without the variable nothing is wrapped. Standard library
-only (it runs in each peer's venv).
+request, the method and the task id (its ``Mcp-Name`` header too, if any; and, for an answer,
+the keys or id it answers). The request is passed on unchanged. Without the variable nothing
+is wrapped. Standard library only (it runs in each peer's venv).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 ENV = "MCP_TASKS_PEER_REQUEST_LOG"
-LOGGED = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
+LOGGED = frozenset({"initialize", "tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
 RELATED = "io.modelcontextprotocol/related-task"
 
 
@@ -54,7 +54,9 @@ class RequestLog:
             parsed = json.loads(body)
         except ValueError:
             return
-        worker = dict(scope.get("headers") or []).get(b"x-worker", b"").decode("latin-1")
+        headers = dict(scope.get("headers") or [])
+        worker = headers.get(b"x-worker", b"").decode("latin-1")
+        mcp_name = headers.get(b"mcp-name")
         lines = []
         for message in parsed if isinstance(parsed, list) else [parsed]:
             if not isinstance(message, dict):
@@ -64,6 +66,8 @@ class RequestLog:
                 params = message.get("params") or {}
                 task_id = params.get("taskId") if isinstance(params, dict) else None
                 entry.update(method=message["method"], task=task_id)
+                if mcp_name is not None:
+                    entry["mcp_name"] = mcp_name.decode("latin-1")
                 if message["method"] == "tasks/update" and isinstance(params, dict):
                     entry["keys"] = sorted(params.get("inputResponses") or {})
             elif "method" not in message and "id" in message and "result" in message:

@@ -1,0 +1,553 @@
+"""A transport over a session of the official MCP Python SDK (mcp 1.x or 2.x) a host already holds.
+
+Its one job: to carry this library's JSON-RPC messages over a connection someone else opened,
+the host's ``mcp.ClientSession`` (or the one inside an ``mcp.Client`` or a fastmcp client), so
+that the host keeps its auth, transport, callbacks and tool listing, and this library sends no
+``initialize`` of its own and opens no second connection.
+
+May import: ``_io.base``, ``models``, ``_exceptions``, ``_limits``. The SDK itself only inside
+functions, by duck typing: importing this module never imports ``mcp``.
+
+Theory of operation. The SDK session owns the wire: request ids, the reader, the server's
+requests. This transport hands each request of ours to the session's public ``send_request``
+as a raw request object (its ``model_dump`` is our method and params; its ``name_param`` names
+the param the SDK copies into ``Mcp-Name``, as the header our driver computed says), with a
+result type that keeps the raw result, and turns the answer (or the SDK's ``McpError`` /
+``MCPError``) back into a JSON-RPC message with our own id. A request whose answer only its
+caller needs runs in the caller's task (``inline_requests``); the others (a task call whose
+answer is read after its caller stopped waiting, a held ``tasks/result``) run in the
+transport's own task group and answer through :meth:`SdkSessionTransport.receive`.
+
+Server->client requests arrive at the SDK session, which calls the host's callbacks. With
+``route=True`` (what :func:`mcp_tasks_client.sdk.open_client` asks for on a 2025-11-25
+connection) the transport puts a router in front of the session's sampling and elicitation
+callbacks and its message handler, by one rule: **a request whose ``_meta`` names, in
+``io.modelcontextprotocol/related-task``, a task this client follows goes to this client (its
+InputRouter); every other request goes to the host's own callback, unchanged.** A task this
+client follows is one a task call it sent created, or one it named in a ``tasks/*`` request (a
+resumed or adopted task). Task status and progress notifications are handed to this client
+and to the host's message handler both (observing is harmless twice; answering is not). The
+router is taken out again when the transport closes. One transport routes one SDK session at a
+time (a second raises UsageError).
+
+Differences between the SDK majors are kept in :class:`_Major`: what a read timeout is (a
+``timedelta`` in 1.x, seconds in 2.x), and who sends ``notifications/cancelled`` for a request
+this client abandons (mcp 2.x does, itself; for mcp 1.x this transport translates ours to the
+SDK's request id).
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import importlib
+import itertools
+import math
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import Any, ClassVar
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .._exceptions import DecodeError, TransportClosed, TransportError, UsageError
+from ..models import (
+    ErrorObject,
+    InitializeResult,
+    JSONObject,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
+from .base import HeadersFor, Incoming, Transport, TransportFault
+
+__all__ = ["RELATED_TASK", "SdkSessionTransport", "SdkUnsupported"]
+
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+"""The ``_meta`` key that ties a server's request or notification to a task (C-25)."""
+
+FOLLOWED_CAP = 10_000
+"""How many task ids a transport remembers as followed (the oldest forgotten first)."""
+
+_CONNECTION_CLOSED = -32000
+_ROUTED = ("_sampling_callback", "_elicitation_callback", "_message_handler")
+_ROUTED_METHODS = {
+    "_sampling_callback": "sampling/createMessage",
+    "_elicitation_callback": "elicitation/create",
+}
+_NOTIFIED = frozenset({"notifications/tasks/status", "notifications/progress"})
+_ROUTING: weakref.WeakKeyDictionary[Any, SdkSessionTransport] = weakref.WeakKeyDictionary()
+
+
+class SdkUnsupported(UsageError):
+    """The official SDK object given cannot carry what was asked, said before anything is sent:
+    it is not an SDK ``ClientSession`` of a tested major, or it lacks what the asked behaviour
+    needs (the message names which, and what to do instead)."""
+
+
+class _RawRequest:
+    """A request object the SDK's ``send_request`` sends as it is (duck-typed as its models)."""
+
+    name_param: ClassVar[str | None] = None
+
+    def __init__(self, method: str, params: JSONObject | None) -> None:
+        self.method = method
+        self.params = params
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"method": self.method}
+        if self.params is not None:
+            out["params"] = dict(self.params)
+        return out
+
+
+_NAMED: dict[str, type[_RawRequest]] = {}
+
+
+def _request_class(name_param: str | None) -> type[_RawRequest]:
+    """A request class whose ``name_param`` is ``name_param`` (what mcp 2.x reads for Mcp-Name)."""
+    if name_param is None:
+        return _RawRequest
+    cls = _NAMED.get(name_param)
+    if cls is None:
+        cls = type(f"_RawRequest_{name_param}", (_RawRequest,), {"name_param": name_param})
+        _NAMED[name_param] = cls
+    return cls
+
+
+class _RawResult:
+    """A result type that keeps the raw result (``model_validate`` is the identity)."""
+
+    @classmethod
+    def model_validate(cls, obj: Any, **_: Any) -> Any:
+        return obj
+
+
+class _Major:
+    """What differs between mcp 1.x and 2.x for this transport."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.v2 = hasattr(session, "_dispatcher")
+        if not callable(getattr(session, "send_request", None)):
+            raise SdkUnsupported(
+                f"{type(session).__name__} is not an official SDK ClientSession (it has no "
+                "send_request); give the mcp ClientSession itself (mcp.Client: its .session; a "
+                "fastmcp Client: its .session, once connected)"
+            )
+        types_module = "mcp_types" if self.v2 else "mcp.types"
+        try:
+            self.types = importlib.import_module(types_module)
+        except ImportError:  # pragma: no cover - an SDK session without its types module
+            raise SdkUnsupported(
+                f"the SDK session's types ({types_module}) cannot be imported"
+            ) from None
+
+    def timeout(self, seconds: float) -> Any:
+        seconds = min(seconds, 86_400.0)
+        return seconds if self.v2 else dt.timedelta(seconds=seconds)
+
+    @property
+    def cancels_itself(self) -> bool:
+        """mcp 2.x sends ``notifications/cancelled`` itself for a request whose caller stopped
+        waiting (and aborts the POST on the stateless wire)."""
+        return self.v2
+
+    def next_id(self) -> Any:
+        """mcp 1.x: the id the session gives the next request (read just before it is sent)."""
+        return getattr(self.session, "_request_id", None)
+
+    def error_of(self, exc: BaseException) -> tuple[int, str, Any] | None:
+        error = getattr(exc, "error", None)
+        code = getattr(error, "code", None)
+        message = getattr(error, "message", None)
+        if isinstance(code, int) and isinstance(message, str):
+            return code, message, getattr(error, "data", None)
+        return None
+
+    def notification(self, method: str, params: JSONObject | None) -> Any:
+        return _RawRequest(method, params)
+
+    def answer(self, method: str, result: JSONObject | None, error: ErrorObject | None) -> Any:
+        """Our answer to a routed server request, as the type the SDK's callback returns."""
+        if error is not None:
+            return self.types.ErrorData(code=error.code, message=error.message, data=error.data)
+        name = "ElicitResult" if method == "elicitation/create" else "CreateMessageResult"
+        return getattr(self.types, name).model_validate(result or {})
+
+
+class SdkSessionTransport(Transport):
+    """This library's transport over an official SDK ``ClientSession`` the host opened.
+
+    Use :func:`mcp_tasks_client.sdk.open_client` rather than this class directly: it reads what
+    the SDK session agreed and declared. The transport neither opens nor closes the SDK session:
+    the host's ``async with`` does, before and after this one.
+
+    Args:
+        session: The SDK's ``ClientSession`` (mcp 1.x or 2.x), already initialized.
+        identity: Which server this is, for a journal (its URL): a task journaled through this
+            transport is resumed by a transport with the same identity. Default: this
+            session's own (it cannot be resumed from another process).
+        route: Put the router of server requests in front of the session's callbacks (see the
+            module's documentation). A 2025-11-25 connection needs it for the input a task asks
+            for; 2026-07-28 asks for input inside ``tasks/get`` and needs none.
+        agreed: What the SDK's ``initialize`` returned (2025-11-25), for the Client.
+    """
+
+    inline_requests = True
+
+    def __init__(
+        self,
+        session: Any,
+        *,
+        identity: str | None = None,
+        route: bool = False,
+        agreed: InitializeResult | None = None,
+    ) -> None:
+        self._major = _Major(session)
+        self._sdk = session
+        self._identity = identity or f"sdk:{type(session).__name__}:{id(session):x}"
+        self._route = route
+        self._agreed = agreed
+        self._headers_for: HeadersFor | None = None
+        self._followed: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._send: MemoryObjectSendStream[Incoming] | None = None
+        self._recv: MemoryObjectReceiveStream[Incoming] | None = None
+        self._group: anyio.abc.TaskGroup | None = None
+        self._background: dict[RequestId, anyio.CancelScope] = {}
+        self._sdk_ids: dict[RequestId, Any] = {}
+        self._server_ids = itertools.count(1)
+        self._answers: dict[str, _Pending] = {}
+        self._saved: dict[str, Any] = {}
+        self._closed = False
+
+    # -- life --------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> SdkSessionTransport:
+        """Deadline: none (nothing is sent). Cancelled: nothing is left installed."""
+        self._send, self._recv = anyio.create_memory_object_stream[Incoming](math.inf)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        if self._route:
+            try:
+                self._install_router()
+            except BaseException:
+                self._group.cancel_scope.cancel()
+                await self._group.__aexit__(None, None, None)
+                raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Deadline: none of its own (background requests are cancelled, not awaited).
+        Cancelled: the close still completes; the host's callbacks are restored either way."""
+        self._closed = True
+        self._remove_router()
+        for pending in self._answers.values():
+            pending.fail(TransportClosed("the client over this SDK session closed"))
+        if self._group is not None:
+            self._group.cancel_scope.cancel()
+            await self._group.__aexit__(None, None, None)
+        if self._send is not None:
+            self._send.close()
+
+    # -- Transport ---------------------------------------------------------------------------
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def session(self) -> str | None:
+        return None
+
+    @property
+    def cancels_by_closing(self) -> bool:
+        return self._major.cancels_itself
+
+    @property
+    def agreed(self) -> InitializeResult | None:
+        """What the SDK's handshake agreed (2025-11-25): the Client sends no initialize."""
+        return self._agreed
+
+    @property
+    def sdk_session(self) -> Any:
+        """The SDK session this transport carries messages over."""
+        return self._sdk
+
+    def use_message_headers(self, headers_for: HeadersFor) -> None:
+        self._headers_for = headers_for
+
+    def follows(self, task_id: str) -> bool:
+        """Whether a server request tied to ``task_id`` is routed to this client."""
+        return task_id in self._followed
+
+    def follow(self, task_id: str) -> None:
+        """Route server requests tied to ``task_id`` to this client from now on."""
+        self._followed[task_id] = None
+        self._followed.move_to_end(task_id)
+        while len(self._followed) > FOLLOWED_CAP:
+            self._followed.popitem(last=False)
+
+    async def exchange(
+        self, message: JSONRPCRequest, *, held: bool = False, deadline: float = math.inf
+    ) -> Incoming | None:
+        """Deadline: ``deadline``, carried by the request's own cancel scope (TimeoutError past
+        it). Cancelled: the SDK stops waiting for the answer (mcp 2.x tells the server)."""
+        with anyio.CancelScope(deadline=deadline) as scope:
+            answer = await self._request(message, deadline)
+        if scope.cancelled_caught:
+            raise TimeoutError
+        return answer
+
+    async def send(self, message: JSONRPCMessage, *, held: bool = False) -> None:
+        """Deadline: the caller's scope (a notification is one SDK send; a request starts in the
+        background at once). Cancelled: a notification may not have been sent."""
+        group = self._group
+        if group is None or self._closed:
+            raise TransportClosed("the transport over the SDK session is not open")
+        if isinstance(message, JSONRPCRequest):
+            scope = anyio.CancelScope()
+            self._background[message.id] = scope
+            group.start_soon(self._in_background, message, scope)
+        elif isinstance(message, JSONRPCNotification):
+            await self._notify(message)
+        elif isinstance(message, (JSONRPCResponse, JSONRPCError)):
+            self._answer_routed(message)
+
+    async def receive(self) -> Incoming:
+        """Deadline: none. Cancelled: stops waiting; nothing is lost."""
+        if self._recv is None:
+            raise TransportClosed("the transport over the SDK session is not open")
+        try:
+            return await self._recv.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise TransportClosed("the transport over the SDK session closed") from None
+
+    async def abandon(self, request_id: RequestId) -> None:
+        """Deadline: none (a cancel scope is cancelled; nothing is awaited)."""
+        scope = self._background.pop(request_id, None)
+        if scope is not None:
+            scope.cancel()
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def _in_background(self, message: JSONRPCRequest, scope: anyio.CancelScope) -> None:
+        try:
+            with scope:
+                answer = await self._request(message, math.inf)
+                self._deliver(answer)
+        finally:
+            self._background.pop(message.id, None)
+
+    async def _request(self, message: JSONRPCRequest, deadline: float) -> Incoming:
+        params = message.params
+        cls = _request_class(self._name_param(message))
+        remaining = deadline - anyio.current_time() if deadline < math.inf else 86_400.0
+        self._note_followed(message.method, params)
+        sdk_id = self._major.next_id()
+        if sdk_id is not None:
+            self._sdk_ids[message.id] = sdk_id
+        try:
+            raw = await self._sdk.send_request(
+                cls(message.method, params),
+                _RawResult,
+                request_read_timeout_seconds=self._major.timeout(max(remaining, 0.001) + 1.0),
+            )
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:  # the SDK's own error types: mapped, never passed through raw
+            return self._fault_of(message, exc)
+        finally:
+            self._sdk_ids.pop(message.id, None)
+        if not isinstance(raw, dict):
+            error = DecodeError("$.result", "the result is not a JSON object", raw)
+            return TransportFault(message.id, error)
+        self._note_created(message, raw)
+        return JSONRPCResponse(message.id, raw)
+
+    def _fault_of(self, message: JSONRPCRequest, exc: Exception) -> Incoming:
+        said = self._major.error_of(exc)
+        if said is not None:
+            code, text, data = said
+            if code == _CONNECTION_CLOSED and text.lower().startswith("connection closed"):
+                return TransportFault(message.id, TransportClosed(f"the SDK session: {text}"))
+            return JSONRPCError(message.id, ErrorObject(code, text, data))
+        name = type(exc).__name__
+        if name == "ValidationError":  # pydantic: the SDK judged the server's answer
+            error: TransportError | DecodeError = DecodeError(
+                "$.result", f"the SDK refused the server's answer: {exc}", None
+            )
+        else:
+            error = TransportError(f"the SDK session failed the request ({name}: {exc})")
+        return TransportFault(message.id, error)
+
+    def _name_param(self, message: JSONRPCRequest) -> str | None:
+        """The param whose value is the ``Mcp-Name`` header our driver asks for (stateless
+        generation), where the SDK would not set it from its own table."""
+        if self._headers_for is None or message.params is None:
+            return None
+        headers = {k.lower(): v for k, v in self._headers_for(message).items()}
+        wanted = headers.get("mcp-name")
+        if wanted is None or message.method in ("tools/call", "prompts/get", "resources/read"):
+            return None
+        for key, value in message.params.items():
+            if isinstance(value, str) and key != "_meta" and _header_value(value) == wanted:
+                return key
+        return None
+
+    def _note_followed(self, method: str, params: JSONObject | None) -> None:
+        if method.startswith("tasks/") and params is not None:
+            task_id = params.get("taskId")
+            if isinstance(task_id, str):
+                self.follow(task_id)
+
+    def _note_created(self, message: JSONRPCRequest, raw: JSONObject) -> None:
+        if message.method != "tools/call":
+            return
+        task = raw.get("task")
+        if isinstance(task, dict) and isinstance(task.get("taskId"), str):
+            self.follow(task["taskId"])
+
+    def _deliver(self, item: Incoming) -> None:
+        if self._send is not None and not self._closed:
+            try:
+                self._send.send_nowait(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+    async def _notify(self, message: JSONRPCNotification) -> None:
+        params = message.params
+        if message.method == "notifications/cancelled" and params is not None:
+            # Ours names our request id; the server knows the SDK's (mcp 1.x).
+            sdk_id = self._sdk_ids.get(params.get("requestId"))  # type: ignore[arg-type]
+            if sdk_id is None:
+                return  # nothing in flight under that id: nothing to cancel
+            params = {**params, "requestId": sdk_id}
+        await self._sdk.send_notification(self._major.notification(message.method, params))
+
+    # -- routing the server's requests -------------------------------------------------------
+
+    def _install_router(self) -> None:
+        other = _ROUTING.get(self._sdk)
+        if other is not None and not other._closed:
+            raise UsageError(
+                "another client already routes this SDK session's server requests: share "
+                "that client (one per SDK session)"
+            )
+        missing = [name for name in _ROUTED if not hasattr(self._sdk, name)]
+        if missing:
+            raise SdkUnsupported(
+                f"this SDK session has no {', '.join(missing)}: its server requests cannot be "
+                "routed (tested: mcp 1.30 and 2.3)"
+            )
+        for name in _ROUTED:
+            self._saved[name] = getattr(self._sdk, name)
+        for name, method in _ROUTED_METHODS.items():
+            setattr(self._sdk, name, self._router(method, self._saved[name]))
+        self._sdk._message_handler = self._notification_router(self._saved[_ROUTED[2]])
+        _ROUTING[self._sdk] = self
+
+    def _remove_router(self) -> None:
+        if not self._saved:
+            return
+        for name, callback in self._saved.items():
+            setattr(self._sdk, name, callback)
+        self._saved.clear()
+        if _ROUTING.get(self._sdk) is self:
+            del _ROUTING[self._sdk]
+
+    def _router(
+        self, method: str, host: Callable[..., Awaitable[Any]]
+    ) -> Callable[..., Awaitable[Any]]:
+        async def route(context: Any, params: Any, *rest: Any) -> Any:
+            raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if not self._ours(raw):
+                return await host(context, params, *rest)
+            return await self._ask(method, raw)
+
+        return route
+
+    def _notification_router(
+        self, host: Callable[[Any], Awaitable[None]]
+    ) -> Callable[[Any], Awaitable[None]]:
+        async def route(message: Any) -> None:
+            notification = getattr(message, "root", message)
+            method = getattr(notification, "method", None)
+            if method in _NOTIFIED and hasattr(notification, "model_dump"):
+                raw = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+                params = raw.get("params")
+                self._deliver(
+                    JSONRPCNotification(method, params if isinstance(params, dict) else None)
+                )
+            await host(message)
+
+        return route
+
+    def _ours(self, raw: Mapping[str, Any]) -> bool:
+        meta = raw.get("_meta")
+        related = meta.get(RELATED_TASK) if isinstance(meta, Mapping) else None
+        task_id = related.get("taskId") if isinstance(related, Mapping) else None
+        return isinstance(task_id, str) and self.follows(task_id)
+
+    async def _ask(self, method: str, params: JSONObject) -> Any:
+        """Hand a routed server request to this client and wait for its answer (as long as the
+        SDK lets the request live: the host's session bounds it, not this transport)."""
+        if self._closed:
+            return self._major.answer(method, None, ErrorObject(-32603, "client closed"))
+        request_id = f"sdk-{next(self._server_ids)}"
+        pending = _Pending()
+        self._answers[request_id] = pending
+        try:
+            self._deliver(JSONRPCRequest(request_id, method, params))
+            result, error = await pending.wait()
+        finally:
+            self._answers.pop(request_id, None)
+        return self._major.answer(method, result, error)
+
+    def _answer_routed(self, message: JSONRPCResponse | JSONRPCError) -> None:
+        pending = self._answers.get(str(message.id)) if message.id is not None else None
+        if pending is None:
+            return  # an answer to a request no longer waited for (the SDK gave up on it)
+        if isinstance(message, JSONRPCResponse):
+            pending.set(message.result, None)
+        else:
+            pending.set(None, message.error)
+
+
+class _Pending:
+    """One routed server request waiting for this client's answer."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self._result: JSONObject | None = None
+        self._error: ErrorObject | None = None
+
+    def set(self, result: JSONObject | None, error: ErrorObject | None) -> None:
+        self._result, self._error = result, error
+        self._event.set()
+
+    def fail(self, exc: Exception) -> None:
+        self.set(None, ErrorObject(-32603, str(exc)))
+
+    async def wait(self) -> tuple[JSONObject | None, ErrorObject | None]:
+        await self._event.wait()
+        return self._result, self._error
+
+
+def _header_value(value: str) -> str:
+    """The header form of a value as our driver writes it (plain ASCII stays as it is)."""
+    if value.isascii() and value.isprintable() and value == value.strip():
+        return value
+    import base64
+
+    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="

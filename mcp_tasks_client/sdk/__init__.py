@@ -1,0 +1,208 @@
+"""Tasks for hosts that already run the official MCP Python SDK (or fastmcp on top of it).
+
+Its one job: to open this library's :class:`~mcp_tasks_client.Client` (and so the Poller, the
+InputRouter, the journal, ``resume`` and tracing) over a connection the host already holds,
+instead of a transport of ours, and, on mcp 2.x, to be the tasks extension a host passes to
+``mcp.Client(server, extensions=[...])``.
+
+May import: everything below the front door (``_client``, ``engine``, ``inputs``, ``journal``,
+``wire``, ``_io.sdk``, ``models``, ``_exceptions``). ``mcp`` itself only where a function needs
+it: importing this package never imports the SDK; :class:`TasksExtension` (mcp 2.x) imports
+it when first named.
+
+Theory of operation. :func:`open_client` reads from the SDK session what the SDK already
+agreed and declared (2025-11-25: the ``initialize`` result and the client capabilities it
+sent; 2026-07-28: the client capabilities the SDK stamps on every request, which must declare
+the tasks extension) and builds a Client over an :class:`~mcp_tasks_client._io.sdk.
+SdkSessionTransport`. The Client sends no ``initialize``; every request goes out through the
+SDK session's ``send_request``, so it carries the host's auth and headers. On a 2025-11-25
+connection the transport routes the server's requests by one rule: tied (related-task
+``_meta``) to a task this client follows, to this client's InputRouter; anything else to the
+host's own callbacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from .. import wire
+from .._cache import ResultCache
+from .._client import Client, Timeouts
+from .._exceptions import MCPTasksError, UsageError
+from .._generation import Generation
+from .._io.sdk import SdkSessionTransport, SdkUnsupported
+from .._limits import Limits
+from ..models import ClientCapabilities, Implementation, InitializeResult
+from ..outcomes import Outcome
+
+if TYPE_CHECKING:
+    from ._extension import TasksExtension
+
+__all__ = [
+    "SdkSessionTransport",
+    "SdkUnsupported",
+    "TaskNotCompleted",
+    "TasksExtension",
+    "open_client",
+    "sdk_session_of",
+]
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+class TaskNotCompleted(MCPTasksError):
+    """A task the SDK's ``call_tool`` handed to :class:`TasksExtension` ended without a result
+    (failed without one, cancelled, expired, lost): ``outcome`` says how, ``task_id`` which."""
+
+    def __init__(self, task_id: str, outcome: Outcome) -> None:
+        self.task_id = task_id
+        self.outcome = outcome
+        super().__init__(f"task {task_id!r} ended {type(outcome).__name__.lower()}: {outcome!r}")
+
+
+def sdk_session_of(host: Any) -> Any:
+    """The SDK ``ClientSession`` behind ``host``: the session itself, or the ``.session`` of
+    an ``mcp.Client`` (2.x) or a connected fastmcp ``Client``. SdkUnsupported otherwise."""
+    if callable(getattr(host, "send_request", None)):
+        return host
+    try:
+        inner = host.session
+    except Exception as exc:  # fastmcp raises RuntimeError before it is connected
+        raise SdkUnsupported(
+            f"{type(host).__name__} has no open SDK session ({exc}); enter it first "
+            "(`async with client:`), then open the tasks client over it"
+        ) from None
+    if callable(getattr(inner, "send_request", None)):
+        return inner
+    raise SdkUnsupported(
+        f"{type(host).__name__} is not an official SDK ClientSession, nor a client holding one"
+    )
+
+
+def open_client(
+    host: Any,
+    *,
+    generation: Generation,
+    identity: str | None = None,
+    initialize_result: Any = None,
+    timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen value
+    limits: Limits = Limits(),  # noqa: B008 - frozen value
+    on_warning: Callable[[MCPTasksError], None] | None = None,
+    cache: ResultCache | None = None,
+    auth_context: Hashable | None = None,
+) -> Client:
+    """This library's Client over the host's SDK connection; open it with ``async with``.
+
+    Nothing is sent to open it: no ``initialize`` (the SDK did that), no ``server/discover``.
+    Leaving it restores the host's callbacks; the SDK session stays open (it is the host's).
+
+    Args:
+        host: An SDK ``ClientSession`` (mcp 1.x or 2.x), an ``mcp.Client`` (2.x) or a
+            connected fastmcp ``Client``, entered and initialized.
+        generation: What the SDK session speaks, chosen by you, never guessed: 2025-11-25 (mcp
+            1.x, fastmcp 2 and 3; mcp 2.x on the legacy wire) or 2026-07-28 (mcp 2.x, fastmcp
+            4, whose SDK client must declare the tasks extension: pass :class:`TasksExtension`
+            to ``mcp.Client(extensions=[...])``).
+        identity: The server's URL, for a journal: a journaled task is resumed (in this process
+            or another) by a client with the same identity.
+        initialize_result: 2025-11-25 over mcp 1.x: what ``session.initialize()`` returned (a
+            fastmcp client has it as ``client.initialize_result``). mcp 2.x keeps it itself.
+        timeouts, limits, on_warning, cache, auth_context: as for :class:`Client`.
+    """
+    session = sdk_session_of(host)
+    agreed: InitializeResult | None = None
+    if generation is Generation.V2025_11_25:
+        agreed = _agreed(session, initialize_result, generation)
+    elif initialize_result is not None:
+        raise UsageError("initialize_result= is for 2025-11-25: 2026-07-28 has no initialize")
+    capabilities = _declared(session, generation)
+    transport = SdkSessionTransport(
+        session, identity=identity, route=agreed is not None, agreed=agreed
+    )
+    return Client(
+        transport,
+        generation=generation,
+        client_info=_client_info(session, generation),
+        capabilities=capabilities,
+        timeouts=timeouts,
+        limits=limits,
+        on_warning=on_warning,
+        cache=cache,
+        auth_context=auth_context,
+    )
+
+
+def _dump(model: Any) -> Any:
+    dump = getattr(model, "model_dump", None)
+    if dump is None:
+        return model
+    return dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _agreed(session: Any, given: Any, generation: Generation) -> InitializeResult:
+    raw = given if given is not None else getattr(session, "initialize_result", None)
+    if raw is None:
+        raise UsageError(
+            "open_client(..., initialize_result=) needs what the SDK's initialize returned on "
+            "mcp 1.x (`result = await session.initialize()`; a fastmcp client: "
+            "`client.initialize_result`): this client sends no initialize of its own"
+        )
+    if isinstance(raw, InitializeResult):
+        return raw
+    return wire.decode(_dump(raw), InitializeResult, generation)
+
+
+def _client_info(session: Any, generation: Generation) -> Implementation:
+    info = getattr(session, "_client_info", None)
+    if info is None:  # pragma: no cover - every tested SDK keeps it
+        return Implementation("mcp-sdk-host", "unknown")
+    return wire.decode(_dump(info), Implementation, generation)
+
+
+def _declared(session: Any, generation: Generation) -> ClientCapabilities:
+    """The client capabilities the SDK session declared (2025-11-25, in its initialize) or
+    stamps on every request (2026-07-28)."""
+    build = getattr(session, "_build_capabilities", None)
+    if build is not None:  # mcp 2.x
+        raw = _dump(build(generation.value))
+        if generation is not Generation.V2025_11_25:
+            extensions = raw.get("extensions") or {}
+            if TASKS_EXTENSION not in extensions:
+                raise SdkUnsupported(
+                    "the SDK stamps its own client capabilities on every 2026-07-28 request, and "
+                    f"they do not declare {TASKS_EXTENSION!r}: construct the SDK client with "
+                    "mcp.Client(server, extensions=[TasksExtension(...)]) (or "
+                    f"mcp.client.extension.advertise({TASKS_EXTENSION!r})) so the server may "
+                    "answer with tasks"
+                )
+            raw = {k: v for k, v in raw.items() if k != "tasks"}
+    else:  # mcp 1.x: what ClientSession.initialize declares, from the callbacks it was given
+        raw = _v1_declared(session)
+    return wire.decode(raw, ClientCapabilities, generation)
+
+
+def _v1_declared(session: Any) -> dict[str, Any]:
+    import importlib
+
+    defaults = importlib.import_module("mcp.client.session")
+    raw: dict[str, Any] = {}
+    if session._sampling_callback is not defaults._default_sampling_callback:
+        raw["sampling"] = _dump(session._sampling_capabilities) or {}
+    if session._elicitation_callback is not defaults._default_elicitation_callback:
+        raw["elicitation"] = {"form": {}, "url": {}}
+    if session._list_roots_callback is not defaults._default_list_roots_callback:
+        raw["roots"] = {"listChanged": True}
+    handlers = getattr(session, "_task_handlers", None)
+    built = handlers.build_capability() if handlers is not None else None
+    if built is not None:
+        raw["tasks"] = _dump(built)
+    return raw
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TasksExtension":
+        from ._extension import TasksExtension
+
+        return TasksExtension
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

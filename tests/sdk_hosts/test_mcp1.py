@@ -1,0 +1,189 @@
+"""Tasks over a host's mcp 1.x ClientSession (2025-11-25) against the real mcp 1.30 server.
+
+Runs in venv-sdk1 (mcp 1.30, fastmcp 3.4.11): see README.md here. Each test opens the host's
+connection the way a host does (the SDK's streamable HTTP client, its own ClientSession with
+its own elicitation callback, ``initialize``), then this library's Client over it, and checks
+on the server's own request log what went over the wire.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import require_peer
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamablehttp_client
+from peers.harness import running_http_peer
+from peers.request_log import ENV
+
+from mcp_tasks_client import (
+    Completed,
+    Generation,
+    InputContext,
+    InputRouter,
+    Poller,
+    PollPolicy,
+    ToolCall,
+)
+from mcp_tasks_client.errors import DeadlineExceeded
+from mcp_tasks_client.models import (
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    TextContent,
+)
+from mcp_tasks_client.sdk import open_client
+
+pytestmark = pytest.mark.anyio
+
+FAST = PollPolicy(floor=0.05, jitter=0.0)
+RELATED = "io.modelcontextprotocol/related-task"
+
+
+@pytest.fixture
+def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """A real mcp 1.30 server of this test's own, logging the requests it receives."""
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv(ENV, str(log))
+    with running_http_peer(require_peer("mcp1")) as url:
+        yield url, log
+
+
+def lines(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def text_of(outcome: object) -> str:
+    assert isinstance(outcome, Completed), outcome
+    return " ".join(b.text for b in outcome.result.content if isinstance(b, TextContent))
+
+
+class Host:
+    """What an agent host holds: an SDK session with its own elicitation callback."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str | None, str]] = []
+
+    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        meta = params.meta.model_dump(by_alias=True) if params.meta is not None else {}
+        related = (meta.get(RELATED) or {}).get("taskId")
+        self.asked.append((related, params.message))
+        return types.ElicitResult(action="accept", content={"ok": False})
+
+    @asynccontextmanager
+    async def session(
+        self, url: str
+    ) -> AsyncIterator[tuple[ClientSession, types.InitializeResult]]:
+        async with (
+            streamablehttp_client(url) as (read, write, _),
+            ClientSession(read, write, elicitation_callback=self.elicit) as session,
+        ):
+            agreed = await session.initialize()
+            yield session, agreed
+
+
+async def test_our_tasks_question_reaches_our_router_and_the_hosts_reaches_its_callback(
+    logged: tuple[str, Path],
+) -> None:
+    """One connection, two tasks that ask: the one this library follows is answered by its
+    InputRouter, the host's own (started with the SDK's experimental API) by the host's
+    callback; each answered once (C-25, T:470), and one initialize on the connection."""
+    url, log = logged
+    host = Host()
+    ours: list[str] = []
+    async with (
+        host.session(url) as (session, agreed),
+        open_client(session, generation=Generation.V2025_11_25, initialize_result=agreed) as client,
+    ):
+        router = InputRouter(elicitation=ElicitationCapability(form={}))
+        router.attach(client)
+        created = await client.start(ToolCall("confirm", {"text": "ours"}).as_task())
+        task_id = created.task.task_id  # type: ignore[union-attr]
+
+        async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+            assert ctx.task_id == task_id
+            ours.append(params.message)
+            return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
+
+        router.on_elicitation(task_id, accept)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # 1.30's experimental API
+            theirs = await session.experimental.call_tool_as_task("confirm", {"text": "theirs"})
+            their_id = theirs.task.taskId
+
+            async def host_waits() -> types.CallToolResult:
+                return await session.experimental.get_task_result(their_id, types.CallToolResult)
+
+        async with anyio.create_task_group() as group:
+            their_result: list[types.CallToolResult] = []
+
+            async def run_host() -> None:
+                their_result.append(await host_waits())
+
+            group.start_soon(run_host)
+            async with Poller(client, FAST, inputs=router) as poller:
+                with anyio.fail_after(30):
+                    outcome = await poller.wait(created)
+    assert text_of(outcome).lower() == "confirmed=true action=accept"
+    assert ours == ["Confirm: ours?"]
+    assert host.asked == [(their_id, "Confirm: theirs?")]
+    their_text = " ".join(b.text for b in their_result[0].content if b.type == "text")
+    assert their_text.lower() == "confirmed=false action=accept"
+    wire = lines(log)
+    assert [e["method"] for e in wire].count("initialize") == 1
+    answers = [e for e in wire if e["method"] == "response"]
+    assert len(answers) == 2  # one answer each; ours echoes the related-task (C-25)
+    assert [e["task"] for e in answers].count(task_id) == 1
+
+
+async def test_polls_honour_the_tasks_poll_interval_on_the_wire(logged: tuple[str, Path]) -> None:
+    """T:480: no tasks/get sooner than the task's pollInterval after the last one (the
+    server's arrival times; the Poller schedules from the answer, so a late arrival cannot
+    make the next gap shorter)."""
+    url, log = logged
+    async with (
+        Host().session(url) as (session, agreed),
+        open_client(session, generation=Generation.V2025_11_25, initialize_result=agreed) as client,
+    ):
+        created = await client.start(ToolCall("slow_echo", {"text": "x", "seconds": 1.5}).as_task())
+        interval = created.task.poll_interval  # type: ignore[union-attr]
+        async with Poller(client, PollPolicy(floor=0.01, jitter=0.0)) as poller:
+            with anyio.fail_after(30):
+                outcome = await poller.wait(created)
+    assert text_of(outcome) == "echo (task): x"
+    assert interval is not None
+    gets = [e["t"] for e in lines(log) if e["method"] == "tasks/get"]
+    assert len(gets) >= 2
+    gaps = [b - a for a, b in itertools.pairwise(gets)]
+    assert min(gaps) >= interval / 1000 - 0.01, (interval, gaps)
+
+
+async def test_cancel_and_the_deadline(logged: tuple[str, Path]) -> None:
+    """A wait that passes its deadline raises DeadlineExceeded and, with cancel_on_abandon,
+    sends one tasks/cancel; the task ends cancelled on the server (C-41)."""
+    url, log = logged
+    async with (
+        Host().session(url) as (session, agreed),
+        open_client(session, generation=Generation.V2025_11_25, initialize_result=agreed) as client,
+    ):
+        created = await client.start(ToolCall("slow_echo", {"text": "x", "seconds": 30}).as_task())
+        task_id = created.task.task_id  # type: ignore[union-attr]
+        policy = PollPolicy(floor=0.05, jitter=0.0, cancel_on_abandon=True)
+        async with Poller(client, policy) as poller:
+            with pytest.raises(DeadlineExceeded):
+                await poller.wait(created, deadline=0.5)
+        cancels = [e for e in lines(log) if e["method"] == "tasks/cancel"]
+        after = await client.get_task(task_id)
+    assert after.status.value == "cancelled", (after, lines(log))
+    assert [e["task"] for e in cancels] == [task_id]
