@@ -6,14 +6,14 @@ instead of a transport of ours, and, on mcp 2.x, to be the tasks extension a hos
 ``mcp.Client(server, extensions=[...])``.
 
 May import: everything below the front door (``_client``, ``engine``, ``inputs``, ``journal``,
-``wire``, ``_io.sdk``, ``models``, ``_exceptions``). ``mcp`` itself only where a function needs
-it: importing this package never imports the SDK; :class:`TasksExtension` (mcp 2.x) imports
-it when first named.
+``wire``, ``_io.sdk_session``, ``models``, ``_exceptions``). ``mcp`` itself only where a
+function needs it: importing this package never imports the SDK; :class:`TasksExtension`
+(mcp 2.x) imports it when first named.
 
 Theory of operation. :func:`open_client` reads from the SDK session what the SDK already
 agreed and declared (2025-11-25: the ``initialize`` result and the client capabilities it
 sent; 2026-07-28: the client capabilities the SDK stamps on every request, which must declare
-the tasks extension) and builds a Client over an :class:`~mcp_tasks_client._io.sdk.
+the tasks extension) and builds a Client over an :class:`~mcp_tasks_client._io.sdk_session.
 SdkSessionTransport`. The Client sends no ``initialize``; every request goes out through the
 SDK session's ``send_request``, so it carries the host's auth and headers. On a 2025-11-25
 connection the transport routes the server's requests by one rule: tied (related-task
@@ -31,7 +31,7 @@ from .._cache import ResultCache
 from .._client import Client, Timeouts
 from .._exceptions import MCPTasksError, UsageError
 from .._generation import Generation
-from .._io.sdk import SdkSessionTransport, SdkUnsupported
+from .._io.sdk_session import SdkSessionTransport, SdkUnsupported
 from .._limits import Limits
 from ..models import ClientCapabilities, Implementation, InitializeResult
 from ..outcomes import Outcome
@@ -68,6 +68,8 @@ def sdk_session_of(host: Any) -> Any:
         return host
     try:
         inner = host.session
+    except AttributeError:
+        inner = None
     except Exception as exc:  # fastmcp raises RuntimeError before it is connected
         raise SdkUnsupported(
             f"{type(host).__name__} has no open SDK session ({exc}); enter it first "
@@ -111,12 +113,9 @@ def open_client(
         timeouts, limits, on_warning, cache, auth_context: as for :class:`Client`.
     """
     session = sdk_session_of(host)
-    agreed: InitializeResult | None = None
-    if generation is Generation.V2025_11_25:
-        agreed = _agreed(session, initialize_result, generation)
-    elif initialize_result is not None:
-        raise UsageError("initialize_result= is for 2025-11-25: 2026-07-28 has no initialize")
-    capabilities = _declared(session, generation)
+    side = _SIDES[generation]
+    agreed = side.agreed(session, initialize_result, generation)
+    capabilities = side.declared(session, generation)
     transport = SdkSessionTransport(
         session, identity=identity, route=agreed is not None, agreed=agreed
     )
@@ -160,26 +159,49 @@ def _client_info(session: Any, generation: Generation) -> Implementation:
     return wire.decode(_dump(info), Implementation, generation)
 
 
-def _declared(session: Any, generation: Generation) -> ClientCapabilities:
-    """The client capabilities the SDK session declared (2025-11-25, in its initialize) or
-    stamps on every request (2026-07-28)."""
-    build = getattr(session, "_build_capabilities", None)
-    if build is not None:  # mcp 2.x
-        raw = _dump(build(generation.value))
-        if generation is not Generation.V2025_11_25:
-            extensions = raw.get("extensions") or {}
-            if TASKS_EXTENSION not in extensions:
-                raise SdkUnsupported(
-                    "the SDK stamps its own client capabilities on every 2026-07-28 request, and "
-                    f"they do not declare {TASKS_EXTENSION!r}: construct the SDK client with "
-                    "mcp.Client(server, extensions=[TasksExtension(...)]) (or "
-                    f"mcp.client.extension.advertise({TASKS_EXTENSION!r})) so the server may "
-                    "answer with tasks"
-                )
-            raw = {k: v for k, v in raw.items() if k != "tasks"}
-    else:  # mcp 1.x: what ClientSession.initialize declares, from the callbacks it was given
-        raw = _v1_declared(session)
-    return wire.decode(raw, ClientCapabilities, generation)
+class _Handshaken:
+    """2025-11-25: the SDK's initialize agreed the session and declared the capabilities."""
+
+    def agreed(self, session: Any, given: Any, generation: Generation) -> InitializeResult:
+        return _agreed(session, given, generation)
+
+    def declared(self, session: Any, generation: Generation) -> ClientCapabilities:
+        build = getattr(session, "_build_capabilities", None)
+        raw = _dump(build(generation.value)) if build is not None else _v1_declared(session)
+        return wire.decode(raw, ClientCapabilities, generation)
+
+
+class _Stateless:
+    """2026-07-28: nothing agreed; the SDK stamps its capabilities on every request, and they
+    must declare the tasks extension (only mcp 2.x speaks it)."""
+
+    def agreed(self, session: Any, given: Any, generation: Generation) -> None:
+        if given is not None:
+            raise UsageError(
+                f"initialize_result= is for a session with an initialize, not {generation.value}"
+            )
+        return
+
+    def declared(self, session: Any, generation: Generation) -> ClientCapabilities:
+        build = getattr(session, "_build_capabilities", None)
+        raw = _dump(build(generation.value)) if build is not None else {}
+        if TASKS_EXTENSION not in (raw.get("extensions") or {}):
+            raise SdkUnsupported(
+                f"the SDK stamps its own client capabilities on every {generation.value} "
+                f"request, and they do not declare {TASKS_EXTENSION!r}: construct the SDK client "
+                "with mcp.Client(server, extensions=[TasksExtension(...)]) (or "
+                f"mcp.client.extension.advertise({TASKS_EXTENSION!r})) so the server may answer "
+                "with tasks"
+            )
+        raw = {k: v for k, v in raw.items() if k != "tasks"}
+        return wire.decode(raw, ClientCapabilities, generation)
+
+
+_SIDES: dict[Generation, _Handshaken | _Stateless] = {
+    Generation.V2025_11_25: _Handshaken(),
+    Generation.V2026_07_28: _Stateless(),
+}
+"""What the SDK session agreed and declared, per generation (a lookup, never a branch)."""
 
 
 def _v1_declared(session: Any) -> dict[str, Any]:

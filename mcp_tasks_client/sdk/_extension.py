@@ -109,6 +109,8 @@ class TasksExtension(ClientExtension):  # type: ignore[misc]  # the SDK's base c
             if self._journal is not None:
                 await self._journal.record(client.journal_entry(created.task, ctx.tool_name))
             router = self._inputs(client) if self._inputs is not None else None
+            if router is not None:
+                router.attach(client)
             async with Poller(client, self.policy, inputs=router, journal=self._journal) as poller:
                 outcome = await poller.wait(created, deadline=deadline)
             self.resolved += 1

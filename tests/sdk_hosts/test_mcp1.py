@@ -169,9 +169,10 @@ async def test_polls_honour_the_tasks_poll_interval_on_the_wire(logged: tuple[st
     assert min(gaps) >= interval / 1000 - 0.01, (interval, gaps)
 
 
-async def test_cancel_and_the_deadline(logged: tuple[str, Path]) -> None:
-    """A wait that passes its deadline raises DeadlineExceeded and, with cancel_on_abandon,
-    sends one tasks/cancel; the task ends cancelled on the server (C-41)."""
+async def test_the_deadline_then_cancel(logged: tuple[str, Path]) -> None:
+    """A wait that passes its deadline raises DeadlineExceeded and leaves the task running
+    (nothing is cancelled unasked); an explicit cancel over the host's session sends one
+    tasks/cancel and the task ends cancelled on the server (C-41)."""
     url, log = logged
     async with (
         Host().session(url) as (session, agreed),
@@ -179,11 +180,14 @@ async def test_cancel_and_the_deadline(logged: tuple[str, Path]) -> None:
     ):
         created = await client.start(ToolCall("slow_echo", {"text": "x", "seconds": 30}).as_task())
         task_id = created.task.task_id  # type: ignore[union-attr]
-        policy = PollPolicy(floor=0.05, jitter=0.0, cancel_on_abandon=True)
-        async with Poller(client, policy) as poller:
+        async with Poller(client, FAST) as poller:
             with pytest.raises(DeadlineExceeded):
                 await poller.wait(created, deadline=0.5)
-        cancels = [e for e in lines(log) if e["method"] == "tasks/cancel"]
+        assert (await client.get_task(task_id)).status.value == "working"
+        cancelled = await client.cancel_task(task_id)
         after = await client.get_task(task_id)
-    assert after.status.value == "cancelled", (after, lines(log))
+    assert cancelled is not None
+    assert cancelled.status.value == "cancelled"
+    assert after.status.value == "cancelled"
+    cancels = [e for e in lines(log) if e["method"] == "tasks/cancel"]
     assert [e["task"] for e in cancels] == [task_id]

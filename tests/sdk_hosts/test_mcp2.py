@@ -1,0 +1,184 @@
+"""Tasks for a host on mcp 2.x (2026-07-28) against the real fastmcp 4 tasks server.
+
+Runs in venv-sdk2 (mcp 2.3, fastmcp 4.1.4): see README.md here. Two entry points: the
+extension way (``mcp.Client(url, extensions=[TasksExtension(...)])``, the host calls its own
+``call_tool``) and this library's Client over the host's ``mcp.Client``. The server's request
+log shows what went over the wire.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp
+import pytest
+from conftest import require_peer
+from peers.harness import running_http_peer
+from peers.request_log import ENV
+
+from mcp_tasks_client import (
+    Client,
+    Completed,
+    Generation,
+    InputContext,
+    InputRouter,
+    Poller,
+    PollPolicy,
+    ToolCall,
+)
+from mcp_tasks_client.errors import DeadlineExceeded
+from mcp_tasks_client.models import (
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    TextContent,
+)
+from mcp_tasks_client.sdk import SdkUnsupported, TasksExtension, open_client
+
+pytestmark = pytest.mark.anyio
+
+FAST = PollPolicy(floor=0.01, jitter=0.0)
+
+
+@pytest.fixture
+def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """A real fastmcp 4 tasks server of this test's own, logging the requests it receives."""
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv(ENV, str(log))
+    with running_http_peer(require_peer("fastmcp4")) as url:
+        yield url, log
+
+
+def lines(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def text_of(outcome: object) -> str:
+    assert isinstance(outcome, Completed), outcome
+    return " ".join(b.text for b in outcome.result.content if isinstance(b, TextContent))
+
+
+def confirming(answers: list[str]) -> Any:
+    """The input router a TasksExtension makes for each task's client: it answers the
+    ``confirm`` key of any task it is bound to, once."""
+
+    def make(client: Client) -> InputRouter:
+        router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+        async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+            assert ctx.task_id is not None
+            answers.append(ctx.task_id)
+            return ElicitResult(ElicitAction.ACCEPT, {"confirm": True})
+
+        router.default_elicitation(accept)
+        return router
+
+    return make
+
+
+async def test_the_extension_drives_a_claimed_task_to_the_hosts_call_tool_result(
+    logged: tuple[str, Path],
+) -> None:
+    """E C16-C18, E C24, E C58: the host's own call_tool returns the task's result; every
+    tasks/get names the task in Mcp-Name, none sooner than pollIntervalMs after the last; no
+    initialize on the stateless wire."""
+    url, log = logged
+    extension = TasksExtension(policy=FAST)
+    async with mcp.Client(url, extensions=[extension]) as host:
+        result = await host.call_tool("slow_compute", {"label": "a", "seconds": 1.0})
+    assert not result.is_error
+    assert [b.text for b in result.content] == ["computed a in 1.0s"]
+    assert extension.resolved == 1
+    wire = lines(log)
+    gets = [e for e in wire if e["method"] == "tasks/get"]
+    assert len(gets) >= 2
+    assert all(e["mcp_name"] == e["task"] for e in gets)
+    times = [e["t"] for e in gets]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) >= 0.1 - 0.01, gaps  # the server's pollIntervalMs: 100
+    assert not [e for e in wire if e["method"] == "initialize"]
+
+
+async def test_the_extension_answers_a_tasks_input_once_through_the_router(
+    logged: tuple[str, Path],
+) -> None:
+    """E C28-C33: the task's inputRequests key is answered once, by the handler the host gave,
+    with tasks/update naming the task in Mcp-Name."""
+    url, log = logged
+    answers: list[str] = []
+    extension = TasksExtension(policy=FAST, inputs=confirming(answers))
+
+    async def host_elicits(context: Any, params: Any) -> Any:  # the host's own (plain calls)
+        raise AssertionError("a task's question reached the host's callback")
+
+    async with mcp.Client(url, extensions=[extension], elicitation_callback=host_elicits) as host:
+        with anyio.fail_after(30):
+            result = await host.call_tool("confirm_delete", {"filename": "a.txt"})
+    assert not result.is_error, result
+    assert len(answers) == 1
+    updates = [e for e in lines(log) if e["method"] == "tasks/update"]
+    assert [(e["task"], len(e["keys"])) for e in updates] == [(answers[0], 1)]
+    assert updates[0]["mcp_name"] == answers[0]
+
+
+async def test_a_claimed_task_becomes_our_handle_and_a_deadline_cancels_it(
+    logged: tuple[str, Path],
+) -> None:
+    """allow_claimed=True hands the host the claimed task; read_created makes it this
+    library's handle; a wait past its deadline with cancel_on_abandon sends one tasks/cancel."""
+    url, log = logged
+    async with mcp.Client(url, extensions=[TasksExtension(policy=FAST)]) as host:
+        claimed = await host.session.call_tool(
+            "slow_compute", {"label": "b", "seconds": 30}, allow_claimed=True
+        )
+        async with open_client(host, generation=Generation.V2026_07_28) as client:
+            created = client.read_created(claimed.model_dump(by_alias=True, mode="json"))
+            policy = PollPolicy(floor=0.05, jitter=0.0, cancel_on_abandon=True)
+            async with Poller(client, policy) as poller:
+                with pytest.raises(DeadlineExceeded):
+                    await poller.wait(created, deadline=0.5)
+    cancels = [e for e in lines(log) if e["method"] == "tasks/cancel"]
+    assert [(e["task"], e["mcp_name"]) for e in cancels] == [(created.task.task_id,) * 2]
+
+
+async def test_our_start_over_the_hosts_client_and_many_tasks_at_once(
+    logged: tuple[str, Path],
+) -> None:
+    """This library's start and Poller over the host's mcp.Client: three tasks waited at
+    once on the host's one connection."""
+    url, _ = logged
+    async with (
+        mcp.Client(url, extensions=[TasksExtension(policy=FAST)]) as host,
+        open_client(host, generation=Generation.V2026_07_28) as client,
+    ):
+        started = [
+            await client.start(
+                ToolCall("slow_compute", {"label": str(i), "seconds": 0.5}).as_task()
+            )
+            for i in range(3)
+        ]
+        async with Poller(client, FAST) as poller:
+            with anyio.fail_after(30):
+                outcomes = await poller.wait_all(started)  # type: ignore[arg-type]
+    assert sorted(text_of(o) for o in outcomes.values()) == [
+        f"computed {i} in 0.5s" for i in range(3)
+    ]
+
+
+async def test_a_host_without_the_extension_is_told_up_front(logged: tuple[str, Path]) -> None:
+    """The SDK stamps its own capabilities on every 2026-07-28 request: without the tasks
+    extension there, no server may answer with a task, and open_client says so before
+    anything is sent; the host's call_tool of a task-only tool fails as the SDK says."""
+    url, log = logged
+    async with mcp.Client(url) as host:
+        with pytest.raises(SdkUnsupported, match="TasksExtension"):
+            open_client(host, generation=Generation.V2026_07_28)
+    assert not [e for e in lines(log) if e["method"].startswith("tasks/")]
