@@ -50,6 +50,7 @@ from typing import Any, ClassVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._exceptions import DecodeError, TransportClosed, TransportError, UsageError
@@ -181,6 +182,30 @@ class _Major:
         return getattr(self.types, name).model_validate(result or {})
 
 
+class _OneWriteAtATime:
+    """mcp 1.x's streamable HTTP client starts each request's POST in a task that reads the
+    message from a variable of its writer loop when it first runs (a late-bound closure): two
+    messages written within one scheduler pass make it POST the second twice and lose the
+    first, so one of two concurrent requests never gets an answer (seen with a poll and a
+    cancel sent at once). This stands in for the session's write stream while the transport
+    is open: writes go one at a time, each followed by two scheduler passes, so the writer
+    loop's task for one message has read it before the next is offered. It serves every writer
+    of the session (the host's requests too); the stream itself is untouched."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._lock = anyio.Lock()
+
+    async def send(self, item: Any) -> None:
+        async with self._lock:
+            await self.inner.send(item)
+            await anyio.lowlevel.checkpoint()
+            await anyio.lowlevel.checkpoint()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
 class SdkSessionTransport(Transport):
     """This library's transport over an official SDK ``ClientSession`` the host opened.
 
@@ -224,6 +249,7 @@ class SdkSessionTransport(Transport):
         self._server_ids = itertools.count(1)
         self._answers: dict[str, _Pending] = {}
         self._saved: dict[str, Any] = {}
+        self._saved_stream: Any = None
         self._closed = False
 
     # -- life --------------------------------------------------------------------------------
@@ -233,6 +259,9 @@ class SdkSessionTransport(Transport):
         self._send, self._recv = anyio.create_memory_object_stream[Incoming](math.inf)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
+        if not self._major.v2 and hasattr(self._sdk, "_write_stream"):
+            self._saved_stream = self._sdk._write_stream
+            self._sdk._write_stream = _OneWriteAtATime(self._saved_stream)
         if self._route:
             try:
                 self._install_router()
@@ -252,6 +281,9 @@ class SdkSessionTransport(Transport):
         Cancelled: the close still completes; the host's callbacks are restored either way."""
         self._closed = True
         self._remove_router()
+        if self._saved_stream is not None:
+            self._sdk._write_stream = self._saved_stream
+            self._saved_stream = None
         for pending in self._answers.values():
             pending.fail(TransportClosed("the client over this SDK session closed"))
         if self._group is not None:

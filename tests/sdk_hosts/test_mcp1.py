@@ -191,3 +191,51 @@ async def test_the_deadline_then_cancel(logged: tuple[str, Path]) -> None:
     assert after.status.value == "cancelled"
     cancels = [e for e in lines(log) if e["method"] == "tasks/cancel"]
     assert [e["task"] for e in cancels] == [task_id]
+
+
+async def test_a_deadline_with_cancel_on_abandon_cancels_the_task_once(
+    logged: tuple[str, Path],
+) -> None:
+    """With cancel_on_abandon the wait that passes its deadline sends one tasks/cancel, in the
+    same instant as a poll (the poll interval and the deadline coincide): mcp 1.x's HTTP client
+    loses one of two requests written at once unless the transport writes one at a time."""
+    url, log = logged
+    async with (
+        Host().session(url) as (session, agreed),
+        open_client(session, generation=Generation.V2025_11_25, initialize_result=agreed) as client,
+    ):
+        task_ids = []
+        for _ in range(3):
+            created = await client.start(
+                ToolCall("slow_echo", {"text": "x", "seconds": 30}).as_task()
+            )
+            task_ids.append(created.task.task_id)  # type: ignore[union-attr]
+            policy = PollPolicy(floor=0.05, jitter=0.0, cancel_on_abandon=True)
+            async with Poller(client, policy) as poller:
+                with pytest.raises(DeadlineExceeded):
+                    await poller.wait(created, deadline=0.5)
+            after = await client.get_task(task_ids[-1])
+            assert after.status.value == "cancelled"
+    cancels = [e["task"] for e in lines(log) if e["method"] == "tasks/cancel"]
+    assert cancels == task_ids
+
+
+async def test_many_tasks_at_once_on_the_hosts_one_connection(logged: tuple[str, Path]) -> None:
+    """Eight tasks waited at once: the Poller's concurrent polls over the host's session all
+    get their answers, and every task its result."""
+    url, log = logged
+    async with (
+        Host().session(url) as (session, agreed),
+        open_client(session, generation=Generation.V2025_11_25, initialize_result=agreed) as client,
+    ):
+        started = [
+            await client.start(ToolCall("slow_echo", {"text": str(i), "seconds": 1.0}).as_task())
+            for i in range(8)
+        ]
+        async with Poller(client, FAST) as poller:
+            with anyio.fail_after(60):
+                outcomes = await poller.wait_all(started)  # type: ignore[arg-type]
+    assert sorted(text_of(o) for o in outcomes.values()) == sorted(
+        f"echo (task): {i}" for i in range(8)
+    )
+    assert [e["method"] for e in lines(log)].count("initialize") == 1
