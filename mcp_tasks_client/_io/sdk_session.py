@@ -8,15 +8,17 @@ that the host keeps its auth, transport, callbacks and tool listing, and this li
 May import: ``_io.base``, ``models``, ``_exceptions``, ``_limits``. The SDK itself only inside
 functions, by duck typing: importing this module never imports ``mcp``.
 
-Theory of operation. The SDK session owns the wire: request ids, the reader, the server's
-requests. This transport hands each request of ours to the session's public ``send_request``
-as a raw request object (its ``model_dump`` is our method and params; its ``name_param`` names
-the param the SDK copies into ``Mcp-Name``, as the header our driver computed says), with a
-result type that keeps the raw result, and turns the answer (or the SDK's ``McpError`` /
-``MCPError``) back into a JSON-RPC message with our own id. A request whose answer only its
-caller needs runs in the caller's task (``inline_requests``); the others (a task call whose
-answer is read after its caller stopped waiting, a held ``tasks/result``) run in the
-transport's own task group and answer through :meth:`SdkSessionTransport.receive`.
+Theory of operation. The SDK session owns the wire: the connection, its auth, the reader, the
+server's requests. This transport hands each request of ours to the session as this library
+wrote it: on mcp 2.x through the session's dispatcher (``send_raw_request``, with our own
+request id, our ``_meta`` and the headers our driver computed, so the SDK neither re-stamps
+the request nor judges the answer by its own tables); on mcp 1.x through the public
+``send_request``, as a raw request object (its ``model_dump`` is our method and params) with a
+result type that keeps the raw result. The answer (or the SDK's ``McpError`` / ``MCPError``)
+becomes a JSON-RPC message with our own id again. A request whose answer only its caller
+needs runs in the caller's task (``inline_requests``); the others (a task call whose answer is
+read after its caller stopped waiting, a held ``tasks/result``) run in the transport's own
+task group and answer through :meth:`SdkSessionTransport.receive`.
 
 Server->client requests arrive at the SDK session, which calls the host's callbacks. With
 ``route=True`` (what :func:`mcp_tasks_client.sdk.open_client` asks for on a 2025-11-25
@@ -46,7 +48,7 @@ import math
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -92,9 +94,7 @@ class SdkUnsupported(UsageError):
 
 
 class _RawRequest:
-    """A request object the SDK's ``send_request`` sends as it is (duck-typed as its models)."""
-
-    name_param: ClassVar[str | None] = None
+    """A request object mcp 1.x's ``send_request`` sends as it is (duck-typed as its models)."""
 
     def __init__(self, method: str, params: JSONObject | None) -> None:
         self.method = method
@@ -105,20 +105,6 @@ class _RawRequest:
         if self.params is not None:
             out["params"] = dict(self.params)
         return out
-
-
-_NAMED: dict[str, type[_RawRequest]] = {}
-
-
-def _request_class(name_param: str | None) -> type[_RawRequest]:
-    """A request class whose ``name_param`` is ``name_param`` (what mcp 2.x reads for Mcp-Name)."""
-    if name_param is None:
-        return _RawRequest
-    cls = _NAMED.get(name_param)
-    if cls is None:
-        cls = type(f"_RawRequest_{name_param}", (_RawRequest,), {"name_param": name_param})
-        _NAMED[name_param] = cls
-    return cls
 
 
 class _RawResult:
@@ -158,6 +144,18 @@ class _Major:
         """mcp 2.x sends ``notifications/cancelled`` itself for a request whose caller stopped
         waiting (and aborts the POST on the stateless wire)."""
         return self.v2
+
+    async def send_raw(
+        self, message: JSONRPCRequest, headers: Mapping[str, str], timeout: float
+    ) -> Any:
+        """mcp 2.x: the request as this library wrote it (its ``_meta``, its headers, an id
+        of its own), through the session's dispatcher: the host's transport and auth carry it,
+        and the SDK neither re-stamps it nor judges the answer by its own tables (it would read
+        a 2025-11-25 task call's CreateTaskResult as a plain CallToolResult)."""
+        opts: dict[str, Any] = {"timeout": timeout, "request_id": f"mcp-tasks-{message.id}"}
+        if headers:
+            opts["headers"] = dict(headers)
+        return await self.session._dispatcher.send_raw_request(message.method, message.params, opts)
 
     def next_id(self) -> Any:
         """mcp 1.x: the id the session gives the next request (read just before it is sent)."""
@@ -250,6 +248,7 @@ class SdkSessionTransport(Transport):
         self._answers: dict[str, _Pending] = {}
         self._saved: dict[str, Any] = {}
         self._saved_stream: Any = None
+        self._protocol_version: str | None = None
         self._closed = False
 
     # -- life --------------------------------------------------------------------------------
@@ -383,18 +382,21 @@ class SdkSessionTransport(Transport):
 
     async def _request(self, message: JSONRPCRequest, deadline: float) -> Incoming:
         params = message.params
-        cls = _request_class(self._name_param(message))
         remaining = deadline - anyio.current_time() if deadline < math.inf else 86_400.0
         self._note_followed(message.method, params)
         sdk_id = self._major.next_id()
         if sdk_id is not None:
             self._sdk_ids[message.id] = sdk_id
+        timeout = max(remaining, 0.001) + 1.0
         try:
-            raw = await self._sdk.send_request(
-                cls(message.method, params),
-                _RawResult,
-                request_read_timeout_seconds=self._major.timeout(max(remaining, 0.001) + 1.0),
-            )
+            if self._major.v2:
+                raw = await self._major.send_raw(message, self._headers(message), timeout)
+            else:
+                raw = await self._sdk.send_request(
+                    _RawRequest(message.method, params),
+                    _RawResult,
+                    request_read_timeout_seconds=self._major.timeout(timeout),
+                )
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:  # the SDK's own error types: mapped, never passed through raw
@@ -423,19 +425,17 @@ class SdkSessionTransport(Transport):
             error = TransportError(f"the SDK session failed the request ({name}: {exc})")
         return TransportFault(message.id, error)
 
-    def _name_param(self, message: JSONRPCRequest) -> str | None:
-        """The param whose value is the ``Mcp-Name`` header our driver asks for (stateless
-        generation), where the SDK would not set it from its own table."""
-        if self._headers_for is None or message.params is None:
-            return None
-        headers = {k.lower(): v for k, v in self._headers_for(message).items()}
-        wanted = headers.get("mcp-name")
-        if wanted is None or message.method in ("tools/call", "prompts/get", "resources/read"):
-            return None
-        for key, value in message.params.items():
-            if isinstance(value, str) and key != "_meta" and _header_value(value) == wanted:
-                return key
-        return None
+    def negotiated(self, protocol_version: str) -> None:
+        self._protocol_version = protocol_version
+
+    def _headers(self, message: JSONRPCRequest) -> dict[str, str]:
+        """The HTTP headers our driver gives the message (2026-07-28: Mcp-Method, Mcp-Name,
+        Mcp-Param-*, the protocol version), or the agreed version's header (2025-11-25)."""
+        if self._headers_for is not None:  # lower case, as the SDK's transport writes its own
+            return {k.lower(): v for k, v in self._headers_for(message).items()}
+        if self._protocol_version is not None:
+            return {"mcp-protocol-version": self._protocol_version}
+        return {}
 
     def _note_followed(self, method: str, params: JSONObject | None) -> None:
         if method.startswith("tasks/") and params is not None:
@@ -574,12 +574,3 @@ class _Pending:
     async def wait(self) -> tuple[JSONObject | None, ErrorObject | None]:
         await self._event.wait()
         return self._result, self._error
-
-
-def _header_value(value: str) -> str:
-    """The header form of a value as our driver writes it (plain ASCII stays as it is)."""
-    if value.isascii() and value.isprintable() and value == value.strip():
-        return value
-    import base64
-
-    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="

@@ -172,8 +172,9 @@ class _Handshaken:
 
 
 class _Stateless:
-    """2026-07-28: nothing agreed; the SDK stamps its capabilities on every request, and they
-    must declare the tasks extension (only mcp 2.x speaks it)."""
+    """2026-07-28: nothing agreed; this library's driver writes every request's ``_meta`` (the
+    tasks extension on exactly the requests that need it: the per-call opt-in), sent through
+    the SDK's dispatcher, which only mcp 2.x has."""
 
     def agreed(self, session: Any, given: Any, generation: Generation) -> None:
         if given is not None:
@@ -184,16 +185,12 @@ class _Stateless:
 
     def declared(self, session: Any, generation: Generation) -> ClientCapabilities:
         build = getattr(session, "_build_capabilities", None)
-        raw = _dump(build(generation.value)) if build is not None else {}
-        if TASKS_EXTENSION not in (raw.get("extensions") or {}):
+        if build is None or not hasattr(session, "_dispatcher"):
             raise SdkUnsupported(
-                f"the SDK stamps its own client capabilities on every {generation.value} "
-                f"request, and they do not declare {TASKS_EXTENSION!r}: construct the SDK client "
-                "with mcp.Client(server, extensions=[TasksExtension(...)]) (or "
-                f"mcp.client.extension.advertise({TASKS_EXTENSION!r})) so the server may answer "
-                "with tasks"
+                f"{generation.value} needs the official SDK 2.x (mcp>=2.3): this session is mcp 1.x"
             )
-        raw = {k: v for k, v in raw.items() if k != "tasks"}
+        raw = _dump(build(generation.value))
+        raw = {k: v for k, v in raw.items() if k not in ("tasks", "extensions")}
         return wire.decode(raw, ClientCapabilities, generation)
 
 

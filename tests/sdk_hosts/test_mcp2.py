@@ -173,12 +173,89 @@ async def test_our_start_over_the_hosts_client_and_many_tasks_at_once(
     ]
 
 
-async def test_a_host_without_the_extension_is_told_up_front(logged: tuple[str, Path]) -> None:
-    """The SDK stamps its own capabilities on every 2026-07-28 request: without the tasks
-    extension there, no server may answer with a task, and open_client says so before
-    anything is sent; the host's call_tool of a task-only tool fails as the SDK says."""
+async def test_a_host_without_the_extension_keeps_the_per_call_choice(
+    logged: tuple[str, Path],
+) -> None:
+    """An mcp.Client without the extension: its own call_tool of a task-optional tool runs
+    inline (the SDK declared no tasks, so the server made none), while this library's start of
+    the same tool over the same connection declares the extension on that request alone and
+    gets a task (E C3, E C20): the per-call opt-in of the C# and Java SDKs."""
     url, log = logged
-    async with mcp.Client(url) as host:
-        with pytest.raises(SdkUnsupported, match="TasksExtension"):
-            open_client(host, generation=Generation.V2026_07_28)
-    assert not [e for e in lines(log) if e["method"].startswith("tasks/")]
+    async with (
+        mcp.Client(url) as host,
+        open_client(host, generation=Generation.V2026_07_28) as client,
+    ):
+        plain = await host.call_tool("slow_compute", {"label": "p", "seconds": 0.1})
+        assert not [e for e in lines(log) if e["method"].startswith("tasks/")]
+        created = await client.start(
+            ToolCall("slow_compute", {"label": "t", "seconds": 0.3}).as_task()
+        )
+        async with Poller(client, FAST) as poller:
+            with anyio.fail_after(30):
+                outcome = await poller.wait(created)
+    assert [b.text for b in plain.content] == ["computed p in 0.1s"]
+    assert text_of(outcome) == "computed t in 0.3s"
+    assert outcome.task is not None  # a task, polled: not an inline answer
+    assert [e["task"] for e in lines(log) if e["method"] == "tasks/get"]
+
+
+def test_mcp1_cannot_speak_the_stateless_generation() -> None:
+    """Asked of an object whose SDK has no dispatcher (mcp 1.x), 2026-07-28 is refused up
+    front with SdkUnsupported."""
+
+    class V1Like:
+        async def send_request(self, *args: Any) -> None: ...
+
+        _client_info = None
+
+    with pytest.raises(SdkUnsupported, match=r"SDK 2\.x"):
+        open_client(V1Like(), generation=Generation.V2026_07_28)
+
+
+@pytest.fixture
+def logged_mcp1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """A real mcp 1.30 (2025-11-25) server of this test's own, logging its requests."""
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv(ENV, str(log))
+    with running_http_peer(require_peer("mcp1")) as url:
+        yield url, log
+
+
+async def test_mcp2_on_the_legacy_wire_routes_our_tasks_question_to_our_router(
+    logged_mcp1: tuple[str, Path],
+) -> None:
+    """mcp 2.x speaking 2025-11-25 (mode="legacy"): the Client sends no initialize of its own,
+    our task's question (related-task: ours) reaches our InputRouter, once; a question about
+    no task of ours would reach the host's callback (the host's callback stays in place)."""
+    url, log = logged_mcp1
+    host_asked: list[str] = []
+
+    async def host_elicits(context: Any, params: Any) -> Any:
+        host_asked.append(params.message)
+        return mcp.types.ElicitResult(action="decline")
+
+    ours: list[str] = []
+    async with (
+        mcp.Client(url, mode="legacy", elicitation_callback=host_elicits) as host,
+        open_client(host, generation=Generation.V2025_11_25) as client,
+    ):
+        router = InputRouter(elicitation=ElicitationCapability(form={}))
+        router.attach(client)
+        created = await client.start(ToolCall("confirm", {"text": "ours"}).as_task())
+        task_id = created.task.task_id  # type: ignore[union-attr]
+
+        async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+            assert ctx.task_id == task_id
+            ours.append(params.message)
+            return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
+
+        router.on_elicitation(task_id, accept)
+        async with Poller(client, PollPolicy(floor=0.05, jitter=0.0), inputs=router) as poller:
+            with anyio.fail_after(30):
+                outcome = await poller.wait(created)
+    assert text_of(outcome).lower() == "confirmed=true action=accept"
+    assert ours == ["Confirm: ours?"]
+    assert host_asked == []
+    wire = lines(log)
+    assert [e["method"] for e in wire].count("initialize") == 1
+    assert [e["task"] for e in wire if e["method"] == "response"] == [task_id]
