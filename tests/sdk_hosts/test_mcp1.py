@@ -239,3 +239,44 @@ async def test_many_tasks_at_once_on_the_hosts_one_connection(logged: tuple[str,
         f"echo (task): {i}" for i in range(8)
     )
     assert [e["method"] for e in lines(log)].count("initialize") == 1
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # fastmcp's client is asyncio-only
+async def test_a_fastmcp3_clients_session_carries_our_tasks(logged: tuple[str, Path]) -> None:
+    """fastmcp 3 wraps an mcp 1.30 ClientSession: open_client over the fastmcp client (its
+    session, its initialize result), our task's question to our router, the host's own
+    question handler left in place, one initialize. (fastmcp's client starts its session with
+    asyncio.create_task: it runs on asyncio only, whatever this library runs on.)"""
+    from fastmcp import Client as FastMCPClient
+
+    url, log = logged
+    host_asked: list[str] = []
+
+    async def host_elicits(message: str, response_type: Any, params: Any, context: Any) -> Any:
+        host_asked.append(message)
+        return {"ok": False}
+
+    ours: list[str] = []
+    async with FastMCPClient(url, elicitation_handler=host_elicits) as host:
+        async with open_client(
+            host, generation=Generation.V2025_11_25, initialize_result=host.initialize_result
+        ) as client:
+            router = InputRouter(elicitation=ElicitationCapability(form={}))
+            router.attach(client)
+            created = await client.start(ToolCall("confirm", {"text": "fast"}).as_task())
+            task_id = created.task.task_id  # type: ignore[union-attr]
+
+            async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+                ours.append(params.message)
+                return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
+
+            router.on_elicitation(task_id, accept)
+            async with Poller(client, FAST, inputs=router) as poller:
+                with anyio.fail_after(30):
+                    outcome = await poller.wait(created)
+        tools = await host.list_tools()  # the host's connection still serves the host
+    assert text_of(outcome).lower() == "confirmed=true action=accept"
+    assert ours == ["Confirm: fast?"]
+    assert host_asked == []
+    assert "confirm" in {t.name for t in tools}
+    assert [e["method"] for e in lines(log)].count("initialize") == 1

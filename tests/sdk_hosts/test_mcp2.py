@@ -259,3 +259,34 @@ async def test_mcp2_on_the_legacy_wire_routes_our_tasks_question_to_our_router(
     wire = lines(log)
     assert [e["method"] for e in wire].count("initialize") == 1
     assert [e["task"] for e in wire if e["method"] == "response"] == [task_id]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # fastmcp's client is asyncio-only
+async def test_a_fastmcp4_clients_session_carries_our_tasks(logged: tuple[str, Path]) -> None:
+    """fastmcp 4 wraps an mcp 2.3 ClientSession: this library's start, input answer and wait
+    over the fastmcp client's connection (2026-07-28), the input answered once."""
+    from fastmcp import Client as FastMCPClient
+
+    url, log = logged
+    answers: list[str] = []
+
+    async def host_elicits(message: str, response_type: Any, params: Any, context: Any) -> Any:
+        raise AssertionError("a task's question reached the host's handler")
+
+    async with (
+        FastMCPClient(url, elicitation_handler=host_elicits) as host,
+        open_client(host, generation=Generation.V2026_07_28) as client,
+    ):
+        router = confirming(answers)(client)
+        router.attach(client)
+        created = await client.start(ToolCall("confirm_delete", {"filename": "b.txt"}).as_task())
+        async with Poller(client, FAST, inputs=router) as poller:
+            with anyio.fail_after(30):
+                outcome = await poller.wait(created)
+        tools = await host.list_tools()
+    assert isinstance(outcome, Completed), outcome
+    assert outcome.task is not None
+    assert len(answers) == 1
+    updates = [e for e in lines(log) if e["method"] == "tasks/update"]
+    assert [e["task"] for e in updates] == answers
+    assert "slow_compute" in {t.name for t in tools}
