@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,9 @@ from mcp_tasks_client import (
     InputRouter,
     Poller,
     PollPolicy,
+    SQLiteJournal,
     ToolCall,
+    resume,
 )
 from mcp_tasks_client.errors import DeadlineExceeded
 from mcp_tasks_client.models import (
@@ -290,3 +295,48 @@ async def test_a_fastmcp4_clients_session_carries_our_tasks(logged: tuple[str, P
     updates = [e for e in lines(log) if e["method"] == "tasks/update"]
     assert [e["task"] for e in updates] == answers
     assert "slow_compute" in {t.name for t in tools}
+
+
+async def test_a_journaled_claimed_task_survives_kill_9_and_is_resumed_over_another_host(
+    logged: tuple[str, Path], tmp_path: Path
+) -> None:
+    """A host process whose TasksExtension journals its task is killed with SIGKILL while the
+    task runs; a new host (this process, its own mcp.Client) resumes it from the journal over
+    its SDK connection and gets the result; the journal records the outcome."""
+    url, log = logged
+    path = tmp_path / "tasks.db"
+    child = subprocess.Popen(  # noqa: ASYNC220 - killed by its pid, waited below
+        [sys.executable, str(Path(__file__).with_name("host_child.py")), url, str(path), "4"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ},
+    )
+    try:
+        with anyio.fail_after(30):
+            assert child.stdout is not None
+            said = await anyio.to_thread.run_sync(child.stdout.readline)
+            assert said == b"calling\n", child.communicate()
+            while True:  # the journal exists now: wait until the task is in it
+                with SQLiteJournal(path) as journal:
+                    if await journal.entries(open_only=True):
+                        break
+                assert child.poll() is None, child.communicate()
+                await anyio.sleep(0.1)
+    finally:
+        child.kill()  # SIGKILL: nothing of the host's runs after this
+        child.wait()
+    with SQLiteJournal(path) as journal:
+        (entry,) = await journal.entries(open_only=True)
+        assert entry.server == url
+        async with mcp.Client(url) as host:
+            with anyio.fail_after(30):
+                resumed = await resume(
+                    journal,
+                    lambda e: open_client(host, generation=e.generation, identity=url),
+                    policy=FAST,
+                )
+        assert not await journal.entries(open_only=True)
+    (only,) = resumed
+    assert only.entry.task_id == entry.task_id
+    assert text_of(only.ended) == "computed journaled in 4.0s"
+    assert {e["task"] for e in lines(log) if e["method"] == "tasks/get"} == {entry.task_id}
