@@ -21,7 +21,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
@@ -41,6 +40,8 @@ from peers.harness import PEERS, stdio_command, stdio_env
 from pg import postgres_url
 from recording import RecordingTransport
 from test_journal_protocol import Store, make_store
+from tracing_kit import assert_one_trace, of_task, task_span
+from tracing_kit import spans as spans  # the fixture, for this module's tests
 
 from mcp_tasks_client import (
     Cancelled,
@@ -104,23 +105,6 @@ TASK_SNAPSHOT = {
     "pollInterval": 600_000,
 }
 ANSWER = {"mcp1": {"ok": True, "confirm": True}, "fastmcp4": {"confirm": True}}
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    """Spans on, to an in-memory exporter of the test's own provider; the process's tracing
-    state restored after."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    saved = dict(vars(_Tracing))
-    observability.tracing(True, tracer_provider=provider, metrics=False)
-    try:
-        yield exporter
-    finally:
-        for name in ("decided", "tracer", "polls", "propagate", "meters"):
-            setattr(_Tracing, name, saved[name])
-        provider.shutdown()
 
 
 @pytest.fixture(params=["mcp1-http", "mcp1-stdio", "fastmcp4-http", "fastmcp4-stdio"])
@@ -196,43 +180,12 @@ async def run_tasks(
     return ids, [outcomes[i] for i in ids], recorder, caller_id
 
 
-def of_task(exporter: InMemorySpanExporter, task_id: str) -> list[ReadableSpan]:
-    return [
-        s
-        for s in exporter.get_finished_spans()
-        if (s.attributes or {}).get("mcp_tasks.task.id") == task_id
-    ]
-
-
-def task_span(exporter: InMemorySpanExporter, task_id: str) -> ReadableSpan:
-    (found,) = [s for s in of_task(exporter, task_id) if s.name == "mcp_tasks.task"]
-    return found
-
-
 def trace_id_of(traceparent: str) -> int:
     return int(traceparent.split("-")[1], 16)
 
 
 def requests(recorder: RecordingTransport) -> list[JSONRPCRequest]:
     return [m for m in recorder.sent if isinstance(m, JSONRPCRequest)]
-
-
-def assert_one_trace(exporter: InMemorySpanExporter, task_id: str) -> ReadableSpan:
-    """Every span of the task is in the task span's trace, and each request of the task hangs
-    right under the task span."""
-    life = task_span(exporter, task_id)
-    ctx = life.context
-    assert ctx is not None
-    spans = of_task(exporter, task_id)
-    assert {s.context.trace_id for s in spans if s.context} == {ctx.trace_id}
-    under = [s for s in spans if s.name.startswith(("tools/call", "tasks/"))]
-    assert any(s.name.startswith("tools/call") for s in under)
-    # (over stdio mcp 1.30 pushes every status: a task may end with no poll at all)
-    for s in under:
-        assert s.parent is not None, s.name
-        assert s.parent.span_id == ctx.span_id, s.name
-        assert s.kind is SpanKind.CLIENT
-    return life
 
 
 # -- one trace per task -----------------------------------------------------------------------

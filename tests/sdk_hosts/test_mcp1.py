@@ -21,8 +21,11 @@ import pytest
 from conftest import require_peer
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamablehttp_client
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from peers.harness import running_http_peer
 from peers.request_log import ENV
+from tracing_kit import assert_one_trace
+from tracing_kit import spans as spans  # the fixture
 
 from mcp_tasks_client import (
     Completed,
@@ -280,3 +283,22 @@ async def test_a_fastmcp3_clients_session_carries_our_tasks(logged: tuple[str, P
     assert host_asked == []
     assert "confirm" in {t.name for t in tools}
     assert [e["method"] for e in lines(log)].count("initialize") == 1
+
+
+async def test_one_trace_per_task_over_the_hosts_session(
+    logged: tuple[str, Path], spans: InMemorySpanExporter
+) -> None:
+    """With tracing on, a task started and waited over the host's session is one trace: its
+    call and every poll hang under the task's span."""
+    url, _ = logged
+    async with (
+        Host().session(url) as (session, agreed),
+        open_client(session, generation=Generation.V2025_11_25, initialize_result=agreed) as client,
+    ):
+        created = await client.start(ToolCall("slow_echo", {"text": "t", "seconds": 1.0}).as_task())
+        async with Poller(client, FAST) as poller:
+            with anyio.fail_after(30):
+                outcome = await poller.wait(created)
+    assert text_of(outcome) == "echo (task): t"
+    life = assert_one_trace(spans, created.task.task_id)  # type: ignore[union-attr]
+    assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Completed"

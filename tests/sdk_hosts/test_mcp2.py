@@ -21,8 +21,11 @@ import anyio
 import mcp
 import pytest
 from conftest import require_peer
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from peers.harness import running_http_peer
 from peers.request_log import ENV
+from tracing_kit import assert_one_trace
+from tracing_kit import spans as spans  # the fixture
 
 from mcp_tasks_client import (
     Client,
@@ -340,3 +343,23 @@ async def test_a_journaled_claimed_task_survives_kill_9_and_is_resumed_over_anot
     assert only.entry.task_id == entry.task_id
     assert text_of(only.ended) == "computed journaled in 4.0s"
     assert {e["task"] for e in lines(log) if e["method"] == "tasks/get"} == {entry.task_id}
+
+
+async def test_one_trace_per_task_over_the_hosts_client(
+    logged: tuple[str, Path], spans: InMemorySpanExporter
+) -> None:
+    """With tracing on, a task started and waited over the host's mcp.Client is one trace."""
+    url, _ = logged
+    async with (
+        mcp.Client(url) as host,
+        open_client(host, generation=Generation.V2026_07_28) as client,
+    ):
+        created = await client.start(
+            ToolCall("slow_compute", {"label": "t", "seconds": 0.5}).as_task()
+        )
+        async with Poller(client, FAST) as poller:
+            with anyio.fail_after(30):
+                outcome = await poller.wait(created)  # type: ignore[arg-type]
+    assert text_of(outcome) == "computed t in 0.5s"
+    life = assert_one_trace(spans, outcome.task.task_id)  # type: ignore[union-attr]
+    assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Completed"
