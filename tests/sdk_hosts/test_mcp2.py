@@ -359,7 +359,7 @@ async def test_one_trace_per_task_over_the_hosts_client(
         )
         async with Poller(client, FAST) as poller:
             with anyio.fail_after(30):
-                outcome = await poller.wait(created)  # type: ignore[arg-type]
+                outcome = await poller.wait(created)
     assert text_of(outcome) == "computed t in 0.5s"
     life = assert_one_trace(spans, outcome.task.task_id)  # type: ignore[union-attr]
     assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Completed"
