@@ -41,7 +41,7 @@ from ._io.lean import LeanHttpTransport
 from ._io.stdio import StdioShutdown, StdioTransport
 from ._limits import Limits
 from ._sansio.progress import StatusMessage, TaskProgress
-from ._sansio.scheduler import PollPolicy, UnhandledInputPolicy
+from ._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from ._sansio.task_machine import ViolationPolicy
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .engine import Poller, ProgressCallback, TaskRef, WatchItem
@@ -68,6 +68,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "UNTAGGED",
+    "BusyPolicy",
     "CacheHints",
     "CallInputs",
     "Cancelled",

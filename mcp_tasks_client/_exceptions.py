@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "BackedOff",
     "CapabilityNotNegotiated",
     "ClientClosed",
     "CreatedTaskUnreadable",
@@ -440,6 +441,27 @@ class ServerBusy(HTTPStatusError):
     ) -> None:
         self.retry_after = retry_after
         super().__init__(status_code, body, method=method)
+
+
+class BackedOff(ServerBusy):
+    """Under ``PollPolicy(on_busy=BusyPolicy.BACK_OFF)``: the server answered the Poller's
+    ``method`` (``tasks/get`` or ``tasks/update``) for ``task_id`` busy, and it is sent again
+    after ``wait`` seconds (never sooner than ``retry_after``). One in ``Poller.warnings`` per
+    backoff, never raised: a wait that cannot back off ends with the ServerBusy itself."""
+
+    def __init__(self, busy: ServerBusy, task_id: str, wait: float, in_row: int) -> None:
+        self.task_id = task_id
+        self.wait = wait
+        self.in_row = in_row
+        method = busy.method or "request"
+        super().__init__(
+            busy.status_code, busy.body, retry_after=busy.retry_after, method=busy.method
+        )
+        after = "none" if busy.retry_after is None else f"{busy.retry_after:g} s"
+        self.args = (
+            f"task {task_id!r}: HTTP {busy.status_code} to {method} (Retry-After: {after}; "
+            f"{in_row} in a row): sent again in {wait:.3g} s (PollPolicy.on_busy=BACK_OFF)",
+        )
 
 
 class RedirectRefused(TransportError):

@@ -22,6 +22,7 @@ This module only re-exports: the classes are defined where the library raises th
 from __future__ import annotations
 
 from ._exceptions import (
+    BackedOff,
     CapabilityNotNegotiated,
     ClientClosed,
     CreatedTaskUnreadable,
@@ -68,6 +69,7 @@ from ._exceptions import (
 from .journal import JournalError, NotJournaled
 
 __all__ = [
+    "BackedOff",
     "CapabilityNotNegotiated",
     "ClientClosed",
     "CreatedTaskUnreadable",

@@ -15,6 +15,7 @@ from .._client import Client, Timeouts
 from .._drivers import driver_for
 from .._drivers.refusals import error_text, lacks_client_capability
 from .._exceptions import (
+    BackedOff,
     DeadlineExceeded,
     GetStreamUnavailable,
     HTTPStatusError,
@@ -551,6 +552,10 @@ class Run:
                 return self.failed(exc, task_id, seen, waited=True)
             except MCPTasksError as exc:
                 return self.failed(exc, task_id, last, waited=True)
+            finally:  # --on-busy back-off: every backoff said, never silent
+                for warning in poller.warnings:
+                    if isinstance(warning, BackedOff):
+                        self.out.warn(str(warning))
         return self.finished(task_id, outcome)
 
 

@@ -81,6 +81,9 @@ class Options:
     interval: float | None = None
     """Poll no more often than every this many seconds (the server's pollInterval still
     holds when it is longer)."""
+    on_busy: str = "fail"
+    """``--on-busy``: what a 429/503 to a poll or an input answer does (``fail``: the wait
+    ends with it; ``back-off``: sent again after max(pollInterval, Retry-After, 1 s growing))."""
     inputs: str | None = None
     """``"interactive"``, a path to an answers file, or None (input is not answered)."""
     journal: str | None = None
@@ -203,6 +206,16 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         metavar="SECONDS",
         help="poll a task no more often than this (the server's pollInterval, when longer, "
         "still holds; default: the library's PollPolicy backoff from 1 s)",
+    )
+    opts.add_argument(
+        "--on-busy",
+        choices=("fail", "back-off"),
+        default=default("fail"),
+        help="when the server answers a poll (tasks/get) or an input answer (tasks/update) with "
+        "HTTP 429 or 503: fail (exit with the error; the default) or back-off (send it again "
+        "after the server's Retry-After, its pollInterval and a backoff from 1 s, whichever is "
+        "longest, within --deadline; a warning each time). A busy tools/call is never sent "
+        "again",
     )
     opts.add_argument(
         "--json",
@@ -469,6 +482,7 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
         deadline=ns.deadline,
         json=ns.json,
         interval=ns.interval,
+        on_busy=ns.on_busy,
         inputs=ns.inputs,
         journal=ns.journal,
         output=getattr(ns, "output", None),
