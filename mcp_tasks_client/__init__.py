@@ -43,7 +43,7 @@ from ._limits import Limits
 from ._sansio.progress import StatusMessage, TaskProgress
 from ._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from ._sansio.task_machine import ViolationPolicy
-from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
+from .builders import GetPrompt, ReadResource, RelatedTask, TaskToolCall, ToolCall
 from .engine import Poller, ProgressCallback, TaskRef, WatchItem
 from .errors import MCPTasksError
 from .inputs import (
@@ -105,6 +105,7 @@ __all__ = [
     "ReceivedTask",
     "RecordedOutcome",
     "RecordedSession",
+    "RelatedTask",
     "RequestHandler",
     "ResultCache",
     "Resumed",

@@ -55,6 +55,7 @@ __all__ = [
     "TransportError",
     "UnexpectedPlainResult",
     "UnexpectedResponse",
+    "UnknownRelatedTask",
     "UnknownValue",
     "UnsupportedInGeneration",
     "UnsupportedProtocolVersion",
@@ -130,6 +131,27 @@ class TaskAugmentationNotAllowed(UsageError):
         self.server_said = server_said
         said = f"; the server said: {server_said}" if server_said else ""
         super().__init__(f"tool {tool!r} does not run as a task: call it plainly{said}")
+
+
+class UnknownRelatedTask(UsageError):
+    """A call names related task ids (``ToolCall.related_to``) this client cannot vouch came
+    from its server: it never read them from it, and no journal entry recorded them for it.
+    Nothing was sent. ``task_ids`` are those ids; ``server`` is this client's server identity.
+    """
+
+    def __init__(self, task_ids: Sequence[str], server: str, *, elsewhere: Sequence[str] = ()):
+        self.task_ids = list(task_ids)
+        self.server = server
+        self.elsewhere = list(elsewhere)
+        """Of ``task_ids``, those a journal entry recorded for another server."""
+        recorded = f" (recorded for another server: {self.elsewhere!r})" if elsewhere else ""
+        super().__init__(
+            f"related task ids {self.task_ids!r} were not returned by this client's server "
+            f"{server}{recorded}: relatedTaskIds should name only tasks the same server "
+            "returned, never ids a language model wrote. Pass a CreateTaskResult, Task or "
+            "JournalEntry this server gave, or related_to(..., from_elsewhere=True) when you "
+            "know where the ids came from"
+        )
 
 
 # --- the server broke the protocol -------------------------------------------------------

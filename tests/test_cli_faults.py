@@ -132,3 +132,39 @@ async def test_on_busy_back_off_never_sends_a_busy_tools_call_again() -> None:
     assert code == ExitCode.CONNECTION, stderr
     assert lines[-1]["error"]["type"] == "ServerBusy"
     assert [r.rpc_method for r in http.received].count("tools/call") == 1
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])  # the command runs in its own process
+async def test_call_related_sends_journaled_ids_and_refuses_others(tmp_path: Any) -> None:
+    """``call --related ID ...`` (a draft's ``_meta`` relatedTaskIds): an id the journal holds
+    for this server is sent; without the journal the same id is refused before anything is
+    sent (exit 2, UnknownRelatedTask); ``--related-from-elsewhere`` vouches for it."""
+    from mcp_tasks_client import Generation
+    from mcp_tasks_client.builders import RELATED_TASK_IDS
+    from mcp_tasks_client.testing import FaultServer
+
+    server = FaultServer(Generation.V2026_07_28)
+    journal = str(tmp_path / "j.db")
+    base = ("--generation", "2026-07-28", "call", "echo", "--args", '{"text": "hi"}')
+    async with server.http() as http:
+        code, lines, stderr = await mcp_tasks(
+            "--url", http.url, "--journal", journal, *base, "--task"
+        )
+        assert code == ExitCode.COMPLETED, stderr
+        task_id = lines[0]["task_id"]
+        code, _, stderr = await mcp_tasks(
+            "--url", http.url, "--journal", journal, *base, "--related", task_id
+        )
+        assert code == ExitCode.COMPLETED, stderr
+        sent = [m for m in server.received if m.get("method") == "tools/call"]
+        assert sent[-1]["params"]["_meta"][RELATED_TASK_IDS] == [task_id]
+        code, lines, stderr = await mcp_tasks("--url", http.url, *base, "--related", task_id)
+        assert code == ExitCode.USAGE, stderr
+        assert lines[-1]["error"]["type"] == "UnknownRelatedTask"
+        assert len([m for m in server.received if m.get("method") == "tools/call"]) == len(sent)
+        code, _, stderr = await mcp_tasks(
+            "--url", http.url, *base, "--related", task_id, "other", "--related-from-elsewhere"
+        )
+        assert code == ExitCode.COMPLETED, stderr
+    sent = [m for m in server.received if m.get("method") == "tools/call"]
+    assert sent[-1]["params"]["_meta"][RELATED_TASK_IDS] == [task_id, "other"]

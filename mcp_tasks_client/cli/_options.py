@@ -101,6 +101,11 @@ class CallArgs:
     task: bool
     ttl: dt.timedelta | None
     wait: bool
+    related: tuple[str, ...] = ()
+    """``--related ID ...``: task ids sent as the call's related task ids (a draft)."""
+    related_from_elsewhere: bool = False
+    """``--related-from-elsewhere``: vouch for the ``--related`` ids though neither this run
+    nor the journal got them from this server."""
 
 
 def _workers(text: str) -> int:
@@ -307,6 +312,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --task: watch the task until it ends, then print its outcome",
     )
+    call.add_argument(
+        "--related",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="ID",
+        help="name earlier tasks of this server the call builds on, sent as the draft "
+        "_meta io.modelcontextprotocol/relatedTaskIds (the server may ignore it). Each id "
+        "must be recorded for this server in --journal; any other is refused (exit 2) "
+        "unless --related-from-elsewhere",
+    )
+    call.add_argument(
+        "--related-from-elsewhere",
+        action="store_true",
+        help="send the --related ids though the journal does not hold them for this server: "
+        "you vouch they came from it",
+    )
     _output_option(call)
     for name, help_text in TASK_COMMANDS.items():
         sub = command(name, help_text)
@@ -474,6 +496,8 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
             parser.error("--ttl goes with --task")
         if ns.wait and not ns.task:
             parser.error("--wait goes with --task (a plain call always waits for its answer)")
+        if ns.related_from_elsewhere and not ns.related:
+            parser.error("--related-from-elsewhere goes with --related ID ...")
     options = Options(
         server=Server(url=url, headers=headers, stdio=stdio),
         generation=Generation(ns.generation),
@@ -492,4 +516,12 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
 
 def call_args(ns: argparse.Namespace) -> CallArgs:
     ttl = None if ns.ttl is None else dt.timedelta(seconds=ns.ttl)
-    return CallArgs(ns.tool, ns.args, ns.task, ttl, ns.wait)
+    return CallArgs(
+        ns.tool,
+        ns.args,
+        ns.task,
+        ttl,
+        ns.wait,
+        tuple(ns.related),
+        ns.related_from_elsewhere,
+    )
