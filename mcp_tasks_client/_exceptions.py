@@ -55,6 +55,7 @@ __all__ = [
     "TransportError",
     "UnexpectedPlainResult",
     "UnexpectedResponse",
+    "UnknownExtensionRevision",
     "UnknownRelatedTask",
     "UnknownValue",
     "UnsupportedInGeneration",
@@ -92,6 +93,31 @@ class CapabilityNotNegotiated(UsageError):
         self.capability = capability
         self.rule = rule
         super().__init__(f"the server did not declare {capability} ({rule})")
+
+
+class UnknownExtensionRevision(CapabilityNotNegotiated):
+    """The server's settings for an extension carry a ``revision`` this client does not
+    implement (``revision``: as the server sent it; ``known``: the revisions it implements,
+    None for "no revision string"). A peer that receives a revision it does not know SHOULD
+    NOT enable the extension (SEP-3392, a draft): the client does not use it, never guesses.
+    Raised before a request that would declare the extension is sent."""
+
+    def __init__(
+        self, extension: str, revision: object, known: Sequence[str | None], *, where: str
+    ) -> None:
+        self.extension = extension
+        self.revision = revision
+        self.known = list(known)
+        self.where = where
+        self.capability = f"extensions[{extension!r}]"
+        self.rule = "SEP-3392"
+        names = ", ".join("none" if k is None else repr(k) for k in self.known)
+        UsageError.__init__(
+            self,
+            f"{where} gives the extension {extension!r} revision {revision!r}, which this "
+            f"client does not implement (it implements: {names}): the extension is not used. "
+            "Use a client version that implements it, or call without tasks",
+        )
 
 
 class TaskAugmentationRequired(UsageError):

@@ -116,12 +116,12 @@ async def test_related_ids_go_on_the_wire_in_meta(generation: Generation) -> Non
     ids = [first.task.task_id, second.task.task_id]
     assert task_call["params"]["_meta"][RELATED_TASK_IDS] == ids
     assert plain_call["params"]["_meta"][RELATED_TASK_IDS] == [first.task.task_id]
-    if generation is G2:
-        assert TASKS_EXTENSION in str(task_call["params"]["_meta"])
-        assert TASKS_EXTENSION not in str(plain_call["params"]["_meta"])
-    else:
+    if generation is G1:
         assert "task" in task_call["params"]
         assert "task" not in plain_call["params"]
+    else:  # the extension's way (and a generation built on it: test_third_generation)
+        assert TASKS_EXTENSION in str(task_call["params"]["_meta"])
+        assert TASKS_EXTENSION not in str(plain_call["params"]["_meta"])
 
 
 @GENERATIONS

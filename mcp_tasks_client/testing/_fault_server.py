@@ -195,6 +195,7 @@ class FaultServer:
         steps: int = 2,
         ask_on: str = "result",
         cache_hints: tuple[int, str] = (60_000, "public"),
+        tasks_settings: Mapping[str, Any] | None = None,
     ) -> None:
         if ask_on not in _ASK_ON:
             raise ValueError(f"ask_on is one of {sorted(_ASK_ON)}, not {ask_on!r}")
@@ -219,6 +220,10 @@ class FaultServer:
         self.on_message = on_message
         self.steps = steps
         self.cache_hints = cache_hints
+        self.tasks_settings: dict[str, Any] = dict(tasks_settings or {})
+        """2026-07-28: the settings object of the tasks extension it advertises in
+        ``server/discover`` and names in a -32021's ``requiredCapabilities`` (``{}``; a
+        ``{"revision": ...}`` plays a server of a later revision of the extension)."""
         """``(ttlMs, cacheScope)`` of every complete cacheable result (2026-07-28, SEP-2549:
         ``server/discover``, ``tools/list``); left out with E H1 broken."""
         self.tasks: dict[str, FaultTask] = {}
@@ -445,8 +450,11 @@ class FaultServer:
 
     def _m_server_discover(self, params: JSON) -> JSON:
         return {
-            "supportedVersions": ["2026-07-28"],
-            "capabilities": {"tools": {}, "extensions": {TASKS_EXTENSION: {}}},
+            "supportedVersions": [self.generation.protocol_version],
+            "capabilities": {
+                "tools": {},
+                "extensions": {TASKS_EXTENSION: dict(self.tasks_settings)},
+            },
             "serverInfo": {"name": "fault-server", "version": "0"},
         }
 
