@@ -1,8 +1,10 @@
 """Busy servers (HTTP 429/503) by policy: ``PollPolicy.on_busy`` (issue 37, part 3).
 
-Two halves. The rule itself is sans-I/O (``PollPolicy.busy_wait``, ``PollScheduler.busy``):
+Three parts. The rule itself is sans-I/O (``PollPolicy.busy_wait``, ``PollScheduler.busy``):
 hypothesis drives it on a simulated clock, with drawn ``Retry-After`` values, server intervals,
-jitter and runs of busy answers. Then the real Poller against the suite's FaultServer over
+jitter and runs of busy answers. The whole Poller on trio's virtual clock, in process, behind a
+rate limiter that refuses ``tasks/get`` as the HTTP transport does (ServerBusy from ``send``):
+drawn policies, busy runs and deadlines. Then the real Poller against the suite's FaultServer over
 HTTP on 127.0.0.1, both generations, both loops: a :class:`Busy` hook answers chosen requests
 with 429 or 503, and the pace is checked on the server's own record of when each request
 arrived (``Received.at``): the gap after a busy answer is at least its ``Retry-After``. That
@@ -25,6 +27,8 @@ from typing import Any
 
 import anyio
 import pytest
+import trio
+import trio.testing
 from budget import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -51,8 +55,10 @@ from mcp_tasks_client.models import (
     ElicitRequestParams,
     ElicitResult,
     Implementation,
+    JSONRPCRequest,
 )
 from mcp_tasks_client.testing import Busy, FaultServer, HostileHTTPServer, Received
+from mcp_tasks_client.transports import TransportWrapper
 
 G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
 GENERATIONS = pytest.mark.parametrize("generation", [G1, G2], ids=["2025", "2026"])
@@ -393,3 +399,107 @@ def test_a_busy_answer_is_429_or_503() -> None:
     """The FaultServer's :class:`Busy` answer is one of the two busy statuses."""
     with pytest.raises(ValueError, match="429 or 503"):
         Busy(500)
+
+
+# -- the whole Poller on virtual time ----------------------------------------------------------
+
+
+class RateLimited(TransportWrapper):
+    """A rate limiter in front of a FaultServer: the next ``tasks/get`` requests are refused
+    as the HTTP transport refuses a 429/503 (ServerBusy from ``send``, the request never
+    reaching the server), one per entry of ``busy`` (its Retry-After, or None). Every
+    ``tasks/get`` is logged with the virtual time it was sent at and whether it was refused:
+    the wire as the server's side of the limiter sees it."""
+
+    def __init__(self, inner: Any, busy: list[float | None]) -> None:
+        super().__init__(inner)
+        self.busy = list(busy)
+        self.gets: list[tuple[float, float | None, bool]] = []
+        """(sent at, its Retry-After, refused) per tasks/get."""
+
+    async def send(self, message: Any, *, held: bool = False) -> None:
+        if isinstance(message, JSONRPCRequest) and message.method == "tasks/get":
+            if self.busy:
+                retry_after = self.busy.pop(0)
+                self.gets.append((anyio.current_time(), retry_after, True))
+                raise ServerBusy(429, "slow down", retry_after=retry_after, method="tasks/get")
+            self.gets.append((anyio.current_time(), None, False))
+        await super().send(message, held=held)
+
+
+@settings(max_examples=examples(60))
+@given(
+    generation=st.sampled_from([G1, G2]),
+    busy=st.lists(st.none() | st.floats(0.0, 120.0), max_size=5),
+    busy_backoff=st.floats(0.0, 20.0),
+    backoff=st.floats(1.0, 3.0),
+    jitter=st.floats(0.0, 0.5),
+    deadline=st.none() | st.floats(0.5, 300.0),
+    seed=st.integers(0, 2**16),
+)
+@example(G2, [30.0], 0.01, 2.0, 0.0, 0.5, 0)  # a deadline inside a backoff
+@example(G1, [None, None, 1.0], 0.2, 2.0, 0.3, None, 1)
+def test_on_virtual_time_the_poller_never_polls_sooner_than_retry_after(
+    generation: Generation,
+    busy: list[float | None],
+    busy_backoff: float,
+    backoff: float,
+    jitter: float,
+    deadline: float | None,
+    seed: int,
+) -> None:
+    """The real Poller and Client against the FaultServer in process, under trio's MockClock:
+    a drawn run of busy answers to ``tasks/get``. After each, the next ``tasks/get`` is sent no
+    sooner than its Retry-After and the policy's busy wait (the scheduler decides: nothing
+    else); each busy answer is one BackedOff; the wait ends with the task's outcome once the
+    busy run is over, or with DeadlineExceeded exactly at its deadline, with nothing sent in
+    the backoff it cut short."""
+    policy = PollPolicy(
+        floor=0.0,
+        initial=0.01,
+        jitter=jitter,
+        on_busy=BusyPolicy.BACK_OFF,
+        busy_backoff=busy_backoff,
+        backoff=backoff,
+    )
+    box: dict[str, Any] = {}
+
+    async def main() -> None:
+        server = FaultServer(generation, steps=2)
+        async with server.memory() as inner:
+            limited = RateLimited(inner, busy)
+            async with Client(limited, generation=generation, client_info=INFO) as client:
+                created = await started(client)
+                async with Poller(client, policy, rng=random.Random(seed)) as poller:
+                    begun = anyio.current_time()
+                    try:
+                        box["outcome"] = await poller.wait(created, deadline=deadline)
+                    except DeadlineExceeded as exc:
+                        box["outcome"] = exc
+                    box["waited"] = anyio.current_time() - begun
+                    box["warnings"] = list(poller.warnings)
+            box["gets"] = limited.gets
+
+    anyio.run(
+        main,
+        backend="trio",
+        backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
+    )
+    gets: list[tuple[float, float | None, bool]] = box["gets"]
+    backed = [w for w in box["warnings"] if isinstance(w, BackedOff)]
+    refused = [g for g in gets if g[2]]
+    assert len(backed) == len(refused)
+    for warning, (_, retry_after, _) in zip(backed, refused, strict=True):
+        assert warning.retry_after == retry_after
+        assert close_below(warning.wait, retry_after or 0.0)
+    for (sent, retry_after, was_busy), (after, _, _) in itertools.pairwise(gets):
+        if was_busy:
+            assert close_below(after - sent, retry_after or 0.0), (sent, after, retry_after)
+    outcome = box["outcome"]
+    if isinstance(outcome, DeadlineExceeded):
+        assert deadline is not None
+        assert box["waited"] == pytest.approx(deadline)
+        assert all(sent <= gets[0][0] + deadline + EPS for sent, _, _ in gets)
+    else:
+        assert isinstance(outcome, Completed)
+        assert len(refused) == len(busy)  # every busy answer was waited out
