@@ -94,6 +94,7 @@ def _busy_first(method: str, retry_after: str) -> Any:
     return hook
 
 
+@pytest.mark.parametrize("anyio_backend", ["trio"])  # the command runs in its own process
 @pytest.mark.parametrize("on_busy", ["fail", "back-off"])
 async def test_on_busy_a_429_to_a_poll_fails_or_is_waited_out(on_busy: str) -> None:
     """``--on-busy``: ``fail`` (the default's behaviour) ends the wait with ServerBusy, exit 6;
@@ -119,6 +120,7 @@ async def test_on_busy_a_429_to_a_poll_fails_or_is_waited_out(on_busy: str) -> N
     assert "HTTP 429 to tasks/get (Retry-After: 1 s" in stderr
 
 
+@pytest.mark.parametrize("anyio_backend", ["trio"])  # the command runs in its own process
 async def test_on_busy_back_off_never_sends_a_busy_tools_call_again() -> None:
     from mcp_tasks_client import Generation
     from mcp_tasks_client.testing import FaultServer
