@@ -41,9 +41,9 @@ from ._io.lean import LeanHttpTransport
 from ._io.stdio import StdioShutdown, StdioTransport
 from ._limits import Limits
 from ._sansio.progress import StatusMessage, TaskProgress
-from ._sansio.scheduler import PollPolicy, UnhandledInputPolicy
+from ._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from ._sansio.task_machine import ViolationPolicy
-from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
+from .builders import GetPrompt, ReadResource, RelatedTask, TaskToolCall, ToolCall
 from .engine import Poller, ProgressCallback, TaskRef, WatchItem
 from .errors import MCPTasksError
 from .inputs import (
@@ -68,6 +68,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "UNTAGGED",
+    "BusyPolicy",
     "CacheHints",
     "CallInputs",
     "Cancelled",
@@ -104,6 +105,7 @@ __all__ = [
     "ReceivedTask",
     "RecordedOutcome",
     "RecordedSession",
+    "RelatedTask",
     "RequestHandler",
     "ResultCache",
     "Resumed",

@@ -162,6 +162,7 @@ class Client(TaskCalls, FeatureCalls):
             first_id=_resumed_first_id() if resume is not None else 1,
         )
         self._known_tools: dict[str, Tool] = {}
+        self._returned_task_ids: dict[str, None] = {}
         self._discovered: DiscoverResult | None = None
         self._cache = cache
         url = getattr(_innermost(transport), "url", None)

@@ -22,11 +22,18 @@ from typing import Any, Protocol, TypeVar
 from . import observability as _obs
 from ._cache import CacheContext, CacheHints, ResultCache, is_retry
 from ._drivers import Driver
-from ._exceptions import DecodeError, InputRequired, LimitExceeded, MCPTasksError
+from ._exceptions import (
+    DecodeError,
+    InputRequired,
+    LimitExceeded,
+    MCPTasksError,
+    UnknownRelatedTask,
+)
 from ._generation import Generation
 from ._io.base import Transport
 from ._limits import Limits
 from ._session import Session, Timeouts
+from .builders import ToolCall
 from .models import (
     ClientCapabilities,
     Implementation,
@@ -84,6 +91,8 @@ class ClientBase:
     _known_tools: dict[str, Tool]
     _cache: ResultCache | None
     _cache_context: CacheContext
+    _returned_task_ids: dict[str, None]
+    """Task ids read from this server, oldest first (``Limits.max_known_task_ids``)."""
 
     # -- what the caller chose (read-only: each is woven into the session and driver) ----------
 
@@ -219,6 +228,36 @@ class ClientBase:
         if cache is not None:
             cache.put(self._cache_context, method, sent, result, CacheHints.of(result))
         return result, False
+
+    def _returned(self, task_id: str) -> None:
+        """``task_id`` came from this client's server (a created task, a snapshot, a listing):
+        a call may name it as related (``ToolCall.related_to``)."""
+        known = self._returned_task_ids
+        known.pop(task_id, None)
+        known[task_id] = None
+        if len(known) > self.limits.max_known_task_ids:  # the oldest go first
+            del known[next(iter(known))]
+
+    def _check_related(self, call: ToolCall) -> None:
+        """UnknownRelatedTask, before anything is sent, for a related id this client cannot
+        vouch came from its server: it never read it, no journal entry recorded it for this
+        server (the transport's identity), and the caller did not say ``from_elsewhere``."""
+        if not call.related:
+            return
+        server = self.transport.identity
+        unknown: list[str] = []
+        elsewhere: list[str] = []
+        for related in call.related:
+            if related.from_elsewhere:
+                continue
+            if related.server is not None:
+                if related.server != server:
+                    unknown.append(related.task_id)
+                    elsewhere.append(related.task_id)
+            elif related.task_id not in self._returned_task_ids:
+                unknown.append(related.task_id)
+        if unknown:
+            raise UnknownRelatedTask(unknown, server, elsewhere=elsewhere)
 
     def _call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         """A call's params with its MRTR answers as wire JSON."""

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "BackedOff",
     "CapabilityNotNegotiated",
     "ClientClosed",
     "CreatedTaskUnreadable",
@@ -54,6 +55,8 @@ __all__ = [
     "TransportError",
     "UnexpectedPlainResult",
     "UnexpectedResponse",
+    "UnknownExtensionRevision",
+    "UnknownRelatedTask",
     "UnknownValue",
     "UnsupportedInGeneration",
     "UnsupportedProtocolVersion",
@@ -90,6 +93,31 @@ class CapabilityNotNegotiated(UsageError):
         self.capability = capability
         self.rule = rule
         super().__init__(f"the server did not declare {capability} ({rule})")
+
+
+class UnknownExtensionRevision(CapabilityNotNegotiated):
+    """The server's settings for an extension carry a ``revision`` this client does not
+    implement (``revision``: as the server sent it; ``known``: the revisions it implements,
+    None for "no revision string"). A peer that receives a revision it does not know SHOULD
+    NOT enable the extension (SEP-3392, a draft): the client does not use it, never guesses.
+    Raised before a request that would declare the extension is sent."""
+
+    def __init__(
+        self, extension: str, revision: object, known: Sequence[str | None], *, where: str
+    ) -> None:
+        self.extension = extension
+        self.revision = revision
+        self.known = list(known)
+        self.where = where
+        self.capability = f"extensions[{extension!r}]"
+        self.rule = "SEP-3392"
+        names = ", ".join("none" if k is None else repr(k) for k in self.known)
+        UsageError.__init__(
+            self,
+            f"{where} gives the extension {extension!r} revision {revision!r}, which this "
+            f"client does not implement (it implements: {names}): the extension is not used. "
+            "Use a client version that implements it, or call without tasks",
+        )
 
 
 class TaskAugmentationRequired(UsageError):
@@ -129,6 +157,27 @@ class TaskAugmentationNotAllowed(UsageError):
         self.server_said = server_said
         said = f"; the server said: {server_said}" if server_said else ""
         super().__init__(f"tool {tool!r} does not run as a task: call it plainly{said}")
+
+
+class UnknownRelatedTask(UsageError):
+    """A call names related task ids (``ToolCall.related_to``) this client cannot vouch came
+    from its server: it never read them from it, and no journal entry recorded them for it.
+    Nothing was sent. ``task_ids`` are those ids; ``server`` is this client's server identity.
+    """
+
+    def __init__(self, task_ids: Sequence[str], server: str, *, elsewhere: Sequence[str] = ()):
+        self.task_ids = list(task_ids)
+        self.server = server
+        self.elsewhere = list(elsewhere)
+        """Of ``task_ids``, those a journal entry recorded for another server."""
+        recorded = f" (recorded for another server: {self.elsewhere!r})" if elsewhere else ""
+        super().__init__(
+            f"related task ids {self.task_ids!r} were not returned by this client's server "
+            f"{server}{recorded}: relatedTaskIds should name only tasks the same server "
+            "returned, never ids a language model wrote. Pass a CreateTaskResult, Task or "
+            "JournalEntry this server gave, or related_to(..., from_elsewhere=True) when you "
+            "know where the ids came from"
+        )
 
 
 # --- the server broke the protocol -------------------------------------------------------
@@ -440,6 +489,27 @@ class ServerBusy(HTTPStatusError):
     ) -> None:
         self.retry_after = retry_after
         super().__init__(status_code, body, method=method)
+
+
+class BackedOff(ServerBusy):
+    """Under ``PollPolicy(on_busy=BusyPolicy.BACK_OFF)``: the server answered the Poller's
+    ``method`` (``tasks/get`` or ``tasks/update``) for ``task_id`` busy, and it is sent again
+    after ``wait`` seconds (never sooner than ``retry_after``). One in ``Poller.warnings`` per
+    backoff, never raised: a wait that cannot back off ends with the ServerBusy itself."""
+
+    def __init__(self, busy: ServerBusy, task_id: str, wait: float, in_row: int) -> None:
+        self.task_id = task_id
+        self.wait = wait
+        self.in_row = in_row
+        method = busy.method or "request"
+        super().__init__(
+            busy.status_code, busy.body, retry_after=busy.retry_after, method=busy.method
+        )
+        after = "none" if busy.retry_after is None else f"{busy.retry_after:g} s"
+        self.args = (
+            f"task {task_id!r}: HTTP {busy.status_code} to {method} (Retry-After: {after}; "
+            f"{in_row} in a row): sent again in {wait:.3g} s (PollPolicy.on_busy=BACK_OFF)",
+        )
 
 
 class RedirectRefused(TransportError):

@@ -188,7 +188,8 @@ class FeatureCalls(ClientBase):
         of such a call. A 2026-07-28 answer that needs input first (MRTR, E C45-C48) raises
         InputRequired; with ``inputs`` (an InputRouter, for this call only) it is answered by
         its default handlers and the call retried, at most ``Limits.max_input_rounds`` times.
-        ``timeout`` applies to each round.
+        ``timeout`` applies to each round. Related task ids (``call.related_to``) this client
+        cannot vouch for raise UnknownRelatedTask before anything is sent.
         Cancelled: stops waiting; the server may still run the call (notifications/cancelled is
         sent for it when Timeouts.notify_cancelled, C-13).
         """
@@ -200,6 +201,7 @@ class FeatureCalls(ClientBase):
         if not isinstance(call, ToolCall):
             raise UsageError(f"call_tool() takes a ToolCall, got {type(call).__name__}")
         self._driver.check_plain_call(call.name, tool or self._known_tools.get(call.name))
+        self._check_related(call)
         once = functools.partial(self._call_tool_once, timeout=timeout)
         return await self._mrtr(call, once, inputs)
 

@@ -48,6 +48,11 @@ class Limits:
     max_known_tools: int = attrs.field(default=10_000, validator=_positive)
     """Tools remembered from the caller's ``list_tools`` for the pre-flight checks (the oldest
     are forgotten first; a forgotten tool is simply not checked before sending)."""
+    max_known_task_ids: int = attrs.field(default=10_000, validator=_positive)
+    """Task ids this client read from its server (created, polled, listed, cancelled),
+    remembered so that a call's related task ids (``ToolCall.related_to``) can be checked
+    before sending; the oldest are forgotten first (one forgotten is refused like a foreign
+    id: name it by its journal entry, or vouch for it with ``from_elsewhere=True``)."""
     max_input_rounds: int = attrs.field(default=16, validator=_positive)
     """MRTR rounds one call answered with ``inputs=`` may take (a server asking forever)."""
     max_inputs_per_round: int = attrs.field(default=256, validator=_positive)

@@ -79,6 +79,10 @@ class TaskCalls(ClientBase):
         inline; InputRequired when it needs input first (MRTR; with ``inputs`` answered as for
         :meth:`call_tool`, E S21). A Poller waits on either answer alike.
 
+        Related task ids (``call.related_to(...)``) are checked first: one this client never
+        read from its server (nor a journal entry recorded for it) raises UnknownRelatedTask
+        unless the caller said ``from_elsewhere=True``; nothing is sent.
+
         ``on_created(task_id)`` is called by the reader the moment the answer naming the task
         arrives, before any later message is dispatched: bind the task's input handlers there
         (``InputRouter.binding``). It must not block; what it raises is logged. With
@@ -98,6 +102,7 @@ class TaskCalls(ClientBase):
         if not isinstance(call, TaskToolCall):
             raise UsageError(f"start() takes a TaskToolCall (ToolCall.as_task()), got {call!r}")
         self._driver.check_start(call.name, tool or self._known_tools.get(call.name))
+        self._check_related(call.call)
         # One trace per task: its span first (under the caller's current span, if any), the
         # call and everything after it under that.
         trace = self._session.traces.begin(
@@ -146,6 +151,7 @@ class TaskCalls(ClientBase):
             if task_id is None:
                 raise exc.under("$.result") from None
             _obs.remember(task_id)
+            self._returned(task_id)
             log.warning(
                 "task %r was created, but its answer is malformed: %s", _obs.TaskId(task_id), exc
             )
@@ -154,6 +160,7 @@ class TaskCalls(ClientBase):
                 error.path, error.problem, error.value, task_id=task_id, raw=raw
             ) from None
         if isinstance(answer, CreateTaskResult):
+            self._returned(answer.task.task_id)
             return answer
         if isinstance(answer, InputRequiredResult):
             raise InputRequired("tools/call", call.name, answer)
@@ -257,6 +264,8 @@ class TaskCalls(ClientBase):
             raise DecodeError(
                 "$.result.taskId", f"asked for task {task_id!r}, got another (V-26)", task.task_id
             )
+        if task_id not in self._returned_task_ids:  # usually known since its start
+            self._returned(task_id)
         return task  # seen (saw) as it arrived
 
     async def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
@@ -333,7 +342,10 @@ class TaskCalls(ClientBase):
         except InvalidParams as exc:
             raise TaskNotCancellable(exc.code, exc.message, exc.data, method=exc.method) from exc
         cancelled = self._read(raw, self._driver.read_cancel)
-        return cancelled if cancelled is None else self._session.saw(cancelled)
+        if cancelled is None:
+            return None
+        self._returned(cancelled.task_id)
+        return self._session.saw(cancelled)
 
     async def list_tasks_page(
         self, cursor: str | None = None, *, timeout: float | None = None
@@ -349,6 +361,7 @@ class TaskCalls(ClientBase):
         )
         for task in page.tasks:
             self._session.saw(task)
+            self._returned(task.task_id)
         return page
 
     def list_tasks(self, *, timeout: float | None = None) -> Pages[Task]:

@@ -4,20 +4,96 @@ A plain call and a task call are different types, so a type checker catches pass
 the other belongs: ``Client.call_tool`` takes a :class:`ToolCall`, ``Client.start`` takes the
 :class:`TaskToolCall` that only ``ToolCall.as_task`` makes. Nothing ever augments a call the
 caller did not build with ``as_task`` (T:113-117).
+
+Related task ids (a draft, agents-wg PR 28, 2026-09-16): ``ToolCall.related_to(...)`` names
+earlier tasks the call builds on (cancel-and-restart, follow-up work), sent as ``params._meta
+["io.modelcontextprotocol/relatedTaskIds"]`` in both generations; a server MAY ignore it. The
+draft says a client SHOULD send only ids the same server returned, and SHOULD NOT let a
+language model fill the field in: so the step takes task handles (a ``CreateTaskResult``, a
+``Task``, a journal's entry) or ids the caller holds, never text, and the Client refuses an id
+it cannot vouch came from its server (``UnknownRelatedTask``) unless the caller says
+``from_elsewhere=True``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
 from ._sansio.progress import ProgressToken, check_progress_token
-from .models import InputRequiredResult, JSONObject
+from .models import CreateTaskResult, InputRequiredResult, JSONObject, Task
 
-__all__ = ["GetPrompt", "ReadResource", "TaskToolCall", "ToolCall"]
+__all__ = [
+    "RELATED_TASK_IDS",
+    "GetPrompt",
+    "ReadResource",
+    "RelatedTask",
+    "TaskHandle",
+    "TaskToolCall",
+    "ToolCall",
+]
+
+RELATED_TASK_IDS = "io.modelcontextprotocol/relatedTaskIds"
+"""The ``_meta`` key of a call's related task ids (a draft: agents-wg PR 28)."""
+
+
+@runtime_checkable
+class _Recorded(Protocol):
+    """A journal's record of a task (``JournalEntry``): its id and the server it came from."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def server(self) -> str: ...
+
+
+TaskHandle = CreateTaskResult | Task | _Recorded | str
+"""What ``related_to`` takes: a created task, a snapshot, a journal entry, or a task id."""
+
+
+def _checked_id(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{what} is empty: a task id is never empty")
+    return value
+
+
+@attrs.frozen
+class RelatedTask:
+    """One related task id of a call and what vouches for it: ``server``, the identity of the
+    server a journal recorded it for (checked against the Client's transport); or
+    ``from_elsewhere``, the caller's word that it is right though this client never read it
+    from its server. Neither: the Client must have read it from its server itself."""
+
+    task_id: str
+    server: str | None = None
+    from_elsewhere: bool = False
+
+    @classmethod
+    def of(cls, handle: TaskHandle, *, from_elsewhere: bool = False) -> RelatedTask:
+        """The related task ``handle`` names (TypeError for anything else, ValueError for an
+        empty id)."""
+        if isinstance(handle, CreateTaskResult):
+            return cls(handle.task.task_id, None, from_elsewhere)
+        if isinstance(handle, Task):
+            return cls(handle.task_id, None, from_elsewhere)
+        if isinstance(handle, str):
+            return cls(_checked_id(handle, "a related task id"), None, from_elsewhere)
+        if isinstance(handle, _Recorded):
+            task_id = _checked_id(handle.task_id, "a journal entry's task_id")
+            return cls(
+                task_id, _checked_id(handle.server, "a journal entry's server"), from_elsewhere
+            )
+        raise TypeError(
+            "related_to() takes a CreateTaskResult, a Task, a JournalEntry or a task id "
+            f"string, got {type(handle).__name__}"
+        )
+
 
 _Answerable = TypeVar("_Answerable", "ToolCall", "GetPrompt", "ReadResource")
 
@@ -63,6 +139,35 @@ class ToolCall:
     their JSON), sent as ``inputResponses``. Made by :meth:`answering`."""
     request_state: str | None = None
     """MRTR: the server's ``requestState``, echoed byte for byte (E C46)."""
+    related: tuple[RelatedTask, ...] = ()
+    """Earlier tasks this call builds on (:meth:`related_to`), in the order named."""
+
+    def related_to(self, *tasks: TaskHandle, from_elsewhere: bool = False) -> ToolCall:
+        """This call naming ``tasks`` as related (draft: ``_meta`` ``io.modelcontextprotocol/
+        relatedTaskIds``, both generations): earlier tasks it builds on, or a cancelled one it
+        restarts. Each is a ``CreateTaskResult``, a ``Task``, a ``JournalEntry`` or a task id
+        your program holds; added after those already named (each id is sent once, and
+        checked for each way it was named).
+
+        The draft says: a client SHOULD name only task ids the same server returned, and
+        SHOULD NOT let a language model fill this field in. So ids are never taken from text a
+        model wrote: pass what your program got from the server. When the call is sent the
+        Client checks each id: one it read from its server, or a journal entry recorded for
+        that server, goes; any other raises UnknownRelatedTask, nothing sent. With
+        ``from_elsewhere=True`` you vouch for these ids yourself (another client of the same
+        server gave them to you, say), and they are sent as they are."""
+        added = list(self.related)
+        for handle in tasks:
+            related = RelatedTask.of(handle, from_elsewhere=from_elsewhere)
+            if related not in added:  # the same id vouched for twice is checked twice
+                added.append(related)
+        return attrs.evolve(self, related=tuple(added))
+
+    @property
+    def related_task_ids(self) -> list[str]:
+        """The related task ids sent, in order, each once (empty: the ``_meta`` key is not
+        sent)."""
+        return list(dict.fromkeys(related.task_id for related in self.related))
 
     def answering(self, answer: InputRequiredResult, responses: Mapping[str, Any]) -> ToolCall:
         """The retry of this call after ``answer`` (E C45-C47): the same name, arguments and
@@ -95,7 +200,10 @@ class ToolCall:
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"name": self.name, "arguments": dict(self.arguments)}
-        return _with_answers(params, self.meta, self.input_responses, self.request_state)
+        meta = self.meta
+        if self.related:
+            meta = {**(meta or {}), RELATED_TASK_IDS: self.related_task_ids}
+        return _with_answers(params, meta, self.input_responses, self.request_state)
 
 
 def _positive_ttl(instance: object, attribute: object, value: dt.timedelta | None) -> None:
@@ -129,6 +237,14 @@ class TaskToolCall:
     def with_progress_token(self, token: ProgressToken) -> TaskToolCall:
         """This task call with a progress token (see :meth:`ToolCall.with_progress_token`)."""
         return attrs.evolve(self, call=self.call.with_progress_token(token))
+
+    def related_to(self, *tasks: TaskHandle, from_elsewhere: bool = False) -> TaskToolCall:
+        """This task call naming ``tasks`` as related (see :meth:`ToolCall.related_to`)."""
+        return attrs.evolve(self, call=self.call.related_to(*tasks, from_elsewhere=from_elsewhere))
+
+    @property
+    def related(self) -> tuple[RelatedTask, ...]:
+        return self.call.related
 
     def answering(self, answer: InputRequiredResult, responses: Mapping[str, Any]) -> TaskToolCall:
         """The retry of this task call after an MRTR ``answer`` (see ToolCall.answering)."""

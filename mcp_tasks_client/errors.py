@@ -22,6 +22,7 @@ This module only re-exports: the classes are defined where the library raises th
 from __future__ import annotations
 
 from ._exceptions import (
+    BackedOff,
     CapabilityNotNegotiated,
     ClientClosed,
     CreatedTaskUnreadable,
@@ -60,6 +61,8 @@ from ._exceptions import (
     TransportError,
     UnexpectedPlainResult,
     UnexpectedResponse,
+    UnknownExtensionRevision,
+    UnknownRelatedTask,
     UnknownValue,
     UnsupportedInGeneration,
     UnsupportedProtocolVersion,
@@ -68,6 +71,7 @@ from ._exceptions import (
 from .journal import JournalError, NotJournaled
 
 __all__ = [
+    "BackedOff",
     "CapabilityNotNegotiated",
     "ClientClosed",
     "CreatedTaskUnreadable",
@@ -108,6 +112,8 @@ __all__ = [
     "TransportError",
     "UnexpectedPlainResult",
     "UnexpectedResponse",
+    "UnknownExtensionRevision",
+    "UnknownRelatedTask",
     "UnknownValue",
     "UnsupportedInGeneration",
     "UnsupportedProtocolVersion",

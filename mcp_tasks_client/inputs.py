@@ -45,6 +45,7 @@ from ._exceptions import (
     LimitExceeded,
     MCPTasksError,
     RPCError,
+    ServerBusy,
     UsageError,
 )
 from ._limits import Limits
@@ -599,6 +600,7 @@ class InputRouter:
         tasks: TrackedTasks | None = None,
         still_wanted: Callable[[], bool] = lambda: True,
         timeout: float | None = None,
+        busy: BusyRetry | None = None,
     ) -> bool:
         """Answer one taken 2026-07-28 input request of ``task_id`` end to end: its handler
         (:meth:`answer_input`), then ``tasks/update`` with its answer (E C28-C33), unless
@@ -611,10 +613,15 @@ class InputRouter:
         waits for a handler still running (partial answers are allowed, E A-10). A batch the
         server refuses (-32602) is sent again key by key, so one refused key costs no other.
 
+        A ``tasks/update`` answered busy (HTTP 429/503) raises the ServerBusy, unless ``busy``
+        (the Poller's ``PollPolicy.on_busy``) gives a wait: then it is sent again after it,
+        as often as ``busy`` says (``busy(error, in_row)``: seconds, or None to give up).
+
         Deadline: the handler's own time, then ``timeout`` for the ``tasks/update`` (default
-        ``Timeouts.request``; twice when a refused batch is sent again). Cancelled: the handler
-        is cancelled, nothing is sent, and the key stays taken (it is never shown to a
-        handler twice)."""
+        ``Timeouts.request``; twice when a refused batch is sent again; each send again after a
+        busy answer has its own, after the wait ``busy`` gave). Cancelled: the handler is
+        cancelled (or the wait before a send again), nothing more is sent, and the key stays
+        taken (it is never shown to a handler twice)."""
         client = self._client
         if client is None:
             raise UsageError("attach the InputRouter to its client first (router.attach)")
@@ -634,7 +641,7 @@ class InputRouter:
                 await anyio.lowlevel.checkpoint()
             finally:
                 del self._outboxes[task_id]  # a later answer gathers its own batch
-            await box.send(client, task_id, timeout)
+            await box.send(client, task_id, timeout, busy)
         finally:
             box.sent.set()
         return box.outcome(key)
@@ -942,6 +949,11 @@ class InputRouter:
             raise RPCError(-32602, "elicitation mode 'form' was not declared by this client")
 
 
+BusyRetry = Callable[[ServerBusy, int], "float | None"]
+"""``busy(error, in_row)``: the seconds to wait before a busy ``tasks/update`` is sent again
+(``in_row``: busy answers in a row, from 1), or None to raise the ServerBusy."""
+
+
 @attrs.define
 class _Outbox:
     """The answers of one task gathering for one ``tasks/update``; each answer's fate."""
@@ -951,7 +963,27 @@ class _Outbox:
     errors: dict[str, BaseException] = attrs.field(factory=dict)
     done: bool = False
 
-    async def send(self, client: Client, task_id: str, timeout: float | None) -> None:
+    async def send(
+        self, client: Client, task_id: str, timeout: float | None, busy: BusyRetry | None
+    ) -> None:
+        in_row = 0
+        try:
+            while True:
+                try:
+                    await self._send_once(client, task_id, timeout)
+                    break
+                except ServerBusy as exc:  # sent again only when the caller's policy says so
+                    in_row += 1
+                    wait = None if busy is None else busy(exc, in_row)
+                    if wait is None:
+                        raise
+                    await anyio.sleep(wait)
+        except BaseException as exc:
+            self.errors = dict.fromkeys(self.answers, exc)
+            raise
+        self.done = True
+
+    async def _send_once(self, client: Client, task_id: str, timeout: float | None) -> None:
         try:
             await client.update_task(task_id, self.answers, timeout=timeout)
         except InvalidParams as exc:
@@ -963,10 +995,6 @@ class _Outbox:
                         await client.update_task(task_id, {key: answer}, timeout=timeout)
                     except InvalidParams as one:
                         self.errors[key] = one
-        except BaseException as exc:
-            self.errors = dict.fromkeys(self.answers, exc)
-            raise
-        self.done = True
 
     def outcome(self, key: str) -> bool:
         """True when ``key``'s answer went out; raises what refused it."""

@@ -34,7 +34,7 @@ PUBLIC_MODULES: tuple[ModuleType, ...] = (
 TOOLS = ("mcp_tasks_client.cli", "mcp_tasks_client.conformance", "mcp_tasks_client.testing")
 """Subpackages with their own public API (and optional dependencies); not the library core."""
 
-SANS_IO_AT_THE_TOP = {"PollPolicy", "UnhandledInputPolicy", "ViolationPolicy"} | {
+SANS_IO_AT_THE_TOP = {"BusyPolicy", "PollPolicy", "UnhandledInputPolicy", "ViolationPolicy"} | {
     "StatusMessage",
     "TaskProgress",
 }

@@ -366,6 +366,11 @@ class Driver(abc.ABC):
         its tools' metadata means for later calls, at most ``keep`` tools)."""
         return page
 
+    def check_revision(self) -> None:  # noqa: B027 - a generation with no extension revisions
+        """UnknownExtensionRevision when a peer stated a revision of this generation's tasks
+        extension that the driver does not implement (then the extension is not used);
+        nothing otherwise, and nothing for a generation whose tasks have no extension."""
+
     # -- the Poller's side -----------------------------------------------------------------
 
     def check_listen(self) -> None:

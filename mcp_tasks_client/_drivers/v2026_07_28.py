@@ -17,7 +17,13 @@ What this driver decides (against 2025-11-25, see ``v2025_11_25.py``):
 - the field's drift, read on receipt and never sent (``read_error``, ``read_notification``):
   servers built on earlier drafts of the extension answer a missing capability with -32003
   (E A-23), push ``notifications/tasks/status`` and acknowledge a listen's filter as
-  ``tasksStatus`` (E A-27). Only this module knows those forms.
+  ``tasksStatus`` (E A-27). Only this module knows those forms;
+- the extension's revisions (SEP-3392, a draft): a ``revision`` in the tasks extension's
+  settings, read where a peer states them (``server/discover``; a -32021's
+  ``requiredCapabilities``; the caller's own ``ClientCapabilities``), is looked up in
+  :data:`TASKS_REVISIONS`; one not there means the extension is not used (UnknownExtensionRevision
+  before any request that would declare it), never a guess. Our own ad carries
+  :data:`TASKS_REVISION` once the extension defines one.
 
 May import what ``base.py`` may.
 """
@@ -40,6 +46,7 @@ from .._exceptions import (
     MCPTasksError,
     MissingClientCapability,
     RPCError,
+    UnknownExtensionRevision,
     UsageError,
 )
 from .._generation import Generation
@@ -71,7 +78,10 @@ __all__ = [
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
     "META_PROTOCOL_VERSION",
+    "TASKS_REVISION",
+    "TASKS_REVISIONS",
     "Driver2026",
+    "tasks_revision",
 ]
 
 T = TypeVar("T")
@@ -91,6 +101,32 @@ META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
 _decode_task = v2026_07_28.decode_task
+
+TASKS_REVISIONS: Mapping[str | None, str] = {
+    None: "the extension as published beside 2026-07-28: its settings carry no revision "
+    "(E A-21: the settings object is {}; unknown other settings are tolerated)",
+}
+"""Every revision of the tasks extension this driver implements, with what it is (None: the
+settings carry no ``revision``). A revision not here is refused, never mapped to the nearest
+(SEP-3392: a peer that receives a revision it does not know SHOULD NOT enable the extension).
+A new revision this driver learns is one row here, and the code its differences need."""
+TASKS_REVISION: str | None = None
+"""The revision this client's ad carries (``extensions[TASKS_EXTENSION]``); None: the
+extension defines none yet, so the ad is ``{}``."""
+
+
+def tasks_revision(settings: object) -> object:
+    """The ``revision`` of a tasks extension settings object, as sent (None when absent, or
+    when the settings are not an object: E A-21 tolerates what it does not know)."""
+    return settings.get("revision") if isinstance(settings, dict) else None
+
+
+def _implemented(revision: object) -> bool:
+    return (revision is None or isinstance(revision, str)) and revision in TASKS_REVISIONS
+
+
+def _ad() -> JSONObject:
+    return {} if TASKS_REVISION is None else {"revision": TASKS_REVISION}
 
 
 class Driver2026(Driver):
@@ -120,6 +156,15 @@ class Driver2026(Driver):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._refused_revision: tuple[object, str] | None = None
+        """A tasks extension revision a peer stated that this driver does not implement,
+        and where it was stated: the extension is then not used."""
+        extensions = self.capabilities.get("extensions")
+        if isinstance(extensions, dict) and TASKS_EXTENSION in extensions:
+            # the caller's own per-request capabilities: a revision we cannot speak is refused
+            # here, before any request could claim it
+            self._check_revision(extensions[TASKS_EXTENSION], "the client's capabilities")
+            self.check_revision()
         self._discovered: DiscoverResult | None = None
         self._tool_headers: dict[str, dict[ParamPath, str]] = {}
         """The valid ``x-mcp-header`` annotations of the tools the caller listed, by tool."""
@@ -158,6 +203,28 @@ class Driver2026(Driver):
 
     def discovered(self, result: DiscoverResult) -> None:
         self._discovered = result
+        extensions = result.capabilities.extensions
+        if isinstance(extensions, dict) and TASKS_EXTENSION in extensions:
+            self._refused_revision = None  # the server's newest word on it
+            self._check_revision(extensions[TASKS_EXTENSION], "server/discover")
+
+    # -- the extension's revision (SEP-3392) --------------------------------------------------
+
+    def _check_revision(self, settings: object, where: str) -> None:
+        """Note the revision ``settings`` carry, stated ``where``, if this driver does not
+        implement it (nothing is raised here: a request that would use the extension is)."""
+        revision = tasks_revision(settings)
+        if not _implemented(revision):
+            self._refused_revision = (revision, where)
+
+    def check_revision(self) -> None:
+        """UnknownExtensionRevision when a peer stated a revision of the tasks extension this
+        driver does not implement (the extension is not used); nothing otherwise."""
+        if self._refused_revision is not None:
+            revision, where = self._refused_revision
+            raise UnknownExtensionRevision(
+                TASKS_EXTENSION, revision, list(TASKS_REVISIONS), where=where
+            )
 
     @property
     def discover_result(self) -> DiscoverResult | None:
@@ -173,8 +240,10 @@ class Driver2026(Driver):
     ) -> JSONObject | None:
         capabilities = dict(self.capabilities)
         if tasks or method.startswith("tasks/"):  # E C3: on exactly the requests that need it
+            if self._refused_revision is not None:
+                self.check_revision()  # a revision we do not implement: never declared
             extensions = dict(capabilities.get("extensions") or {})
-            extensions[TASKS_EXTENSION] = {}
+            extensions[TASKS_EXTENSION] = _ad()
             capabilities["extensions"] = extensions
         out = dict(params or {})
         given = out.get("_meta")
@@ -213,6 +282,7 @@ class Driver2026(Driver):
         # When the caller ran discover() and the server has no tasks extension, it cannot.
         if self._discovered is not None and not self._discovered.capabilities.tasks_extension:
             raise CapabilityNotNegotiated(f"extensions[{TASKS_EXTENSION!r}]", rule="E C11")
+        self.check_revision()
 
     # -- what an answer means --------------------------------------------------------------
 
@@ -253,9 +323,16 @@ class Driver2026(Driver):
             and isinstance(error.data, dict)
             and isinstance(error.data.get("requiredCapabilities"), dict)
         ):
-            return MissingClientCapability(
+            error = MissingClientCapability(
                 error.code, error.message, error.data, method=error.method
             )
+        if isinstance(error, MissingClientCapability):
+            # the server's per-request word on the extension: a revision we do not implement
+            # means the extension is not used from now on (SEP-3392)
+            extensions = error.required.get("extensions")
+            if isinstance(extensions, dict) and TASKS_EXTENSION in extensions:
+                where = f"the server's -32021 answer to {error.method or 'a request'}"
+                self._check_revision(extensions[TASKS_EXTENSION], where)
         return error
 
     def read_notification(self, notification: JSONRPCNotification) -> JSONRPCNotification:

@@ -18,7 +18,10 @@ carry tens of thousands), at most ``Limits.max_server_requests`` handlers at onc
 workers cancelled and the queue dropped when the task's tracking ends, a task whose keys go
 past ``Limits.max_inputs_per_task`` failed with LimitExceeded (the router never forgets a
 tracked task's key, so a bound fails the task instead), the journal's record of an answered
-key, and a task whose snapshots keep asking nothing new (``PollPolicy.stuck_input_polls``).
+key, a task whose snapshots keep asking nothing new (``PollPolicy.stuck_input_polls``), and
+what a busy ``tasks/update`` (HTTP 429/503) does (``PollPolicy.on_busy``: the ServerBusy ends
+the task's waits, or the same answers are sent again after the busy rule's wait, with a
+``BackedOff`` warning).
 
 May import: ``registry``, ``journal_sink``, ``_client`` (the Client it calls), ``_drivers``,
 ``inputs``, ``_sansio``, ``models``, ``outcomes``, ``_exceptions``, anyio.
@@ -36,13 +39,15 @@ import anyio
 from .._client import Client
 from .._drivers import TaskFollow
 from .._exceptions import (
+    BackedOff,
     InputNotHandled,
     InputStuck,
     InvalidParams,
     LimitExceeded,
     MCPTasksError,
+    ServerBusy,
 )
-from .._sansio.scheduler import PollPolicy, UnhandledInputPolicy
+from .._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from .._sansio.task_machine import Violation
 from ..inputs import InputRouter
 from ..models import CallToolResult, InputRequest, JSONObject, Task
@@ -191,6 +196,7 @@ class Following:
                     tasks=self._registry,
                     still_wanted=lambda: not tracked.done,
                     timeout=self.policy.request_timeout,
+                    busy=functools.partial(self._busy_update, tracked),
                 )
             if sent and self._journal is not None:
                 await self._journal.answered(tracked.task_id, key)
@@ -198,6 +204,19 @@ class Following:
             # The server refused this answer (a key already answered, S13 says ignore; or the
             # task is gone, which the next poll tells as such): recorded, the wait goes on.
             self._warn(exc)
+
+    def _busy_update(self, tracked: Tracked, busy: ServerBusy, in_row: int) -> float | None:
+        """The wait before a busy ``tasks/update`` of ``tracked`` is sent again (None: the
+        ServerBusy ends the task's waits), by the same rule as a busy poll."""
+        policy = self.policy
+        if policy.on_busy is BusyPolicy.FAIL:
+            return None
+        current = tracked.machine.current
+        interval = None if current.poll_interval is None else current.poll_interval / 1000.0
+        wait = policy.busy_wait(in_row, busy.retry_after, interval)
+        if wait is not None:
+            self._warn(BackedOff(busy, tracked.task_id, wait, in_row))
+        return wait
 
 
 class _Link:

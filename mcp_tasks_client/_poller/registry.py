@@ -120,6 +120,8 @@ class Tracked:
     """The latest deadline of the waits that held the task (``inf``: one has none)."""
     interval_warned: bool = False
     """Whether a ``pollInterval`` past ``max_server_interval`` was warned of (once a task)."""
+    busy_in_row: int = 0
+    """Busy answers (429/503) to this task's polls in a row (``PollPolicy.on_busy``)."""
 
     def hold(self, until: float) -> None:
         """One more wait holds the task, until ``until`` (monotonic; ``inf``: no deadline)."""

@@ -9,7 +9,10 @@ polled meanwhile (released, finishing, ended); then the next one is scheduled fr
 server's ``pollInterval`` (C-19), slowed for ids a listen acknowledged (A-25). An interval past
 ``PollPolicy.max_server_interval`` is capped at it and pulled in to the task's ttl or the
 latest deadline of its waits, with a warning (once a task): a server's 1e12 ms is no reason to
-go silent for years.
+go silent for years. A poll answered busy (HTTP 429/503, ServerBusy) ends the task's waits
+with it under ``BusyPolicy.FAIL``; under ``BusyPolicy.BACK_OFF`` it is scheduled again by the
+sans-I/O scheduler's busy rule (never sooner than ``Retry-After``) with a ``BackedOff``
+warning each time; the waits' own deadlines still end them meanwhile.
 
 Only a record in ``TRACKING`` is ever polled: a task reported terminal is never polled again.
 
@@ -28,14 +31,16 @@ import anyio
 import anyio.abc
 
 from .._exceptions import (
+    BackedOff,
     DeadlineExceeded,
     MCPTasksError,
     PollIntervalCapped,
     RequestTimeout,
+    ServerBusy,
     TaskNotFound,
     UnknownValue,
 )
-from .._sansio.scheduler import PollPolicy, PollScheduler
+from .._sansio.scheduler import BusyPolicy, PollPolicy, PollScheduler
 from .._sansio.task_machine import Violation, ViolationPolicy
 from ..models import Task
 from .registry import Registry, Tracked
@@ -239,11 +244,14 @@ class Driver:
                 return None
             self._warn(exc)  # A-08: an unknown status, ignored under WARN
             snapshot = None
+        except ServerBusy as exc:
+            return self._busy(tracked, exc)
         except MCPTasksError as exc:
             self._end(tracked, exc)
             return None
         if not tracked.tracking:
             return None  # released, finishing or ended while the poll was in flight
+        tracked.busy_in_row = 0
         if tracked.machine.is_stale(mark, snapshot):
             # A terminal status arrived (a notification) while this poll was in flight: its
             # older answer is stale, not a change after terminal (A-08, the machine's rule; a
@@ -269,4 +277,25 @@ class Driver:
         self.scheduler.answered(
             task_id, now, interval, not_after=self._not_after(tracked, now, asked)
         )
+        return now
+
+    def _busy(self, tracked: Tracked, busy: ServerBusy) -> float | None:
+        """A poll answered 429/503: the end of the task's waits (``BusyPolicy.FAIL``, or a
+        Retry-After too long to wait out), or the same poll scheduled again after the busy
+        rule's wait, with a warning. The time it was scheduled from (None: not scheduled)."""
+        if self.policy.on_busy is BusyPolicy.FAIL:
+            self._end(tracked, busy)
+            return None
+        if not tracked.tracking:
+            return None  # released, finishing or ended while the poll was in flight
+        tracked.busy_in_row += 1
+        now = anyio.current_time()
+        interval = server_interval(tracked.machine.current)
+        due = self.scheduler.busy(
+            tracked.task_id, now, tracked.busy_in_row, busy.retry_after, interval
+        )
+        if due is None:
+            self._end(tracked, busy)
+            return None
+        self._warn(BackedOff(busy, tracked.task_id, due - now, tracked.busy_in_row))
         return now

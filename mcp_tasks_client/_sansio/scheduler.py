@@ -13,7 +13,13 @@ at that time :meth:`PollScheduler.pop_due` tells it which tasks to poll. When a 
   up to ``ceiling`` (A-25);
 - nothing is ever scheduled sooner than ``floor`` after the previous answer;
 - jitter spreads many tasks' polls: the wait is multiplied by a factor drawn from
-  ``[1 - jitter, 1 + jitter]`` (then held above the floor).
+  ``[1 - jitter, 1 + jitter]`` (then held above the floor);
+- a poll the server answered busy (HTTP 429 or 503) under ``on_busy=BusyPolicy.BACK_OFF`` is
+  scheduled by :meth:`PollScheduler.busy`: after ``max(pollInterval, Retry-After, the policy's
+  own busy backoff)``, never sooner than ``Retry-After`` (jitter never spreads it under that,
+  and no ttl pulls it in); :meth:`PollPolicy.busy_wait` is that
+  rule alone, and ``None`` from it (a ``Retry-After`` past ``max_server_interval``) means the
+  wait ends with the ServerBusy instead.
 
 Time is whatever monotonic float the engine passes in; randomness is an injected
 ``random.Random``. The heap never holds more than one live entry per task (older ones are
@@ -34,7 +40,7 @@ import attrs
 
 from .task_machine import ViolationPolicy
 
-__all__ = ["PollPolicy", "PollScheduler", "UnhandledInputPolicy"]
+__all__ = ["BusyPolicy", "PollPolicy", "PollScheduler", "UnhandledInputPolicy"]
 
 
 def _non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -49,6 +55,19 @@ class UnhandledInputPolicy(enum.Enum):
     """The wait raises InputNotHandled (the server already got a JSON-RPC error)."""
     KEEP_WAITING = "keep_waiting"
     """The wait goes on; the server decides what the refused input means for the task."""
+
+
+class BusyPolicy(enum.Enum):
+    """What a task's wait does when the server answers one of the Poller's ``tasks/get`` or
+    ``tasks/update`` requests with HTTP 429 or 503 (ServerBusy). A busy ``tools/call`` is never
+    retried, whatever the policy: the caller sent it and decides."""
+
+    FAIL = "fail"
+    """The wait ends with the ServerBusy (``.retry_after`` kept): the caller decides."""
+    BACK_OFF = "back_off"
+    """The request is sent again after ``max(pollInterval, Retry-After, the policy's busy
+    backoff)``, never sooner than ``Retry-After``, within the wait's deadline; each backoff is
+    a ``BackedOff`` warning in ``Poller.warnings`` (and a WARNING log record)."""
 
 
 @attrs.frozen
@@ -116,6 +135,35 @@ class PollPolicy:
     question answered, yet the task still waits). None: never (acks are eventually
     consistent, E C33; a server may be slow to move on). Nothing is cancelled by it."""
 
+    on_busy: BusyPolicy = BusyPolicy.FAIL
+    """HTTP 429 or 503 to a ``tasks/get`` or ``tasks/update`` of the Poller: end the wait with
+    ServerBusy (the default) or back off and send it again (:class:`BusyPolicy`)."""
+    busy_backoff: float = attrs.field(default=1.0, validator=_non_negative)
+    """With ``BusyPolicy.BACK_OFF``: the policy's own wait after the first busy answer in a
+    row, multiplied by ``backoff`` for each further one, up to ``ceiling`` (or this, if
+    larger). The wait is the largest of it, the task's ``pollInterval`` and ``Retry-After``.
+    A ``Retry-After`` past ``max_server_interval`` is not waited out: the wait ends with the
+    ServerBusy."""
+
+    def busy_wait(
+        self, in_row: int, retry_after: float | None, server_interval: float | None
+    ) -> float | None:
+        """The wait before a busy request is sent again, before jitter: ``in_row`` is how
+        many busy answers in a row (1 for the first). None: not waited out (a Retry-After past
+        ``max_server_interval``); the ServerBusy stands."""
+        if in_row < 1:
+            raise ValueError(f"in_row counts busy answers from 1, got {in_row}")
+        if retry_after is not None and retry_after > self.max_server_interval:
+            return None
+        try:
+            own = self.busy_backoff * self.backoff ** (in_row - 1)
+        except OverflowError:
+            own = math.inf
+        own = min(own, max(self.ceiling, self.busy_backoff))
+        interval = 0.0 if server_interval is None else server_interval
+        interval = min(interval, self.max_server_interval)
+        return max(self.floor, own, interval, retry_after or 0.0)
+
     def for_client(self, client_request_timeout: float) -> PollPolicy:
         """The policy a Poller runs with on a client whose ``Timeouts.request`` is given (itself,
         unless ``request_timeout_from_client``)."""
@@ -179,6 +227,33 @@ class PollScheduler:
         """A poll of ``task_id`` answered at ``now``: schedule the next one; returns its time."""
         attempt = self._entries[task_id][3] + 1
         return self._schedule(task_id, attempt, now, server_interval, not_after)
+
+    def busy(
+        self,
+        task_id: str,
+        now: float,
+        in_row: int,
+        retry_after: float | None,
+        server_interval: float | None,
+    ) -> float | None:
+        """The poll of ``task_id`` was answered busy at ``now`` (``in_row``-th in a row):
+        schedule it again by :meth:`PollPolicy.busy_wait`, spread by jitter but never under
+        ``Retry-After``, the server's interval or the floor. Returns the new due
+        time, or None (nothing scheduled: the busy answer ends the wait)."""
+        policy = self.policy
+        wait = policy.busy_wait(in_row, retry_after, server_interval)
+        if wait is None:
+            return None
+        if policy.jitter:
+            interval = min(server_interval or 0.0, policy.max_server_interval)
+            floor = max(policy.floor, retry_after or 0.0, interval)
+            wait = max(floor, wait * self._rng.uniform(1.0 - policy.jitter, 1.0 + policy.jitter))
+        attempt = self._entries[task_id][3]
+        self._version += 1
+        entry = (now + wait, self._version, task_id, attempt)
+        self._entries[task_id] = entry
+        heapq.heappush(self._heap, entry)
+        return entry[0]
 
     def distrusts(self, server_interval: float | None) -> bool:
         """Whether ``server_interval`` is past ``max_server_interval``: then the wait is capped

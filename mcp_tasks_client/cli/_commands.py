@@ -15,6 +15,7 @@ from .._client import Client, Timeouts
 from .._drivers import driver_for
 from .._drivers.refusals import error_text, lacks_client_capability
 from .._exceptions import (
+    BackedOff,
     DeadlineExceeded,
     GetStreamUnavailable,
     HTTPStatusError,
@@ -32,7 +33,7 @@ from .._exceptions import (
 )
 from .._io.base import Transport
 from .._io.http import HttpTransport
-from ..builders import ToolCall
+from ..builders import TaskHandle, ToolCall
 from ..conformance import ProbeVerdict
 from ..conformance import probe as conformance_probe
 from ..engine import WatchItem
@@ -54,7 +55,7 @@ from ._exit import ExitCode, for_error
 from ._inputs import Answering, FileAnswers, make_answering
 from ._interrupt import Interrupted, cancel_command, cancel_on_interrupt
 from ._journal import journal_name, open_journal
-from ._options import Options, call_args
+from ._options import CallArgs, Options, call_args
 from ._output import Output
 
 __all__ = ["run"]
@@ -355,7 +356,7 @@ class Run:
 
     async def call(self, client: Client, ns: argparse.Namespace) -> ExitCode:
         args = call_args(ns)
-        call = ToolCall(args.tool, args.arguments)
+        call = await self.related(client, ToolCall(args.tool, args.arguments), args)
         timeout = self.options.timeout
         if not args.task:
             result = await client.call_tool(call, timeout=timeout, inputs=self.router)
@@ -383,6 +384,20 @@ class Run:
         if not args.wait:
             return ExitCode.COMPLETED
         return await self.follow(client, started, render=True)
+
+    async def related(self, client: Client, call: ToolCall, args: CallArgs) -> ToolCall:
+        """``call`` naming the ``--related`` ids: each as its journal entry for this server
+        when the journal holds one (the Client checks the server), else as the bare id (which
+        the Client refuses, UnknownRelatedTask, unless ``--related-from-elsewhere``)."""
+        if args.related_from_elsewhere:
+            return call.related_to(*args.related, from_elsewhere=True)
+        named: list[TaskHandle] = []
+        for task_id in args.related:
+            entry = None
+            if self.journal is not None:
+                entry = await self.journal.get(client.transport.identity, task_id)
+            named.append(task_id if entry is None else entry)
+        return call.related_to(*named)
 
     def refused(self, tool: str, result: CallToolResult) -> ExitCode:
         """A task call answered with an error and no task (a misspelt tool, arguments the tool
@@ -551,6 +566,10 @@ class Run:
                 return self.failed(exc, task_id, seen, waited=True)
             except MCPTasksError as exc:
                 return self.failed(exc, task_id, last, waited=True)
+            finally:  # --on-busy back-off: every backoff said, never silent
+                for warning in poller.warnings:
+                    if isinstance(warning, BackedOff):
+                        self.out.warn(str(warning))
         return self.finished(task_id, outcome)
 
 

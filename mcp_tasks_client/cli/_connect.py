@@ -14,7 +14,7 @@ from .._client import Client, Timeouts
 from .._io.base import Transport
 from .._io.http import HttpTransport
 from .._io.stdio import StdioTransport
-from .._sansio.scheduler import PollPolicy
+from .._sansio.scheduler import BusyPolicy, PollPolicy
 from ..engine import Poller
 from ..inputs import InputRouter
 from ..journal import Journal, JournalEntry
@@ -86,9 +86,12 @@ def make_client(
 def make_policy(options: Options, *, answers_input: bool) -> PollPolicy:
     """PollPolicy's defaults, each ``tasks/get`` bounded by ``--timeout``; ``--interval``
     as floor and fixed cadence (the server's longer pollInterval still holds, C-19). With
-    nothing to answer input, no ``tasks/result`` is held open on ``input_required``."""
+    nothing to answer input, no ``tasks/result`` is held open on ``input_required``;
+    ``--on-busy`` as ``on_busy``."""
     policy = PollPolicy(
-        request_timeout=options.timeout, open_result_on_input_required=answers_input
+        request_timeout=options.timeout,
+        open_result_on_input_required=answers_input,
+        on_busy=BusyPolicy.BACK_OFF if options.on_busy == "back-off" else BusyPolicy.FAIL,
     )
     if options.interval is not None:
         every = options.interval

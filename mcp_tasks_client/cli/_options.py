@@ -81,6 +81,9 @@ class Options:
     interval: float | None = None
     """Poll no more often than every this many seconds (the server's pollInterval still
     holds when it is longer)."""
+    on_busy: str = "fail"
+    """``--on-busy``: what a 429/503 to a poll or an input answer does (``fail``: the wait
+    ends with it; ``back-off``: sent again after max(pollInterval, Retry-After, 1 s growing))."""
     inputs: str | None = None
     """``"interactive"``, a path to an answers file, or None (input is not answered)."""
     journal: str | None = None
@@ -98,6 +101,11 @@ class CallArgs:
     task: bool
     ttl: dt.timedelta | None
     wait: bool
+    related: tuple[str, ...] = ()
+    """``--related ID ...``: task ids sent as the call's related task ids (a draft)."""
+    related_from_elsewhere: bool = False
+    """``--related-from-elsewhere``: vouch for the ``--related`` ids though neither this run
+    nor the journal got them from this server."""
 
 
 def _workers(text: str) -> int:
@@ -205,6 +213,16 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         "still holds; default: the library's PollPolicy backoff from 1 s)",
     )
     opts.add_argument(
+        "--on-busy",
+        choices=("fail", "back-off"),
+        default=default("fail"),
+        help="when the server answers a poll (tasks/get) or an input answer (tasks/update) with "
+        "HTTP 429 or 503: fail (exit with the error; the default) or back-off (send it again "
+        "after the server's Retry-After, its pollInterval and a backoff from 1 s, whichever is "
+        "longest, within --deadline; a warning each time). A busy tools/call is never sent "
+        "again",
+    )
+    opts.add_argument(
         "--json",
         action="store_true",
         default=default(False),
@@ -293,6 +311,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--wait",
         action="store_true",
         help="with --task: watch the task until it ends, then print its outcome",
+    )
+    call.add_argument(
+        "--related",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="ID",
+        help="name earlier tasks of this server the call builds on, sent as the draft "
+        "_meta io.modelcontextprotocol/relatedTaskIds (the server may ignore it). Each id "
+        "must be recorded for this server in --journal; any other is refused (exit 2) "
+        "unless --related-from-elsewhere",
+    )
+    call.add_argument(
+        "--related-from-elsewhere",
+        action="store_true",
+        help="send the --related ids though the journal does not hold them for this server: "
+        "you vouch they came from it",
     )
     _output_option(call)
     for name, help_text in TASK_COMMANDS.items():
@@ -461,6 +496,8 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
             parser.error("--ttl goes with --task")
         if ns.wait and not ns.task:
             parser.error("--wait goes with --task (a plain call always waits for its answer)")
+        if ns.related_from_elsewhere and not ns.related:
+            parser.error("--related-from-elsewhere goes with --related ID ...")
     options = Options(
         server=Server(url=url, headers=headers, stdio=stdio),
         generation=Generation(ns.generation),
@@ -469,6 +506,7 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
         deadline=ns.deadline,
         json=ns.json,
         interval=ns.interval,
+        on_busy=ns.on_busy,
         inputs=ns.inputs,
         journal=ns.journal,
         output=getattr(ns, "output", None),
@@ -478,4 +516,12 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
 
 def call_args(ns: argparse.Namespace) -> CallArgs:
     ttl = None if ns.ttl is None else dt.timedelta(seconds=ns.ttl)
-    return CallArgs(ns.tool, ns.args, ns.task, ttl, ns.wait)
+    return CallArgs(
+        ns.tool,
+        ns.args,
+        ns.task,
+        ttl,
+        ns.wait,
+        tuple(ns.related),
+        ns.related_from_elsewhere,
+    )

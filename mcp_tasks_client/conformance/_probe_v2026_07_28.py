@@ -4,7 +4,10 @@
 safe tool called without the extension (E S2, E S3) and as a task: found at once (E S5),
 waited on (its MRTR input before the task, E S21, or its ``inputRequests`` answered, E S14),
 read once ended; one more task cancelled (E S15). ``probe(..., listen=True)`` waits on a
-listen stream (E C40, C41, S25).
+listen stream (E C40, C41, S25). A server whose ``server/discover`` gives the tasks extension
+a ``revision`` this client does not implement is not probed with tasks at all (SEP-3392: the
+extension is not used, never guessed): every rule the tasks would have exercised is not
+applicable, and says why, naming the revision.
 
 May import what ``_probe.py`` may, and ``_probe``.
 """
@@ -14,7 +17,13 @@ from __future__ import annotations
 import anyio
 
 from .._client import Client
-from .._exceptions import MCPTasksError, MissingClientCapability, RPCError, TaskNotFound
+from .._exceptions import (
+    MCPTasksError,
+    MissingClientCapability,
+    RPCError,
+    TaskNotFound,
+    UnknownExtensionRevision,
+)
 from .._generation import Generation
 from .._sansio.scheduler import PollPolicy
 from ..builders import ToolCall
@@ -27,14 +36,39 @@ from ._report import ProbeVerdict
 
 __all__ = ["Probe2026"]
 
+_TASK_RULES = (
+    "E S1",
+    "E S2",
+    "E S3",
+    "E S5",
+    "E S7",
+    "E S14",
+    "E S15",
+    "E S16",
+    "E S17",
+    "E S21",
+    "E C40",
+    "E C41",
+    "E S25",
+)
+"""The rules the probe's task steps exercise (none run under a revision it does not know)."""
+
 
 class Probe2026(Probe):
     """The probe of a 2026-07-28 server."""
 
     generation = Generation.V2026_07_28
+    refused_revision: UnknownExtensionRevision | None = None
+    """The tasks extension revision the server stated and this client does not implement."""
 
     async def script(self, client: Client, router: InputRouter) -> None:
         await self._step(("E S1",), client.discover())
+        try:
+            client.driver.check_revision()
+        except UnknownExtensionRevision as refused:
+            self.refused_revision = refused
+            self.note(_TASK_RULES, f"not probed: {refused}")
+            return
         await self._run(client, router)
 
     async def input_asked(self, ctx: InputContext) -> None:

@@ -12,7 +12,8 @@
 
 - Scripted servers for fault tests: :class:`FaultServer` (a tasks server of either
   generation, in process or on 127.0.0.1, that breaks the rules you name and lets a hook
-  answer any request: illegal transitions, dropped or slow answers, malformed messages; its
+  answer any request: illegal transitions, dropped or slow answers, malformed messages, an
+  HTTP 429/503 (:class:`Busy`); its
   ``ask`` tool sends the client requests for input in its task; :data:`PRESETS` names servers
   with several deviations at once),
   :class:`HostileHTTPServer` (raw HTTP/1.1 on 127.0.0.1, every byte scripted) and
@@ -37,7 +38,7 @@ from ._cache_rules import (
     ResultCacheUnderTest,
     check_cache,
 )
-from ._fault_server import BREAKABLE, DROP, PRESETS, FaultServer, Hook, raw_json
+from ._fault_server import BREAKABLE, DROP, PRESETS, Busy, FaultServer, Hook, raw_json
 from ._http import HOSTILE_INIT_RESULT, Conn, Handler, HostileHTTPServer, Received, sse_event
 from ._models import *  # noqa: F403 - the model strategies are this module's API
 from ._models import __all__ as _model_names
@@ -64,6 +65,7 @@ __all__ = [
     "PRESETS",
     "SCRIPTED_CLIENT_INFO",
     "TASK_CALLS",
+    "Busy",
     "Conn",
     "FaultServer",
     "Handler",

@@ -12,7 +12,9 @@ Drive it two ways:
   does), so a checker that should catch a rule can be shown to catch it;
 - ``on_message``: a coroutine that sees every request first and returns None (answer as
   usual), a JSON-RPC object (send it instead), ``bytes`` (sent as they are: a malformed
-  message) or :data:`DROP` (no answer: over HTTP the connection closes). A slow answer is a
+  message), :data:`DROP` (no answer: over HTTP the connection closes) or a :class:`Busy`
+  (over HTTP only: an HTTP 429 or 503, with ``Retry-After`` when it has one; the request is
+  not served, as a rate limiter in front of a server would refuse it). A slow answer is a
   hook that sleeps, then returns None; an illegal transition is a hook that answers a
   ``tasks/get`` with a status of its choosing.
 
@@ -62,6 +64,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import anyio
+import attrs
 
 from .._generation import Generation
 from .._io.base import Transport
@@ -83,7 +86,16 @@ from ._fault_v2025_11_25 import Dialect2025
 from ._fault_v2026_07_28 import Dialect2026
 from ._http import Conn, HostileHTTPServer, Received, sse_event
 
-__all__ = ["BREAKABLE", "DIALECTS", "DROP", "PRESETS", "FaultServer", "Hook", "raw_json"]
+__all__ = [
+    "BREAKABLE",
+    "DIALECTS",
+    "DROP",
+    "PRESETS",
+    "Busy",
+    "FaultServer",
+    "Hook",
+    "raw_json",
+]
 
 
 class _Drop:
@@ -94,7 +106,23 @@ class _Drop:
 DROP: Final = _Drop()
 """An ``on_message`` answer: send nothing back (HTTP: close the connection unanswered)."""
 
-Answer = JSON | bytes | _Drop | None
+
+@attrs.frozen
+class Busy:
+    """An ``on_message`` answer over HTTP: HTTP ``status`` (429 or 503) with ``Retry-After:
+    retry_after`` (left out when None) and a short text body, instead of serving the request.
+    In process (:meth:`FaultServer.memory`) there is no HTTP status to send: ValueError."""
+
+    status: int = attrs.field(default=429)
+    retry_after: str | None = None
+
+    @status.validator
+    def _busy_status(self, attribute: attrs.Attribute[int], value: int) -> None:
+        if value not in (429, 503):
+            raise ValueError(f"a busy server answers 429 or 503, not {value}")
+
+
+Answer = JSON | bytes | _Drop | Busy | None
 Hook = Callable[[JSON], Awaitable[Answer]]
 
 BREAKABLE: Mapping[str, str] = {
@@ -167,6 +195,7 @@ class FaultServer:
         steps: int = 2,
         ask_on: str = "result",
         cache_hints: tuple[int, str] = (60_000, "public"),
+        tasks_settings: Mapping[str, Any] | None = None,
     ) -> None:
         if ask_on not in _ASK_ON:
             raise ValueError(f"ask_on is one of {sorted(_ASK_ON)}, not {ask_on!r}")
@@ -191,6 +220,10 @@ class FaultServer:
         self.on_message = on_message
         self.steps = steps
         self.cache_hints = cache_hints
+        self.tasks_settings: dict[str, Any] = dict(tasks_settings or {})
+        """2026-07-28: the settings object of the tasks extension it advertises in
+        ``server/discover`` and names in a -32021's ``requiredCapabilities`` (``{}``; a
+        ``{"revision": ...}`` plays a server of a later revision of the extension)."""
         """``(ttlMs, cacheScope)`` of every complete cacheable result (2026-07-28, SEP-2549:
         ``server/discover``, ``tools/list``); left out with E H1 broken."""
         self.tasks: dict[str, FaultTask] = {}
@@ -241,6 +274,13 @@ class FaultServer:
                 if isinstance(body, dict)
                 else None
             )
+            if isinstance(answer, Busy):
+                headers = {"Content-Type": "text/plain", "Content-Length": "9"}
+                if answer.retry_after is not None:
+                    headers["Retry-After"] = answer.retry_after
+                await conn.head(answer.status, headers)
+                await conn.write(b"slow down")
+                return
             if channel.opened:
                 if isinstance(answer, dict):
                     await conn.write(sse_event(answer))
@@ -288,6 +328,8 @@ class FaultServer:
 
         async def one(message: JSON) -> None:
             answer = await self.answer(message, channel)
+            if isinstance(answer, Busy):
+                raise TypeError("a Busy answer is an HTTP status: serve with server.http()")
             try:
                 if isinstance(answer, bytes):
                     await end.send_raw(answer)
@@ -408,8 +450,11 @@ class FaultServer:
 
     def _m_server_discover(self, params: JSON) -> JSON:
         return {
-            "supportedVersions": ["2026-07-28"],
-            "capabilities": {"tools": {}, "extensions": {TASKS_EXTENSION: {}}},
+            "supportedVersions": [self.generation.protocol_version],
+            "capabilities": {
+                "tools": {},
+                "extensions": {TASKS_EXTENSION: dict(self.tasks_settings)},
+            },
             "serverInfo": {"name": "fault-server", "version": "0"},
         }
 

@@ -103,7 +103,8 @@ class Dialect2026(Dialect):
 
     def call_without_task(self, support: str | None, text: str) -> JSON | Refusal:
         if support == "required" and "E S3" not in self.server.breaks:
-            data: JSON = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+            settings = dict(self.server.tasks_settings)
+            data: JSON = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: settings}}}
             # E A-23 broken: the extension draft's code (the client reads it as -32021)
             code = DRAFT_MISSING_CAPABILITY if "E A-23" in self.server.breaks else -32021
             return (code, "this tool runs only as a task", data)

@@ -53,6 +53,9 @@ class Received:
     target: str
     headers: dict[str, str]
     body: bytes
+    at: float = attrs.field(default=0.0, eq=False)
+    """When the server had read it whole (``anyio.current_time()``, the test's own clock): a
+    test checks the pace of a client's requests on this record, never on its own timers."""
 
     @property
     def json(self) -> Any:
@@ -298,6 +301,12 @@ async def _read_request(stream: anyio.abc.ByteStream) -> Received:
         elif isinstance(event, h11.EndOfMessage):
             assert head is not None
             headers = {k.decode().lower(): v.decode("latin-1") for k, v in head.headers}
-            return Received(head.method.decode(), head.target.decode(), headers, bytes(body))
+            return Received(
+                head.method.decode(),
+                head.target.decode(),
+                headers,
+                bytes(body),
+                at=anyio.current_time(),
+            )
         elif isinstance(event, h11.ConnectionClosed):
             raise anyio.EndOfStream
