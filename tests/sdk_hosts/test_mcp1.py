@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -49,6 +51,7 @@ from mcp_tasks_client.sdk import open_client
 pytestmark = pytest.mark.anyio
 
 FAST = PollPolicy(floor=0.05, jitter=0.0)
+EXAMPLES = Path(__file__).parents[2] / "examples"
 RELATED = "io.modelcontextprotocol/related-task"
 
 
@@ -302,3 +305,20 @@ async def test_one_trace_per_task_over_the_hosts_session(
     assert text_of(outcome) == "echo (task): t"
     life = assert_one_trace(spans, created.task.task_id)  # type: ignore[union-attr]
     assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Completed"
+
+
+def test_the_docs_example_for_an_mcp1_session_runs(logged: tuple[str, Path]) -> None:
+    """examples/sdk_session.py (docs/sdk-hosts.md) against the real mcp 1.30 server."""
+    url, log = logged
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLES / "sdk_session.py"), url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "asks: Confirm: ship it? -> yes" in run.stdout
+    assert "confirm: ['confirmed=True action=accept']" in run.stdout
+    assert "the host's session lists" in run.stdout
+    assert [e["method"] for e in lines(log)].count("initialize") == 1

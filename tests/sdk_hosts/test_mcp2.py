@@ -363,3 +363,19 @@ async def test_one_trace_per_task_over_the_hosts_client(
     assert text_of(outcome) == "computed t in 0.5s"
     life = assert_one_trace(spans, outcome.task.task_id)  # type: ignore[union-attr]
     assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Completed"
+
+
+def test_the_docs_example_for_the_extension_runs(logged: tuple[str, Path]) -> None:
+    """examples/sdk_extension.py (docs/sdk-hosts.md) against the real fastmcp 4 server."""
+    url, _ = logged
+    run = subprocess.run(
+        [sys.executable, str(Path(__file__).parents[2] / "examples" / "sdk_extension.py"), url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "slow_compute: ['computed report in 1.0s']" in run.stdout
+    assert "asks: " in run.stdout
+    assert "tasks driven by this library: 2" in run.stdout
