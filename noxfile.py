@@ -241,5 +241,15 @@ def bench(session: nox.Session) -> None:
     only = ["--only", "mcp1", "--only", "fastmcp4"]
     if shutil.which("node") and shutil.which("npm"):
         only += ["--only", "ts1", "--only", "ext-tasks"]
-    session.run("python", "tests/peers/install.py", *only)
+    session.run("python", "tests/peers/install.py", *only, "--only", "sdk1", "--only", "sdk2")
     session.run("python", "benchmarks/bench.py", *(session.posargs or ["--write"]))
+    # Issue 38: a host on the official SDK, CPU per tasks/get over its session (each major in
+    # its own venv; printed, written into RESULTS.md by hand with the machine it ran on).
+    peers_root = Path(os.environ.get("MCP_TASKS_PEERS_DIR") or Path(__file__).parent / ".peers")
+    for venv in ("venv-sdk1", "venv-sdk2"):
+        session.run(
+            str(peers_root / venv / "bin" / "python"),
+            "benchmarks/sdk_hosts.py",
+            env={"PYTHONPATH": str(Path(__file__).resolve().parent)},
+            external=True,
+        )
