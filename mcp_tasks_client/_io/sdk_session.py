@@ -77,6 +77,10 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 FOLLOWED_CAP = 10_000
 """How many task ids a transport remembers as followed (the oldest forgotten first)."""
 
+_NO_LISTEN = (
+    "subscriptions/listen is not carried over an official SDK session: the SDK drops the "
+    "notifications/tasks it does not know, so nothing would arrive; the tasks are polled"
+)
 _CONNECTION_CLOSED = -32000
 _ROUTED = ("_sampling_callback", "_elicitation_callback", "_message_handler")
 _ROUTED_METHODS = {
@@ -381,6 +385,8 @@ class SdkSessionTransport(Transport):
             self._background.pop(message.id, None)
 
     async def _request(self, message: JSONRPCRequest, deadline: float) -> Incoming:
+        if message.method == "subscriptions/listen":
+            return TransportFault(message.id, SdkUnsupported(_NO_LISTEN), fatal=False)
         params = message.params
         remaining = deadline - anyio.current_time() if deadline < math.inf else 86_400.0
         self._note_followed(message.method, params)

@@ -14,8 +14,9 @@ the poll policy, the input router (a function of the Client that makes one, sinc
 serves one client), the journal, the deadline and cancel-on-abandon. The SDK stamps an
 extension's capability on every request of the ``mcp.Client`` that holds it, so the server
 may make any call of that client a task: the opt-in is per SDK client, not per call (a host
-that wants the per-call choice keeps a second ``mcp.Client`` without it, or starts its tasks
-through :func:`~mcp_tasks_client.sdk.open_client`'s ``start``). The claim's ``resolve`` opens
+that wants the per-call choice leaves the extension out and starts its tasks through
+:func:`~mcp_tasks_client.sdk.open_client`: that declares the extension on those requests
+alone). The claim's ``resolve`` opens
 a Client over ``ctx.session`` (nothing is sent to open it), reads the claimed answer as the
 created task, waits for it with a Poller, and returns its result; an outcome without one
 raises :class:`~mcp_tasks_client.sdk.TaskNotCompleted`.

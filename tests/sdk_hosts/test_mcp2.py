@@ -379,3 +379,26 @@ def test_the_docs_example_for_the_extension_runs(logged: tuple[str, Path]) -> No
     assert "slow_compute: ['computed report in 1.0s']" in run.stdout
     assert "asks: " in run.stdout
     assert "tasks driven by this library: 2" in run.stdout
+
+
+async def test_a_listen_over_the_sdk_is_refused_and_the_task_is_polled(
+    logged: tuple[str, Path],
+) -> None:
+    """PollPolicy(listen=True) over the host's session: the SDK would drop the pushed
+    notifications, so the transport refuses the listen with SdkUnsupported (a warning, never
+    silent) and the Poller polls the task to its end."""
+    url, log = logged
+    async with (
+        mcp.Client(url) as host,
+        open_client(host, generation=Generation.V2026_07_28) as client,
+    ):
+        created = await client.start(
+            ToolCall("slow_compute", {"label": "l", "seconds": 0.5}).as_task()
+        )
+        async with Poller(client, PollPolicy(floor=0.01, jitter=0.0, listen=True)) as poller:
+            with anyio.fail_after(30):
+                outcome = await poller.wait(created)
+            warnings = list(poller.warnings)
+    assert text_of(outcome) == "computed l in 0.5s"
+    assert any(isinstance(w, SdkUnsupported) for w in warnings), warnings
+    assert [e for e in lines(log) if e["method"] == "tasks/get"]
