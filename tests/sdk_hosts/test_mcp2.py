@@ -8,6 +8,7 @@ log shows what went over the wire.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import os
@@ -48,6 +49,7 @@ from mcp_tasks_client.models import (
     TextContent,
 )
 from mcp_tasks_client.sdk import SdkUnsupported, TasksExtension, open_client
+from mcp_tasks_client.testing import FaultServer
 
 pytestmark = pytest.mark.anyio
 
@@ -402,3 +404,36 @@ async def test_a_listen_over_the_sdk_is_refused_and_the_task_is_polled(
     assert text_of(outcome) == "computed l in 0.5s"
     assert any(isinstance(w, SdkUnsupported) for w in warnings), warnings
     assert [e for e in lines(log) if e["method"] == "tasks/get"]
+
+
+async def test_the_suites_spec_faithful_server_through_the_extension() -> None:
+    """The suite's own 2026-07-28 server (FaultServer, no rule broken, over HTTP on 127.0.0.1)
+    through the extension: a task-only tool's result, a task's two questions each answered
+    once by tasks/update, and a task that never ends cut at the extension's deadline with one
+    tasks/cancel."""
+    server = FaultServer(Generation.V2026_07_28)
+    answers: list[str] = []
+    async with server.http() as http:
+        extension = TasksExtension(policy=FAST, inputs=confirming(answers))
+
+        async def host_elicits(context: Any, params: Any) -> Any:
+            raise AssertionError("a task's question reached the host's callback")
+
+        async with mcp.Client(
+            http.url, extensions=[extension], elicitation_callback=host_elicits
+        ) as host:
+            done = await host.call_tool("need_task", {"text": "faithful"})
+            asked = await host.call_tool("ask", {"text": "two questions"})
+            stuck = TasksExtension(
+                policy=FAST, deadline=dt.timedelta(seconds=0.5), cancel_on_abandon=True
+            )
+        async with mcp.Client(http.url, extensions=[stuck]) as other:
+            with pytest.raises(DeadlineExceeded):
+                await other.call_tool("slow", {"text": "never"})
+    assert [b.text for b in done.content] == ["faithful"]
+    assert not asked.is_error, asked
+    assert len(answers) == 2  # q1, then q2: each key once
+    updates = [m for m in server.received if m.get("method") == "tasks/update"]
+    assert [sorted(m["params"]["inputResponses"]) for m in updates] == [["q1"], ["q2"]]
+    cancels = [m for m in server.received if m.get("method") == "tasks/cancel"]
+    assert len(cancels) == 1
