@@ -8,15 +8,13 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from span_tree import mermaid
+from tracing_kit import spans as spans  # the fixture
 
 from mcp_tasks_client import (
     Client,
@@ -30,7 +28,6 @@ from mcp_tasks_client import (
     SQLiteJournal,
     ToolCall,
     client_for,
-    observability,
     resume,
 )
 from mcp_tasks_client.models import (
@@ -53,21 +50,6 @@ FAST = PollPolicy(floor=0.05, jitter=0.0)
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # one picture; the tracing tests cover both loops
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    saved = dict(vars(_Tracing))
-    observability.tracing(True, tracer_provider=provider, metrics=False)
-    try:
-        yield exporter
-    finally:
-        for name in ("decided", "tracer", "polls", "propagate", "meters"):
-            setattr(_Tracing, name, saved[name])
-        provider.shutdown()
 
 
 async def one_task_with_a_question(url: str) -> None:

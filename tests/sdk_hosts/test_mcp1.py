@@ -9,7 +9,6 @@ on the server's own request log what went over the wire.
 from __future__ import annotations
 
 import itertools
-import json
 import subprocess
 import sys
 import warnings
@@ -20,17 +19,13 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import require_peer
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamablehttp_client
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from peers.harness import running_http_peer
-from peers.request_log import ENV
 from tracing_kit import assert_one_trace
 from tracing_kit import spans as spans  # the fixture
 
 from mcp_tasks_client import (
-    Completed,
     Generation,
     InputContext,
     InputRouter,
@@ -44,9 +39,9 @@ from mcp_tasks_client.models import (
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    TextContent,
 )
 from mcp_tasks_client.sdk import open_client
+from sdk_hosts.shared import lines, logged_peer, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -58,21 +53,8 @@ RELATED = "io.modelcontextprotocol/related-task"
 @pytest.fixture
 def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
     """A real mcp 1.30 server of this test's own, logging the requests it receives."""
-    log = tmp_path / "requests.jsonl"
-    monkeypatch.setenv(ENV, str(log))
-    with running_http_peer(require_peer("mcp1")) as url:
-        yield url, log
-
-
-def lines(log: Path) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    return [json.loads(line) for line in log.read_text().splitlines()]
-
-
-def text_of(outcome: object) -> str:
-    assert isinstance(outcome, Completed), outcome
-    return " ".join(b.text for b in outcome.result.content if isinstance(b, TextContent))
+    with logged_peer("mcp1", tmp_path, monkeypatch) as served:
+        yield served
 
 
 class Host:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import json
 import os
 import subprocess
 import sys
@@ -21,10 +20,7 @@ from typing import Any
 import anyio
 import mcp
 import pytest
-from conftest import require_peer
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from peers.harness import running_http_peer
-from peers.request_log import ENV
 from tracing_kit import assert_one_trace
 from tracing_kit import spans as spans  # the fixture
 
@@ -46,10 +42,10 @@ from mcp_tasks_client.models import (
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
-    TextContent,
 )
 from mcp_tasks_client.sdk import SdkUnsupported, TasksExtension, open_client
 from mcp_tasks_client.testing import FaultServer
+from sdk_hosts.shared import lines, logged_peer, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -59,21 +55,8 @@ FAST = PollPolicy(floor=0.01, jitter=0.0)
 @pytest.fixture
 def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
     """A real fastmcp 4 tasks server of this test's own, logging the requests it receives."""
-    log = tmp_path / "requests.jsonl"
-    monkeypatch.setenv(ENV, str(log))
-    with running_http_peer(require_peer("fastmcp4")) as url:
-        yield url, log
-
-
-def lines(log: Path) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    return [json.loads(line) for line in log.read_text().splitlines()]
-
-
-def text_of(outcome: object) -> str:
-    assert isinstance(outcome, Completed), outcome
-    return " ".join(b.text for b in outcome.result.content if isinstance(b, TextContent))
+    with logged_peer("fastmcp4", tmp_path, monkeypatch) as served:
+        yield served
 
 
 def confirming(answers: list[str]) -> Any:
@@ -225,10 +208,8 @@ def test_mcp1_cannot_speak_the_stateless_generation() -> None:
 @pytest.fixture
 def logged_mcp1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
     """A real mcp 1.30 (2025-11-25) server of this test's own, logging its requests."""
-    log = tmp_path / "requests.jsonl"
-    monkeypatch.setenv(ENV, str(log))
-    with running_http_peer(require_peer("mcp1")) as url:
-        yield url, log
+    with logged_peer("mcp1", tmp_path, monkeypatch) as served:
+        yield served
 
 
 async def test_mcp2_on_the_legacy_wire_routes_our_tasks_question_to_our_router(
