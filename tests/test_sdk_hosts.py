@@ -37,6 +37,7 @@ def _venv(name: str) -> Path:
     return venv_python(peer_dir(spec, root))
 
 
+@pytest.mark.slow  # a whole file of peer tests in one test: started first (tests/conftest.py)
 @pytest.mark.parametrize(
     ("venv", "test_file"), [(v, f) for v, files in HOSTS.items() for f in files]
 )
