@@ -395,6 +395,7 @@ class Session:
         however many are held the server's other requests are still answered."""
         if method in self._request_handlers:
             raise UsageError(f"a handler for {method!r} is already registered")
+        self.transport.check_serves(method)
         self._request_handlers[method] = handler
         if held:
             self._held_methods.add(method)

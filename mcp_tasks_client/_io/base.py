@@ -154,6 +154,12 @@ class Transport(abc.ABC):
         """The session id this transport carries (Streamable HTTP), or None."""
         return None
 
+    def check_serves(self, method: str) -> None:  # noqa: B027 - optional hook
+        """Called when the client registers a handler for server->client ``method``: a
+        transport that cannot deliver such requests to it (one over a connection whose
+        server requests another library answers) raises a typed error naming why, so nothing
+        waits for requests that never come."""
+
     @property
     def agreed(self) -> InitializeResult | None:
         """What the connection under this transport already agreed in its own handshake (a
@@ -251,6 +257,9 @@ class TransportWrapper(Transport):
     @property
     def session(self) -> str | None:
         return self.inner.session
+
+    def check_serves(self, method: str) -> None:
+        self.inner.check_serves(method)
 
     @property
     def agreed(self) -> InitializeResult | None:

@@ -322,6 +322,19 @@ class SdkSessionTransport(Transport):
     def use_message_headers(self, headers_for: HeadersFor) -> None:
         self._headers_for = headers_for
 
+    def check_serves(self, method: str) -> None:
+        """A task's questions (elicitation, sampling) are routed here (2025-11-25; on
+        2026-07-28 they come inside ``tasks/get`` and no such request arrives). The SDK answers
+        every other server request itself: ``tasks/*`` (the client as a task receiver) with
+        its own task handlers, ``roots/list`` with the host's callback."""
+        if method in _ROUTED_METHODS.values():
+            return
+        raise SdkUnsupported(
+            f"server->client {method} requests on an official SDK session are answered by the "
+            "SDK (its callbacks, its task handlers), never by this library: only a task's "
+            "elicitation/create and sampling/createMessage are routed here"
+        )
+
     def follows(self, task_id: str) -> bool:
         """Whether a server request tied to ``task_id`` is routed to this client."""
         return task_id in self._followed

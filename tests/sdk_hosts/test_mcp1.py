@@ -31,6 +31,7 @@ from mcp_tasks_client import (
     InputRouter,
     Poller,
     PollPolicy,
+    TaskReceiver,
     ToolCall,
 )
 from mcp_tasks_client.errors import DeadlineExceeded
@@ -40,7 +41,7 @@ from mcp_tasks_client.models import (
     ElicitRequestParams,
     ElicitResult,
 )
-from mcp_tasks_client.sdk import open_client
+from mcp_tasks_client.sdk import SdkUnsupported, open_client
 from sdk_hosts.shared import lines, logged_peer, text_of
 
 pytestmark = pytest.mark.anyio
@@ -304,3 +305,19 @@ def test_the_docs_example_for_an_mcp1_session_runs(logged: tuple[str, Path]) -> 
     assert "confirm: ['confirmed=True action=accept']" in run.stdout
     assert "the host's session lists" in run.stdout
     assert [e["method"] for e in lines(log)].count("initialize") == 1
+
+
+async def test_what_the_sdk_answers_itself_is_refused_up_front(logged: tuple[str, Path]) -> None:
+    """The client as a task receiver (tasks/* from the server) and roots/list are answered by
+    the SDK on its session: registering a handler for them raises SdkUnsupported at once,
+    instead of waiting for requests that never come."""
+    url, _ = logged
+    async with (
+        Host().session(url) as (session, agreed),
+        open_client(session, generation=Generation.V2025_11_25, initialize_result=agreed) as client,
+    ):
+        receiving = InputRouter(elicitation=ElicitationCapability(form={}), receiver=TaskReceiver())
+        with pytest.raises(SdkUnsupported, match="tasks/"):
+            receiving.attach(client)
+        with pytest.raises(SdkUnsupported, match="roots/list"):
+            client.on_request("roots/list", lambda request: None)  # type: ignore[arg-type,return-value]
