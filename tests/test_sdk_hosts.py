@@ -23,7 +23,7 @@ from mcp_tasks_client import Generation
 from mcp_tasks_client.sdk import SdkUnsupported, open_client, sdk_session_of
 
 REPO = Path(__file__).resolve().parent.parent
-HOSTS = {"sdk1": ["test_mcp1.py"], "sdk2": ["test_mcp2.py"]}
+HOSTS = {"sdk1": ["test_mcp1.py"], "sdk2": ["test_mcp2.py", "test_mcp2_session.py"]}
 
 
 def _venv(name: str) -> Path:

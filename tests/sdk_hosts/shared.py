@@ -14,10 +14,16 @@ from conftest import require_peer
 from peers.harness import running_http_peer
 from peers.request_log import ENV
 
-from mcp_tasks_client import Completed
-from mcp_tasks_client.models import TextContent
+from mcp_tasks_client import Client, Completed, InputContext, InputRouter
+from mcp_tasks_client.models import (
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    TextContent,
+)
 
-__all__ = ["lines", "logged_peer", "text_of"]
+__all__ = ["confirming", "lines", "logged_peer", "text_of"]
 
 
 @contextmanager
@@ -42,3 +48,21 @@ def text_of(outcome: object) -> str:
     """A Completed outcome's text blocks, joined."""
     assert isinstance(outcome, Completed), outcome
     return " ".join(b.text for b in outcome.result.content if isinstance(b, TextContent))
+
+
+def confirming(answers: list[str]) -> Any:
+    """The input router a TasksExtension makes for each task's client: it answers the
+    ``confirm`` key of any task it is bound to, once."""
+
+    def make(client: Client) -> InputRouter:
+        router = InputRouter(elicitation=ElicitationCapability(form={}))
+
+        async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+            assert ctx.task_id is not None
+            answers.append(ctx.task_id)
+            return ElicitResult(ElicitAction.ACCEPT, {"confirm": True})
+
+        router.default_elicitation(accept)
+        return router
+
+    return make
