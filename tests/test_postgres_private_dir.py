@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from peers.postgres import Server, reachable_binaries
+from peers.postgres import Server, reachable_binaries, temporary_root
 from pg import require_postgres
 
 pytestmark = pytest.mark.skipif(
@@ -61,7 +61,7 @@ def private_wheel_layout() -> Iterator[Path]:
 
 @contextlib.contextmanager
 def public_folder() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="mcp-tasks-cache-"))
+    folder = Path(tempfile.mkdtemp(prefix="mcp-tasks-cache-", dir=temporary_root("nobody")))
     try:
         folder.chmod(0o755)
         yield folder

