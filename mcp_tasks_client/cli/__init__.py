@@ -8,7 +8,6 @@ brings rich); the library itself never imports rich. Parsing is argparse; the ru
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 import warnings
@@ -79,9 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _matches(exc, BrokenPipeError):
             # stdout's reader left (`| head`): nothing more can be said there, and the
             # interpreter's own flush at exit must not fail again with a traceback.
-            with contextlib.suppress(OSError):
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
+            from ._output import quiet_stdout
+
+            quiet_stdout()
             return int(ExitCode.BROKEN_PIPE)
         if not _interrupted(exc):
             raise

@@ -7,8 +7,10 @@ taught to the CLI there and nowhere else.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import os
 import re
 import sys
 import time
@@ -302,6 +304,14 @@ def journaled_json(entry: JournalEntry) -> Event:
 HELD = "another process holds this task's lease (it is following it): left alone"
 
 
+def quiet_stdout() -> None:
+    """Standard output's reader left: send what is still written there (the interpreter's own
+    flush at exit included) to /dev/null, so it cannot fail again with a traceback."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def interrupt_lines(task_id: str | None, cancel: str | None, caveat: str | None) -> list[str]:
     """What an interrupted run says to a person."""
     if task_id is None:
@@ -448,13 +458,17 @@ class Output:
         *,
         code: ExitCode | None = None,
         hint: str | None = None,
+        refused: bool = False,
     ) -> ExitCode:
         """The final line of a task (or a plain call); ``code`` where the run reads the
         outcome otherwise than :func:`for_outcome` (input nothing could answer), with a
-        ``hint`` (also on stderr)."""
+        ``hint`` (also on stderr); ``refused``: a task call the server answered with an error
+        and no task (``"refused": true``)."""
         self.open_task = None
         event = outcome_json(task_id, outcome, self.generation)
         code = for_outcome(outcome) if code is None else code
+        if refused:
+            event["refused"] = True
         event["exit_code"] = int(code)
         if hint is not None:
             event["hint"] = hint
@@ -465,11 +479,16 @@ class Output:
             self.warn(hint)
         return code
 
-    def resumed(self, item: Resumed) -> ExitCode:
+    def resumed(self, item: Resumed, hint: str | None = None) -> ExitCode:
         """One task of ``resume``, as it ended: its outcome line (``"resumed": true``), or the
-        task lost, held by another process, or the error that stopped following it."""
+        task lost, held by another process, or the error that stopped following it (with a
+        ``hint``, also on stderr)."""
         event, code = resumed_json(item, self.generation_of(item))
+        if hint is not None:
+            event["hint"] = hint
         self.emit(event)
+        if hint is not None:
+            self.warn(hint)
         return code
 
     @staticmethod
@@ -531,7 +550,12 @@ class Output:
         if cancel is not None:
             event["cancel"] = cancel
         event["exit_code"] = int(ExitCode.INTERRUPTED)
-        self.emit(event)
+        try:
+            self.emit(event)
+        except BrokenPipeError:
+            # Ctrl-C at the terminal reached the reader too (`--json | jq`): the line is lost,
+            # the hint below is not (stderr is the terminal).
+            quiet_stdout()
         for line in interrupt_lines(task_id, cancel, caveat):
             sys.stderr.write(f"mcp-tasks: {for_terminal(line)}\n")
         sys.stderr.flush()

@@ -272,11 +272,15 @@ class RichOutput(Output):
         *,
         code: ExitCode | None = None,
         hint: str | None = None,
+        refused: bool = False,
     ) -> ExitCode:
         self.open_task = None
         code = for_outcome(outcome) if code is None else code
         head = Text()
-        if isinstance(outcome, Completed):
+        if refused:  # not "completed": the line above says the server refused the call
+            head.append("refused", style="bold red")
+            head.append(": no task was made; the server's answer:")
+        elif isinstance(outcome, Completed):
             head.append("completed", style="bold green")
             if outcome.result.is_error:
                 head.append(" (the tool reports an error: isError)", style="red")
@@ -309,7 +313,7 @@ class RichOutput(Output):
             self.warn(hint)
         return code
 
-    def resumed(self, item: Resumed) -> ExitCode:
+    def resumed(self, item: Resumed, hint: str | None = None) -> ExitCode:
         entry, ended = item.entry, item.ended
         self.console.print(_t(f"{entry.tool} on {entry.server}", style="dim"))
         if isinstance(ended, Lost):
@@ -321,8 +325,8 @@ class RichOutput(Output):
             self.console.print(_t(f"held elsewhere: {HELD}  [{entry.task_id}]"))
             return ExitCode.COMPLETED
         if isinstance(ended, MCPTasksError):
-            return self.error(ended, task_id=entry.task_id)
-        return self.outcome(entry.task_id, ended)
+            return self.error(ended, task_id=entry.task_id, hint=hint)
+        return self.outcome(entry.task_id, ended, hint=hint)
 
     def error(
         self,
