@@ -8,17 +8,22 @@ Against the real peers (mcp1: the official Python SDK, 2025-11-25; fastmcp4: 202
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import re
 import select
 import signal
+import struct
 import subprocess
-import time
+import termios
 from pathlib import Path
 
 import pytest
 from peers.harness import PEERS, running_http_peer, stop_process
-from test_cli import GEN2, cli
+from test_cli import ANSI, CLI, GEN2, REPO, cli, env, in_terminal
 from test_cli_interrupt import spawn
+from test_conformance_clients import LIBRARY
 
 from mcp_tasks_client.cli import ExitCode
 
@@ -140,7 +145,8 @@ def test_ctrl_c_with_the_reader_gone_exits_130_with_the_cancel_hint(
     proc = spawn(["--url", url, *generation, "--json", "call", tool,
                   "--args", json.dumps(arguments), "--task", "--wait"])  # fmt: skip
     try:
-        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout is not None
+        assert proc.stderr is not None
         ready, _, _ = select.select([proc.stdout], [], [], 60)
         assert ready, "no created line within 60 s"
         created = json.loads(proc.stdout.readline())
@@ -155,3 +161,86 @@ def test_ctrl_c_with_the_reader_gone_exits_130_with_the_cancel_hint(
     task_id = created["task_id"]
     assert f"mcp-tasks: interrupted: task {task_id} keeps running on the server" in err
     assert f"cancel --id={task_id}" in err
+
+
+# -- cosmetic ----------------------------------------------------------------------------------
+
+
+def _terminal_interrupt(args: list[str]) -> tuple[int, str]:
+    """``mcp-tasks ARGS`` on a pseudo-terminal, SIGINT once the live line shows; the exit code
+    and the raw screen (escape sequences kept: the line structure is what is tested)."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    proc = subprocess.Popen(
+        [*CLI, *args], stdin=slave, stdout=slave, stderr=slave, cwd=REPO, close_fds=True,
+        env=env(TERM="xterm-256color", COLUMNS="120", LINES="40"),
+    )  # fmt: skip
+    os.close(slave)
+    raw = b""
+    sent = False
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            assert ready, "the terminal went quiet for 60 s"
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            raw += chunk
+            if not sent and b"next poll" in raw:
+                proc.send_signal(signal.SIGINT)
+                sent = True
+        proc.wait(timeout=60)
+    finally:
+        os.close(master)
+        stop_process(proc)  # type: ignore[arg-type]
+    return proc.returncode, raw.decode("utf-8", "replace")
+
+
+def test_interrupted_starts_a_line_of_its_own_not_over_the_live_line(mcp1: list[str]) -> None:
+    """Was: ``interrupted: task ...`` written after the spinner's last frame, on its line."""
+    args = '{"text": "x", "seconds": 30}'
+    command = [*mcp1, "call", "slow_echo", "--args", args, "--task", "--wait"]
+    code, screen = _terminal_interrupt(command)
+    assert code == ExitCode.INTERRUPTED, screen
+    before = screen[: screen.index("interrupted: task")]
+    last_line = ANSI.sub("", before.rsplit("\n", 1)[-1])
+    assert last_line.strip() == "", repr(last_line)  # nothing of the live line before it
+
+
+def test_the_answer_prompt_shows_its_choices_up_front(mcp1: list[str]) -> None:
+    """Was: ``answer  (accept):`` (rich read "[accept/...]" as markup): the choices showed
+    only after a wrong answer."""
+    screen = in_terminal(
+        [*mcp1, "--inputs", "interactive", "call", "confirm", "--args", '{"text": "ship it"}',
+         "--task", "--wait"],
+        replies=[("(accept):", "\n"), ("[y/n]", "y\n")],
+    )  # fmt: skip
+    assert screen.code == 0, screen.text
+    assert "answer [accept/decline/cancel, or y/n] (accept):" in screen.text
+
+
+def test_conformance_client_on_a_terminal_prints_the_table_not_json_lines() -> None:
+    screen = in_terminal(["conformance-client", "--command", " ".join(LIBRARY),
+                          "--scenario", "opt-in"])  # fmt: skip
+    assert screen.code == 0, screen.text
+    assert '"event"' not in screen.text
+    assert "opt-in" in screen.text  # the table
+
+
+def test_help_has_no_two_groups_of_one_title() -> None:
+    for args in ([], ["call"], ["wait"]):
+        ran = subprocess.run([*CLI, *args, "--help"], capture_output=True, text=True,
+                             env=env(), timeout=60, check=True)  # fmt: skip
+        titles = re.findall(r"^(\S[^\n]*):$", ran.stdout, re.M)
+        assert len(titles) == len(set(titles)), (args, titles)
+        assert "run options" in titles
+
+
+def test_the_journal_the_docs_commands_make_is_git_ignored(tmp_path: Path) -> None:
+    for name in ("tasks.db", "tasks.db-wal", "tasks.db-journal"):
+        ran = subprocess.run(["git", "check-ignore", "-q", name], cwd=REPO, timeout=60,
+                             check=False)  # fmt: skip
+        assert ran.returncode == 0, name

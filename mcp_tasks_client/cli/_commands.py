@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import os
 import shlex
+import sys
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from urllib.parse import urlsplit
@@ -379,7 +380,8 @@ class Run:
                 "conformance-client needs the `testing` extra: "
                 "pip install 'mcp-tasks-client[testing]'"
             ) from None
-        return await conformance_client(ns, self.options.timeout)
+        json_lines = self.options.json or not sys.stdout.isatty()
+        return await conformance_client(ns, self.options.timeout, json_lines=json_lines)
 
     def check_call(self, ns: argparse.Namespace) -> None:
         """What the generation refuses of a call, in the command line's words, before anything

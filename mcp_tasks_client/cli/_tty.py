@@ -356,6 +356,9 @@ class RichOutput(Output):
     def interrupted(
         self, task_id: str | None, status: str | None, cancel: str | None, caveat: str | None
     ) -> None:
+        live, self._live = self._live, None
+        if live is not None:  # a second Ctrl-C cut the unwinding short: end the line first
+            live.stop()
         for line in interrupt_lines(task_id, cancel, caveat):
             self.errors.print(_t(line, style="yellow"), soft_wrap=True)
 
@@ -396,13 +399,17 @@ class RichOutput(Output):
         try:
             yield view
         finally:
-            group.cancel_scope.cancel()
-            await group.__aexit__(None, None, None)
-            line.next_poll = None
-            line.done = True
-            self._live = None
-            live.refresh()
-            live.stop()
+            try:
+                group.cancel_scope.cancel()
+                await group.__aexit__(None, None, None)  # raises Cancelled under Ctrl-C
+            finally:
+                # The live line ends (its newline written) whatever the unwinding: what comes
+                # next ("interrupted: ...") starts a line of its own, not over the spinner's.
+                line.next_poll = None
+                line.done = True
+                self._live = None
+                live.refresh()
+                live.stop()
 
     def item(self, view: TaskView, item: WatchItem) -> None:
         apply_watch_item(view, item, self.generation)
