@@ -73,7 +73,8 @@ def test_an_unknown_tool_is_refused_not_completed_and_points_to_tools(
         assert ran.code == ExitCode.FAILED, ran.stderr
         refused, hint = ran.stderr.splitlines()
         assert refused.startswith("mcp-tasks: the server refused the call of 'nosuch'")
-        listing = " ".join([*server, "tools"])
+        generation = "2026-07-28" if server is fastmcp4 else "2025-11-25"
+        listing = f"--url {server[1]} --generation {generation} tools"
         assert hint == (
             f"mcp-tasks: is 'nosuch' the tool's name? `mcp-tasks {listing}` lists the server's "
             "tools"
@@ -139,7 +140,7 @@ def test_ctrl_c_with_the_reader_gone_exits_130_with_the_cancel_hint(
     cancel hint lost. Both generations' wait loops."""
     url: str = request.getfixturevalue(f"{peer}_http_url")
     generation = GEN2 if peer == "fastmcp4" else ("--generation", "2025-11-25")
-    tool, arguments = ("slow_compute", {"seconds": 30})
+    tool, arguments = "slow_compute", dict[str, object](seconds=30)
     if peer == "mcp1":
         tool, arguments = ("slow_echo", {"text": "x", "seconds": 30})
     proc = spawn(["--url", url, *generation, "--json", "call", tool,
@@ -195,7 +196,7 @@ def _terminal_interrupt(args: list[str]) -> tuple[int, str]:
         proc.wait(timeout=60)
     finally:
         os.close(master)
-        stop_process(proc)  # type: ignore[arg-type]
+        stop_process(proc)
     return proc.returncode, raw.decode("utf-8", "replace")
 
 

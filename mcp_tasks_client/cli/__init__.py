@@ -51,17 +51,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(MISSING_EXTRA)
             return int(ExitCode.USAGE)
 
-        import anyio
-
-        from .._exceptions import UsageError
-        from ._commands import run
         from ._options import parse
-        from ._output import JsonOutput
 
         try:
             options, command, ns = parse(argv)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
             return exc.code if isinstance(exc.code, int) else int(ExitCode.USAGE)
+        # Only now the library and the run: --version, --help and a usage error need neither
+        # (a script calling `mcp-tasks` in a loop pays for what the command uses).
+        import anyio
+
+        from .._exceptions import UsageError
+        from ._commands import run
+        from ._output import JsonOutput
+
         if options.json or not sys.stdout.isatty():
             output = JsonOutput(options.generation)
         else:

@@ -37,14 +37,11 @@ from .._generation import Generation
 from .._io.base import Transport
 from .._io.http import HttpTransport
 from ..builders import ToolCall
-from ..conformance import ProbeVerdict
-from ..conformance import probe as conformance_probe
 from ..engine import WatchItem
 from ..inputs import InputRouter
 from ..journal import Journal, JournalEntry, SharedJournal
 from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task, TaskStatus
 from ..outcomes import Completed, Failed, Outcome
-from ..probe import probe_server
 from ..resume import Resumed, client_for, resume
 from ._connect import (
     client_info,
@@ -325,6 +322,11 @@ class Run:
     async def probe(self, ns: argparse.Namespace) -> ExitCode:
         """Which generations the server speaks; then, when it speaks ``--generation``, one
         verdict per rule of that generation (the conformance probe): exit 1 if any fails."""
+        # Imported here: the other commands never load the conformance kit.
+        from ..conformance import ProbeVerdict
+        from ..conformance import probe as conformance_probe
+        from ..probe import probe_server
+
         options = self.options
         report = await probe_server(
             lambda: make_transport(options.server),
@@ -458,8 +460,7 @@ class Run:
         return self.out.outcome(None, Completed(None, result), hint=hint, refused=True)
 
     def generation_words(self) -> list[str]:
-        generation = self.options.generation
-        return [] if generation is Generation.V2025_11_25 else ["--generation", generation.value]
+        return ["--generation", self.options.generation.value]
 
     async def listen(self, client: Client) -> None:
         """2025-11-25 over HTTP: open the server's standalone GET stream, once per run (when

@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -33,16 +33,18 @@ from .._exceptions import (
 )
 from .._generation import Generation
 from .._sansio.progress import StatusMessage, TaskProgress
-from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..journal import JournalEntry
 from ..models import CallToolResult, Task, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
-from ..probe import ServerProbe
 from ..resume import Held, Resumed
 from ..wire import encode
 from ._exit import ExitCode, for_error, for_outcome
 from ._safe import for_terminal, json_line
+
+if TYPE_CHECKING:  # the probe and its rules are imported by `probe` alone
+    from ..conformance import ProbeReport
+    from ..probe import ServerProbe
 
 __all__ = [
     "JsonOutput",
@@ -438,6 +440,8 @@ class Output:
         ``rules`` summary with the verdict counts and the exit code."""
         for result in report.to_json():
             self.emit({"event": "rule", **result})
+        from ..conformance import ProbeVerdict
+
         counts = {v.value: len(report.with_verdict(v)) for v in ProbeVerdict}
         self.emit(
             {

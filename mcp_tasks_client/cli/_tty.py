@@ -10,7 +10,7 @@ import datetime as dt
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -25,13 +25,11 @@ from rich.text import Text
 from .._drivers import driver_for
 from .._exceptions import MCPTasksError
 from .._generation import Generation
-from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..inputs import InputEvent, InputEventKind
 from ..journal import JournalEntry
 from ..models import CallToolResult, Task, TextContent, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
-from ..probe import ServerProbe
 from ..resume import Held, Resumed
 from ._exit import ExitCode, for_error, for_outcome
 from ._output import (
@@ -45,6 +43,10 @@ from ._output import (
     result_of,
 )
 from ._safe import for_terminal, safe_data
+
+if TYPE_CHECKING:  # the probe and its rules are imported by `probe` alone
+    from ..conformance import ProbeReport
+    from ..probe import ServerProbe
 
 __all__ = ["RichOutput"]
 
@@ -204,6 +206,8 @@ class RichOutput(Output):
                 _t(result.evidence),
             )
         self.console.print(table)
+        from ..conformance import ProbeVerdict
+
         counts = ", ".join(f"{len(report.with_verdict(v))} {v.value}" for v in ProbeVerdict)
         self.console.print(Text(f"{report.generation.value}: {counts}", style="bold"))
 

@@ -1,0 +1,103 @@
+"""Issue 34, item 4: start-up imports only what the call at hand needs.
+
+Each check runs a fresh interpreter and reads ``sys.modules``: what an import loads, not how
+long it takes (the time is measured by ``nox -s bench``, ``--only startup``, on a quiet
+machine). Before: a bare ``import mcp_tasks_client`` loaded 376 modules (its dependencies,
+sqlite3, subprocess, asyncio, h11...), and ``mcp-tasks --version`` the whole command line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+STDLIB = set(sys.stdlib_module_names)
+
+
+def loaded(code: str) -> list[str]:
+    """The modules ``code`` loads beyond what a bare interpreter has."""
+    script = (
+        "import sys, json\n"
+        "before = set(sys.modules)\n"
+        f"{code}\n"
+        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    names: list[str] = json.loads(ran.stdout.splitlines()[-1])
+    return names
+
+
+def third_party(names: list[str]) -> set[str]:
+    return {n.split(".")[0] for n in names} - STDLIB - {"mcp_tasks_client"}
+
+
+def test_a_bare_import_loads_the_package_alone() -> None:
+    names = loaded("import mcp_tasks_client")
+    assert [n for n in names if n.startswith("mcp_tasks_client")] == ["mcp_tasks_client"]
+    assert third_party(names) == set()  # not even httpx, attrs, cattrs, anyio
+    assert len(names) <= 40, names  # the interpreter's own few (typing, enum, re...)
+
+
+def test_a_top_level_name_imports_its_module_on_first_use() -> None:
+    names = loaded("from mcp_tasks_client import Generation")
+    assert [n for n in names if n.startswith("mcp_tasks_client")] == [
+        "mcp_tasks_client",
+        "mcp_tasks_client._generation",
+    ]
+
+
+@pytest.mark.parametrize(
+    "absent",
+    ["sqlite3", "subprocess", "asyncio", "h11", "rich", "hypothesis", "psycopg",
+     "mcp_tasks_client.conformance", "mcp_tasks_client._io.stdio", "mcp_tasks_client._io.lean",
+     "mcp_tasks_client.journal_postgres"],
+)  # fmt: skip
+def test_a_client_program_loads_no_part_it_does_not_use(absent: str) -> None:
+    """What a first program imports (README's): no journal file, no stdio child, no other
+    transport, no conformance kit, no terminal display."""
+    names = loaded(
+        "from mcp_tasks_client import Client, HttpTransport, InputRouter, Poller, ToolCall"
+    )
+    assert absent not in names
+
+
+def test_mcp_tasks_version_loads_neither_the_library_nor_its_dependencies() -> None:
+    code = (
+        "import contextlib, io\n"
+        "from mcp_tasks_client.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['--version']) == 0\n"
+    )
+    names = loaded(code)
+    assert third_party(names) <= {"attr", "attrs", "rich"}, third_party(names)
+    ours = {n for n in names if n.startswith("mcp_tasks_client")}
+    assert ours == {
+        "mcp_tasks_client",
+        "mcp_tasks_client._generation",
+        "mcp_tasks_client.cli",
+        "mcp_tasks_client.cli._exit",
+        "mcp_tasks_client.cli._options",
+    }
+
+
+def test_a_command_over_http_loads_no_conformance_kit_nor_journal_file() -> None:
+    """``mcp-tasks status`` and the like (a script may call them in a loop): the command
+    line's modules, the client's, not the probe's nor sqlite3 (no --journal) nor subprocess
+    (no --stdio). A refused connection ends the run: nothing else is needed here."""
+    code = (
+        "import contextlib, io\n"
+        "from mcp_tasks_client.cli import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        "    main(['--url', 'http://127.0.0.1:9/mcp', 'status', 't-1'])\n"
+    )
+    names = loaded(code)
+    # (subprocess itself comes with trio, the command line's loop: our stdio module does not)
+    for absent in ("sqlite3", "mcp_tasks_client._io.stdio", "mcp_tasks_client.conformance"):
+        assert absent not in names, absent
+    assert "mcp_tasks_client.cli._commands" in names
