@@ -891,3 +891,8 @@ def recorded_outcome(outcome: Outcome, encode: Callable[[Any], Any]) -> Recorded
     if isinstance(outcome, Cancelled):
         return RecordedOutcome("cancelled", error=outcome.task.status_message)
     return RecordedOutcome("expired", error=f"ttl ran out at {outcome.expired_at.isoformat()}")
+
+
+# The public path, as ``_exceptions`` does for its classes: ``mcp_tasks_client.errors``
+# re-exports these two, and a traceback names that import even before ``errors`` was imported.
+JournalError.__module__ = NotJournaled.__module__ = "mcp_tasks_client.errors"
