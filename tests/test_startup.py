@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +102,33 @@ def test_a_command_over_http_loads_no_conformance_kit_nor_journal_file() -> None
     for absent in ("sqlite3", "mcp_tasks_client._io.stdio", "mcp_tasks_client.conformance"):
         assert absent not in names, absent
     assert "mcp_tasks_client.cli._commands" in names
+
+
+def test_every_top_level_name_has_one_home_and_is_the_same_object() -> None:
+    """The lazy ``__init__`` keeps two lists, what a type checker sees (the imports under
+    ``TYPE_CHECKING``) and what runs (``_HOMES``): they must agree with each other and with
+    ``__all__``, and every name must be the object its module defines."""
+    import ast
+    import importlib
+
+    import mcp_tasks_client
+
+    init = Path(mcp_tasks_client.__file__).read_text(encoding="utf-8")
+    checked: dict[str, str] = {}
+    for node in ast.walk(ast.parse(init)):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom)
+                for alias in stmt.names:
+                    checked[alias.name] = "." * stmt.level + (stmt.module or "")
+    homes = mcp_tasks_client._HOMES
+    assert checked == homes
+    assert set(homes) == set(mcp_tasks_client.__all__) - {"__version__"}
+    for name, home in homes.items():
+        module = importlib.import_module(home, "mcp_tasks_client")
+        assert getattr(mcp_tasks_client, name) is getattr(module, name), name
+    assert callable(mcp_tasks_client.resume)  # the function, though a submodule shares its name
+    import mcp_tasks_client.resume as resume_module
+
+    assert resume_module is mcp_tasks_client.resume  # as before: the attribute wins
+    assert set(mcp_tasks_client.__all__) <= set(dir(mcp_tasks_client))
