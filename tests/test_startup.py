@@ -128,7 +128,6 @@ def test_every_top_level_name_has_one_home_and_is_the_same_object() -> None:
         module = importlib.import_module(home, "mcp_tasks_client")
         assert getattr(mcp_tasks_client, name) is getattr(module, name), name
     assert callable(mcp_tasks_client.resume)  # the function, though a submodule shares its name
-    import mcp_tasks_client.resume as resume_module
-
-    assert resume_module is mcp_tasks_client.resume  # as before: the attribute wins
+    submodule = importlib.import_module("mcp_tasks_client.resume")
+    assert submodule.resume is mcp_tasks_client.resume  # its import did not replace it
     assert set(mcp_tasks_client.__all__) <= set(dir(mcp_tasks_client))
