@@ -22,6 +22,7 @@ where it went: ``mcp_tasks_client.Task`` raises an AttributeError naming
 """
 
 import importlib
+import importlib.util
 import sys
 import types
 from typing import TYPE_CHECKING
@@ -248,6 +249,10 @@ if not TYPE_CHECKING:  # a type checker keeps reporting a moved name as missing
             value = getattr(importlib.import_module(home, __name__), name)
             globals()[name] = value
             return value
+        if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}"):
+            # A public submodule (``mcp_tasks_client.observability``...): an attribute as
+            # when this package imported its modules eagerly, imported now.
+            return importlib.import_module(f".{name}", __name__)
         # Otherwise a name the module does not have: no alias, a pointer to its home.
         if name == "Dialect":
             raise AttributeError(

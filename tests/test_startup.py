@@ -131,3 +131,27 @@ def test_every_top_level_name_has_one_home_and_is_the_same_object() -> None:
     submodule = importlib.import_module("mcp_tasks_client.resume")
     assert submodule.resume is mcp_tasks_client.resume  # its import did not replace it
     assert set(mcp_tasks_client.__all__) <= set(dir(mcp_tasks_client))
+
+
+def test_a_public_submodule_is_an_attribute_after_a_bare_import() -> None:
+    """``import mcp_tasks_client`` then ``mcp_tasks_client.observability.tracer()`` worked when
+    the package imported its modules eagerly (a side effect a program may rely on): every
+    public submodule is still reached so, imported on first use."""
+    package = Path(__file__).resolve().parent.parent / "mcp_tasks_client"
+    public = sorted(
+        p.stem if p.is_file() else p.name
+        for p in package.iterdir()
+        if not p.name.startswith("_") and (p.suffix == ".py" or (p / "__init__.py").exists())
+    )
+    assert {"models", "errors", "observability", "engine", "resume", "wire"} <= set(public)
+    code = (
+        "import types, mcp_tasks_client\n"
+        f"for name in {public!r}:\n"
+        "    value = getattr(mcp_tasks_client, name)\n"
+        "    assert isinstance(value, types.ModuleType) or name == 'resume', name\n"
+        "print('ok')\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.stdout.strip() == "ok", ran.stderr
