@@ -17,6 +17,10 @@ The 2026-07-28 tables (issue 25, ``--only gen2``, part of the default run) come 
 ``bench2026.py``: a bench server of that generation (``server2026.py``) and its rows
 (``rows2026.py``), the fastmcp 4 and ext-tasks clients among them when installed.
 
+Start-up (issue 34, ``--only startup``, part of the default run) comes first, from
+``startup.py``: importing the library and starting ``mcp-tasks`` beside the baselines of
+their targets (no server needed).
+
 Sustained throughput (issue 25 item 4, ``--only sustained``, part of the default run) comes
 last, from ``sustained.py``: the highest poll rate one process sustains with 1,000, 10,000 and
 100,000 tracked tasks, both transports, both generations, the row and the server pinned to a
@@ -26,6 +30,7 @@ CPU each (``--sustained-seconds``, ``--sustained-loops``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -368,8 +373,9 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: seq,burst,mem,sched,latency,codec,sse,trace,journal,"
-        "gen2 (the 2026-07-28 tables, bench2026.py), sustained (sustained.py)",
+        help="comma-separated sections: startup (startup.py), seq,burst,mem,sched,latency,codec,"
+        "sse,trace,journal, gen2 (the 2026-07-28 tables, bench2026.py), sustained "
+        "(sustained.py)",
     )
     parser.add_argument(
         "--tiny",
@@ -392,7 +398,7 @@ def main() -> None:
     lean = _has_lean()
     ts1 = _has_ts1()
     sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "trace", "journal"}
-    sections.update(("gen2", "sustained"))
+    sections.update(("startup", "gen2", "sustained"))
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -415,7 +421,13 @@ def main() -> None:
         "not absolute figures across runs)."
     )
     say("")
-    with _server() as base:
+    if "startup" in only:
+        import startup  # beside this script
+
+        startup.run(1 if a.tiny else max(a.rounds, 15), say)
+    lap("startup")
+    served = only & {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "trace", "journal"}
+    with _server() if served else contextlib.nullcontext("") as base:
         if "seq" in only:
             seq: dict[str, tuple[Path | str, list[str]]] = {
                 "HTTP/1.1 by hand on asyncio streams (the wire floor)": (me, ["floor", *calls]),

@@ -1,5 +1,5 @@
 """A property test of your own, with the conformance kit: it needs the `testing` extra
-(hypothesis), which the `cli` extra of README's "A first look" does not bring:
+(hypothesis), which the `cli` extra of README's first steps does not bring:
 `python3 -m pip install -e '.[testing]'` in a clone (`'mcp-tasks-client[testing]'` otherwise).
 Without it, this example says so and exits 2.
 

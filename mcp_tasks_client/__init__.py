@@ -22,47 +22,121 @@ where it went: ``mcp_tasks_client.Task`` raises an AttributeError naming
 """
 
 import importlib
+import importlib.util
+import sys
+import types
 from typing import TYPE_CHECKING
 
-from ._cache import CacheHints, ResultCache
-from ._client import (
-    CallInputs,
-    Client,
-    NotificationHandler,
-    OrphanedTask,
-    ProgressHandler,
-    RequestHandler,
-    Timeouts,
-)
-from ._features import Pages
-from ._generation import Generation
-from ._io.http import HttpTransport, StreamResumption
-from ._io.lean import LeanHttpTransport
-from ._io.stdio import StdioShutdown, StdioTransport
-from ._limits import Limits
-from ._sansio.progress import StatusMessage, TaskProgress
-from ._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
-from ._sansio.task_machine import ViolationPolicy
-from .builders import GetPrompt, ReadResource, RelatedTask, TaskToolCall, ToolCall
-from .engine import Poller, ProgressCallback, TaskRef, WatchItem
-from .errors import MCPTasksError
-from .inputs import (
-    UNTAGGED,
-    ElicitationHandler,
-    HandlerErrorPolicy,
-    InputContext,
-    InputEvent,
-    InputEventKind,
-    InputRouter,
-    RootsHandler,
-    SamplingHandler,
-    Untagged,
-)
-from .journal import Journal, JournalEntry, RecordedOutcome, RecordedSession, SQLiteJournal
-from .outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
-from .probe import ServerProbe, probe_server
-from .receiver import ReceivedTask, TaskReceiver
-from .resume import ClientOpener, Held, Resumed, RouterFactory, client_for, resume
+if TYPE_CHECKING:  # what a type checker (and a reader) sees: every name and its home
+    from ._cache import CacheHints, ResultCache
+    from ._client import (
+        CallInputs,
+        Client,
+        NotificationHandler,
+        OrphanedTask,
+        ProgressHandler,
+        RequestHandler,
+        Timeouts,
+    )
+    from ._features import Pages
+    from ._generation import Generation
+    from ._io.http import HttpTransport, StreamResumption
+    from ._io.lean import LeanHttpTransport
+    from ._io.stdio import StdioShutdown, StdioTransport
+    from ._limits import Limits
+    from ._sansio.progress import StatusMessage, TaskProgress
+    from ._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
+    from ._sansio.task_machine import ViolationPolicy
+    from .builders import GetPrompt, ReadResource, RelatedTask, TaskToolCall, ToolCall
+    from .engine import Poller, ProgressCallback, TaskRef, WatchItem
+    from .errors import MCPTasksError
+    from .inputs import (
+        UNTAGGED,
+        ElicitationHandler,
+        HandlerErrorPolicy,
+        InputContext,
+        InputEvent,
+        InputEventKind,
+        InputRouter,
+        RootsHandler,
+        SamplingHandler,
+        Untagged,
+    )
+    from .journal import Journal, JournalEntry, RecordedOutcome, RecordedSession, SQLiteJournal
+    from .outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
+    from .probe import ServerProbe, probe_server
+    from .receiver import ReceivedTask, TaskReceiver
+    from .resume import ClientOpener, Held, Resumed, RouterFactory, client_for, resume
+
+_HOMES = {
+    "CacheHints": "._cache",
+    "ResultCache": "._cache",
+    "CallInputs": "._client",
+    "Client": "._client",
+    "NotificationHandler": "._client",
+    "OrphanedTask": "._client",
+    "ProgressHandler": "._client",
+    "RequestHandler": "._client",
+    "Timeouts": "._client",
+    "Pages": "._features",
+    "Generation": "._generation",
+    "HttpTransport": "._io.http",
+    "StreamResumption": "._io.http",
+    "LeanHttpTransport": "._io.lean",
+    "StdioShutdown": "._io.stdio",
+    "StdioTransport": "._io.stdio",
+    "Limits": "._limits",
+    "StatusMessage": "._sansio.progress",
+    "TaskProgress": "._sansio.progress",
+    "BusyPolicy": "._sansio.scheduler",
+    "PollPolicy": "._sansio.scheduler",
+    "UnhandledInputPolicy": "._sansio.scheduler",
+    "ViolationPolicy": "._sansio.task_machine",
+    "GetPrompt": ".builders",
+    "ReadResource": ".builders",
+    "RelatedTask": ".builders",
+    "TaskToolCall": ".builders",
+    "ToolCall": ".builders",
+    "Poller": ".engine",
+    "ProgressCallback": ".engine",
+    "TaskRef": ".engine",
+    "WatchItem": ".engine",
+    "MCPTasksError": ".errors",
+    "ElicitationHandler": ".inputs",
+    "HandlerErrorPolicy": ".inputs",
+    "InputContext": ".inputs",
+    "InputEvent": ".inputs",
+    "InputEventKind": ".inputs",
+    "InputRouter": ".inputs",
+    "RootsHandler": ".inputs",
+    "SamplingHandler": ".inputs",
+    "UNTAGGED": ".inputs",
+    "Untagged": ".inputs",
+    "Journal": ".journal",
+    "JournalEntry": ".journal",
+    "RecordedOutcome": ".journal",
+    "RecordedSession": ".journal",
+    "SQLiteJournal": ".journal",
+    "Cancelled": ".outcomes",
+    "Completed": ".outcomes",
+    "Expired": ".outcomes",
+    "Failed": ".outcomes",
+    "Lost": ".outcomes",
+    "Outcome": ".outcomes",
+    "ServerProbe": ".probe",
+    "probe_server": ".probe",
+    "ReceivedTask": ".receiver",
+    "TaskReceiver": ".receiver",
+    "ClientOpener": ".resume",
+    "Held": ".resume",
+    "Resumed": ".resume",
+    "RouterFactory": ".resume",
+    "client_for": ".resume",
+    "resume": ".resume",
+}
+"""Where each top-level name lives. A bare ``import mcp_tasks_client`` imports none of them:
+each is imported on first use (module ``__getattr__``), so a program pays for the parts it
+uses (no sqlite without the journal, no stdio machinery without ``StdioTransport``...)."""
 
 __version__ = "0.1.0.dev0"
 
@@ -146,10 +220,44 @@ def _moved() -> dict[str, str]:
     return homes
 
 
+class _Package(types.ModuleType):
+    """This package's module type: ``mcp_tasks_client.resume`` is the function ``resume``, as
+    it was when every name was imported eagerly, although the submodule of that name is
+    imported lazily now (the import system then sets the package's ``resume`` attribute to the
+    submodule, which this property sees through)."""
+
+    @property
+    def resume(self) -> object:
+        value = self.__dict__.get("resume")
+        if value is None or isinstance(value, types.ModuleType):
+            value = importlib.import_module(".resume", __name__).resume
+        return value
+
+    @resume.setter
+    def resume(self, value: object) -> None:
+        self.__dict__["resume"] = value
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 if not TYPE_CHECKING:  # a type checker keeps reporting a moved name as missing
 
     def __getattr__(name: str) -> object:
-        # Only reached for a name the module does not have: no alias, a pointer to its home.
+        home = _HOMES.get(name)
+        if home is not None:  # first use of a top-level name: import its module now
+            value = getattr(importlib.import_module(home, __name__), name)
+            globals()[name] = value
+            return value
+        if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}"):
+            # A public submodule (``mcp_tasks_client.observability``...): an attribute as
+            # when this package imported its modules eagerly, imported now.
+            return importlib.import_module(f".{name}", __name__)
+        # Otherwise a name the module does not have: no alias, a pointer to its home.
         if name == "Dialect":
             raise AttributeError(
                 "Dialect is gone: a driver per generation replaces it "

@@ -642,3 +642,17 @@ class RequestTimeout(MCPTasksError, TimeoutError):
         self.method = method
         self.timeout = timeout
         super().__init__(f"{method} got no response within {timeout:g} s")
+
+
+# The public path: ``mcp_tasks_client.errors`` re-exports every class of this module and sets
+# their ``__module__`` to itself, but the package imports its modules lazily now, so a program
+# may raise one before anything imported ``errors``: set here too, so a traceback always names
+# the import that works (``journal`` does the same for its two).
+for _value in list(globals().values()):
+    if (
+        isinstance(_value, type)
+        and issubclass(_value, BaseException)
+        and (_value.__module__ == __name__)
+    ):
+        _value.__module__ = "mcp_tasks_client.errors"
+del _value

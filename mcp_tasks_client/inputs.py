@@ -415,8 +415,9 @@ class InputRouter:
                 continue
             if capability is None:
                 raise UsageError(
-                    f"the client did not declare what the router serves for {method}: "
-                    "pass Client(capabilities=router.capabilities())"
+                    f"the client did not declare what the router serves for {method} (a "
+                    "client declares only what it is given): make the InputRouter first, then "
+                    "the client with Client(transport, ..., capabilities=router.capabilities())"
                 )
             client.on_request(method, self._handle)
 

@@ -29,11 +29,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import sqlite3
 import stat
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import anyio.to_thread
@@ -45,6 +44,9 @@ from ._generation import Generation
 from .models import JSONObject, Task
 from .outcomes import Cancelled, Completed, Failed, Outcome
 from .wire import decode, encode
+
+if TYPE_CHECKING:  # imported when a SQLiteJournal opens: a program without one never loads it
+    import sqlite3
 
 log = _obs.get_logger("journal")
 
@@ -377,6 +379,8 @@ class SQLiteJournal:
         return JournalError(self.path, problem)
 
     def _open(self, busy_timeout: float) -> sqlite3.Connection:
+        import sqlite3
+
         created = False
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
@@ -528,6 +532,8 @@ class SQLiteJournal:
         return await self._in_thread(lambda db: db.execute(sql, tuple(args)).rowcount)
 
     async def _in_thread(self, work: Callable[[sqlite3.Connection], R]) -> R:
+        import sqlite3
+
         def run() -> R:
             with self._lock:
                 try:
@@ -885,3 +891,8 @@ def recorded_outcome(outcome: Outcome, encode: Callable[[Any], Any]) -> Recorded
     if isinstance(outcome, Cancelled):
         return RecordedOutcome("cancelled", error=outcome.task.status_message)
     return RecordedOutcome("expired", error=f"ttl ran out at {outcome.expired_at.isoformat()}")
+
+
+# The public path, as ``_exceptions`` does for its classes: ``mcp_tasks_client.errors``
+# re-exports these two, and a traceback names that import even before ``errors`` was imported.
+JournalError.__module__ = NotJournaled.__module__ = "mcp_tasks_client.errors"

@@ -46,7 +46,6 @@ from ._exceptions import MCPTasksError, SessionExpired, TaskNotFound, UsageError
 from ._generation import Generation
 from ._io.base import Transport
 from ._io.http import HttpTransport
-from ._io.stdio import StdioTransport
 from ._limits import Limits
 from ._sansio.scheduler import PollPolicy
 from .engine import Poller
@@ -115,6 +114,8 @@ def client_for(
     session = entry.session
     resume = driver.resumed_session(session.initialize if session is not None else None)
     if stdio:
+        from ._io.stdio import StdioTransport  # here: resuming HTTP tasks never loads subprocess
+
         transport = StdioTransport(shlex.split(entry.server[len("stdio:") :]), env=env)
     else:
         transport = HttpTransport(

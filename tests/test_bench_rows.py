@@ -409,6 +409,23 @@ def test_bench_prints_the_2026_tables_for_every_row() -> None:
     assert "| push, `subscriptions/listen` (asyncio) |" in text
 
 
+def test_bench_prints_the_startup_table() -> None:
+    """``bench.py --only startup --tiny`` (issue 34): every row of the start-up table ran, with
+    its ratio to the baseline its target names (no figure checked: the time is measured on a
+    quiet machine, the modules loaded are pinned by tests/test_startup.py). No server starts."""
+    text = _bench_tiny("startup", timeout=LIMIT)
+    assert "**Start-up** (issue 34): median of 1 rounds" in text
+    for row, target in (
+        ("`import mcp_tasks_client`", "<= 1.3"),
+        ("`mcp-tasks --version`", "<= 1.5"),
+        ("`mcp-tasks status` (connection refused: the server's answer excluded)", "<= 1.5"),
+    ):
+        (line,) = [line for line in text.splitlines() if line.startswith(f"| {row} |")]
+        assert line.endswith(f" | {target} |"), line
+    assert text.count("1 (baseline)") == 2
+    assert "| a first program's names" in text
+
+
 # -- issue 25 item 4: sustained throughput -------------------------------------------------------
 
 

@@ -74,7 +74,8 @@ def test_a_misspelt_tool_reads_alike_in_both_generations(
     for server in (mcp1, fastmcp4):
         ran = cli(*server, "call", "slow_ehco", "--task", "--wait")
         assert ran.code == ExitCode.FAILED, ran.stderr
-        [line] = lines(ran)
+        line, hint = lines(ran)  # and the hint that names `tools` (issue 34)
+        assert "lists the server's tools" in hint
         assert line.startswith(
             "mcp-tasks: the server refused the call of 'slow_ehco' and made no task: "
         )

@@ -50,7 +50,7 @@ BLOCKS: dict[str, str] = {
         "python3 -m nox -s serve > serve.log 2>&1 &\n"
     ): RUN,
     "python3 tests/peers/serve_env.py --wait && . ./serve.env\n": RUN,
-    'python3 first_look.py "$MCP1_URL"\n': RUN,
+    'python3 first_look.py "$MCP1_URL"\npython3 first_look.py "$MCP1_URL" asyncio\n': RUN,
 }
 # The command-line block has placeholders (URL, ID, a server.py of yours): the lines run here
 # get the served URLs and a task id put in; the others are run by the tests named.
@@ -289,9 +289,11 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
     bash("python3 -m nox -s lint", fresh_clone, env)  # saved where README says: lint passes
     with serving(fresh_clone, env):
         venv = VENV + SERVED
-        out = bash(venv + block('python3 first_look.py "$MCP1_URL"\n'), fresh_clone, env)
-        assert "plain_echo" in out
-        assert "'echo: hi'" in out  # the plain call's result
+        both = 'python3 first_look.py "$MCP1_URL"\npython3 first_look.py "$MCP1_URL" asyncio\n'
+        out = bash(venv + block(both), fresh_clone, env)
+        # A task started, its question answered, its outcome waited for: on trio, on asyncio.
+        assert out.count("the task asks: Confirm: ship it?") == 2, out
+        assert out.count("completed: confirmed=True action=accept") == 2, out
 
         out = bash(venv + AGENT_HOST, fresh_clone, env)
         assert "deploy: completed -> confirmed=True action=accept" in out

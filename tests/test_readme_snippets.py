@@ -1,10 +1,12 @@
-"""README's Python snippets, run as written against the servers `nox -s serve` runs (issue 22,
-item 9): each block is executed as a module, unchanged, and what it defines is called the way
-its text says (a client made as README makes it, the URL of the server it names).
+"""README's Python snippets, and those of docs/tour.md (README's reference sections, moved
+there by issue 34), run as written against the servers `nox -s serve` runs (issue 22, item 9):
+each block is executed as a module, unchanged, and what it defines is called the way its text
+says (a client made as README makes it, the URL of the server it names).
 
-Every README Python block is listed in ``RUNNERS`` by the functions it defines: a new snippet
-without a runner here fails ``test_every_readme_snippet_has_a_runner``. Trio only (the
-README's programs run on trio); the guides' blocks run on both in ``tests/test_docs.py``.
+Every such Python block is listed in ``RUNNERS`` by the functions it defines: a new snippet
+without a runner here fails ``test_every_readme_snippet_has_a_runner``. Trio only, but for
+README's first program, run on trio and on asyncio as README says; the guides' blocks run on
+both in ``tests/test_docs.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from mcp_tasks_client.models import ElicitationCapability, Implementation
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
-SNIPPETS = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+TOUR = (REPO / "docs" / "tour.md").read_text()
+SNIPPETS = re.findall(r"```python\n(.*?)```", README + TOUR, flags=re.DOTALL)
 INFO = Implementation("readme-snippets", "0")
 
 pytestmark = pytest.mark.anyio
@@ -53,11 +56,21 @@ def client(url: str, generation: Generation, **options: Any) -> Client:
 
 
 async def first_look(urls: dict[str, str], tmp: Path) -> None:
-    """A program: saved as first_look.py and run as README says, with the mcp1 URL."""
-    (code,) = [c for c in SNIPPETS if defines(c) == ("main",)]
+    """A program: saved as first_look.py and run as README says, with the mcp1 URL, on trio
+    and on asyncio. It starts a task, answers the question the task asks, and waits for it
+    (issue 34: it made a plain call before)."""
+    (code,) = [c for c in SNIPPETS if defines(c) == ("answer", "main")]
     (tmp / "first_look.py").write_text(code)
-    ran = await anyio.run_process([sys.executable, str(tmp / "first_look.py"), urls["mcp1"]])
-    assert "'echo: hi'" in ran.stdout.decode()
+    for loop in ([], ["asyncio"]):
+        ran = await anyio.run_process(
+            [sys.executable, str(tmp / "first_look.py"), urls["mcp1"], *loop]
+        )
+        said = ran.stdout.decode().splitlines()
+        assert said[0].startswith("started task "), said
+        assert said[1:] == [
+            "the task asks: Confirm: ship it?",
+            "completed: confirmed=True action=accept",
+        ]
 
 
 async def tasks_explicitly(urls: dict[str, str], _tmp: Path) -> None:
@@ -132,7 +145,7 @@ async def property_test(_urls: dict[str, str], _tmp: Path) -> None:
 
 Runner = Callable[[dict[str, str], Path], Awaitable[None]]
 RUNNERS: dict[str, Runner] = {
-    "main": first_look,
+    "answer,main": first_look,
     "run": tasks_explicitly,
     "wait_pushed": push,
     "show": progress,

@@ -18,9 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from peers.harness import run_in_group
 from peers.serve import SAMPLES
-from peers.serve_env import read_env_file, write_env_file
+from peers.serve_env import (
+    SAY_EVERY,
+    read_env_file,
+    wait_until_served,
+    waiting_line,
+    write_env_file,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SERVE_ENV = REPO / "tests" / "peers" / "serve_env.py"
@@ -109,6 +116,37 @@ def test_the_waiter_gives_up_at_its_timeout_and_says_what_to_check(tmp_path: Pat
     code, _, err = finish(waiter(tmp_path / "serve.env", timeout=0.5))
     assert code == 1
     assert "is `python3 -m nox -s serve` running?" in err
+
+
+def test_the_waiter_says_what_it_waits_for_every_few_seconds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 34: it waited silently for up to 900 s when nothing was serving. On simulated
+    time: a line at once, then one per ``SAY_EVERY`` seconds, each naming the command it
+    waits for and what it sees."""
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    env = tmp_path / "serve.env"
+    code = wait_until_served(env, 12.0, clock=lambda: now[0], sleep=sleep)
+    assert code == 1
+    said = capsys.readouterr().err.splitlines()
+    waiting = [line for line in said if line.startswith("waiting ")]
+    assert [line.split(" s ")[0] for line in waiting] == ["waiting 0", "waiting 5", "waiting 10"]
+    assert SAY_EVERY == 5.0
+    for line in waiting:
+        assert "`python3 -m nox -s serve` to say its servers answer (no serve.env yet;" in line
+        assert line.endswith("is it running?)")
+    assert said[-1].startswith("no servers after 12 s")
+
+
+def test_a_file_of_a_server_gone_is_named_while_waiting(tmp_path: Path) -> None:
+    env = tmp_path / "serve.env"
+    write_env_file(env, "ready", {"SERVE_PID": "999999999"})
+    line = waiting_line(env, 5.0, read_env_file(env))
+    assert "serve.env names a server that is gone (pid 999999999)" in line
 
 
 def _noxfile() -> ast.Module:

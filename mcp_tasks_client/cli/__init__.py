@@ -8,7 +8,6 @@ brings rich); the library itself never imports rich. Parsing is argparse; the ru
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 import warnings
@@ -52,17 +51,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(MISSING_EXTRA)
             return int(ExitCode.USAGE)
 
-        import anyio
-
-        from .._exceptions import UsageError
-        from ._commands import run
         from ._options import parse
-        from ._output import JsonOutput
 
         try:
             options, command, ns = parse(argv)
         except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
             return exc.code if isinstance(exc.code, int) else int(ExitCode.USAGE)
+        # Only now the library and the run: --version, --help and a usage error need neither
+        # (a script calling `mcp-tasks` in a loop pays for what the command uses).
+        import anyio
+
+        from .._exceptions import UsageError
+        from ._commands import run
+        from ._output import JsonOutput
+
         if options.json or not sys.stdout.isatty():
             output = JsonOutput(options.generation)
         else:
@@ -79,9 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _matches(exc, BrokenPipeError):
             # stdout's reader left (`| head`): nothing more can be said there, and the
             # interpreter's own flush at exit must not fail again with a traceback.
-            with contextlib.suppress(OSError):
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
+            from ._output import quiet_stdout
+
+            quiet_stdout()
             return int(ExitCode.BROKEN_PIPE)
         if not _interrupted(exc):
             raise

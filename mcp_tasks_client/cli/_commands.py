@@ -6,8 +6,10 @@ import argparse
 import contextlib
 import os
 import shlex
+import sys
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -16,6 +18,7 @@ from .._drivers import driver_for
 from .._drivers.refusals import error_text, lacks_client_capability
 from .._exceptions import (
     BackedOff,
+    CapabilityNotNegotiated,
     DeadlineExceeded,
     GetStreamUnavailable,
     HTTPStatusError,
@@ -31,17 +34,15 @@ from .._exceptions import (
     UnsupportedInGeneration,
     UsageError,
 )
+from .._generation import Generation
 from .._io.base import Transport
 from .._io.http import HttpTransport
 from ..builders import TaskHandle, ToolCall
-from ..conformance import ProbeVerdict
-from ..conformance import probe as conformance_probe
 from ..engine import WatchItem
 from ..inputs import InputRouter
 from ..journal import Journal, JournalEntry, SharedJournal
 from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task, TaskStatus
 from ..outcomes import Completed, Failed, Outcome
-from ..probe import probe_server
 from ..resume import Resumed, client_for, resume
 from ._connect import (
     client_info,
@@ -64,6 +65,8 @@ ANSWER_HOW = "use --inputs FILE.json or --inputs interactive"
 PROBE_STATUSES = frozenset({400, 404, 405, 406, 415})
 """HTTP statuses with which a server may refuse a generation it does not speak (a 2025-11-25
 server asked without a session: 400 "Missing session ID")."""
+CONNECTION_ERRORS = (TransportError, RequestTimeout, OSError)
+"""Errors after which the server may answer again later (down, unreachable, no answer)."""
 
 
 class Run:
@@ -84,6 +87,8 @@ class Run:
         self.withheld: set[str] = set()
         """Servers of ``resume`` that were not sent the ``--header`` values (said once each)."""
         self.listen_tried = False
+        self.journaled: set[str] = set()
+        """The tasks this run found in (or recorded to) the journal."""
         self.listen_error: TransportError | RequestTimeout | None = None
         """Why the server's GET stream did not open (None: it opened, or was not tried)."""
 
@@ -111,19 +116,37 @@ class Run:
         driver = driver_for(self.options.generation)
         if not driver.tasks_bound_to_session:
             return hint
-        return (
+        hint = (
             hint
             + driver.unknown_task_hint()
             + ", and each mcp-tasks run opens a new session (over --stdio, a new server process)"
         )
+        if self.options.journal is None and self.options.server.url is not None:
+            hint += (
+                "; start the task with --journal FILE and give the same --journal to status, "
+                "wait, result and cancel: the journal keeps the session"
+            )
+        return hint
 
     def hint_for(self, error: BaseException, task_id: str | None, last: Task | None) -> str | None:
         if isinstance(error, (InputNotHandled, InputRequired)):
             return self.input_hint(task_id)
         if isinstance(error, TaskNotFound) and task_id is not None:
             return self.lost_hint(task_id)
+        if isinstance(error, HTTPStatusError) and error.status_code == 404:
+            return self.path_hint()
         if isinstance(error, HTTPStatusError) and error.status_code in PROBE_STATUSES:
             return self.probe_hint()
+        if isinstance(error, CapabilityNotNegotiated) and error.capability.startswith("tasks"):
+            return self.generation_hint()
+        journal = self.options.journal
+        kept = journal is not None and task_id is not None and task_id in self.journaled
+        if kept and isinstance(error, CONNECTION_ERRORS):
+            return (
+                f"task {task_id} is still in the journal {journal_name(journal or '')}: once the "
+                f"server answers again, `{self.journal_command('resume')}` follows it (or "
+                "wait with the same --journal)"
+            )
         stdio = self.options.server.stdio
         if isinstance(error, FileNotFoundError | PermissionError) and stdio is not None:
             return f"--stdio runs {stdio[0]!r}: is it installed, and on PATH (or a path to it)?"
@@ -137,19 +160,49 @@ class Run:
             )
         return None
 
-    def probe_hint(self) -> str:
-        """Where the server may not speak the generation asked for: the command that says."""
+    def server_words(self) -> list[str]:
+        """``mcp-tasks`` and the run's server options (header values never printed)."""
         words = ["mcp-tasks"]
         server = self.options.server
         if server.url is not None:
             words += ["--url", server.url]
+            for name, _ in server.headers:
+                words += ["--header", f"{name}: <value>"]
         else:
             assert server.stdio is not None
             words += ["--stdio", shlex.join(server.stdio)]
+        return words
+
+    def journal_command(self, command: str) -> str:
+        words = ["mcp-tasks", "--journal", self.options.journal or "FILE", command]
+        return shlex.join(words)
+
+    def probe_hint(self) -> str:
+        """Where the server may not speak the generation asked for: the command that says."""
         generation = self.options.generation.value
         return (
             f"if the server does not speak {generation} (--generation), "
-            f"`{shlex.join([*words, 'probe'])}` says which generations it does"
+            f"`{shlex.join([*self.server_words(), 'probe'])}` says which generations it does"
+        )
+
+    def path_hint(self) -> str:
+        """HTTP 404: most likely the URL's path, not the generation."""
+        url = self.options.server.url or ""
+        where = urlsplit(url)
+        return (
+            f"nothing answers at the path {where.path or '/'!r} of {where.netloc}: is the URL's "
+            "path right? (MCP servers commonly serve at /mcp)"
+        )
+
+    def generation_hint(self) -> str:
+        """A server that runs no tasks in the generation asked for may in the other one."""
+        asked = self.options.generation
+        others = [g.value for g in Generation if g is not asked]
+        probe = shlex.join([*self.server_words(), "probe"])
+        return (
+            f"the server runs no tasks in {asked.value} (--generation, default 2025-11-25): "
+            f"`{probe}` says which generations it speaks; then add "
+            + " or ".join(f"--generation {g}" for g in others)
         )
 
     def finished(self, task_id: str | None, outcome: Outcome) -> ExitCode:
@@ -219,6 +272,8 @@ class Run:
                 if self.journal is not None and task_id_given is not None:
                     server = identity_of(self.options.server)
                     entry = await self.journal.get(server, task_id_given)
+                    if entry is not None:
+                        self.journaled.add(task_id_given)
                 async with make_client(self.options, self.router, entry) as client:
                     if self.router is not None:
                         self.router.attach(client)
@@ -268,6 +323,11 @@ class Run:
     async def probe(self, ns: argparse.Namespace) -> ExitCode:
         """Which generations the server speaks; then, when it speaks ``--generation``, one
         verdict per rule of that generation (the conformance probe): exit 1 if any fails."""
+        # Imported here: the other commands never load the conformance kit.
+        from ..conformance import ProbeVerdict
+        from ..conformance import probe as conformance_probe
+        from ..probe import probe_server
+
         options = self.options
         report = await probe_server(
             lambda: make_transport(options.server),
@@ -323,7 +383,8 @@ class Run:
                 "conformance-client needs the `testing` extra: "
                 "pip install 'mcp-tasks-client[testing]'"
             ) from None
-        return await conformance_client(ns, self.options.timeout)
+        json_lines = self.options.json or not sys.stdout.isatty()
+        return await conformance_client(ns, self.options.timeout, json_lines=json_lines)
 
     def check_call(self, ns: argparse.Namespace) -> None:
         """What the generation refuses of a call, in the command line's words, before anything
@@ -380,6 +441,8 @@ class Run:
             self.out.note("the server ran the call inline: no task was made")
             return self.out.outcome(None, Completed(None, started))
         self.out.created(started.task)
+        if self.journal is not None:
+            self.journaled.add(started.task.task_id)
         self.out.open_task, self.out.open_status = started.task.task_id, started.task.status.value
         if not args.wait:
             return ExitCode.COMPLETED
@@ -405,7 +468,14 @@ class Run:
         in both generations)."""
         said = error_text(result) or "(no text)"
         self.out.warn(f"the server refused the call of {tool!r} and made no task: {said}")
-        return self.out.outcome(None, Completed(None, result))
+        hint = None
+        if tool in said:  # the server names the tool it does not know (both peers do)
+            listing = shlex.join([*self.server_words(), *self.generation_words(), "tools"])
+            hint = f"is {tool!r} the tool's name? `{listing}` lists the server's tools"
+        return self.out.outcome(None, Completed(None, result), hint=hint, refused=True)
+
+    def generation_words(self) -> list[str]:
+        return ["--generation", self.options.generation.value]
 
     async def listen(self, client: Client) -> None:
         """2025-11-25 over HTTP: open the server's standalone GET stream, once per run (when
@@ -467,7 +537,13 @@ class Run:
         codes: list[ExitCode] = []
 
         def report(item: Resumed) -> None:
-            codes.append(self.out.resumed(item))
+            hint = None
+            if isinstance(item.ended, CONNECTION_ERRORS):
+                hint = (
+                    f"task {item.entry.task_id} is still in the journal: run "
+                    f"`{self.journal_command('resume')}` again once {item.entry.server} answers"
+                )
+            codes.append(self.out.resumed(item, hint))
 
         policy = make_policy(options, answers_input=answering is not None)
         await resume(

@@ -1,9 +1,10 @@
 """``mcp-tasks conformance-client``: the client-side conformance suite from the command line.
 
 One JSON line per check on stdout (the official suite's check object, with ``"event":
-"check"``, ``scenario`` and ``protocolVersion``), then the table: on stdout when it is a
-terminal, else on stderr (whenever stdout is not a terminal, each of its lines is one JSON
-object, as for every command). Exit 1 when a check failed, 2 for an unknown scenario.
+"check"``, ``scenario`` and ``protocolVersion``) with ``--json`` and whenever stdout is not a
+terminal (each of its lines is then one JSON object, as for every command), and the table on
+stderr; on a terminal without ``--json``, the table alone, on stdout. Exit 1 when a check
+failed, 2 for an unknown scenario.
 
 May import: ``conformance``, ``_generation``, ``_exceptions``, this package's ``_exit``.
 """
@@ -22,7 +23,9 @@ from ._exit import ExitCode
 __all__ = ["conformance_client"]
 
 
-async def conformance_client(ns: argparse.Namespace, timeout: float) -> ExitCode:
+async def conformance_client(
+    ns: argparse.Namespace, timeout: float, *, json_lines: bool
+) -> ExitCode:
     """Run the chosen scenarios against ``ns.client_command``; see the module docstring.
     Deadline: ``timeout`` per client run (then the client is killed and judged).
     Cancelled: the running client is killed and its server stopped."""
@@ -45,9 +48,10 @@ async def conformance_client(ns: argparse.Namespace, timeout: float) -> ExitCode
             for check in checks:
                 line = {"event": "check", "scenario": s.name}
                 line["protocolVersion"] = generation.value
-                sys.stdout.write(json.dumps({**line, **check.to_json()}) + "\n")
+                if json_lines:
+                    sys.stdout.write(json.dumps({**line, **check.to_json()}) + "\n")
                 rows.append((s.name, generation.value, check))
             sys.stdout.flush()
-    (sys.stdout if sys.stdout.isatty() else sys.stderr).write(render_table(rows))
+    (sys.stderr if json_lines else sys.stdout).write(render_table(rows))
     failed = any(c.status == "FAILURE" for _, _, c in rows)
     return ExitCode.FAILED if failed else ExitCode.COMPLETED

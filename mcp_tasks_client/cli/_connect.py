@@ -13,7 +13,6 @@ import attrs
 from .._client import Client, Timeouts
 from .._io.base import Transport
 from .._io.http import HttpTransport
-from .._io.stdio import StdioTransport
 from .._sansio.scheduler import BusyPolicy, PollPolicy
 from ..engine import Poller
 from ..inputs import InputRouter
@@ -46,6 +45,8 @@ def make_transport(server: Server, *, keep_session: bool = False) -> Transport:
             server.url, headers=dict(server.headers), delete_session_on_close=not keep_session
         )
     assert server.stdio is not None
+    from .._io.stdio import StdioTransport  # here: a run over --url never loads subprocess
+
     return StdioTransport(list(server.stdio))
 
 

@@ -3,22 +3,10 @@
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
-from .._exceptions import (
-    DeadlineExceeded,
-    InputNotHandled,
-    InputRequired,
-    InputStuck,
-    MCPTasksError,
-    ProtocolError,
-    RequestTimeout,
-    TaskNotFound,
-    TransportError,
-    UnexpectedPlainResult,
-    UsageError,
-)
-from ..journal import JournalError
-from ..outcomes import Cancelled, Completed, Expired, Failed, Outcome
+if TYPE_CHECKING:
+    from ..outcomes import Outcome
 
 __all__ = ["ExitCode", "epilog", "for_error", "for_outcome"]
 
@@ -64,6 +52,9 @@ class ExitCode(enum.IntEnum):
 
 def for_outcome(outcome: Outcome) -> ExitCode:
     """The exit code of a task's (or a plain call's) outcome."""
+    # Imported here: `mcp-tasks --version` and `--help` need this module, not the models.
+    from ..outcomes import Cancelled, Completed, Expired, Failed
+
     if isinstance(outcome, Completed):
         return ExitCode.FAILED if outcome.result.is_error else ExitCode.COMPLETED
     if isinstance(outcome, Failed):
@@ -76,6 +67,21 @@ def for_outcome(outcome: Outcome) -> ExitCode:
 
 def for_error(error: BaseException) -> ExitCode:
     """The exit code of the error that ended a run (most specific first)."""
+    from .._exceptions import (
+        DeadlineExceeded,
+        InputNotHandled,
+        InputRequired,
+        InputStuck,
+        MCPTasksError,
+        ProtocolError,
+        RequestTimeout,
+        TaskNotFound,
+        TransportError,
+        UnexpectedPlainResult,
+        UsageError,
+    )
+    from ..journal import JournalError
+
     if isinstance(error, JournalError):
         return ExitCode.JOURNAL
     if isinstance(error, DeadlineExceeded):

@@ -138,7 +138,11 @@ def _pick(console: Console, label: Any, words: dict[str, T], default: str, say: 
 
 
 def _ask_action(console: Console, default: ElicitAction) -> ElicitAction:
-    label = "answer [accept/decline/cancel, or y/n]"
+    from rich.text import Text
+
+    # Text, not a str: rich reads "[accept/...]" in a str as markup and drops it, and the
+    # choices showed only after a wrong answer.
+    label = Text("answer [accept/decline/cancel, or y/n]")
     return _pick(console, label, ACTION_WORDS, default.value, "accept, decline or cancel (y/n)")
 
 

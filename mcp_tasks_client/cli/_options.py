@@ -178,7 +178,8 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         metavar='"CMD ARGS"',
         help="start the server as a child process and talk over its stdin/stdout",
     )
-    opts = parser.add_argument_group("options")
+    # Not "options": argparse's own group (-h, --version) has that title already.
+    opts = parser.add_argument_group("run options")
     opts.add_argument(
         "--generation",
         choices=GENERATIONS,

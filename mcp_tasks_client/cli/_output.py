@@ -7,14 +7,16 @@ taught to the CLI there and nowhere else.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import os
 import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -31,16 +33,18 @@ from .._exceptions import (
 )
 from .._generation import Generation
 from .._sansio.progress import StatusMessage, TaskProgress
-from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..journal import JournalEntry
 from ..models import CallToolResult, Task, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
-from ..probe import ServerProbe
 from ..resume import Held, Resumed
 from ..wire import encode
 from ._exit import ExitCode, for_error, for_outcome
 from ._safe import for_terminal, json_line
+
+if TYPE_CHECKING:  # the probe and its rules are imported by `probe` alone
+    from ..conformance import ProbeReport
+    from ..probe import ServerProbe
 
 __all__ = [
     "JsonOutput",
@@ -302,6 +306,14 @@ def journaled_json(entry: JournalEntry) -> Event:
 HELD = "another process holds this task's lease (it is following it): left alone"
 
 
+def quiet_stdout() -> None:
+    """Standard output's reader left: send what is still written there (the interpreter's own
+    flush at exit included) to /dev/null, so it cannot fail again with a traceback."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def interrupt_lines(task_id: str | None, cancel: str | None, caveat: str | None) -> list[str]:
     """What an interrupted run says to a person."""
     if task_id is None:
@@ -428,6 +440,8 @@ class Output:
         ``rules`` summary with the verdict counts and the exit code."""
         for result in report.to_json():
             self.emit({"event": "rule", **result})
+        from ..conformance import ProbeVerdict
+
         counts = {v.value: len(report.with_verdict(v)) for v in ProbeVerdict}
         self.emit(
             {
@@ -448,13 +462,17 @@ class Output:
         *,
         code: ExitCode | None = None,
         hint: str | None = None,
+        refused: bool = False,
     ) -> ExitCode:
         """The final line of a task (or a plain call); ``code`` where the run reads the
         outcome otherwise than :func:`for_outcome` (input nothing could answer), with a
-        ``hint`` (also on stderr)."""
+        ``hint`` (also on stderr); ``refused``: a task call the server answered with an error
+        and no task (``"refused": true``)."""
         self.open_task = None
         event = outcome_json(task_id, outcome, self.generation)
         code = for_outcome(outcome) if code is None else code
+        if refused:
+            event["refused"] = True
         event["exit_code"] = int(code)
         if hint is not None:
             event["hint"] = hint
@@ -465,11 +483,16 @@ class Output:
             self.warn(hint)
         return code
 
-    def resumed(self, item: Resumed) -> ExitCode:
+    def resumed(self, item: Resumed, hint: str | None = None) -> ExitCode:
         """One task of ``resume``, as it ended: its outcome line (``"resumed": true``), or the
-        task lost, held by another process, or the error that stopped following it."""
+        task lost, held by another process, or the error that stopped following it (with a
+        ``hint``, also on stderr)."""
         event, code = resumed_json(item, self.generation_of(item))
+        if hint is not None:
+            event["hint"] = hint
         self.emit(event)
+        if hint is not None:
+            self.warn(hint)
         return code
 
     @staticmethod
@@ -531,7 +554,12 @@ class Output:
         if cancel is not None:
             event["cancel"] = cancel
         event["exit_code"] = int(ExitCode.INTERRUPTED)
-        self.emit(event)
+        try:
+            self.emit(event)
+        except BrokenPipeError:
+            # Ctrl-C at the terminal reached the reader too (`--json | jq`): the line is lost,
+            # the hint below is not (stderr is the terminal).
+            quiet_stdout()
         for line in interrupt_lines(task_id, cancel, caveat):
             sys.stderr.write(f"mcp-tasks: {for_terminal(line)}\n")
         sys.stderr.flush()

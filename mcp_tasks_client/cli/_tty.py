@@ -10,7 +10,7 @@ import datetime as dt
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -25,13 +25,11 @@ from rich.text import Text
 from .._drivers import driver_for
 from .._exceptions import MCPTasksError
 from .._generation import Generation
-from ..conformance import ProbeReport, ProbeVerdict
 from ..engine import Poller, WatchItem
 from ..inputs import InputEvent, InputEventKind
 from ..journal import JournalEntry
 from ..models import CallToolResult, Task, TextContent, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
-from ..probe import ServerProbe
 from ..resume import Held, Resumed
 from ._exit import ExitCode, for_error, for_outcome
 from ._output import (
@@ -45,6 +43,10 @@ from ._output import (
     result_of,
 )
 from ._safe import for_terminal, safe_data
+
+if TYPE_CHECKING:  # the probe and its rules are imported by `probe` alone
+    from ..conformance import ProbeReport
+    from ..probe import ServerProbe
 
 __all__ = ["RichOutput"]
 
@@ -204,6 +206,8 @@ class RichOutput(Output):
                 _t(result.evidence),
             )
         self.console.print(table)
+        from ..conformance import ProbeVerdict
+
         counts = ", ".join(f"{len(report.with_verdict(v))} {v.value}" for v in ProbeVerdict)
         self.console.print(Text(f"{report.generation.value}: {counts}", style="bold"))
 
@@ -272,11 +276,15 @@ class RichOutput(Output):
         *,
         code: ExitCode | None = None,
         hint: str | None = None,
+        refused: bool = False,
     ) -> ExitCode:
         self.open_task = None
         code = for_outcome(outcome) if code is None else code
         head = Text()
-        if isinstance(outcome, Completed):
+        if refused:  # not "completed": the line above says the server refused the call
+            head.append("refused", style="bold red")
+            head.append(": no task was made; the server's answer:")
+        elif isinstance(outcome, Completed):
             head.append("completed", style="bold green")
             if outcome.result.is_error:
                 head.append(" (the tool reports an error: isError)", style="red")
@@ -309,7 +317,7 @@ class RichOutput(Output):
             self.warn(hint)
         return code
 
-    def resumed(self, item: Resumed) -> ExitCode:
+    def resumed(self, item: Resumed, hint: str | None = None) -> ExitCode:
         entry, ended = item.entry, item.ended
         self.console.print(_t(f"{entry.tool} on {entry.server}", style="dim"))
         if isinstance(ended, Lost):
@@ -321,8 +329,8 @@ class RichOutput(Output):
             self.console.print(_t(f"held elsewhere: {HELD}  [{entry.task_id}]"))
             return ExitCode.COMPLETED
         if isinstance(ended, MCPTasksError):
-            return self.error(ended, task_id=entry.task_id)
-        return self.outcome(entry.task_id, ended)
+            return self.error(ended, task_id=entry.task_id, hint=hint)
+        return self.outcome(entry.task_id, ended, hint=hint)
 
     def error(
         self,
@@ -352,6 +360,9 @@ class RichOutput(Output):
     def interrupted(
         self, task_id: str | None, status: str | None, cancel: str | None, caveat: str | None
     ) -> None:
+        live, self._live = self._live, None
+        if live is not None:  # a second Ctrl-C cut the unwinding short: end the line first
+            live.stop()
         for line in interrupt_lines(task_id, cancel, caveat):
             self.errors.print(_t(line, style="yellow"), soft_wrap=True)
 
@@ -392,13 +403,17 @@ class RichOutput(Output):
         try:
             yield view
         finally:
-            group.cancel_scope.cancel()
-            await group.__aexit__(None, None, None)
-            line.next_poll = None
-            line.done = True
-            self._live = None
-            live.refresh()
-            live.stop()
+            try:
+                group.cancel_scope.cancel()
+                await group.__aexit__(None, None, None)  # raises Cancelled under Ctrl-C
+            finally:
+                # The live line ends (its newline written) whatever the unwinding: what comes
+                # next ("interrupted: ...") starts a line of its own, not over the spinner's.
+                line.next_poll = None
+                line.done = True
+                self._live = None
+                live.refresh()
+                live.stop()
 
     def item(self, view: TaskView, item: WatchItem) -> None:
         apply_watch_item(view, item, self.generation)

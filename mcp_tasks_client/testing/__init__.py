@@ -30,6 +30,7 @@ Importing this module needs ``hypothesis`` (``pip install mcp-tasks-client[testi
 
 from __future__ import annotations
 
+from . import _extra  # noqa: F401 - first: a missing extra is named, not a bare module
 from ._cache_rules import (
     CACHE_RULES,
     CacheRuleMachine,

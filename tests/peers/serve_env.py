@@ -10,7 +10,8 @@
 before it serves leaves ``SERVE_STATE=failed`` with a ``SERVE_REASON`` (serve.py when it can
 say why, the nox session when installing failed).
 
-``--wait`` starts nothing: it blocks until the file says ready with a live ``SERVE_PID``
+``--wait`` starts nothing: it says on stderr what it waits for, at once and every 5 s, and
+blocks until the file says ready with a live ``SERVE_PID``
 (exit 0, the URLs printed), says failed after the wait began (exit 1: an earlier run's failure
 is only noted, since a new run may be on its way), or ``--timeout`` passes (exit 1). So
 README's next step, pasted at once, waits out the first run's minutes of installing instead of
@@ -26,10 +27,12 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ENV_FILE = Path(__file__).resolve().parent.parent.parent / "serve.env"
 WAIT_TIMEOUT = 900.0  # the first run installs the servers: minutes on a slow network
+SAY_EVERY = 5.0  # seconds between the lines that say what --wait waits for
 
 
 def write_env_file(path: Path, state: str, values: dict[str, str]) -> None:
@@ -71,10 +74,33 @@ def _alive(pid: str | None) -> bool:
     return True
 
 
-def wait_until_served(path: Path, timeout: float) -> int:
-    """Block until ``path`` says ready (0), or failed after we began, or ``timeout`` (1)."""
+def waiting_line(path: Path, waited: float, values: dict[str, str]) -> str:
+    """What ``--wait`` is waiting for, said every ``SAY_EVERY`` seconds (stderr)."""
+    if values.get("SERVE_STATE") == "ready":  # its pid is gone: a run killed hard
+        what = f"{path.name} names a server that is gone (pid {values.get('SERVE_PID')})"
+    elif values:
+        what = f"{path.name} does not say ready yet"
+    else:
+        what = f"no {path.name} yet"
+    return (
+        f"waiting {waited:.0f} s for `python3 -m nox -s serve` to say its servers answer "
+        f"({what}; its first run installs them, which takes minutes; is it running?)"
+    )
+
+
+def wait_until_served(
+    path: Path,
+    timeout: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """Block until ``path`` says ready (0), or failed after we began, or ``timeout`` (1);
+    every ``SAY_EVERY`` seconds (and at once) it says on stderr what it waits for."""
     began = time.time()
-    deadline = time.monotonic() + timeout
+    start = clock()
+    deadline = start + timeout
+    next_say = start
     told_old_failure = False
     while True:
         values = read_env_file(path)
@@ -93,14 +119,18 @@ def wait_until_served(path: Path, timeout: float) -> int:
         if state == "failed" and not told_old_failure:  # an earlier run's: a new one may come
             told_old_failure = True
             print(f"{path.name}: an earlier `nox -s serve` failed; waiting for a new one")
-        if time.monotonic() >= deadline:
+        now = clock()
+        if now >= next_say and now < deadline:
+            print(waiting_line(path, now - start, values), file=sys.stderr, flush=True)
+            next_say = now + SAY_EVERY
+        if now >= deadline:
             print(
                 f"no servers after {timeout:.0f} s: is `python3 -m nox -s serve` running? "
                 "(its output says why not)",
                 file=sys.stderr,
             )
             return 1
-        time.sleep(0.5)
+        sleep(0.5)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,157 @@
+"""Issue 34, item 4: start-up imports only what the call at hand needs.
+
+Each check runs a fresh interpreter and reads ``sys.modules``: what an import loads, not how
+long it takes (the time is measured by ``nox -s bench``, ``--only startup``, on a quiet
+machine). Before: a bare ``import mcp_tasks_client`` loaded 376 modules (its dependencies,
+sqlite3, subprocess, asyncio, h11...), and ``mcp-tasks --version`` the whole command line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+STDLIB = set(sys.stdlib_module_names)
+
+
+def loaded(code: str) -> list[str]:
+    """The modules ``code`` loads beyond what a bare interpreter has."""
+    script = (
+        "import sys, json\n"
+        "before = set(sys.modules)\n"
+        f"{code}\n"
+        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    names: list[str] = json.loads(ran.stdout.splitlines()[-1])
+    return names
+
+
+def third_party(names: list[str]) -> set[str]:
+    return {n.split(".")[0] for n in names} - STDLIB - {"mcp_tasks_client"}
+
+
+def test_a_bare_import_loads_the_package_alone() -> None:
+    names = loaded("import mcp_tasks_client")
+    assert [n for n in names if n.startswith("mcp_tasks_client")] == ["mcp_tasks_client"]
+    assert third_party(names) == set()  # not even httpx, attrs, cattrs, anyio
+    assert len(names) <= 40, names  # the interpreter's own few (typing, enum, re...)
+
+
+def test_a_top_level_name_imports_its_module_on_first_use() -> None:
+    names = loaded("from mcp_tasks_client import Generation")
+    assert [n for n in names if n.startswith("mcp_tasks_client")] == [
+        "mcp_tasks_client",
+        "mcp_tasks_client._generation",
+    ]
+
+
+@pytest.mark.parametrize(
+    "absent",
+    ["sqlite3", "subprocess", "asyncio", "h11", "rich", "hypothesis", "psycopg",
+     "mcp_tasks_client.conformance", "mcp_tasks_client._io.stdio", "mcp_tasks_client._io.lean",
+     "mcp_tasks_client.journal_postgres"],
+)  # fmt: skip
+def test_a_client_program_loads_no_part_it_does_not_use(absent: str) -> None:
+    """What a first program imports (README's): no journal file, no stdio child, no other
+    transport, no conformance kit, no terminal display."""
+    names = loaded(
+        "from mcp_tasks_client import Client, HttpTransport, InputRouter, Poller, ToolCall"
+    )
+    assert absent not in names
+
+
+def test_mcp_tasks_version_loads_neither_the_library_nor_its_dependencies() -> None:
+    code = (
+        "import contextlib, io\n"
+        "from mcp_tasks_client.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['--version']) == 0\n"
+    )
+    names = loaded(code)
+    assert third_party(names) <= {"attr", "attrs", "rich"}, third_party(names)
+    ours = {n for n in names if n.startswith("mcp_tasks_client")}
+    assert ours == {
+        "mcp_tasks_client",
+        "mcp_tasks_client._generation",
+        "mcp_tasks_client.cli",
+        "mcp_tasks_client.cli._exit",
+        "mcp_tasks_client.cli._options",
+    }
+
+
+def test_a_command_over_http_loads_no_conformance_kit_nor_journal_file() -> None:
+    """``mcp-tasks status`` and the like (a script may call them in a loop): the command
+    line's modules, the client's, not the probe's nor sqlite3 (no --journal) nor subprocess
+    (no --stdio). A refused connection ends the run: nothing else is needed here."""
+    code = (
+        "import contextlib, io\n"
+        "from mcp_tasks_client.cli import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        "    main(['--url', 'http://127.0.0.1:9/mcp', 'status', 't-1'])\n"
+    )
+    names = loaded(code)
+    # (subprocess itself comes with trio, the command line's loop: our stdio module does not)
+    for absent in ("sqlite3", "mcp_tasks_client._io.stdio", "mcp_tasks_client.conformance"):
+        assert absent not in names, absent
+    assert "mcp_tasks_client.cli._commands" in names
+
+
+def test_every_top_level_name_has_one_home_and_is_the_same_object() -> None:
+    """The lazy ``__init__`` keeps two lists, what a type checker sees (the imports under
+    ``TYPE_CHECKING``) and what runs (``_HOMES``): they must agree with each other and with
+    ``__all__``, and every name must be the object its module defines."""
+    import ast
+    import importlib
+
+    import mcp_tasks_client
+
+    init = Path(mcp_tasks_client.__file__).read_text(encoding="utf-8")
+    checked: dict[str, str] = {}
+    for node in ast.walk(ast.parse(init)):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom)
+                for alias in stmt.names:
+                    checked[alias.name] = "." * stmt.level + (stmt.module or "")
+    homes = mcp_tasks_client._HOMES
+    assert checked == homes
+    assert set(homes) == set(mcp_tasks_client.__all__) - {"__version__"}
+    for name, home in homes.items():
+        module = importlib.import_module(home, "mcp_tasks_client")
+        assert getattr(mcp_tasks_client, name) is getattr(module, name), name
+    assert callable(mcp_tasks_client.resume)  # the function, though a submodule shares its name
+    submodule = importlib.import_module("mcp_tasks_client.resume")
+    assert submodule.resume is mcp_tasks_client.resume  # its import did not replace it
+    assert set(mcp_tasks_client.__all__) <= set(dir(mcp_tasks_client))
+
+
+def test_a_public_submodule_is_an_attribute_after_a_bare_import() -> None:
+    """``import mcp_tasks_client`` then ``mcp_tasks_client.observability.tracer()`` worked when
+    the package imported its modules eagerly (a side effect a program may rely on): every
+    public submodule is still reached so, imported on first use."""
+    package = Path(__file__).resolve().parent.parent / "mcp_tasks_client"
+    public = sorted(
+        p.stem if p.is_file() else p.name
+        for p in package.iterdir()
+        if not p.name.startswith("_") and (p.suffix == ".py" or (p / "__init__.py").exists())
+    )
+    assert {"models", "errors", "observability", "engine", "resume", "wire"} <= set(public)
+    code = (
+        "import types, mcp_tasks_client\n"
+        f"for name in {public!r}:\n"
+        "    value = getattr(mcp_tasks_client, name)\n"
+        "    assert isinstance(value, types.ModuleType) or name == 'resume', name\n"
+        "print('ok')\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert ran.stdout.strip() == "ok", ran.stderr
