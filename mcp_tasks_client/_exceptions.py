@@ -43,6 +43,7 @@ __all__ = [
     "RPCError",
     "RedirectRefused",
     "RequestTimeout",
+    "SdkUnsupported",
     "ServerBusy",
     "SessionExpired",
     "StreamInterrupted",
@@ -50,6 +51,7 @@ __all__ = [
     "TaskAugmentationNotAllowed",
     "TaskAugmentationRequired",
     "TaskNotCancellable",
+    "TaskNotCompleted",
     "TaskNotFound",
     "TransportClosed",
     "TransportError",
@@ -656,3 +658,20 @@ for _value in list(globals().values()):
     ):
         _value.__module__ = "mcp_tasks_client.errors"
 del _value
+
+
+class SdkUnsupported(UsageError):
+    """The official SDK object given cannot carry what was asked, said before anything is sent
+    (``mcp_tasks_client.sdk``): it is not an SDK ``ClientSession`` of a tested major, or it
+    lacks what the asked behaviour needs (the message names which, and what to do instead)."""
+
+
+class TaskNotCompleted(MCPTasksError):
+    """A task the SDK's ``call_tool`` handed to ``mcp_tasks_client.sdk.TasksExtension`` ended
+    without a result (failed without one, cancelled, expired, lost): ``outcome`` says how,
+    ``task_id`` which."""
+
+    def __init__(self, task_id: str, outcome: Any) -> None:
+        self.task_id = task_id
+        self.outcome = outcome
+        super().__init__(f"task {task_id!r} ended {type(outcome).__name__.lower()}: {outcome!r}")

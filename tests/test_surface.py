@@ -31,7 +31,12 @@ PUBLIC_MODULES: tuple[ModuleType, ...] = (
     protocol,
     wire,
 )
-TOOLS = ("mcp_tasks_client.cli", "mcp_tasks_client.conformance", "mcp_tasks_client.testing")
+TOOLS = (
+    "mcp_tasks_client.cli",
+    "mcp_tasks_client.conformance",
+    "mcp_tasks_client.sdk",
+    "mcp_tasks_client.testing",
+)
 """Subpackages with their own public API (and optional dependencies); not the library core."""
 
 SANS_IO_AT_THE_TOP = {"BusyPolicy", "PollPolicy", "UnhandledInputPolicy", "ViolationPolicy"} | {

@@ -55,7 +55,13 @@ import anyio.abc
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .._exceptions import DecodeError, TransportClosed, TransportError, UsageError
+from .._exceptions import (
+    DecodeError,
+    SdkUnsupported,
+    TransportClosed,
+    TransportError,
+    UsageError,
+)
 from ..models import (
     ErrorObject,
     InitializeResult,
@@ -89,12 +95,6 @@ _ROUTED_METHODS = {
 }
 _NOTIFIED = frozenset({"notifications/tasks/status", "notifications/progress"})
 _ROUTING: weakref.WeakKeyDictionary[Any, SdkSessionTransport] = weakref.WeakKeyDictionary()
-
-
-class SdkUnsupported(UsageError):
-    """The official SDK object given cannot carry what was asked, said before anything is sent:
-    it is not an SDK ``ClientSession`` of a tested major, or it lacks what the asked behaviour
-    needs (the message names which, and what to do instead)."""
 
 
 class _RawRequest:

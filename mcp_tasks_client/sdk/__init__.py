@@ -29,12 +29,11 @@ from typing import TYPE_CHECKING, Any
 from .. import wire
 from .._cache import ResultCache
 from .._client import Client, Timeouts
-from .._exceptions import MCPTasksError, UsageError
+from .._exceptions import MCPTasksError, SdkUnsupported, TaskNotCompleted, UsageError
 from .._generation import Generation
-from .._io.sdk_session import SdkSessionTransport, SdkUnsupported
+from .._io.sdk_session import SdkSessionTransport
 from .._limits import Limits
 from ..models import ClientCapabilities, Implementation, InitializeResult
-from ..outcomes import Outcome
 
 if TYPE_CHECKING:
     from ._extension import TasksExtension
@@ -49,16 +48,6 @@ __all__ = [
 ]
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-
-
-class TaskNotCompleted(MCPTasksError):
-    """A task the SDK's ``call_tool`` handed to :class:`TasksExtension` ended without a result
-    (failed without one, cancelled, expired, lost): ``outcome`` says how, ``task_id`` which."""
-
-    def __init__(self, task_id: str, outcome: Outcome) -> None:
-        self.task_id = task_id
-        self.outcome = outcome
-        super().__init__(f"task {task_id!r} ended {type(outcome).__name__.lower()}: {outcome!r}")
 
 
 def sdk_session_of(host: Any) -> Any:
