@@ -3,7 +3,9 @@
 One JSON line per check on stdout (the official suite's check object, with ``"event":
 "check"``, ``scenario`` and ``protocolVersion``), then the table: on stdout when it is a
 terminal, else on stderr (whenever stdout is not a terminal, each of its lines is one JSON
-object, as for every command). Exit 1 when a check failed, 2 for an unknown scenario.
+object, as for every command). The client's own stdout and stderr never reach either: their
+tails are in a failed check's ``details``, with the client's ``exitCode`` (in every check).
+``--timeout`` limits each client run. Exit 1 when a check failed, 2 for an unknown scenario.
 
 May import: ``conformance``, ``_generation``, ``_exceptions``, this package's ``_exit``.
 """

@@ -187,7 +187,8 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         type=_positive,
         default=default(30.0),
         metavar="SECONDS",
-        help="deadline of each request (default: 30)",
+        help="deadline of each request; for conformance-client, the limit of each client run "
+        "(the client is then killed and judged on what it sent) (default: 30)",
     )
     opts.add_argument(
         "--deadline",
