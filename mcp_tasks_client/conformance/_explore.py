@@ -78,6 +78,11 @@ Step = tuple[str, JSON]
 EXPLORE_CLIENT_INFO = Implementation("mcp-tasks-client-explore", "0")
 NO_SUCH_TASK = "mcp-tasks-explore-no-such-task"
 
+_TTLS: Mapping[Generation, tuple[int | None, ...]] = {
+    Generation.V2025_11_25: (None, 60_000),
+    Generation.V2026_07_28: (None,),  # the server alone sets ttlMs (E 4)
+}
+"""The ttls a task may ask for, per generation."""
 _OPERATIONS: Mapping[Generation, frozenset[str]] = {
     Generation.V2025_11_25: frozenset({"list", "fetch"}),
     Generation.V2026_07_28: frozenset({"answer"}),
@@ -424,7 +429,7 @@ def server_machine(
         @precondition(
             lambda self: bool(self.session.safe) and len(self.session.tasks) < limits.concurrency
         )
-        @rule(data=st.data(), ttl=st.sampled_from([None, 60_000]))
+        @rule(data=st.data(), ttl=st.sampled_from(_TTLS[generation]))
         def start(self, data: st.DataObject, ttl: int | None) -> None:
             tool = data.draw(st.sampled_from(sorted(self.session.safe)), label="tool")
             arguments = data.draw(
