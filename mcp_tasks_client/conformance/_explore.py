@@ -187,20 +187,20 @@ def _draw_value(schema: Any, fallback: Any) -> st.SearchStrategy[Any]:
 
 
 def arguments_for(tool: Tool | None, given: Mapping[str, Any]) -> st.SearchStrategy[JSON]:
-    """Arguments for a safe tool: the caller's, with each property its input schema types
-    (string, integer, number, boolean, enum) drawn instead, except the caller's own keys when
-    the schema leaves them untyped."""
+    """Arguments for a safe tool: the caller's as given (a caller who names a tool safe names
+    the values that keep it so: a duration, a size), and each other property of its input
+    schema that has a type (string, integer, number, boolean, enum) drawn or left out."""
     schema = tool.input_schema if tool is not None else {}
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(props, Mapping):
         return st.just(dict(given))
     required = set(schema.get("required") or ())
-    fixed = {k: st.just(v) for k, v in given.items() if k not in props}
-    drawn = {
-        k: _draw_value(p, given.get(k)) for k, p in props.items() if k in required or k in given
-    }
-    optional = {k: _draw_value(p, None) for k, p in props.items() if k not in drawn}
-    return st.fixed_dictionaries({**fixed, **drawn}, optional=optional)
+    fixed = {k: st.just(v) for k, v in given.items()}
+    drawn = {k: _draw_value(p, None) for k, p in props.items() if k not in given}
+    return st.fixed_dictionaries(
+        {**fixed, **{k: v for k, v in drawn.items() if k in required}},
+        optional={k: v for k, v in drawn.items() if k not in required},
+    )
 
 
 class _Session:
