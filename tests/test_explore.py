@@ -62,8 +62,11 @@ def test_the_model_judges_answers_across_the_session() -> None:
     assert [b.rule for b in model.cancel_answered("nope", False, "cancelled", None)] == ["V-14"]
     model.created("t2", "working", at(3), at(3))
     assert [b.rule for b in model.cancel_answered("t2", True, "working", None)] == ["V-15"]
-    assert [b.rule for b in model.listed(["t1"], complete=True)] == ["V-19"]
-    assert model.listed(["t1", "t2"], complete=True) == []
+    assert model.unlisted(["t1"]) == ["t2"]
+    assert [b.rule for b in model.left_out("t2")] == ["V-19"]
+    assert model.unlisted(["t1", "t2"]) == []
+    model.get_refused("t2", -32602)  # gone (expired, deleted): no longer owed in a list
+    assert model.unlisted(["t1"]) == []
 
 
 def test_the_model_cites_each_generations_rule_or_none() -> None:

@@ -291,7 +291,9 @@ class _Session:
             )
             self.tasks.append(task.task_id)
 
-    def poll(self, task_id: str) -> None:
+    def poll(self, task_id: str) -> bool:
+        """``tasks/get`` of ``task_id``, judged; whether it retrieved the task."""
+
         async def go() -> Any:
             try:
                 return await self.client.get_task(task_id)
@@ -301,7 +303,7 @@ class _Session:
         got = self._run(go)
         if isinstance(got, RPCError):
             self.judge(self.model.get_refused(task_id, got.code))
-            return
+            return False
         requests = {k: _plain(v) for k, v in (got.input_requests or {}).items()}
         self.judge(
             self.model.snapshot(
@@ -309,6 +311,7 @@ class _Session:
             )
         )
         self.open_inputs = dict(got.input_requests or {})
+        return True
 
     def fetch(self, task_id: str) -> None:
         async def go() -> bool:
@@ -330,7 +333,9 @@ class _Session:
             ids = self._run(go)
         except MCPTasksError:
             return
-        self.judge(self.model.listed(ids, complete=True))
+        for task_id in self.model.unlisted(ids):  # V-19 is about what tasks/get retrieves
+            if self.poll(task_id):
+                self.judge(self.model.left_out(task_id))
 
     def cancel(self, task_id: str) -> None:
         async def go() -> tuple[str | None, int | None]:

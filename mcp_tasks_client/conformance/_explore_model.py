@@ -11,8 +11,8 @@ Validator judges each message alone):
 - ``createdAt`` never moves and ``lastUpdatedAt`` never goes backwards (V-26);
 - ``tasks/cancel`` of a task already seen terminal, or of an unknown id, answers -32602
   (V-14); a successful one answers the task ``cancelled`` (V-15);
-- ``tasks/list`` lists every task of the session ``tasks/get`` can retrieve (V-19): each one
-  created, unless a ``tasks/get`` of it was refused since (expired, deleted);
+- ``tasks/list`` lists every task of the session ``tasks/get`` can retrieve (V-19): a task it
+  leaves out is asked for by ``tasks/get`` at once, and a violation only if that finds it;
 - a ``tasks/result`` that answered means the task had ended: no later snapshot says it runs
   (V-11);
 - a task just created is found by ``tasks/get`` (E S5);
@@ -196,14 +196,15 @@ class TaskModel:
         if task is not None:
             task.result_answered = True
 
-    def listed(self, task_ids: Iterable[str], complete: bool) -> list[Broken]:
-        """A ``tasks/list`` (``complete``: every page read) listed ``task_ids``."""
-        if not complete:
-            return []
+    def unlisted(self, task_ids: Iterable[str]) -> list[str]:
+        """The session's tasks a complete ``tasks/list`` of ``task_ids`` left out that may
+        still be retrievable: the explorer asks ``tasks/get`` of each (:meth:`left_out`)."""
         listed = set(task_ids)
-        missing = sorted(t for t, task in self.tasks.items() if not task.gone and t not in listed)
-        if missing:
-            return self._broke(
-                "list-has-get", f"tasks/list left out {missing}, which tasks/get can retrieve"
-            )
-        return []
+        return sorted(t for t, task in self.tasks.items() if not task.gone and t not in listed)
+
+    def left_out(self, task_id: str) -> list[Broken]:
+        """``tasks/get`` retrieved ``task_id`` right after a complete ``tasks/list`` left it
+        out (one refused is expired or deleted: fine)."""
+        return self._broke(
+            "list-has-get", f"tasks/list left out task {task_id}, which tasks/get retrieves"
+        )
