@@ -125,6 +125,16 @@ def test_a_server_that_keeps_the_rules_passes_a_smoke_run(generation: Generation
     assert report.steps == ()
 
 
+def test_the_wall_time_stops_new_examples() -> None:
+    """Past ``wall_time`` no new sequence starts: a budget of 1,000 examples and 1 s ends
+    with far fewer, and nothing broken."""
+    budget = ExploreBudget(examples=1000, steps=5, wall_time=1, request_timeout=10)
+    with serving(FaultServer(G1)) as url:
+        report = anyio.run(lambda: explore(url, G1, safe_tools=SAFE, budget=budget), backend="trio")
+    assert report.ok
+    assert 1 <= report.examples < 1000
+
+
 def test_the_state_machine_runs_under_pytest() -> None:
     """``server_machine(url, generation).TestCase`` is what pytest collects; run here by
     hypothesis's own runner against a read-only session (no safe tool: nothing started)."""

@@ -106,6 +106,11 @@ class ExploreBudget:
     result_wait: float = attrs.field(default=1.0, validator=attrs.validators.gt(0))
 
 
+class _OutOfTime(BaseException):
+    """The wall time is spent: stops hypothesis at once (it lets a BaseException through),
+    where a rejected example would make its data generation inconsistent."""
+
+
 class RuleBroken(AssertionError):
     """A sequence of operations broke these rules (what makes hypothesis shrink it)."""
 
@@ -505,16 +510,17 @@ def explore_sync(
     machine = server_machine(url, generation, safe, limits)
     last: list[RuleBroken] = []
     examples = 0
+    timed_out = False
     started = time.monotonic()
 
     class Recording(machine):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
             nonlocal examples
-            examples += 1
+            nonlocal timed_out
             if time.monotonic() - started > limits.wall_time and not last:
-                from hypothesis import reject
-
-                reject()  # out of time: no more new examples (a failure still shrinks)
+                timed_out = True
+                raise _OutOfTime  # no new example (a failure found still shrinks)
+            examples += 1
             super().__init__()
 
         def _step(self, name: str, **args: Any) -> None:
@@ -528,12 +534,17 @@ def explore_sync(
         run_state_machine_as_test(Recording, settings=_settings(limits))
     except RuleBroken as exc:
         final = exc
-    except BaseException as exc:  # hypothesis gives up (out of time) or a session failed
-        if not last:
-            if type(exc).__name__ in ("Unsatisfiable", "FailedHealthCheck"):
-                return ExploreReport(url, generation, (), (), examples, safe)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise
-        final = last[-1]
+        # Out of time (hypothesis may report the interrupted example as flaky), or a session
+        # failed while shrinking (the failure found stands).
+        if last:
+            final = last[-1]
+        elif timed_out:
+            return ExploreReport(url, generation, (), (), examples, safe)
+        else:
+            raise
     else:
         return ExploreReport(url, generation, (), (), examples, safe)
     return ExploreReport(
