@@ -661,7 +661,8 @@ def _judge_cancel(rec: Recording, rule: str) -> list[Check]:
         )
     cancels = [m for _, m in rec.requests("tasks/cancel")]
     named = [m for m in cancels if (m.get("params") or {}).get("taskId") in rec.created]
-    ended = {t: status for t, status in rec.final.items() if status == "cancelled"}
+    targets = {(m.get("params") or {}).get("taskId") for m in named}
+    ended = {t: s for t, s in rec.final.items() if t in targets and s == "cancelled"}
     if not cancels:
         out.append(_bad("cancel-with-tasks-cancel", rule, what, "no tasks/cancel was sent"))
     elif not named:
