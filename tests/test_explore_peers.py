@@ -1,6 +1,8 @@
 """The published table of ``explore`` findings (``docs/explore.md``) is what the explorer
 measures against the bundled peers (issue 35, item 1): each installed peer is explored again
-with the same budget and its row must be the published one. Runs in ``nox -s explore``
+with the same budget and the rules it finds must be the published ones (the sequence shown
+beside them is not compared: on a live server, timing decides which of several equally short
+sequences the shrinking keeps). Runs in ``nox -s explore``
 (``MCP_TASKS_EXPLORE_PEERS=1``: about six minutes); a peer that is missing fails under
 CI=true, else skips. The default suite's smoke test is ``tests/test_explore.py``."""
 
@@ -10,7 +12,7 @@ import os
 
 import pytest
 from conftest import _in_ci
-from peers.explore_peers import BEGIN, DOC, END, TARGETS, Target, measure, row
+from peers.explore_peers import BEGIN, DOC, END, TARGETS, Target, measure, row, rules_cell
 from peers.harness import PEERS, peer_available
 
 pytestmark = [
@@ -41,4 +43,4 @@ async def test_the_published_row_is_what_explore_measures(target: Target) -> Non
             pytest.fail(msg, pytrace=False)
         pytest.skip(msg)
     report = await measure(target)
-    assert row(target, report) in published()
+    assert rules_cell(row(target, report)) in {rules_cell(line) for line in published()}
