@@ -185,6 +185,18 @@ def client_conformance(session: nox.Session) -> None:
 
 
 @nox.session(python=None)
+def explore(session: nox.Session) -> None:
+    """`explore` (stateful, shrinking conformance testing) against the bundled peer servers on
+    both generations: prints the table of findings (`-- --write` updates docs/explore.md),
+    then checks the published table is what it measures."""
+    session.install("-e", ".[cli,testing]", *TEST_DEPS)
+    _install_peers(session)
+    session.run("python", "tests/peers/explore_peers.py", *session.posargs)
+    session.env["MCP_TASKS_EXPLORE_PEERS"] = "1"  # the default suite runs only the smoke test
+    _pytest_counted(session, "-q", "-n", "0", "tests/test_explore_peers.py")
+
+
+@nox.session(python=None)
 def demo(session: nox.Session) -> None:
     """Start a real local task-capable MCP server and drive it with the client."""
     session.install("-e", ".")

@@ -9,6 +9,11 @@ ms when given), cancel it once created when ``cancel`` is true, follow it with a
 server's task-augmented questions as tasks (a ``TaskReceiver``) when ``receive`` is true, and
 accept a form question with ``answer``. It does only what the context asks: the library opts into
 nothing itself.
+
+``--ttl-backstop`` (before the URL) makes it a host that opted into the TTL backstop
+(``PollPolicy(ttl_backstop=True)``: a task whose ``createdAt`` plus ``ttl`` has passed is given
+up, C-37, E C26); it passes every scenario all the same, since the suite dates its tasks by the
+real clock.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from mcp_tasks_client.models import (
 )
 
 
-async def main(url: str) -> None:
+async def main(url: str, ttl_backstop: bool = False) -> None:
     generation = Generation(os.environ["MCP_CONFORMANCE_PROTOCOL_VERSION"])
     context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     answer = context.get("answer") or {}
@@ -75,10 +80,10 @@ async def main(url: str) -> None:
         if context.get("cancel"):
             await client.cancel_task(started.task.task_id)
             return
-        policy = PollPolicy(listen=bool(context.get("listen")))
+        policy = PollPolicy(listen=bool(context.get("listen")), ttl_backstop=ttl_backstop)
         async with Poller(client, policy, inputs=router) as poller:
             await poller.wait(started, deadline=30)
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[-1])
+    anyio.run(main, sys.argv[-1], "--ttl-backstop" in sys.argv[1:-1])

@@ -257,6 +257,8 @@ class Run:
                 return await self.probe(ns)
             if command == "conformance-client":
                 return await self.conformance_client(ns)
+            if command == "explore":
+                return await self.explore(ns)
             if command == "call":
                 self.check_call(ns)
             with contextlib.ExitStack() as stack:
@@ -385,6 +387,18 @@ class Run:
             ) from None
         json_lines = self.options.json or not sys.stdout.isatty()
         return await conformance_client(ns, self.options.timeout, json_lines=json_lines)
+
+    async def explore(self, ns: argparse.Namespace) -> ExitCode:
+        """``explore``: needs the ``testing`` extra (hypothesis), imported only for it."""
+        try:
+            from ._explore import explore
+        except ModuleNotFoundError as exc:
+            if exc.name != "hypothesis":
+                raise
+            raise UsageError(
+                "explore needs the `testing` extra: pip install 'mcp-tasks-client[testing]'"
+            ) from None
+        return await explore(ns, self.options)
 
     def check_call(self, ns: argparse.Namespace) -> None:
         """What the generation refuses of a call, in the command line's words, before anything

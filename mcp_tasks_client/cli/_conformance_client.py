@@ -3,8 +3,10 @@
 One JSON line per check on stdout (the official suite's check object, with ``"event":
 "check"``, ``scenario`` and ``protocolVersion``) with ``--json`` and whenever stdout is not a
 terminal (each of its lines is then one JSON object, as for every command), and the table on
-stderr; on a terminal without ``--json``, the table alone, on stdout. Exit 1 when a check
-failed, 2 for an unknown scenario.
+stderr; on a terminal without ``--json``, the table alone, on stdout. The client's own stdout
+and stderr never reach either: their tails are in a failed check's ``details``, with the
+client's ``exitCode`` (in every check). ``--timeout`` limits each client run. Exit 1 when a
+check failed, 2 for an unknown scenario.
 
 May import: ``conformance``, ``_generation``, ``_exceptions``, this package's ``_exit``.
 """

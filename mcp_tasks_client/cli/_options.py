@@ -196,7 +196,8 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         type=_positive,
         default=default(30.0),
         metavar="SECONDS",
-        help="deadline of each request (default: 30)",
+        help="deadline of each request; for conformance-client, the limit of each client run "
+        "(the client is then killed and judged on what it sent) (default: 30)",
     )
     opts.add_argument(
         "--deadline",
@@ -397,6 +398,48 @@ def build_parser() -> argparse.ArgumentParser:
     client_suite.add_argument(
         "--list", action="store_true", help="print the scenarios, one a line, and exit"
     )
+    explorer = command(
+        "explore",
+        "explore a live server (--url) in --generation: sequences of operations drawn by "
+        "hypothesis, every answer judged; a failure is shrunk to the shortest sequence and "
+        "written as a replayable pytest file (read-only unless --safe-tool names a tool; needs "
+        "the testing extra); exit 1 if a rule broke",
+    )
+    explorer.add_argument(
+        "--safe-tool",
+        action="append",
+        type=_safe_tool,
+        default=[],
+        metavar="NAME[=JSON]",
+        help="a tool it may call as a task, with these base arguments (repeatable; default: "
+        "no tool is called)",
+    )
+    explorer.add_argument(
+        "--examples", type=_workers, default=25, metavar="N", help="sequences to draw (25)"
+    )
+    explorer.add_argument(
+        "--steps", type=_workers, default=12, metavar="N", help="operations per sequence (12)"
+    )
+    explorer.add_argument(
+        "--wall-time",
+        type=_positive,
+        default=120.0,
+        metavar="SECONDS",
+        help="stop drawing new sequences after this long (a failure found still shrinks) (120)",
+    )
+    explorer.add_argument(
+        "--concurrency",
+        type=_workers,
+        default=3,
+        metavar="N",
+        help="tasks alive at once in a sequence (3)",
+    )
+    explorer.add_argument(
+        "--replay-file",
+        default=None,
+        metavar="PATH",
+        help="where to write the replay script of a failure (default: printed on stderr)",
+    )
     resume = command(
         "resume",
         "follow every open task of --journal to its end (servers and sessions from the "
@@ -474,6 +517,8 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
                 ns.client_command = shlex.split(ns.client_command)
             except ValueError as exc:
                 parser.error(f"--command: {exc}")
+    elif ns.command == "explore" and url is None:
+        parser.error("explore needs --url URL (it opens a session per sequence)")
     else:
         if (url is None) == (stdio_text is None):
             parser.error('name the server: exactly one of --url URL or --stdio "CMD ARGS"')

@@ -13,11 +13,18 @@
   tools safe to call), a :class:`ProbeReport` with one :class:`RuleResult` per rule (pass,
   fail, warn, not applicable, with evidence), as JSON (``to_json()``) or a table.
 
+- :func:`explore` (the ``testing`` extra: hypothesis): stateful, shrinking testing of a live
+  server; sequences of operations drawn, every answer judged by a model of what the spec lets
+  a task do, a failure shrunk and given back as a replayable pytest file (:func:`replay`);
+  :func:`server_machine` is its ``RuleBasedStateMachine`` for pytest. Imported on first use.
+
 Hypothesis strategies of valid traffic, and mutators that break exactly one rule, are in
 ``mcp_tasks_client.testing`` (the ``testing`` extra).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .._io.base import HttpExchange
 from .live import PROBE_CLIENT_INFO, ProbeReport, ProbeVerdict, RuleResult, probe
@@ -25,11 +32,32 @@ from .rules import RULES, Level, Rule, Verdict, render_markdown, rule, unique_ru
 from .transport import ConformancePolicy, ConformanceViolation, ValidatingTransport
 from .validator import Finding, Validator
 
+if TYPE_CHECKING:
+    from ._explore import ExploreBudget, ExploreReport, explore, replay, server_machine
+    from ._explore_model import Broken
+
+_EXPLORE = frozenset(
+    {"Broken", "ExploreBudget", "ExploreReport", "explore", "replay", "server_machine"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The explorer's names, imported on first use (they need hypothesis: ``testing``)."""
+    if name in _EXPLORE:
+        from . import _explore, _explore_model
+
+        return getattr(_explore, name, None) or getattr(_explore_model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "PROBE_CLIENT_INFO",
     "RULES",
+    "Broken",
     "ConformancePolicy",
     "ConformanceViolation",
+    "ExploreBudget",
+    "ExploreReport",
     "Finding",
     "HttpExchange",
     "Level",
@@ -40,8 +68,11 @@ __all__ = [
     "ValidatingTransport",
     "Validator",
     "Verdict",
+    "explore",
     "probe",
     "render_markdown",
+    "replay",
     "rule",
+    "server_machine",
     "unique_rules",
 ]

@@ -22,18 +22,20 @@ Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
   E C18: the library never does what the caller did not opt into).
 - ``poll-interval``: the server asks for 300 ms between polls: the client's ``tasks/get`` of
   the task keep it (C-19, E C23), with no storm.
-- ``cancel``: the client cancels its running task: ``tasks/cancel``, never
-  ``notifications/cancelled`` (C-26, E C35).
+- ``cancel``: the client cancels its running task: ``tasks/cancel`` naming it, and it ends
+  ``cancelled``; never ``notifications/cancelled`` (C-26, E C35); 2026-07-28: the cancel's
+  ``Mcp-Name`` is its ``taskId`` (E C58).
 - ``input-required-result`` (2025-11-25): the task goes ``input_required``; the client opens a
   blocking ``tasks/result`` (C-21) and answers the question that comes on it.
 - ``ttl``: the caller asks for a ttl (2025-11-25: it is sent as asked, C-18); the server keeps
   the task unlimited (``ttl`` null): the client follows it to its end (C-18, E C26).
 - ``odd-create``: the created task's answer leaves out its ``ttl`` (the schema requires it):
-  the client keeps the task's id and polls it to its end (C-30, E C22).
+  the client keeps the task's id and follows it to its end (C-30, E C22).
 - ``input-requests-once`` (2026-07-28): ``inputRequests`` ``q1`` then ``q2``, and the poll
   after each ack still shows the answered key (E C33): each key answered once (E C31).
 - ``request-state`` (2026-07-28): MRTR before the task, with a ``requestState`` that only an
-  untouched echo keeps (E C46), on a retry with a new id (E C47).
+  untouched echo keeps (E C46), on a retry with a new id that repeats the call and answers
+  the key asked (E C47).
 - ``related-task`` (2025-11-25): the task's question carries related-task ``_meta``; the
   client's answer echoes it (C-25, read by A-11: the client's side-channel answers too).
 - ``untagged-question`` (2025-11-25): the server forgets the question's related-task
@@ -51,7 +53,15 @@ Scenarios (:data:`SCENARIOS`; ``mcp-tasks conformance-client --list``):
   (ttl 120000 ms): the client declared it serves such tasks (C-31), accepts with a
   ``CreateTaskResult`` (C-36), and answers ``tasks/get`` with the ttl it created the task with
   (C-37), ``tasks/list`` listing it (C-40), ``tasks/result`` with the answer and related-task
-  ``_meta`` (C-38), and ``tasks/cancel`` of the ended task with -32602 (C-41).
+  ``_meta`` (C-38; waited for as long as the client's run may last), and ``tasks/cancel`` of
+  the ended task with -32602 (C-41; of a task still running, with the task ``cancelled``).
+
+"Followed to its end" (``odd-create``, ``ttl``, ``listen-fallback``) means the server answered
+the client a terminal ``tasks/get`` or a ``tasks/result`` for the task and the client then
+exited 0 (:meth:`Recording.followed`). The scripted servers date their tasks by the real
+clock (a client applying the TTL backstop sees live tasks), and an answered 2025-11-25 task
+also ends by itself (``SELF_PACED``), so a client waiting in ``tasks/result`` gets its result.
+The client's stdout and stderr are kept for the checks' details, never passed through.
 
 Each check cites a client rule of :data:`CLIENT_RULES`, the registry of the rules that bind
 a client (as ``conformance.RULES`` is the server's); ``docs/rule-ids.md`` carries its table
@@ -145,6 +155,23 @@ class Recording:
     """The receiver scenario's requests to the client, each with its answer (None: none)."""
     posts: list[tuple[Mapping[str, str], Any]] = attrs.field(factory=list)
     """Every HTTP POST the client made: its headers (lower-case names) and its JSON body."""
+    stdout: str = ""
+    """The tail of what the client wrote on its stdout (kept out of the suite's output)."""
+    seen_end: set[str] = attrs.field(factory=set)
+    """The tasks whose end the server told the client: a ``tasks/get`` answered with a
+    terminal status, or a ``tasks/result`` answered."""
+
+    def followed(self, task_ids: Iterable[str]) -> str | None:
+        """None when the client followed one of ``task_ids`` to its end and exited 0; else
+        what it did instead (the rule is about the client's outcome, not the server's)."""
+        ids = set(task_ids)
+        if not ids:
+            return "no task was created"
+        if not ids & self.seen_end:
+            return "the client never saw the task end (no terminal tasks/get or tasks/result)"
+        if self.exit_code != 0:
+            return f"the client saw the task end, then exited {self.exit_code}"
+        return None
 
     def answers(self) -> dict[Any, JSON]:
         """The client's answers to the server's questions, by the question's id."""
@@ -182,6 +209,8 @@ _TTL_KEY = {G1: "ttl", G2: "ttlMs"}
 _ASKS_TTL = frozenset({G1})
 """The generations where the client asks for a ttl (2026-07-28: the server alone sets it)."""
 _TTL_ASKED = {G1: 60_000}
+_ROUTED = frozenset({G2})
+"""The generations whose task requests carry routing headers (E C57, E C58)."""
 
 
 @attrs.frozen
@@ -223,7 +252,12 @@ CLIENT_RULES: Mapping[str, ClientRule] = _client_rules(
     ),
     ClientRule("C-19", "SHOULD", _G1_ONLY, "respect pollInterval"),
     ClientRule("E C23", "SHOULD", _G2_ONLY, "respect pollIntervalMs"),
-    ClientRule("C-21", "SHOULD", _G1_ONLY, "on input_required, call tasks/result"),
+    ClientRule(
+        "C-21",
+        "SHOULD",
+        _G1_ONLY,
+        "on input_required, call tasks/result for the task (and answer the question it brings)",
+    ),
     ClientRule(
         "C-25", "MUST", _G1_ONLY, "an answer to a task's question echoes its related-task _meta"
     ),
@@ -234,7 +268,9 @@ CLIENT_RULES: Mapping[str, ClientRule] = _client_rules(
         "route a question by its content; one naming no task is still answered, and no task "
         "is guessed for it",
     ),
-    ClientRule("C-26", "MUST", _G1_ONLY, "cancel a task with tasks/cancel"),
+    ClientRule(
+        "C-26", "MUST", _G1_ONLY, "cancel a task with tasks/cancel naming it (it ends cancelled)"
+    ),
     ClientRule(
         "C-31",
         "MUST",
@@ -256,12 +292,25 @@ CLIENT_RULES: Mapping[str, ClientRule] = _client_rules(
     ),
     ClientRule("C-40", "MUST", _G1_ONLY, "tasks/list lists every task tasks/get finds"),
     ClientRule("C-41", "MUST", _G1_ONLY, "tasks/cancel of a terminal task is -32602"),
-    ClientRule("E C35", "MUST", _G2_ONLY, "cancel a task with tasks/cancel"),
-    ClientRule("C-30", "SHOULD", _G1_ONLY, "track a created task's id"),
-    ClientRule("E C22", "MUST", _G2_ONLY, "use the created task's id for every later call"),
+    ClientRule(
+        "E C35", "MUST", _G2_ONLY, "cancel a task with tasks/cancel naming it (it ends cancelled)"
+    ),
+    ClientRule("C-30", "SHOULD", _G1_ONLY, "track a created task's id, and follow it to its end"),
+    ClientRule(
+        "E C22",
+        "MUST",
+        _G2_ONLY,
+        "use the created task's id for every later call, following it to its end",
+    ),
     ClientRule("E C31", "SHOULD", _G2_ONLY, "answer each inputRequests key once"),
     ClientRule("E C46", "MUST", _G2_ONLY, "echo requestState byte for byte"),
-    ClientRule("E C47", "MUST", _G2_ONLY, "an MRTR retry is a new request with a new id"),
+    ClientRule(
+        "E C47",
+        "MUST",
+        _G2_ONLY,
+        "an MRTR retry is a new request with a new id, repeating the call and answering the "
+        "keys asked",
+    ),
     ClientRule(
         "E C57",
         "MUST",
@@ -308,6 +357,8 @@ _ALSO_CITED: dict[str, tuple[str, ...]] = {
     "listen-fallback": ("E C39",),
     "request-state": ("E C47",),
     "routing-headers": ("E C57",),
+    "cancel": ("E C58",),
+    "input-requests-once": ("E C58",),
 }
 """Further rules a scenario's checks cite."""
 
@@ -318,8 +369,10 @@ _NULL = object()
 
 RECEIVER_TTL = 120_000
 """The ttl (ms) the receiver scenario asks the client's task for."""
-RECEIVER_WAIT = 10.0
-"""Seconds the receiver scenario waits for each of the client's answers."""
+_ENDED = frozenset({"completed", "failed", "cancelled"})
+SELF_PACED = 0.2
+"""Seconds after which a scenario's answered 2025-11-25 task ends by itself when the client
+waits on its blocking ``tasks/result`` rather than polling (C-20 allows either)."""
 
 
 def _declares_receiving(received: Iterable[JSON]) -> bool:
@@ -346,9 +399,10 @@ class _ScenarioServer(FaultServer):
         stale_after_update: bool = False,
         request_state: str | None = None,
         as_receiver: bool = False,
+        wait: float = 30.0,
         **kw: Any,
     ) -> None:
-        super().__init__(generation, **kw)
+        super().__init__(generation, self_paced=SELF_PACED, **kw)
         self.overrides = dict(overrides)
         self.stale_after_update = stale_after_update
         """Eventual consistency (E C33): the first tasks/get after a tasks/update is answered
@@ -362,6 +416,11 @@ class _ScenarioServer(FaultServer):
         elicitation/create and drive that task with tasks/get, list, result and cancel."""
         self.exchanges: list[tuple[JSON, JSON | None]] = []
         """The receiver script's requests to the client, each with its answer (None: none)."""
+        self.wait = wait
+        """Seconds the receiver script waits for each answer: the client's whole run may be
+        spent on one (C-38: ``tasks/result`` blocks until the task ends)."""
+        self.seen_end: set[str] = set()
+        """Tasks whose end an answer told the client (a terminal tasks/get, a tasks/result)."""
         self._waiting: dict[Any, tuple[anyio.Event, list[JSON]]] = {}
         self._asking: JSON | None = None
         self._stale: JSON | None = None
@@ -389,6 +448,7 @@ class _ScenarioServer(FaultServer):
             stale, self._stale = self._stale, None
             return {"jsonrpc": "2.0", "id": message["id"], "result": stale}
         out = await super().answer(message, channel, session=session)
+        self._note_end(message, out)
         result = out.get("result") if isinstance(out, dict) else None
         if not isinstance(result, dict):
             return out
@@ -400,6 +460,20 @@ class _ScenarioServer(FaultServer):
             result["requestState"] = self.request_state
         return out
 
+    def _note_end(self, message: JSON, out: Any) -> None:
+        """Record the task whose end ``out``, the answer to ``message``, tells the client."""
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        task_id = (params or {}).get("taskId")
+        if not isinstance(out, dict) or not isinstance(task_id, str):
+            return
+        method = message.get("method")
+        result = out.get("result")
+        told = (method == "tasks/result" and ("result" in out or "error" in out)) or (
+            method == "tasks/get" and isinstance(result, dict) and result.get("status") in _ENDED
+        )
+        if told:
+            self.seen_end.add(task_id)
+
     async def _ask_client(self, channel: Any, method: str, params: JSON) -> JSON | None:
         """Send the client one request; its answer (None if none came in time)."""
         request_id = f"receiver-{len(self.exchanges) + 1}"
@@ -408,7 +482,7 @@ class _ScenarioServer(FaultServer):
         self._waiting[request_id] = (event, slot)
         self.sent_requests.append(request)
         await channel.push(request)
-        with anyio.move_on_after(RECEIVER_WAIT):
+        with anyio.move_on_after(self.wait):
             await event.wait()
         self._waiting.pop(request_id, None)
         answer = slot[0] if slot else None
@@ -537,6 +611,11 @@ def _judge_poll_interval(rec: Recording, rule: str) -> list[Check]:
     what = f"tasks/get of a task keeps its pollInterval ({POLL_MS} ms), no storm"
     gets = rec.requests("tasks/get")
     if len(gets) < 2:
+        # A client that reached the end without two polls (a 2025-11-25 one waiting in
+        # tasks/result, which C-20 allows) kept the interval; one that never got there is
+        # judged on nothing.
+        if rec.followed(rec.created) is None:
+            return [_ok("poll-interval", rule, what, polls=len(gets))]
         return [_bad("poll-interval", rule, what, f"{len(gets)} tasks/get: nothing to judge")]
     by_task: dict[str, list[float]] = {}
     for t, m in gets:
@@ -581,17 +660,34 @@ def _judge_cancel(rec: Recording, rule: str) -> list[Check]:
             )
         )
     cancels = [m for _, m in rec.requests("tasks/cancel")]
+    named = [m for m in cancels if (m.get("params") or {}).get("taskId") in rec.created]
+    targets = {(m.get("params") or {}).get("taskId") for m in named}
+    ended = {t: s for t, s in rec.final.items() if t in targets and s == "cancelled"}
     if not cancels:
         out.append(_bad("cancel-with-tasks-cancel", rule, what, "no tasks/cancel was sent"))
+    elif not named:
+        error = "tasks/cancel named no task the server created"
+        out.append(_bad("cancel-with-tasks-cancel", rule, what, error, messages=cancels[:2]))
+    elif not ended:
+        error = f"the task named did not end cancelled: {rec.final}"
+        out.append(_bad("cancel-with-tasks-cancel", rule, what, error, messages=named[:1]))
     else:
-        out.append(_ok("cancel-with-tasks-cancel", rule, what, messages=cancels[:1]))
+        out.append(_ok("cancel-with-tasks-cancel", rule, what, messages=named[:1], final=ended))
+    if rec.generation in _ROUTED and cancels:  # E C58: the cancel names its task in Mcp-Name
+        out.append(_judge_task_header(rec, "tasks/cancel", "cancel-routing-header"))
     return out
 
 
 def _judge_input_required_result(rec: Recording, rule: str) -> list[Check]:
-    what = "on input_required the client opens a blocking tasks/result"
-    results = [m for _, m in rec.requests("tasks/result")]
-    answers = [m for _, m in rec.received if "method" not in m and "result" in m]
+    what = "on input_required the client opens a blocking tasks/result for its task"
+    results = [
+        m
+        for _, m in rec.requests("tasks/result")
+        if (m.get("params") or {}).get("taskId") in rec.created
+    ]
+    # The answer to the question the server sent on that stream, by the question's id: any
+    # other response (to another id, or an error) leaves the question open.
+    answers = [a for a in rec.answers().values() if "result" in a]
     out = []
     if not results:
         out.append(
@@ -630,6 +726,10 @@ def _judge_odd_create(rec: Recording, rule: str) -> list[Check]:
                 messages=calls[:1],
             )
         ]
+    short = rec.followed(later)
+    if short is not None:
+        error = f"the client named the task again, but did not follow it to its end: {short}"
+        return [_bad("odd-create-kept", rule, what, error, task_ids=sorted(later))]
     return [_ok("odd-create-kept", rule, what, task_ids=sorted(later))]
 
 
@@ -648,7 +748,9 @@ def _judge_input_requests_once(rec: Recording, rule: str) -> list[Check]:
     if set(answered) != {"q1", "q2"}:
         error = f"the keys answered were {sorted(answered)}, not q1 and q2"
         return [_bad("input-requests-once", rule, what, error, messages=updates[:3])]
-    return [_ok("input-requests-once", rule, what, messages=updates[:2])]
+    # E C58: each tasks/update names its task in Mcp-Name too
+    header = _judge_task_header(rec, "tasks/update", "update-routing-header")
+    return [_ok("input-requests-once", rule, what, messages=updates[:2]), header]
 
 
 TRICKY_STATE = ' sealed:"\u00e9\u2713" \\n+/= '
@@ -673,13 +775,37 @@ def _judge_request_state(rec: Recording, rule: str) -> list[Check]:
         out.append(_bad("request-state-echoed", rule, echo, error, messages=wrong[:1]))
     else:
         out.append(_ok("request-state-echoed", rule, echo, messages=retries[:1]))
-    reused = [r for r in retries if r.get("id") == first[0].get("id")]
-    if reused:
-        error = f"the retry reused id {first[0].get('id')!r}"
-        out.append(_bad("request-state-new-id", "E C47", fresh, error, messages=reused[:1]))
-    else:
-        out.append(_ok("request-state-new-id", "E C47", fresh, messages=retries[:1]))
+    out.append(_judge_retry(rec, first[0], retries, fresh))
     return out
+
+
+def _judge_retry(rec: Recording, first: JSON, retries: list[JSON], what: str) -> Check:
+    """E C47 whole: each retry is a new request with a new id, repeats the original call
+    (its tool, arguments and task opt-in) and answers the keys that were asked."""
+    sent_before: set[Any] = set()
+    for _, message in rec.received:
+        if any(message is r for r in retries) and message.get("id") in sent_before:
+            error = f"the retry reused id {message.get('id')!r}"
+            return _bad("request-state-new-id", "E C47", what, error, messages=[message])
+        if "method" in message and "id" in message:
+            sent_before.add(message["id"])
+    original: JSON = first.get("params") or {}
+    for retry in retries:
+        params: JSON = retry.get("params") or {}
+        if params.get("name") != original.get("name") or (params.get("arguments") or {}) != (
+            original.get("arguments") or {}
+        ):
+            error = "the retry does not repeat the original call's tool and arguments"
+            return _bad("request-state-new-id", "E C47", what, error, messages=[first, retry])
+        if OPTED_IN[rec.generation](params) != OPTED_IN[rec.generation](original):
+            error = "the retry does not repeat the original call's task opt-in"
+            return _bad("request-state-new-id", "E C47", what, error, messages=[first, retry])
+        answered = params.get("inputResponses")
+        if not isinstance(answered, dict) or set(answered) != {"confirm"}:
+            keys = sorted(answered) if isinstance(answered, dict) else answered
+            error = f"the retry answers {keys}, not the key asked ['confirm']"
+            return _bad("request-state-new-id", "E C47", what, error, messages=[retry])
+    return _ok("request-state-new-id", "E C47", what, messages=retries[:1])
 
 
 TTL_MS = _TTL_ASKED[G1]
@@ -697,11 +823,11 @@ def _judge_ttl(rec: Recording, rule: str) -> list[Check]:
             error = f"asked for {TTL_MS} ms, the client sent {sent}"
             out.append(_bad("ttl-as-asked", rule, asked, error, messages=calls[:1]))
     kept = "a task whose ttl is null (unlimited) is followed to its end"
-    ended = [t for t, status in rec.final.items() if status in ("completed", "failed")]
-    if ended:
-        out.append(_ok("ttl-null-followed", rule, kept, task_ids=ended))
+    short = rec.followed(rec.created)
+    if short is None:
+        out.append(_ok("ttl-null-followed", rule, kept, task_ids=sorted(rec.seen_end)))
     else:
-        error = f"the task did not reach its end: {rec.final or 'none was created'}"
+        error = f"the task was not followed to its end: {short}"
         out.append(_bad("ttl-null-followed", rule, kept, error, messages=calls[:1]))
     return out
 
@@ -775,6 +901,27 @@ def _header_value(value: str | None) -> str | None:
 _TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 
+def _judge_task_header(rec: Recording, method: str, check_id: str) -> Check:
+    """E C58 for one method: every ``method`` request the client POSTed carries ``Mcp-Method``
+    equal to it and ``Mcp-Name`` equal to its ``params.taskId`` (E C59 decoded)."""
+    what = f"{method} carries Mcp-Method {method} and Mcp-Name equal to its taskId"
+    sent = [
+        (headers, body)
+        for headers, body in rec.posts
+        if isinstance(body, dict) and body.get("method") == method and "id" in body
+    ]
+    if not sent:
+        return _bad(check_id, "E C58", what, f"no {method} request to judge")
+    for headers, body in sent:
+        params = body.get("params") if isinstance(body.get("params"), dict) else {}
+        task_id = (params or {}).get("taskId")
+        if headers.get("mcp-method") != method or _header_value(headers.get("mcp-name")) != task_id:
+            seen = {k: headers.get(k) for k in ("mcp-method", "mcp-name")}
+            error = f"{method} without Mcp-Name equal to the taskId"
+            return _bad(check_id, "E C58", what, error, headers=seen, taskId=task_id)
+    return _ok(check_id, "E C58", what, requests=len(sent))
+
+
 def _judge_routing_headers(rec: Recording, rule: str) -> list[Check]:
     equal = "MCP-Protocol-Version, Mcp-Method and a tools/call's Mcp-Name equal the body"
     named = "tasks/get, tasks/update and tasks/cancel carry Mcp-Name equal to the taskId"
@@ -844,15 +991,12 @@ def _judge_listen_fallback(rec: Recording, rule: str) -> list[Check]:
         out.append(_bad("listen-asked", "E C39", asked, error, messages=[listens[0][1]]))
     refused_at = listens[0][0]
     later = [m for t, m in rec.requests("tasks/get") if t >= refused_at]
-    ended = [t for t, status in rec.final.items() if status in ("completed", "failed")]
-    if ended and later:
+    short = rec.followed(rec.created)
+    if short is None and later:
         out.append(_ok("listen-fallback", rule, kept, polls_after_listen=len(later)))
     else:
-        error = (
-            f"{len(later)} tasks/get after the refused listen; the task ended "
-            f"{'yes' if ended else 'no'}: {rec.final or 'none was created'}"
-        )
-        out.append(_bad("listen-fallback", rule, kept, error))
+        error = f"{len(later)} tasks/get after the refused listen; {short or 'the task ended'}"
+        out.append(_bad("listen-fallback", rule, kept, error, final=rec.final))
     return out
 
 
@@ -914,9 +1058,20 @@ def _judge_receiver(rec: Recording, rule: str) -> list[Check]:
         else:
             error = "the ElicitResult's related-task _meta names another task"
         out.append(_bad("receiver-result", "C-38", what, error, messages=[reply]))
-    reply, _ = answered("tasks/cancel")
-    what = "tasks/cancel of the ended task is refused with -32602"
+    ended = bool(reply)  # tasks/result answers once the task has ended (C-38)
+    reply, got = answered("tasks/cancel")
     code = (reply.get("error") or {}).get("code") if isinstance(reply.get("error"), dict) else None
+    if not ended and reply:
+        # tasks/result never answered, so the task may still be running: C-41 then asks for
+        # the task set cancelled before the answer, not -32602 (that is for a finished task)
+        what = "tasks/cancel of a task still running answers it cancelled"
+        if got.get("status") == "cancelled" and got.get("taskId") == task_id:
+            out.append(_ok("receiver-cancel", "C-41", what, messages=[reply]))
+        else:
+            error = f"answered {code if code is not None else got.get('status')!r}, not cancelled"
+            out.append(_bad("receiver-cancel", "C-41", what, error, messages=[reply]))
+        return out
+    what = "tasks/cancel of the ended task is refused with -32602"
     if code == -32602:
         out.append(_ok("receiver-cancel", "C-41", what, messages=[reply]))
     else:
@@ -1084,6 +1239,7 @@ async def run_scenario(
         request_state=chosen.request_state,
         breaks=chosen.breaks,
         as_receiver=chosen.as_receiver,
+        wait=timeout,
     )
     async with server.http() as http:
 
@@ -1099,9 +1255,11 @@ async def run_scenario(
             "MCP_CONFORMANCE_PROTOCOL_VERSION": generation.value,
             "MCP_CONFORMANCE_CONTEXT": json.dumps(chosen.context_for(generation)),
         }
-        with tempfile.TemporaryFile() as errors:
+        # The client's own output is kept for the checks' details, never mixed into the
+        # suite's (whose stdout may be a stream of JSON lines).
+        with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as output:
             process = await anyio.open_process(
-                [*command, http.url], env=environment, stdin=None, stdout=None, stderr=errors
+                [*command, http.url], env=environment, stdin=None, stdout=output, stderr=errors
             )
             try:
                 with anyio.move_on_after(timeout):
@@ -1113,6 +1271,8 @@ async def run_scenario(
                         await process.wait()
                 errors.seek(0)
                 rec.stderr = errors.read()[-4000:].decode(errors="replace")
+                output.seek(0)
+                rec.stdout = output.read()[-4000:].decode(errors="replace")
         rec.exit_code = process.returncode
         rec.posts = [(r.headers, _body(r)) for r in http.received if r.http_method == "POST"]
     rec.received = list(server.arrived)
@@ -1120,13 +1280,17 @@ async def run_scenario(
     rec.exchanges = list(server.exchanges)
     rec.created = list(server.tasks)
     rec.final = {task_id: task.status for task_id, task in server.tasks.items()}
+    rec.seen_end = set(server.seen_end)
     checks = chosen.judge(rec, chosen.rule(generation))
-    # A failure carries how the client ended: its exit code and the tail of its stderr.
-    tail = rec.stderr.strip().splitlines()[-8:]
+    # Every check says how the client ended (its exit code); a failure carries the tails of
+    # its stderr and stdout too.
+    ended: JSON = {"exitCode": rec.exit_code}
+    tails: JSON = {
+        "stderr": rec.stderr.strip().splitlines()[-8:],
+        "stdout": rec.stdout.strip().splitlines()[-8:],
+    }
     return [
-        c
-        if c.status != "FAILURE"
-        else attrs.evolve(c, details={**c.details, "exitCode": rec.exit_code, "stderr": tail})
+        attrs.evolve(c, details={**c.details, **ended, **(tails if c.status == "FAILURE" else {})})
         for c in checks
     ]
 

@@ -15,6 +15,10 @@ task up when the server refuses its ``subscriptions/listen`` (``listen-fallback`
 declares it serves task-augmented questions, then answers one plainly and refuses every
 ``tasks/*`` (``receiver``). It exists to show each check can fail.
 
+With ``MCP_WRONG_CLIENT_MISTAKE`` set to a name of :data:`MISTAKES` it makes that one mistake
+instead, and otherwise keeps the rules: each is a mistake only one check of its scenario
+catches (a check that judged by a proxy once let it pass).
+
 May import: ``models`` (the extension's name).
 """
 
@@ -31,14 +35,39 @@ import httpx
 from ..models import TASKS_EXTENSION
 
 JSON = dict[str, Any]
-_ASKED = frozenset({"related-task", "untagged-question"})
+_ASKED = frozenset({"related-task", "untagged-question", "input-required-result"})
+_RELATED = "io.modelcontextprotocol/related-task"
+MISTAKE_ENV = "MCP_WRONG_CLIENT_MISTAKE"
+MISTAKES: dict[str, tuple[str, str]] = {
+    "cancel-other-task": ("cancel", "its tasks/cancel names a task the server never created"),
+    "cancel-no-name": ("cancel", "its tasks/cancel carries no Mcp-Name (2026-07-28)"),
+    "update-no-name": ("input-requests-once", "its tasks/update carries no Mcp-Name"),
+    "poll-once": ("odd-create", "it polls the created task once, then gives it up"),
+    "answer-wrong-id": (
+        "input-required-result",
+        "it answers the question under its own tasks/result's id, not the question's",
+    ),
+    "retry-drops-task": (
+        "request-state",
+        "its MRTR retry leaves out the task opt-in the original call declared",
+    ),
+}
+"""The single mistakes, by name: (the scenario that shows it, what the client does)."""
 
 
 class Wire:
     """Raw JSON-RPC over Streamable HTTP, one generation's headers."""
 
-    def __init__(self, url: str, version: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        version: str,
+        *,
+        name_header: bool = True,
+        omit_name: frozenset[str] = frozenset(),
+    ) -> None:
         self.url, self.version = url, version
+        self.name_header, self.omit_name = name_header, omit_name
         self.http = httpx.Client(timeout=10)
         self.ids = iter(range(1, 10_000))
         self.headers = {
@@ -60,6 +89,9 @@ class Wire:
         headers = {**self.headers, "MCP-Protocol-Version": self.version}
         if self.version != "2025-11-25":
             headers["Mcp-Method"] = method
+            name = body["params"].get("name" if method == "tools/call" else "taskId")
+            if self.name_header and method not in self.omit_name and isinstance(name, str):
+                headers["Mcp-Name"] = name
             body["params"].setdefault("_meta", {})["io.modelcontextprotocol/protocolVersion"] = (
                 self.version
             )
@@ -82,8 +114,9 @@ class Wire:
         headers = {**self.headers, "MCP-Protocol-Version": self.version}
         self.http.post(self.url, json={"jsonrpc": "2.0", **answer}, headers=headers)
 
-    def questions(self, task_id: str) -> JSON | None:
-        """Open tasks/result as a stream and return the first question on it (then close it)."""
+    def questions(self, task_id: str) -> tuple[Any, JSON | None]:
+        """Open tasks/result as a stream: its id, and the first question on it (then close
+        it)."""
         body = {"jsonrpc": "2.0", "id": next(self.ids), "method": "tasks/result"}
         body["params"] = {"taskId": task_id}
         headers = {**self.headers, "MCP-Protocol-Version": self.version}
@@ -92,8 +125,8 @@ class Wire:
                 if line.startswith("data:"):
                     message = json.loads(line[5:])
                     if "method" in message and "id" in message:
-                        return dict(message)
-        return None
+                        return body["id"], dict(message)
+        return body["id"], None
 
 
 def serve_wrongly(wire: Wire, params: JSON, content: JSON) -> None:
@@ -119,25 +152,40 @@ def serve_wrongly(wire: Wire, params: JSON, content: JSON) -> None:
                 wire.reply({"id": message["id"], "error": error})
 
 
-def answer_wrongly(wire: Wire, scenario: str, task_id: str, content: JSON) -> None:
-    """The question on tasks/result, answered without related-task _meta (``related-task``)
-    or refused because it names no task (``untagged-question``)."""
-    question = wire.questions(task_id)
+def answer(wire: Wire, wrong: str | None, mistake: str | None, task_id: str, content: JSON) -> None:
+    """The question on tasks/result, answered: without related-task _meta (``related-task``),
+    refused because it names no task (``untagged-question``), under the wrong id
+    (``answer-wrong-id``), else as the rules say (its related-task _meta echoed)."""
+    stream_id, question = wire.questions(task_id)
     if question is None:
         return
     meta = (question.get("params") or {}).get("_meta") or {}
-    if scenario == "untagged-question" and "io.modelcontextprotocol/related-task" not in meta:
+    if wrong == "untagged-question" and _RELATED not in meta:
         error = {"code": -32600, "message": "a question naming no task: dropped"}
         wire.reply({"id": question["id"], "error": error})
         return
-    wire.reply({"id": question["id"], "result": {"action": "accept", "content": content}})
+    result: JSON = {"action": "accept", "content": content}
+    if wrong != "related-task" and _RELATED in meta:
+        result["_meta"] = {_RELATED: meta[_RELATED]}
+    reply_id = stream_id if mistake == "answer-wrong-id" else question["id"]
+    wire.reply({"id": reply_id, "result": result})
 
 
 def main(url: str) -> None:
     scenario = os.environ["MCP_CONFORMANCE_SCENARIO"]
     version = os.environ["MCP_CONFORMANCE_PROTOCOL_VERSION"]
     context: JSON = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    wire = Wire(url, version)
+    mistake = os.environ.get(MISTAKE_ENV) or None
+    if mistake is not None and mistake not in MISTAKES:
+        sys.exit(f"no mistake {mistake!r} (known: {', '.join(MISTAKES)})")
+    wrong = scenario if mistake is None else None  # the scenario's own mistake, or none
+    omit = {"cancel-no-name": "tasks/cancel", "update-no-name": "tasks/update"}.get(mistake or "")
+    wire = Wire(
+        url,
+        version,
+        name_header=wrong != "routing-headers",
+        omit_name=frozenset({omit} if omit else ()),
+    )
     g1 = version == "2025-11-25"
     if g1:
         info = {"name": "wrong-client", "version": "0"}
@@ -145,56 +193,86 @@ def main(url: str) -> None:
         if scenario == "receiver":  # declared, and then not kept
             elicit: JSON = {"elicitation": {"create": {}}}
             capabilities = {"elicitation": {}, "tasks": {"requests": elicit}}
+        if scenario in _ASKED:
+            capabilities["elicitation"] = {}
         opening = {"protocolVersion": version, "capabilities": capabilities, "clientInfo": info}
         wire.post("initialize", opening)
         wire.post("notifications/initialized", notify=True)
     params: JSON = {"name": context["tool"], "arguments": context.get("arguments") or {}}
-    if context.get("task") or scenario == "opt-in":  # opt-in: a task nobody asked for
+    if context.get("task") or wrong == "opt-in":  # opt-in: a task nobody asked for
         if g1:
-            params["task"] = {}  # ttl: the caller's ttl left out
+            ttl = context.get("ttl")  # ttl: the caller's ttl left out
+            params["task"] = {"ttl": ttl} if ttl is not None and wrong != "ttl" else {}
         else:
             caps: JSON = {"extensions": {TASKS_EXTENSION: {}}}
             params["_meta"] = {"io.modelcontextprotocol/clientCapabilities": caps}
     if scenario == "receiver":
         serve_wrongly(wire, params, context.get("answer") or {})
         return
-    created = wire.post("tools/call", params) or {}
+    created = wire.post("tools/call", dict(params)) or {}
     result = created.get("result") or {}
-    answer = {"action": "accept", "content": context.get("answer") or {}}
-    if result.get("resultType") == "input_required":  # MRTR: the retry, done wrong
+    accept = {"action": "accept", "content": context.get("answer") or {}}
+    if result.get("resultType") == "input_required":  # MRTR
         keys = result.get("inputRequests") or {}
-        params["inputResponses"] = dict.fromkeys(keys, answer)
-        params["requestState"] = str(result.get("requestState", "")).strip()
-        created = wire.post("tools/call", params, rid=created.get("id")) or {}
+        retry = {**params, "inputResponses": dict.fromkeys(keys, accept)}
+        retry["requestState"] = result.get("requestState")
+        rid = None
+        if wrong == "request-state":  # trimmed, under the same id
+            retry["requestState"] = str(result.get("requestState", "")).strip()
+            rid = created.get("id")
+        if mistake == "retry-drops-task":
+            retry.pop("_meta", None)
+        created = wire.post("tools/call", retry, rid=rid) or {}
         result = created.get("result") or {}
     task = result.get("task") if g1 else result
     if not isinstance(task, dict) or "taskId" not in task:
         return
     task_id = task["taskId"]
-    if scenario == "odd-create" and ("ttl" not in task and "ttlMs" not in task):
+    if wrong == "odd-create" and ("ttl" not in task and "ttlMs" not in task):
         sys.exit("the created task did not decode: no ttl")  # and its id is lost
-    if scenario == "ttl" and task.get("ttl", task.get("ttlMs")) is None:
+    if wrong == "ttl" and task.get("ttl", task.get("ttlMs")) is None:
         sys.exit("a task without a ttl: given up")
-    if scenario == "listen-fallback":
+    if context.get("listen"):
         listen = {"notifications": {"taskIds": [task_id]}}
-        if "error" in (wire.post("subscriptions/listen", listen) or {}):
+        if "error" in (wire.post("subscriptions/listen", listen) or {}) and wrong:
             return  # the listen refused, the task is given up: no polls
-    if scenario == "cancel":
-        wire.post("notifications/cancelled", {"requestId": created.get("id")}, notify=True)
+    if context.get("cancel"):
+        if wrong == "cancel":
+            wire.post("notifications/cancelled", {"requestId": created.get("id")}, notify=True)
+        else:
+            named = f"{task_id}-other" if mistake == "cancel-other-task" else task_id
+            wire.post("tasks/cancel", {"taskId": named})
         return
+    follow(wire, wrong, mistake, task_id, context, accept)
+
+
+def follow(
+    wire: Wire, wrong: str | None, mistake: str | None, task_id: str, context: JSON, accept: JSON
+) -> None:
+    """Poll the task to its end, answering what it asks, with the mistake chosen."""
+    answered: set[str] = set()
+    asked_on_stream = False
     for _ in range(50):
         got = (wire.post("tasks/get", {"taskId": task_id}) or {}).get("result") or {}
         if got.get("status") in ("completed", "failed", "cancelled"):
             break
-        if got.get("status") == "input_required" and scenario == "input-required-result":
+        if mistake == "poll-once":
+            return  # named once more, then given up
+        if got.get("status") == "input_required" and wrong == "input-required-result":
             break  # never asks tasks/result: the question is never delivered
-        if got.get("status") == "input_required" and scenario in _ASKED:
-            answer_wrongly(wire, scenario, task_id, context.get("answer") or {})
+        on_stream = got.get("status") == "input_required" and "inputRequests" not in got
+        if on_stream and not asked_on_stream:  # 2025-11-25: the question comes on tasks/result
+            asked_on_stream = True
+            answer(wire, wrong, mistake, task_id, context.get("answer") or {})
         asked = got.get("inputRequests")
-        if isinstance(asked, dict) and asked:  # every key, every time it is shown
-            responses = dict.fromkeys(asked, answer)
-            wire.post("tasks/update", {"taskId": task_id, "inputResponses": responses})
-        if scenario != "poll-interval":
+        if isinstance(asked, dict) and asked:
+            # wrong: every key, every time it is shown; else each key once
+            keys = set(asked) if wrong == "input-requests-once" else set(asked) - answered
+            if keys:
+                responses = dict.fromkeys(sorted(keys), accept)
+                wire.post("tasks/update", {"taskId": task_id, "inputResponses": responses})
+                answered |= keys
+        if wrong != "poll-interval":
             time.sleep(max(got.get("pollInterval") or got.get("pollIntervalMs") or 50, 50) / 1000)
 
 

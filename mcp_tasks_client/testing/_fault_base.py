@@ -42,6 +42,12 @@ FORM = {
     "required": ["ok"],
 }
 EPOCH = dt.datetime(2026, 8, 1, tzinfo=dt.timezone.utc)
+"""A fixed moment a test may date a server's tasks from (``FaultServer(clock=...)``)."""
+
+
+def wall_clock() -> dt.datetime:
+    """The real time, UTC: what a FaultServer dates its tasks by unless told otherwise."""
+    return dt.datetime.now(dt.timezone.utc)
 
 
 @attrs.define

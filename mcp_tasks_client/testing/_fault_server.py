@@ -2,9 +2,12 @@
 
 :class:`FaultServer` speaks either generation with a fixed set of tools (below), in process
 (:meth:`FaultServer.memory`, a connected transport) or over real HTTP on 127.0.0.1
-(:meth:`FaultServer.http`, on :class:`HostileHTTPServer`). Its tasks move by polls, never by
+(:meth:`FaultServer.http`, on :class:`HostileHTTPServer`). Its tasks move by polls, not by
 the clock: a task is ``working`` for ``steps`` ``tasks/get`` answers, then terminal (a
-2025-11-25 ``tasks/result`` ends it at once), so a test needs no sleeps.
+2025-11-25 ``tasks/result`` ends it at once), so a test needs no sleeps; only with
+``self_paced`` does an answered 2025-11-25 task a blocking ``tasks/result`` waits on end by
+itself. Its timestamps follow ``clock`` (the real time by default, each later than the last),
+so ``createdAt`` plus ``ttl`` is a moment a client can believe.
 
 Drive it two ways:
 
@@ -71,7 +74,6 @@ from .._io.base import Transport
 from .._io.memory import MemoryServerEnd, memory_transport_pair
 from ..models import TASKS_EXTENSION
 from ._fault_base import (
-    EPOCH,
     FORM,
     JSON,
     TERMINAL,
@@ -81,6 +83,7 @@ from ._fault_base import (
     MemoryChannel,
     Refusal,
     SSEChannel,
+    wall_clock,
 )
 from ._fault_v2025_11_25 import Dialect2025
 from ._fault_v2026_07_28 import Dialect2026
@@ -196,6 +199,8 @@ class FaultServer:
         ask_on: str = "result",
         cache_hints: tuple[int, str] = (60_000, "public"),
         tasks_settings: Mapping[str, Any] | None = None,
+        clock: Callable[[], dt.datetime] = wall_clock,
+        self_paced: float | None = None,
     ) -> None:
         if ask_on not in _ASK_ON:
             raise ValueError(f"ask_on is one of {sorted(_ASK_ON)}, not {ask_on!r}")
@@ -234,7 +239,15 @@ class FaultServer:
         self.sent_requests: list[JSON] = []
         """Every request the server sent the client, in order."""
         self._ids = itertools.count(1)
-        self._clock = itertools.count(1)
+        self.clock = clock
+        """What the server dates its tasks by (``createdAt``, ``lastUpdatedAt``): the real
+        time by default, so a client applying the TTL backstop (C-37, E C26) from
+        ``createdAt`` sees a live task; each stamp is later than the one before."""
+        self._last_stamp: dt.datetime | None = None
+        self.self_paced = self_paced
+        """2025-11-25: seconds after which an answered asking task a client waits on with a
+        blocking ``tasks/result`` ends by itself (None: only its polls end it). A client
+        that follows its task by ``tasks/result`` alone (C-20 allows it) gets its result."""
         self._request_ids = itertools.count(1)
         self.get_streams_opened = 0
         """How many GET SSE streams clients opened (over HTTP, 2025-11-25)."""
@@ -403,8 +416,11 @@ class FaultServer:
         return {"jsonrpc": "2.0", "id": message["id"], "error": error}
 
     def _now(self) -> str:
-        moment = EPOCH + dt.timedelta(seconds=next(self._clock))
-        return moment.isoformat().replace("+00:00", "Z")
+        moment = self.clock()
+        if self._last_stamp is not None and moment <= self._last_stamp:
+            moment = self._last_stamp + dt.timedelta(milliseconds=1)  # strictly later
+        self._last_stamp = moment
+        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     # -- server->client requests -----------------------------------------------------------
 

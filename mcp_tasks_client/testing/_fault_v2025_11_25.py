@@ -8,7 +8,8 @@ is nested under ``task`` when created and carries ``ttl`` and ``pollInterval``; 
 ``failed``. A task's question is a request to the client tagged with related-task ``_meta``
 (V-21 broken: untagged), sent on the stream of the client's blocking ``tasks/result`` (or of
 the first poll when V-22 is broken, or on the GET stream with ``ask_on="get"``); the task is
-``input_required`` until the client answers. ``tasks/result`` blocks until the task ends;
+``input_required`` until the client answers. ``tasks/result`` blocks until the task ends
+(by its polls, or by itself ``self_paced`` seconds on);
 ``tasks/cancel`` answers the cancelled Task.
 
 May import what ``_fault_base.py`` may, and ``_fault_base``.
@@ -198,7 +199,10 @@ class Dialect2025(Dialect):
             if "V-11" in server.breaks:
                 return (-32602, f"task {task.task_id} is not finished yet", None)
             if task.answers:
-                await task.ended.wait()  # an asking task blocks until its polls end it
+                # an asking task blocks until its polls end it, or its own pace does
+                with anyio.move_on_after(server.self_paced):
+                    await task.ended.wait()
+                server._finish(task)
             else:
                 server._finish(task)
         meta = {RELATED_TASK_META: {"taskId": task.task_id}}

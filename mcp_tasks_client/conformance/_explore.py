@@ -1,0 +1,593 @@
+"""``explore``: stateful, shrinking conformance testing of a live server.
+
+Hypothesis's stateful testing draws sequences of operations on a live server, and a model
+(:class:`~._explore_model.TaskModel`) judges every answer, as the strict Validator judges
+every message; a sequence that breaks a rule is shrunk to the shortest one that still does
+and is given back as a replayable pytest file.
+
+- :func:`server_machine` builds the ``RuleBasedStateMachine`` for one server (pytest runs
+  ``server_machine(url, generation).TestCase``). Each example opens one Client session (its
+  own ``initialize`` in 2025-11-25) in a portal of its own (a trio loop in a thread), reads
+  ``tools/list`` once, and draws its rules: ``start`` a task (only of a tool the caller named
+  safe, with arguments drawn from its input schema over the caller's), ``poll`` one,
+  ``fetch`` its result (2025-11-25: ``tasks/result``, waiting ``result_wait`` at most),
+  ``list`` tasks (2025-11-25), ``cancel`` one (or an id no task has), ``answer`` or
+  ``decline`` its open input (2026-07-28 ``inputRequests``; 2025-11-25 questions are accepted
+  as they come on ``tasks/result``), and ``wait`` (let time pass). Without safe tools it is
+  read-only: it lists, and polls and cancels ids no task has.
+- :func:`explore` runs that machine within an :class:`ExploreBudget` (examples, steps, wall
+  time, tasks alive at once) and returns an :class:`ExploreReport`: the rules broken, the
+  shrunk steps, and :meth:`ExploreReport.replay_script`.
+- :func:`replay` runs recorded steps again against a URL (what the replay script calls).
+
+Not here yet: ``subscriptions/listen`` open and close (2026-07-28), several sessions at once.
+
+May import: the Client and what it stands on (``_client``, ``_exceptions``, ``_generation``,
+``_io``, ``builders``, ``inputs``, ``models``), this package's ``transport``, ``validator``,
+``rules`` and ``_explore_model``; hypothesis (the ``testing`` extra).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import pprint
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import attrs
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
+
+from .._client import Client, Timeouts
+from .._exceptions import MCPTasksError, RPCError, UsageError
+from .._generation import Generation
+from .._io.http import HttpTransport
+from ..builders import ToolCall
+from ..inputs import InputContext, InputRouter
+from ..models import (
+    CreateTaskResult,
+    ElicitAction,
+    ElicitationCapability,
+    ElicitRequestParams,
+    ElicitResult,
+    Implementation,
+    Tool,
+)
+from ._explore_model import Broken, TaskModel
+from .rules import Verdict
+from .transport import ConformancePolicy, ValidatingTransport
+from .validator import Validator
+
+__all__ = [
+    "EXPLORE_CLIENT_INFO",
+    "ExploreBudget",
+    "ExploreReport",
+    "RuleBroken",
+    "explore",
+    "replay",
+    "server_machine",
+]
+
+JSON = dict[str, Any]
+Step = tuple[str, JSON]
+EXPLORE_CLIENT_INFO = Implementation("mcp-tasks-client-explore", "0")
+NO_SUCH_TASK = "mcp-tasks-explore-no-such-task"
+
+_TTLS: Mapping[Generation, tuple[int | None, ...]] = {
+    Generation.V2025_11_25: (None, 60_000),
+    Generation.V2026_07_28: (None,),  # the server alone sets ttlMs (E 4)
+}
+"""The ttls a task may ask for, per generation."""
+_OPERATIONS: Mapping[Generation, frozenset[str]] = {
+    Generation.V2025_11_25: frozenset({"list", "fetch"}),
+    Generation.V2026_07_28: frozenset({"answer"}),
+}
+"""The operations a generation has beyond start, poll, cancel and wait."""
+
+
+@attrs.frozen
+class ExploreBudget:
+    """How much exploring to do: ``examples`` sequences of at most ``steps`` operations,
+    stopping once ``wall_time`` seconds have passed (the example running then finishes, and
+    a failure found still shrinks); at most ``concurrency`` tasks alive at once in a
+    sequence; ``request_timeout`` bounds each request, ``result_wait`` a blocking
+    ``tasks/result``."""
+
+    examples: int = attrs.field(default=25, validator=attrs.validators.gt(0))
+    steps: int = attrs.field(default=12, validator=attrs.validators.gt(0))
+    wall_time: float = attrs.field(default=120.0, validator=attrs.validators.gt(0))
+    concurrency: int = attrs.field(default=3, validator=attrs.validators.gt(0))
+    request_timeout: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
+    result_wait: float = attrs.field(default=1.0, validator=attrs.validators.gt(0))
+
+
+class _OutOfTime(BaseException):
+    """The wall time is spent: stops hypothesis at once (it lets a BaseException through),
+    where a rejected example would make its data generation inconsistent."""
+
+
+class RuleBroken(AssertionError):
+    """A sequence of operations broke these rules (what makes hypothesis shrink it)."""
+
+    def __init__(self, broken: Sequence[Broken], steps: Sequence[Step]) -> None:
+        self.broken = list(broken)
+        self.steps = list(steps)
+        super().__init__("; ".join(str(b) for b in broken))
+
+
+@attrs.frozen
+class ExploreReport:
+    """What :func:`explore` found: the rules the shortest failing sequence broke (empty: none
+    found within the budget), that sequence, and how much was explored."""
+
+    url: str
+    generation: Generation
+    broken: tuple[Broken, ...]
+    steps: tuple[Step, ...]
+    examples: int
+    safe_tools: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.broken
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        return tuple(sorted({b.rule for b in self.broken}))
+
+    def to_json(self) -> JSON:
+        return {
+            "url": self.url,
+            "generation": self.generation.value,
+            "examples": self.examples,
+            "broken": [{"rule": b.rule, "detail": b.detail} for b in self.broken],
+            "steps": [[name, args] for name, args in self.steps],
+        }
+
+    def replay_script(self) -> str:
+        """A pytest file that replays the shrunk sequence against the same URL and fails
+        with the same rules while the server still breaks them."""
+        steps = pprint.pformat([[n, dict(a)] for n, a in self.steps], sort_dicts=False)
+        safe = {k: dict(v) for k, v in self.safe_tools.items()}
+        return (
+            f'"""Replay of `mcp-tasks explore`: {", ".join(self.rule_ids) or "nothing"} broken '
+            f"at {self.url} ({self.generation.value}).\n\n"
+            + "".join(f"- {b}\n" for b in self.broken)
+            + '"""\n\n'
+            "from mcp_tasks_client import Generation\n"
+            "from mcp_tasks_client.conformance import replay\n\n"
+            f"URL = {self.url!r}\n"
+            f"STEPS = {steps}\n\n\n"
+            "def test_replay() -> None:\n"
+            f"    broken = replay(URL, Generation({self.generation.value!r}), STEPS, "
+            f"safe_tools={safe!r})\n"
+            "    assert broken == [], broken\n"
+        )
+
+
+def _draw_value(schema: Any, fallback: Any) -> st.SearchStrategy[Any]:
+    """Values for one property of an input schema (the caller's value when it has one the
+    strategy cannot improve on)."""
+    if not isinstance(schema, Mapping):
+        return st.just(fallback)
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return st.sampled_from(schema["enum"])
+    kind = schema.get("type")
+    if kind == "string":
+        return st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12)
+    if kind == "integer":
+        low, high = schema.get("minimum", 0), schema.get("maximum", 1000)
+        return st.integers(low, high)
+    if kind == "number":
+        low, high = schema.get("minimum", 0), schema.get("maximum", 1000)
+        return st.floats(low, high, allow_nan=False, allow_infinity=False)
+    if kind == "boolean":
+        return st.booleans()
+    return st.just(fallback)
+
+
+def arguments_for(tool: Tool | None, given: Mapping[str, Any]) -> st.SearchStrategy[JSON]:
+    """Arguments for a safe tool: the caller's as given (a caller who names a tool safe names
+    the values that keep it so: a duration, a size), and each other property of its input
+    schema that has a type (string, integer, number, boolean, enum) drawn or left out."""
+    schema = tool.input_schema if tool is not None else {}
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return st.just(dict(given))
+    required = set(schema.get("required") or ())
+    fixed = {k: st.just(v) for k, v in given.items()}
+    drawn = {k: _draw_value(p, None) for k, p in props.items() if k not in given}
+    return st.fixed_dictionaries(
+        {**fixed, **{k: v for k, v in drawn.items() if k in required}},
+        optional={k: v for k, v in drawn.items() if k not in required},
+    )
+
+
+class _Session:
+    """One Client session on a portal of its own: the operations, each judged by the
+    Validator (every message) and the model (every answer)."""
+
+    def __init__(
+        self,
+        url: str,
+        generation: Generation,
+        safe_tools: Mapping[str, Mapping[str, Any]],
+        budget: ExploreBudget,
+    ) -> None:
+        self.generation, self.budget = generation, budget
+        self.model = TaskModel(generation)
+        self.validator = Validator(generation)
+        self.broken: list[Broken] = []
+        self.tasks: list[str] = []
+        self.answer_with = ElicitAction.ACCEPT
+        self.open_inputs: dict[str, Any] = {}
+        """The input requests the last poll showed (2026-07-28)."""
+        self._stack = contextlib.ExitStack()
+        self.portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal("trio"))
+        transport = ValidatingTransport(
+            HttpTransport(url), self.validator, policy=ConformancePolicy.RECORD
+        )
+        router = InputRouter(elicitation=ElicitationCapability(form={}))
+        router.default_elicitation(self._answer)
+        timeout = budget.request_timeout
+        self.client = Client(
+            transport,
+            generation=generation,
+            client_info=EXPLORE_CLIENT_INFO,
+            capabilities=router.capabilities(),
+            timeouts=Timeouts(request=timeout, initialize=timeout),
+        )
+        try:
+            self._stack.enter_context(self.portal.wrap_async_context_manager(self.client))
+            router.attach(self.client)
+            listed = self.portal.call(self._tools)
+        except BaseException:
+            self._stack.close()
+            raise
+        self.tools = {name: listed.get(name) for name in safe_tools if name in listed}
+        self.safe = {name: safe_tools[name] for name in self.tools}
+
+    def close(self) -> None:
+        self._stack.close()
+
+    async def _tools(self) -> dict[str, Tool]:
+        return {tool.name: tool async for tool in self.client.list_tools()}
+
+    async def _answer(self, ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+        content: JSON | None = {} if self.answer_with is ElicitAction.ACCEPT else None
+        return ElicitResult(self.answer_with, content)
+
+    def _run(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` on the portal; the validator's new failures noted."""
+        seen = len(self.validator.findings)
+        try:
+            return self.portal.call(fn, *args)
+        finally:
+            for finding in self.validator.findings[seen:]:
+                if finding.verdict is Verdict.FAIL:
+                    self.broken.append(Broken(finding.rule_id, finding.detail))
+
+    def judge(self, broken: Sequence[Broken]) -> None:
+        self.broken.extend(broken)
+
+    # -- the operations ---------------------------------------------------------------------
+
+    def start(self, tool: str, arguments: JSON, ttl_ms: int | None) -> None:
+        call = ToolCall(tool, arguments).as_task(
+            None if ttl_ms is None else dt.timedelta(milliseconds=ttl_ms)
+        )
+
+        async def go() -> Any:
+            try:
+                return await self.client.start(call, tool=self.tools.get(tool))
+            except RPCError:
+                return None  # a refusal is the server's to give (the Validator judges it)
+
+        started = self._run(go)
+        if isinstance(started, CreateTaskResult):
+            task = started.task
+            self.model.created(
+                task.task_id, task.status.value, task.created_at, task.last_updated_at
+            )
+            self.tasks.append(task.task_id)
+
+    def poll(self, task_id: str) -> bool:
+        """``tasks/get`` of ``task_id``, judged; whether it retrieved the task."""
+
+        async def go() -> Any:
+            try:
+                return await self.client.get_task(task_id)
+            except RPCError as exc:
+                return exc
+
+        got = self._run(go)
+        if isinstance(got, RPCError):
+            self.judge(self.model.get_refused(task_id, got.code))
+            return False
+        requests = {k: _plain(v) for k, v in (got.input_requests or {}).items()}
+        self.judge(
+            self.model.snapshot(
+                got.task_id, got.status.value, got.created_at, got.last_updated_at, requests
+            )
+        )
+        self.open_inputs = dict(got.input_requests or {})
+        return True
+
+    def fetch(self, task_id: str) -> None:
+        async def go() -> bool:
+            try:
+                with anyio.fail_after(self.budget.result_wait):
+                    await self.client.task_result_raw(task_id, timeout=self.budget.result_wait)
+            except (TimeoutError, MCPTasksError) as exc:
+                return isinstance(exc, RPCError)  # the task's own error is an answer too
+            return True
+
+        if self._run(go):
+            self.model.result_answered(task_id)
+
+    def list_tasks(self) -> None:
+        async def go() -> list[str]:
+            return [task.task_id async for task in self.client.list_tasks()]
+
+        try:
+            ids = self._run(go)
+        except MCPTasksError:
+            return
+        for task_id in self.model.unlisted(ids):  # V-19 is about what tasks/get retrieves
+            if self.poll(task_id):
+                self.judge(self.model.left_out(task_id))
+
+    def cancel(self, task_id: str) -> None:
+        async def go() -> tuple[str | None, int | None]:
+            try:
+                task = await self.client.cancel_task(task_id)
+            except RPCError as exc:
+                return None, exc.code
+            return (task.status.value if task is not None else None), None
+
+        status, code = self._run(go)
+        self.judge(self.model.cancel_answered(task_id, task_id in self.tasks, status, code))
+
+    def answer(self, task_id: str, accept: bool) -> None:
+        keys = list(self.open_inputs)
+        if not keys:
+            return
+        action = ElicitAction.ACCEPT if accept else ElicitAction.DECLINE
+        responses = {k: ElicitResult(action, {} if accept else None) for k in keys}
+
+        async def go() -> None:
+            with contextlib.suppress(RPCError):
+                await self.client.update_task(task_id, responses)
+
+        self._run(go)
+        self.open_inputs = {}
+
+    def wait(self, ms: int) -> None:
+        self._run(anyio.sleep, ms / 1000)
+
+
+def _plain(value: Any) -> Any:
+    """An attrs value (an input request) as plain data, to compare two of them."""
+    if attrs.has(type(value)):
+        return {k: _plain(v) for k, v in attrs.asdict(value, recurse=False).items()}
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+
+
+def run_steps(session: _Session, steps: Sequence[Step]) -> None:
+    """Run recorded ``steps`` on ``session`` (a task named by its index among those the
+    session created; a step naming none it has is skipped)."""
+    for name, args in steps:
+        apply_step(session, name, args)
+
+
+def apply_step(session: _Session, name: str, args: Mapping[str, Any]) -> None:
+    def task(i: int) -> str | None:
+        return session.tasks[i % len(session.tasks)] if session.tasks else None
+
+    if name == "start":
+        session.start(args["tool"], dict(args["arguments"]), args.get("ttl_ms"))
+    elif name in ("poll", "fetch", "cancel", "answer"):
+        chosen = NO_SUCH_TASK if args.get("unknown") else task(int(args.get("task", 0)))
+        if chosen is None:
+            return
+        if name == "answer":
+            session.answer(chosen, bool(args.get("accept", True)))
+        else:
+            getattr(session, name)(chosen)
+    elif name == "list":
+        session.list_tasks()
+    elif name == "wait":
+        session.wait(int(args["ms"]))
+    else:
+        raise UsageError(f"no explore step {name!r}")
+
+
+def server_machine(
+    url: str,
+    generation: Generation,
+    safe_tools: Mapping[str, Mapping[str, Any]] | None = None,
+    budget: ExploreBudget | None = None,
+) -> type[RuleBasedStateMachine]:
+    """The state machine exploring the server at ``url`` in ``generation``: a
+    ``RuleBasedStateMachine`` whose ``TestCase`` pytest collects. ``safe_tools``: the tools
+    it may call, each with its base arguments (none: read-only)."""
+    safe = {k: dict(v) for k, v in (safe_tools or {}).items()}
+    limits = budget or ExploreBudget()
+    ops = _OPERATIONS[generation]
+
+    class ServerMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.session = _Session(url, generation, safe, limits)
+            self.steps: list[Step] = []
+
+        def _step(self, name: str, **args: Any) -> None:
+            self.steps.append((name, args))
+            apply_step(self.session, name, args)
+            if self.session.broken:
+                raise RuleBroken(self.session.broken, self.steps)
+
+        @precondition(
+            lambda self: bool(self.session.safe) and len(self.session.tasks) < limits.concurrency
+        )
+        @rule(data=st.data(), ttl=st.sampled_from(_TTLS[generation]))
+        def start(self, data: st.DataObject, ttl: int | None) -> None:
+            tool = data.draw(st.sampled_from(sorted(self.session.safe)), label="tool")
+            arguments = data.draw(
+                arguments_for(self.session.tools.get(tool), self.session.safe[tool]),
+                label="arguments",
+            )
+            self._step("start", tool=tool, arguments=arguments, ttl_ms=ttl)
+
+        @rule(task=st.integers(0, 7), unknown=st.booleans())
+        def poll(self, task: int, unknown: bool) -> None:
+            self._step("poll", task=task, unknown=unknown or not self.session.tasks)
+
+        @precondition(lambda self: "fetch" in ops and bool(self.session.tasks))
+        @rule(task=st.integers(0, 7))
+        def fetch(self, task: int) -> None:
+            self._step("fetch", task=task)
+
+        @precondition(lambda self: "list" in ops)
+        @rule()
+        def list_tasks(self) -> None:
+            self._step("list")
+
+        @rule(task=st.integers(0, 7), unknown=st.booleans())
+        def cancel(self, task: int, unknown: bool) -> None:
+            self._step("cancel", task=task, unknown=unknown or not self.session.tasks)
+
+        @precondition(lambda self: "answer" in ops and bool(self.session.open_inputs))
+        @rule(task=st.integers(0, 7), accept=st.booleans())
+        def answer(self, task: int, accept: bool) -> None:
+            self._step("answer", task=task, accept=accept)
+
+        @rule(ms=st.sampled_from([10, 50, 200]))
+        def wait(self, ms: int) -> None:
+            self._step("wait", ms=ms)
+
+        def teardown(self) -> None:
+            self.session.close()
+
+    ServerMachine.__name__ = ServerMachine.__qualname__ = "ServerMachine"
+    ServerMachine.TestCase.settings = _settings(limits)
+    return ServerMachine
+
+
+def _settings(budget: ExploreBudget, *, seed_db: bool = False) -> settings:
+    return settings(
+        max_examples=budget.examples,
+        stateful_step_count=budget.steps,
+        deadline=None,
+        database=None,
+        derandomize=not seed_db,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
+
+
+def explore_sync(
+    url: str,
+    generation: Generation,
+    *,
+    safe_tools: Mapping[str, Mapping[str, Any]] | None = None,
+    budget: ExploreBudget | None = None,
+) -> ExploreReport:
+    """:func:`explore` without an event loop (it starts its own, one per example)."""
+    limits = budget or ExploreBudget()
+    safe = {k: dict(v) for k, v in (safe_tools or {}).items()}
+    machine = server_machine(url, generation, safe, limits)
+    last: list[RuleBroken] = []
+    examples = 0
+    timed_out = False
+    started = time.monotonic()
+
+    class Recording(machine):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            nonlocal examples
+            nonlocal timed_out
+            if time.monotonic() - started > limits.wall_time and not last:
+                timed_out = True
+                raise _OutOfTime  # no new example (a failure found still shrinks)
+            examples += 1
+            super().__init__()
+
+        def _step(self, name: str, **args: Any) -> None:
+            try:
+                super()._step(name, **args)
+            except RuleBroken as exc:
+                last.append(exc)
+                raise
+
+    try:
+        run_state_machine_as_test(Recording, settings=_settings(limits))
+    except RuleBroken as exc:
+        final = exc
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        # Out of time (hypothesis may report the interrupted example as flaky), or a session
+        # failed while shrinking (the failure found stands).
+        if last:
+            final = last[-1]
+        elif timed_out:
+            return ExploreReport(url, generation, (), (), examples, safe)
+        else:
+            raise
+    else:
+        return ExploreReport(url, generation, (), (), examples, safe)
+    return ExploreReport(
+        url, generation, tuple(dict.fromkeys(final.broken)), tuple(final.steps), examples, safe
+    )
+
+
+async def explore(
+    url: str,
+    generation: Generation,
+    *,
+    safe_tools: Mapping[str, Mapping[str, Any]] | None = None,
+    budget: ExploreBudget | None = None,
+) -> ExploreReport:
+    """Explore the server at ``url`` in ``generation``: draw sequences of operations within
+    ``budget``, judge each answer, and shrink a failing sequence to the shortest one that
+    still fails; see the module docstring. ``safe_tools``: the tools it may call, with their
+    base arguments (none: read-only).
+    Deadline: ``budget.wall_time`` for drawing new examples, then the shrinking of a failure
+    found (each request bounded by ``budget.request_timeout``). Cancelled: the exploring
+    thread is abandoned to finish its current example."""
+    return await anyio.to_thread.run_sync(
+        lambda: explore_sync(url, generation, safe_tools=safe_tools, budget=budget),
+        abandon_on_cancel=True,
+    )
+
+
+def replay(
+    url: str,
+    generation: Generation,
+    steps: Sequence[Sequence[Any]],
+    *,
+    safe_tools: Mapping[str, Mapping[str, Any]] | None = None,
+    budget: ExploreBudget | None = None,
+) -> list[Broken]:
+    """Run recorded ``steps`` (``[name, args]`` pairs, as :meth:`ExploreReport.to_json` and
+    the replay script give them) against ``url`` in one session; the rules they broke."""
+    session = _Session(url, generation, dict(safe_tools or {}), budget or ExploreBudget())
+    try:
+        for name, args in steps:
+            apply_step(session, str(name), dict(args))
+            if session.broken:
+                break
+    finally:
+        session.close()
+    return list(dict.fromkeys(session.broken))

@@ -1,0 +1,136 @@
+"""``explore`` against the bundled peer servers: the published table of findings.
+
+``python tests/peers/explore_peers.py [--write]`` starts each task-capable peer over HTTP on
+127.0.0.1 (installed by ``install.py``; one that is missing is left out with a note),
+explores it in its generation with the tools its probe test names safe (:data:`TARGETS`), within
+:data:`BUDGET`, prints the Markdown table and with ``--write`` puts it into
+``docs/explore.md`` between its markers. ``nox -s explore`` runs it, then
+``tests/test_explore_peers.py`` (``MCP_TASKS_EXPLORE_PEERS=1``) checks the published table is
+what the explorer measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+
+from mcp_tasks_client import Generation  # noqa: E402
+from mcp_tasks_client.conformance import ExploreBudget, ExploreReport, explore  # noqa: E402
+from peers.harness import PEERS, peer_available, running_http_peer  # noqa: E402
+
+DOC = REPO / "docs" / "explore.md"
+BEGIN, END = "<!-- table: begin -->", "<!-- table: end -->"
+G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
+BUDGET = ExploreBudget(examples=50, steps=8, wall_time=120, request_timeout=20, result_wait=2)
+"""What each peer gets (fits CI: two minutes each at most, then the shrinking of a failure)."""
+
+_MCP1_SAFE: Mapping[str, Mapping[str, Any]] = {
+    "slow_echo": {"text": "hi", "seconds": 0.3},
+    "need_task": {"text": "x", "seconds": 0.2},
+    "fail": {},
+}
+
+
+@attrs.frozen
+class Target:
+    label: str
+    peer: str
+    generation: Generation
+    safe_tools: Mapping[str, Mapping[str, Any]]
+
+
+TARGETS = (
+    Target("mcp 1.30 (Python SDK)", "mcp1", G1, _MCP1_SAFE),
+    Target("TypeScript SDK 1.32", "ts1", G1, _MCP1_SAFE),
+    Target("fastmcp 3.4.11 (docket in memory)", "fastmcp3", G1, _MCP1_SAFE),
+    Target(
+        "fastmcp 4.1.4 (fastmcp_tasks)",
+        "fastmcp4",
+        G2,
+        {"slow_compute": {"seconds": 0.3}, "failing_job": {}, "greet": {}},
+    ),
+)
+
+
+async def measure(target: Target) -> ExploreReport:
+    with running_http_peer(PEERS[target.peer]) as url:
+        return await explore(url, target.generation, safe_tools=target.safe_tools, budget=BUDGET)
+
+
+def row(target: Target, report: ExploreReport) -> str:
+    rules = ", ".join(f"`{r}`" for r in report.rule_ids) or "none"
+    steps = " → ".join(_step(name, args) for name, args in report.steps) or ""
+    cells = (
+        target.label,
+        target.generation.value,
+        ", ".join(sorted(target.safe_tools)),
+        rules,
+        steps,
+    )
+    return "| " + " | ".join(cells) + " |"
+
+
+def rules_cell(line: str) -> str:
+    """The server and rules cells of a table row: what the check compares (the shortest
+    sequence is shown, not compared: on a live server, timing decides which of several
+    equally short sequences shrinking keeps)."""
+    cells = line.strip("|").split("|")
+    return "|".join(c.strip() for c in (cells[0], cells[1], cells[3]))
+
+
+def _step(name: str, args: Mapping[str, Any]) -> str:
+    if name == "start":
+        return f"start `{args['tool']}`"
+    if name in ("poll", "fetch", "cancel", "answer"):
+        return f"{name} {'an unknown id' if args.get('unknown') else 'it'}"
+    if name == "wait":
+        return f"wait {args['ms']} ms"
+    return name
+
+
+def render(rows: Sequence[str]) -> str:
+    head = "| Server | Version | Safe tools | Rules broken | Shortest sequence |\n"
+    return head + "|---|---|---|---|---|\n" + "".join(r + "\n" for r in rows)
+
+
+def write(table: str) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    DOC.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    rows = []
+    for target in TARGETS:
+        if not peer_available(PEERS[target.peer]):
+            print(f"{target.label}: not installed; run tests/peers/install.py", file=sys.stderr)
+            continue
+        report = await measure(target)
+        print(report.to_json(), file=sys.stderr)
+        rows.append(row(target, report))
+    table = render(rows)
+    print(table)
+    if args.write:
+        write(table)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--write", action="store_true", help="update docs/explore.md")
+    return anyio.run(main_async, parser.parse_args())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
