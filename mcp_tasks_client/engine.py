@@ -77,6 +77,7 @@ class Poller:
         rng: random.Random | None = None,
         wall_clock: Callable[[], dt.datetime] | None = None,
         journal: Journal | None = None,
+        before_poll: Callable[[str], None] | None = None,
     ) -> None:
         self.client = client
         self.policy = policy = policy.for_client(client.timeouts.request)
@@ -121,7 +122,7 @@ class Poller:
             policy,
             self._scheduler,
             self._registry,
-            get=client.get_task,
+            get=self._get if before_poll is not None else client.get_task,
             observe=lambda tracked, snapshot: self._observe(tracked, snapshot),
             end=lambda tracked, error: self._end(tracked, error=error),
             expire=self._expire,
@@ -129,6 +130,10 @@ class Poller:
             failed=self._failed,
             acknowledged=lambda: self._listener.acknowledged,
         )
+        self._before_poll = before_poll
+        """Called with the task id just before each ``tasks/get`` this Poller sends; what it
+        raises (an MCPTasksError) is sent instead of the poll, and ends that task's waits
+        (``resume`` checks there that the task's lease is still surely its own)."""
         self._abandon = Abandon(policy, client.cancel_task, limits.max_answered_inputs, self._warn)
         self._waits = Waits(
             self._hold, self._release, self._abandon, client.progress, limits.max_watch_backlog
@@ -167,6 +172,13 @@ class Poller:
         return self._listener.opened
 
     # -- lifecycle ---------------------------------------------------------------------------
+
+    async def _get(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """One ``tasks/get``, after ``before_poll`` let it go. Deadline: ``timeout``, as
+        ``Client.get_task``. Cancelled: as ``Client.get_task``."""
+        if self._before_poll is not None:
+            self._before_poll(task_id)
+        return await self.client.get_task(task_id, timeout=timeout)
 
     async def __aenter__(self) -> Poller:
         """Start the poller's own tasks (its scheduler, and the listen and journal writer when
