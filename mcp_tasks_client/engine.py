@@ -114,6 +114,7 @@ class Poller:
             end=self._end,
             warn=self._warn,
             spawn=self._spawn,
+            before_outcome=before_poll,
         )
         self._scheduler = PollScheduler(policy, rng)
         self._wall_clock = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
@@ -131,9 +132,10 @@ class Poller:
             acknowledged=lambda: self._listener.acknowledged,
         )
         self._before_poll = before_poll
-        """Called with the task id just before each ``tasks/get`` this Poller sends; what it
-        raises (an MCPTasksError) is sent instead of the poll, and ends that task's waits
-        (``resume`` checks there that the task's lease is still surely its own)."""
+        """Called with the task id just before each ``tasks/get`` this Poller sends, and before
+        it fetches (and records) a terminal task's outcome; what it raises (an MCPTasksError)
+        is raised instead, and ends that task's waits (``resume`` checks there that the task's
+        lease is still surely its own)."""
         self._abandon = Abandon(policy, client.cancel_task, limits.max_answered_inputs, self._warn)
         self._waits = Waits(
             self._hold, self._release, self._abandon, client.progress, limits.max_watch_backlog

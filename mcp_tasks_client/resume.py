@@ -65,9 +65,12 @@ from .journal import (
     LeaseLost,
     RecordedOutcome,
     SharedJournal,
+    outcome_of,
 )
 from .models import ClientCapabilities, Implementation, Task
 from .outcomes import Lost, Outcome
+
+log = _obs.get_logger("resume")
 
 _RELEASE_BOUND = 10.0  # seconds for giving every lease back at the end
 # A lease counts as ours for this share of it, measured on this process's clock from before
@@ -198,6 +201,8 @@ class _Follower:
         self.leases: dict[tuple[str, str], Lease] = {}  # the lease (token) each write names
         self.fenced: set[tuple[str, str]] = set()  # outcomes the journal refused: not ours
         self.unrecorded: dict[tuple[str, str], RecordedOutcome] = {}  # outcome writes failed
+        self.recorded_here: dict[tuple[str, str], RecordedOutcome] = {}  # outcomes we wrote
+        self.writing: dict[tuple[str, str], anyio.Event] = {}  # outcome writes in flight
         self.journaled = _FencedJournal(journal, self)
         """The journal as this process's Pollers write it: fenced by each task's lease."""
 
@@ -239,20 +244,20 @@ class _Follower:
         def before_poll(task_id: str) -> None:
             key = (server, task_id)
             if not self.sure(key):
-                self._drop(key)
+                self._drop(key, "its lease is not surely ours before a request")
                 raise LeaseLost(task_id, self.me)
 
         return before_poll
 
-    def _drop(self, key: tuple[str, str]) -> None:
+    def _drop(self, key: tuple[str, str], why: str) -> None:
         """Stop following a task whose lease is no longer surely ours (reported Held)."""
+        log.info("task %s let go: %s", _obs.TaskId(key[1]), why)
         entry = self.claimed.pop(key, None)
         self.valid_until.pop(key, None)
-        self.leases.pop(key, None)
         scope = self.scopes.get(key)
         if scope is not None:
-            scope.cancel()
-        if entry is not None:
+            scope.cancel()  # its wait reports it as it ends (Held, or an outcome it recorded)
+        elif entry is not None:
             self.report(Resumed(entry, Held(entry.task_id)))
 
     async def renew(self) -> None:
@@ -283,7 +288,7 @@ class _Follower:
                     if now is not None and not now.is_open:
                         continue  # it ended meanwhile: its report is on its way
                 # The lease ran out (this process stalled) and another took the task.
-                self._drop(key)
+                self._drop(key, "another worker took it (its lease ran out)")
 
     async def guard(self) -> None:
         """Stop following, before it runs out, a lease the journal has not renewed in time: a
@@ -293,7 +298,7 @@ class _Follower:
             now = anyio.current_time()
             for key, until in list(self.valid_until.items()):
                 if until <= now and key in self.claimed:
-                    self._drop(key)
+                    self._drop(key, "its lease was not renewed in time")
 
     async def follow(self, mine: list[JournalEntry], deadline: float | dt.timedelta | None) -> None:
         """Follow ``mine`` (one server and session, leases held) to their ends: one client,
@@ -348,6 +353,7 @@ class _Follower:
     ) -> None:
         key = (entry.server, entry.task_id)
         trace = _continue_trace(client, entry)
+        ended: Ended = Held(entry.task_id)
         with anyio.CancelScope() as scope:
             self.scopes[key] = scope
             try:
@@ -356,7 +362,7 @@ class _Follower:
                     self.gate(entry.server)(entry.task_id)
                     ref = await client.get_task(entry.task_id)
                     known = True
-                    ended: Ended = await poller.wait(ref, deadline=deadline)
+                    ended = await poller.wait(ref, deadline=deadline)
                     if isinstance(ended, Outcome):
                         await self._recorded(key, ended)
                 except TaskNotFound as exc:
@@ -369,18 +375,42 @@ class _Follower:
                     await self.lose(entry, f"its session expired ({exc})")
                     return
                 except LeaseLost:
-                    ended = Held(entry.task_id)  # reported by _drop
+                    ended = Held(entry.task_id)
                 except MCPTasksError as exc:
                     ended = exc
-                del unreported[entry.task_id]
-                if not scope.cancel_called:  # else dropped (reported Held) as the wait ended
-                    self.report(Resumed(entry, ended))
             finally:
                 self.scopes.pop(key, None)
                 if trace is not None:  # a wait that ended without an outcome (lost, failed)
                     trace.end({"mcp_tasks.outcome": "not followed"})
-        if scope.cancelled_caught:
-            unreported.pop(entry.task_id, None)  # reported Held by renew
+        unreported.pop(entry.task_id, None)
+        writing = self.writing.get(key)
+        if writing is not None:  # the Poller's write of its outcome, still in flight
+            with anyio.move_on_after(self.lease):
+                await writing.wait()
+        recorded = self.recorded_here.pop(key, None) or await self._written(key)
+        if scope.cancel_called or isinstance(ended, Held):
+            # Dropped (its lease no longer surely ours): Held, unless this process recorded
+            # the task's outcome before it let go; then that outcome is its to report (no
+            # other worker will: the task has ended in the journal).
+            if recorded is None:
+                ended = Held(entry.task_id)
+            elif not isinstance(ended, Outcome):
+                read = outcome_of(attrs.evolve(entry, outcome=recorded))
+                ended = read if not isinstance(read, Lost) else Held(entry.task_id)
+        self.report(Resumed(entry, ended))
+
+    async def _written(self, key: tuple[str, str]) -> RecordedOutcome | None:
+        """The outcome this process was writing when its wait was cancelled, if the journal
+        holds it (the write went through; the cancellation came as it returned)."""
+        writing = self.unrecorded.pop(key, None)
+        self.fenced.discard(key)
+        if writing is None:
+            return None
+        try:
+            now = await self.journal.get(*key)
+        except MCPTasksError:
+            return None  # unknown: reported Held; the journal says what became of it
+        return writing if now is not None and now.outcome == writing else None
 
     async def _recorded(self, key: tuple[str, str], outcome: Outcome) -> None:
         """The outcome the Poller wrote is in the journal, or this process lets the task go:
@@ -396,7 +426,7 @@ class _Follower:
         if key in self.fenced or key in self.unrecorded:
             self.fenced.discard(key)
             self.unrecorded.pop(key, None)
-            self._drop(key)
+            self._drop(key, "its outcome was not recorded under its lease")
 
     async def release_all(self) -> None:
         # Shielded, so a cancelled resume still gives its leases back; bounded, so a journal
@@ -422,11 +452,12 @@ class _FencedJournal:
         self.journal = journal
         self.follower = follower
 
-    def _lease(self, server: str, task_id: str) -> tuple[SharedJournal, Lease] | None:
-        lease = self.follower.leases.get((server, task_id))
-        if lease is None or not isinstance(self.journal, SharedJournal):
+    def _lease(self, server: str, task_id: str) -> tuple[SharedJournal, Lease | None] | None:
+        """The shared journal and the task's lease (None: unknown, the journal would not say);
+        None for a journal without leases to fence by."""
+        if not isinstance(self.journal, SharedJournal):
             return None
-        return self.journal, lease
+        return self.journal, self.follower.leases.get((server, task_id))
 
     async def record(self, entry: JournalEntry) -> None:
         """As the journal's. Deadline and Cancelled: as the journal's statement."""
@@ -437,8 +468,14 @@ class _FencedJournal:
         leased = self._lease(server, task_id)
         if leased is None:
             await self.journal.snapshot(server, task_id, snapshot)
-        elif not await leased[0].snapshot_leased(server, task_id, snapshot, leased[1]):
-            self.follower.fenced.add((server, task_id))
+        elif not self.follower.sure((server, task_id)):
+            return  # let go: the next holder writes its own
+        elif leased[1] is None:
+            await self.journal.snapshot(server, task_id, snapshot)
+        else:
+            # Refused (another worker took it, or its outcome came first): nothing to do; the
+            # outcome's own write is fenced the same way.
+            await leased[0].snapshot_leased(server, task_id, snapshot, leased[1])
 
     async def answered(self, server: str, task_id: str, key: str) -> None:
         """As the journal's. Deadline and Cancelled: as the journal's statement."""
@@ -447,17 +484,33 @@ class _FencedJournal:
     async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None:
         """Fenced by the task's lease. Deadline and Cancelled: as the journal's statement."""
         key = (server, task_id)
+        follower = self.follower
         leased = self._lease(server, task_id)
-        self.follower.unrecorded[key] = outcome  # until the write is known done
-        if leased is None:
-            await self.journal.finish(server, task_id, outcome)
-        elif not await leased[0].finish_leased(server, task_id, outcome, leased[1]):
-            # Refused: fenced, or recorded already; by this very write (tried again after a
-            # connection broke past its commit) when the journal holds this outcome.
-            now = await self.journal.get(server, task_id)
-            if now is None or now.outcome != outcome:
-                self.follower.fenced.add(key)
-        self.follower.unrecorded.pop(key, None)
+        if leased is not None and not follower.sure(key):
+            follower.fenced.add(key)  # let go already: the next holder records it
+            return
+        lease = leased[1] if leased is not None else None
+        follower.unrecorded[key] = outcome  # until the write is known done
+        done = follower.writing[key] = anyio.Event()
+        try:
+            refused = False
+            if leased is None or lease is None:
+                await self.journal.finish(server, task_id, outcome)
+            elif not await leased[0].finish_leased(server, task_id, outcome, lease):
+                # Refused: fenced, or recorded already; by this very write (tried again after
+                # a connection broke past its commit) when the journal holds this outcome.
+                now = await self.journal.get(server, task_id)
+                refused = now is None or now.outcome != outcome
+            if refused:
+                follower.fenced.add(key)
+            else:
+                follower.fenced.discard(key)
+                follower.recorded_here[key] = outcome
+            follower.unrecorded.pop(key, None)
+        finally:
+            done.set()
+            if follower.writing.get(key) is done:
+                del follower.writing[key]
 
     async def get(self, server: str, task_id: str) -> JournalEntry | None:
         """As the journal's. Deadline and Cancelled: as the journal's statement."""
