@@ -86,7 +86,10 @@ class Poller:
         """Where each accepted snapshot, answered 2026 input key and outcome of a tracked task
         is recorded (a task the journal never recorded is not added). Snapshots are written in
         the background, newest first-come; an outcome is written before its wait wakes; a
-        journal failure is a warning, never the end of a wait."""
+        journal failure is a warning, never the end of a wait. ``before_poll`` is called with a
+        task's id before each ``tasks/get`` and before its outcome is fetched and recorded;
+        what it raises is raised instead and ends that task's waits (``resume`` checks there
+        that its lease on the task is still surely its own)."""
         limits = client.limits
         self.warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
@@ -94,17 +97,8 @@ class Poller:
         """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
         ``Limits.max_warnings`` of them."""
         self._registry = Registry(limits.max_answered_inputs)
-        self._sink = (
-            None
-            if journal is None
-            else JournalSink(
-                journal,
-                lambda: client.transport.identity,
-                client.encode,
-                policy.request_timeout,
-                self._warn,
-            )
-        )
+        sink = (lambda: client.transport.identity, client.encode, policy.request_timeout)
+        self._sink = None if journal is None else JournalSink(journal, *sink, self._warn)
         self._generation = Following(
             client,
             policy,
@@ -123,19 +117,15 @@ class Poller:
             policy,
             self._scheduler,
             self._registry,
-            get=self._get if before_poll is not None else client.get_task,
+            get=client.get_task,
             observe=lambda tracked, snapshot: self._observe(tracked, snapshot),
             end=lambda tracked, error: self._end(tracked, error=error),
             expire=self._expire,
             warn=self._warn,
             failed=self._failed,
             acknowledged=lambda: self._listener.acknowledged,
+            before_poll=before_poll,
         )
-        self._before_poll = before_poll
-        """Called with the task id just before each ``tasks/get`` this Poller sends, and before
-        it fetches (and records) a terminal task's outcome; what it raises (an MCPTasksError)
-        is raised instead, and ends that task's waits (``resume`` checks there that the task's
-        lease is still surely its own)."""
         self._abandon = Abandon(policy, client.cancel_task, limits.max_answered_inputs, self._warn)
         self._waits = Waits(
             self._hold, self._release, self._abandon, client.progress, limits.max_watch_backlog
@@ -174,13 +164,6 @@ class Poller:
         return self._listener.opened
 
     # -- lifecycle ---------------------------------------------------------------------------
-
-    async def _get(self, task_id: str, *, timeout: float | None = None) -> Task:
-        """One ``tasks/get``, after ``before_poll`` let it go. Deadline: ``timeout``, as
-        ``Client.get_task``. Cancelled: as ``Client.get_task``."""
-        if self._before_poll is not None:
-            self._before_poll(task_id)
-        return await self.client.get_task(task_id, timeout=timeout)
 
     async def __aenter__(self) -> Poller:
         """Start the poller's own tasks (its scheduler, and the listen and journal writer when
