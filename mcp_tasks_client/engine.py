@@ -77,6 +77,7 @@ class Poller:
         rng: random.Random | None = None,
         wall_clock: Callable[[], dt.datetime] | None = None,
         journal: Journal | None = None,
+        before_poll: Callable[[str], None] | None = None,
     ) -> None:
         self.client = client
         self.policy = policy = policy.for_client(client.timeouts.request)
@@ -85,7 +86,10 @@ class Poller:
         """Where each accepted snapshot, answered 2026 input key and outcome of a tracked task
         is recorded (a task the journal never recorded is not added). Snapshots are written in
         the background, newest first-come; an outcome is written before its wait wakes; a
-        journal failure is a warning, never the end of a wait."""
+        journal failure is a warning, never the end of a wait. ``before_poll`` is called with a
+        task's id before each ``tasks/get`` and before its outcome is fetched and recorded;
+        what it raises is raised instead and ends that task's waits (``resume`` checks there
+        that its lease on the task is still surely its own)."""
         limits = client.limits
         self.warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
@@ -93,17 +97,8 @@ class Poller:
         """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
         ``Limits.max_warnings`` of them."""
         self._registry = Registry(limits.max_answered_inputs)
-        self._sink = (
-            None
-            if journal is None
-            else JournalSink(
-                journal,
-                lambda: client.transport.identity,
-                client.encode,
-                policy.request_timeout,
-                self._warn,
-            )
-        )
+        sink = (lambda: client.transport.identity, client.encode, policy.request_timeout)
+        self._sink = None if journal is None else JournalSink(journal, *sink, self._warn)
         self._generation = Following(
             client,
             policy,
@@ -113,6 +108,7 @@ class Poller:
             end=self._end,
             warn=self._warn,
             spawn=self._spawn,
+            before_outcome=before_poll,
         )
         self._scheduler = PollScheduler(policy, rng)
         self._wall_clock = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
@@ -128,6 +124,7 @@ class Poller:
             warn=self._warn,
             failed=self._failed,
             acknowledged=lambda: self._listener.acknowledged,
+            before_poll=before_poll,
         )
         self._abandon = Abandon(policy, client.cancel_task, limits.max_answered_inputs, self._warn)
         self._waits = Waits(

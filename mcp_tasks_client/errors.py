@@ -10,7 +10,9 @@ here only. The tree, by layer:
 - :class:`TransportError`: moving the bytes failed (HTTP status, closed stream, child exited);
 - :class:`DeadlineExceeded`, :class:`RequestTimeout`: a deadline the caller set ran out;
 - :class:`InputNotHandled`, :class:`InputRequired`, :class:`InputStuck`: input mid-task;
-- :class:`JournalError`: the journal the caller passed cannot be used.
+- :class:`JournalError`: the journal the caller passed cannot be used (its database
+  unreachable, a statement timed out, the pool exhausted: each a subclass of its own);
+- :class:`LeaseLost`: a worker's lease on a task is no longer surely its own.
 
 The conformance kit adds one of its own, ``mcp_tasks_client.conformance.ConformanceViolation``
 (a :class:`ProtocolError`), beside the validator that raises it.
@@ -70,7 +72,14 @@ from ._exceptions import (
     UnsupportedProtocolVersion,
     UsageError,
 )
-from .journal import JournalError, NotJournaled
+from .journal import (
+    JournalBusy,
+    JournalError,
+    JournalTimeout,
+    JournalUnavailable,
+    LeaseLost,
+    NotJournaled,
+)
 
 __all__ = [
     "BackedOff",
@@ -88,7 +97,11 @@ __all__ = [
     "InputStuck",
     "InvalidParams",
     "InvalidToolAnnotation",
+    "JournalBusy",
     "JournalError",
+    "JournalTimeout",
+    "JournalUnavailable",
+    "LeaseLost",
     "LenientCacheHint",
     "LimitExceeded",
     "MCPTasksError",

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 import stat
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
@@ -39,10 +40,10 @@ import anyio.to_thread
 import attrs
 
 from . import observability as _obs
-from ._exceptions import MCPTasksError, UsageError
+from ._exceptions import DeadlineExceeded, MCPTasksError, UsageError
 from ._generation import Generation
-from .models import JSONObject, Task
-from .outcomes import Cancelled, Completed, Failed, Outcome
+from .models import CallToolResult, JSONObject, Task, TaskStatus
+from .outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from .wire import decode, encode
 
 if TYPE_CHECKING:  # imported when a SQLiteJournal opens: a program without one never loads it
@@ -54,14 +55,23 @@ R = TypeVar("R")
 
 __all__ = [
     "Journal",
+    "JournalBusy",
     "JournalEntry",
     "JournalError",
+    "JournalTimeout",
+    "JournalUnavailable",
+    "JournalWait",
+    "Lease",
+    "LeaseLost",
     "NotJournaled",
     "QueuedInput",
     "RecordedOutcome",
     "RecordedSession",
     "SQLiteJournal",
     "SharedJournal",
+    "WatchedJournal",
+    "outcome_of",
+    "wait_in_journal",
 ]
 
 
@@ -76,6 +86,31 @@ class JournalError(MCPTasksError):
         self.path = path
         self.problem = problem
         super().__init__(f"journal {path}: {problem}")
+
+
+class JournalUnavailable(JournalError):
+    """The journal's database could not be reached: a connection refused or dropped (a
+    restart), at the statement named in ``problem``. Nothing was written by it."""
+
+
+class JournalTimeout(JournalError):
+    """A statement ran past the journal's bound (PostgreSQL ``statement_timeout``, SQLite
+    ``busy_timeout``) and was cancelled by the database: nothing was written by it."""
+
+
+class JournalBusy(JournalError):
+    """Every pooled connection stayed busy for the pool's whole timeout (an exhausted pool):
+    the statement was never sent."""
+
+
+class LeaseLost(MCPTasksError):
+    """A worker's lease on a task is no longer surely its own (it could not renew it in time,
+    or another worker took the task over): the poll it was about to send was not sent."""
+
+    def __init__(self, task_id: str, owner: str) -> None:
+        self.task_id = task_id
+        self.owner = owner
+        super().__init__(f"task {task_id!r}: the lease of {owner} is no longer surely its own")
 
 
 class NotJournaled(JournalError):
@@ -117,6 +152,24 @@ class RecordedOutcome:
 
 
 @attrs.frozen
+class Lease:
+    """A worker's lease on an open task, as the journal holds it.
+
+    ``owner`` holds it until ``until`` (seconds since the epoch, by the journal's clock: the
+    database server's for PostgreSQL). ``token`` is the lease's generation: it grows by one
+    each time the task changes hands (a renewal by the same owner keeps it), and a fenced
+    write (:meth:`SharedJournal.finish_leased`) names it, so a worker that lost the task while
+    paused cannot record over the one that took it. ``left`` is the seconds the lease had left
+    when it was read (by the journal's clock), where the read said (``lease_of``).
+    """
+
+    owner: str
+    token: int
+    until: float
+    left: float | None = None
+
+
+@attrs.frozen
 class JournalEntry:
     """One task as the journal knows it.
 
@@ -140,6 +193,9 @@ class JournalEntry:
     """The W3C trace context of the task's span when it was recorded (tracing on): a resume
     continues the same trace from it (a remote parent)."""
     tracestate: str | None = None
+    lease: Lease | None = None
+    """The lease as last written (live or run out; None: never leased, or released). Set on
+    the entries ``claim_due`` returns: the lease just taken, whose token fences writes."""
 
     @property
     def is_open(self) -> bool:
@@ -291,14 +347,167 @@ class SharedJournal(Journal, Protocol):
         well. Cancelled: the caller stops waiting; a write already handed to the database is
         done whole or not at all."""
 
+    async def finish_leased(
+        self, server: str, task_id: str, outcome: RecordedOutcome, lease: Lease
+    ) -> bool:
+        """Record the outcome only while ``lease`` (its owner and token) is the task's, checked
+        in the statement that records: True when recorded; False when another worker took
+        the task since (the fence), or it has an outcome already. Deadline: the journal's own
+        bound on a statement (SQLiteJournal ``busy_timeout``, PostgresJournal
+        ``statement_timeout``). Cancelled: the caller stops
+        waiting; a write already handed to the database is done whole or not at all."""
+
+    async def snapshot_leased(
+        self, server: str, task_id: str, snapshot: Task, lease: Lease
+    ) -> bool:
+        """Keep ``snapshot`` only while ``lease`` is the task's (as ``finish_leased``): True when
+        kept. Deadline: the journal's own bound on a statement (SQLiteJournal
+        ``busy_timeout``, PostgresJournal ``statement_timeout``). Cancelled: the caller stops
+        waiting; a write already handed to the database is done whole or not at all."""
+
+    async def lease_of(self, server: str, task_id: str) -> Lease | None:
+        """The live lease on the open task (by the journal's clock), with ``left`` set; None
+        when no worker holds it (never leased, released, run out, or the task ended).
+        Deadline: the journal's own bound on a statement (SQLiteJournal
+        ``busy_timeout``, PostgresJournal ``statement_timeout``). Cancelled: the caller stops
+        waiting; a write already handed to the database is done whole or not at all."""
+
+
+@runtime_checkable
+class WatchedJournal(Journal, Protocol):
+    """A journal whose readers can wait for outcomes without asking the MCP servers: the
+    PostgreSQL journal (``LISTEN/NOTIFY``) and the SQLite one (a cheap check of the file)."""
+
+    async def lease_of(self, server: str, task_id: str) -> Lease | None:
+        """As :meth:`SharedJournal.lease_of`."""
+
+    async def wait_outcomes(
+        self,
+        tasks: Iterable[tuple[str, str]],
+        *,
+        timeout: float | None = None,
+        on_outcome: Callable[[str, str, RecordedOutcome], None] | None = None,
+    ) -> dict[tuple[str, str], RecordedOutcome]:
+        """The outcomes of ``tasks`` recorded (by any process) before ``timeout`` seconds
+        pass; a task the journal does not hold is a JournalError. Deadline: ``timeout``
+        (None: none). Cancelled: nothing is left behind (a listening connection is closed)."""
+
+
+@attrs.frozen
+class JournalWait:
+    """What :func:`wait_in_journal` found.
+
+    ``outcome`` is the task's recorded outcome; None when no live worker holds the task (ask
+    its server: nothing else will record it). ``held_by`` names the worker whose lease the
+    wait relied on last (None: no worker held the task while this waited); ``entry`` is the
+    task as the journal had it when the wait ended.
+    """
+
+    entry: JournalEntry
+    outcome: RecordedOutcome | None
+    held_by: str | None = None
+
+
+async def wait_in_journal(
+    journal: WatchedJournal, server: str, task_id: str, *, timeout: float | None = None
+) -> JournalWait:
+    """Wait for the outcome of a journaled task through the journal alone, while a live
+    worker holds its lease: the MCP server is never asked.
+
+    Returns at once with the outcome the journal holds, or with ``outcome=None`` when no live
+    worker holds the task (the caller decides whether to poll the server). While a worker
+    holds it, this waits for the outcome to be recorded (``LISTEN/NOTIFY`` on PostgreSQL, the
+    file on SQLite), looking at the lease again each time it could have run out: a worker that
+    died leaves a lease that runs out, and then ``outcome=None`` comes back.
+
+    A task the journal does not hold is a JournalError. Deadline: ``timeout`` seconds (None:
+    none), then DeadlineExceeded (the task may still run). Cancelled: nothing is left behind.
+    """
+    end = math.inf if timeout is None else anyio.current_time() + timeout
+    held_by: str | None = None
+    key = (server, task_id)
+    while True:
+        entry = await journal.get(server, task_id)
+        if entry is None:
+            raise JournalError(
+                getattr(journal, "path", "journal"), f"task {task_id!r} of {server} is not in it"
+            )
+        if entry.outcome is not None:
+            return JournalWait(entry, entry.outcome, held_by)
+        lease = await journal.lease_of(server, task_id)
+        if lease is None:
+            again = await journal.get(server, task_id)  # it may have ended in between
+            entry = again if again is not None else entry
+            return JournalWait(entry, entry.outcome, held_by)
+        held_by = lease.owner
+        left = end - anyio.current_time()
+        if left <= 0:
+            seen = {task_id: entry.snapshot} if entry.snapshot is not None else {}
+            raise DeadlineExceeded([task_id], seen)
+        # Until the lease could run out (a little after): then whether it was renewed.
+        until_lapse = (lease.left if lease.left is not None else 1.0) + 0.05
+        found = await journal.wait_outcomes([key], timeout=min(left, until_lapse))
+        if key in found:
+            done = await journal.get(server, task_id)
+            return JournalWait(done if done is not None else entry, found[key], held_by)
+
+
+def outcome_of(entry: JournalEntry) -> Outcome | Lost:
+    """The typed outcome of an ended journaled task, as a Poller would have returned it (or
+    Lost): from the recorded outcome and the last snapshot. An open task is a UsageError; an
+    outcome the journal cannot have written is a JournalError."""
+    recorded = entry.outcome
+    if recorded is None:
+        raise UsageError(f"task {entry.task_id!r} is open: it has no outcome yet")
+    if recorded.status == "lost":
+        return Lost(entry.task_id, recorded.error or "lost", entry.snapshot)
+    task = entry.snapshot
+    if recorded.status == "expired":
+        last = task if task is not None else _task_of(entry, TaskStatus.WORKING, recorded)
+        return Expired(last, recorded.recorded_at)
+    status = _TERMINAL.get(recorded.status)
+    if status is None:
+        raise JournalError("journal", f"task {entry.task_id!r}: outcome {recorded.status!r}")
+    if task is None or task.status is not status:
+        task = _task_of(entry, status, recorded)
+    if status is TaskStatus.CANCELLED:
+        return Cancelled(task)
+    result: CallToolResult | None = None
+    raw: JSONObject | None = None
+    if recorded.result is not None:
+        try:
+            result = decode(recorded.result, CallToolResult, entry.generation)
+        except MCPTasksError:
+            raw = recorded.result
+    if status is TaskStatus.FAILED:
+        return Failed(task, result=result, raw=raw)
+    if result is None:
+        raise JournalError("journal", f"task {entry.task_id!r}: completed without a result")
+    return Completed(task, result)
+
+
+_TERMINAL = {s.value: s for s in (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED)}
+
+
+def _task_of(entry: JournalEntry, status: TaskStatus, recorded: RecordedOutcome) -> Task:
+    """The task as its recorded outcome says it ended (no terminal snapshot was kept)."""
+    return Task(
+        task_id=entry.task_id,
+        status=status,
+        created_at=entry.created_at,
+        last_updated_at=recorded.recorded_at,
+        status_message=recorded.error,
+    )
+
 
 # -- SQLite -------------------------------------------------------------------------------------
 
 _APPLICATION_ID = 0x4D435454  # "MCTT": this file is an mcp-tasks-client journal
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3
 """2: each task's trace context (``traceparent``, ``tracestate``) and the ``inputs`` table
-(input requests queued for a worker with a handler, and the keys taken for answering); a
-version-1 file is migrated in place when opened (two columns and a table added)."""
+(input requests queued for a worker with a handler, and the keys taken for answering). 3: each
+lease's generation (``lease_token``), which fences a paused worker's late writes. An older file
+is migrated in place when opened (columns and a table added)."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's files beside the journal
 _SCHEMA = """
@@ -318,6 +527,7 @@ CREATE TABLE tasks (
     lease_until REAL,
     traceparent TEXT,
     tracestate TEXT,
+    lease_token INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (server, task_id)
 )
 """
@@ -340,13 +550,19 @@ _MIGRATIONS = {
         "ALTER TABLE tasks ADD COLUMN traceparent TEXT",
         "ALTER TABLE tasks ADD COLUMN tracestate TEXT",
         _INPUTS,
-    )
+    ),
+    2: ("ALTER TABLE tasks ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0",),
 }
 """From each older schema version to the next: the statements, run in one transaction."""
 _COLUMNS = (
     "server, task_id, generation, protocol_version, tool, created_at, session_id, "
     "initialize_json, snapshot_json, answered_json, outcome_json, traceparent, tracestate"
 )
+_READ = f"{_COLUMNS}, lease_owner, lease_token, lease_until"
+"""What an entry is read from: the columns written, and the lease."""
+# A new lease's generation: one more when the task changes hands (the owner given as the
+# statement's parameter), the same when its owner renews it.
+_NEXT_TOKEN = "lease_token + (lease_owner IS NOT ?)"
 
 
 class SQLiteJournal:
@@ -363,10 +579,15 @@ class SQLiteJournal:
         busy_timeout: float = 10.0,
         max_answered_keys: int = 10_000,
         clock: Callable[[], float] | None = None,
+        watch_interval: float = 0.05,
     ) -> None:
         if max_answered_keys < 1:
             raise UsageError("max_answered_keys must be at least 1")
+        if not watch_interval > 0:
+            raise UsageError("watch_interval must be positive (seconds)")
         self.path = str(path)
+        self.watch_interval = watch_interval
+        """How often :meth:`wait_outcomes` looks at the file (a stat, no SQL)."""
         self._clock = clock or _now
         """Seconds since the epoch that leases are timed by (this machine's clock)."""
         self.max_answered_keys = max_answered_keys
@@ -539,7 +760,12 @@ class SQLiteJournal:
                 try:
                     return work(self._db)
                 except sqlite3.Error as exc:
-                    raise self._fail(f"{type(exc).__name__}: {exc}") from None
+                    problem = f"{type(exc).__name__}: {exc}"
+                    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                        # Another process held the write lock past busy_timeout.
+                        log.warning("journal %s: %s (busy_timeout)", self.path, problem)
+                        raise JournalTimeout(self.path, problem) from None
+                    raise self._fail(problem) from None
 
         return await anyio.to_thread.run_sync(run)
 
@@ -638,7 +864,7 @@ class SQLiteJournal:
         file). Cancelled: the statement, already running in a worker thread, finishes first;
         then the cancellation is raised."""
         rows = await self._query(
-            f"SELECT {_COLUMNS} FROM tasks WHERE server=? AND task_id=?", (server, task_id)
+            f"SELECT {_READ} FROM tasks WHERE server=? AND task_id=?", (server, task_id)
         )
         return self._entry(rows[0]) if rows else None
 
@@ -647,7 +873,7 @@ class SQLiteJournal:
         file). Cancelled: the statement, already running in a worker thread, finishes first;
         then the cancellation is raised."""
         where = " WHERE outcome_json IS NULL" if open_only else ""
-        rows = await self._query(f"SELECT {_COLUMNS} FROM tasks{where} ORDER BY created_at")
+        rows = await self._query(f"SELECT {_READ} FROM tasks{where} ORDER BY created_at")
         return [self._entry(row) for row in rows]
 
     async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
@@ -656,10 +882,10 @@ class SQLiteJournal:
         then the cancellation is raised."""
         now = self._clock()
         changed = await self._execute(
-            "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND task_id=? "
-            "AND outcome_json IS NULL AND "
+            f"UPDATE tasks SET lease_token={_NEXT_TOKEN}, lease_owner=?, lease_until=? "
+            "WHERE server=? AND task_id=? AND outcome_json IS NULL AND "
             "(lease_owner IS NULL OR lease_owner=? OR lease_until < ?)",
-            (owner, now + lease, server, task_id, owner, now),
+            (owner, owner, now + lease, server, task_id, owner, now),
         )
         return changed == 1
 
@@ -685,19 +911,24 @@ class SQLiteJournal:
             db.execute("BEGIN IMMEDIATE")
             try:
                 rows = db.execute(
-                    f"SELECT {_COLUMNS} FROM tasks WHERE outcome_json IS NULL AND "
+                    f"SELECT {_READ} FROM tasks WHERE outcome_json IS NULL AND "
                     "(lease_owner IS NULL OR lease_until < ?) ORDER BY created_at LIMIT ?",
                     (now, limit),
                 ).fetchall()
-                db.executemany(
-                    "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND task_id=?",
-                    [(owner, now + lease, row[0], row[1]) for row in rows],
-                )
+                taken = []
+                for row in rows:
+                    token = row[14] + (row[13] != owner)
+                    db.execute(
+                        "UPDATE tasks SET lease_owner=?, lease_until=?, lease_token=? "
+                        "WHERE server=? AND task_id=?",
+                        (owner, now + lease, token, row[0], row[1]),
+                    )
+                    taken.append((*row[:13], owner, token, now + lease))
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
-            return rows
+            return taken
 
         if limit < 1:
             return []
@@ -717,10 +948,10 @@ class SQLiteJournal:
             try:
                 for server, task_id in tasks:
                     changed = db.execute(
-                        "UPDATE tasks SET lease_owner=?, lease_until=? WHERE server=? AND "
-                        "task_id=? AND outcome_json IS NULL AND "
-                        "(lease_owner IS NULL OR lease_owner=? OR lease_until < ?)",
-                        (owner, now + lease, server, task_id, owner, now),
+                        f"UPDATE tasks SET lease_token={_NEXT_TOKEN}, lease_owner=?, "
+                        "lease_until=? WHERE server=? AND task_id=? AND outcome_json IS NULL "
+                        "AND (lease_owner IS NULL OR lease_owner=? OR lease_until < ?)",
+                        (owner, owner, now + lease, server, task_id, owner, now),
                     ).rowcount
                     if changed == 1:
                         held.add((server, task_id))
@@ -731,6 +962,129 @@ class SQLiteJournal:
             return held
 
         return await self._in_thread(extend) if tasks else set()
+
+    # -- fenced writes, leases and outcomes read back ---------------------------------------------
+
+    async def finish_leased(
+        self, server: str, task_id: str, outcome: RecordedOutcome, lease: Lease
+    ) -> bool:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+        changed = await self._execute(
+            "UPDATE tasks SET outcome_json=?, lease_owner=NULL, lease_until=NULL "
+            "WHERE server=? AND task_id=? AND outcome_json IS NULL "
+            "AND lease_owner=? AND lease_token=?",
+            (_dump_outcome(outcome), server, task_id, lease.owner, lease.token),
+        )
+        if changed != 1:
+            log.warning(
+                "task %s: outcome not recorded, the lease (token %d) is no longer %s's",
+                _obs.TaskId(task_id),
+                lease.token,
+                lease.owner,
+            )
+        return changed == 1
+
+    async def snapshot_leased(
+        self, server: str, task_id: str, snapshot: Task, lease: Lease
+    ) -> bool:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+
+        def update(db: sqlite3.Connection) -> int:
+            row = db.execute(
+                "SELECT generation FROM tasks WHERE server=? AND task_id=?", (server, task_id)
+            ).fetchone()
+            if row is None:
+                return 0
+            return db.execute(
+                "UPDATE tasks SET snapshot_json=? WHERE server=? AND task_id=? "
+                "AND outcome_json IS NULL AND lease_owner=? AND lease_token=?",
+                (
+                    _dump_task(snapshot, Generation(row[0])),
+                    server,
+                    task_id,
+                    lease.owner,
+                    lease.token,
+                ),
+            ).rowcount
+
+        return await self._in_thread(update) == 1
+
+    async def lease_of(self, server: str, task_id: str) -> Lease | None:
+        """Deadline: ``busy_timeout`` for each statement (another process's write holding the
+        file). Cancelled: the statement, already running in a worker thread, finishes first;
+        then the cancellation is raised."""
+        now = self._clock()
+        rows = await self._query(
+            "SELECT lease_owner, lease_token, lease_until FROM tasks WHERE server=? AND "
+            "task_id=? AND outcome_json IS NULL AND lease_owner IS NOT NULL AND lease_until >= ?",
+            (server, task_id, now),
+        )
+        if not rows:
+            return None
+        owner, token, until = rows[0]
+        return Lease(owner, token, until, left=until - now)
+
+    def _file_mark(self) -> tuple[int, ...]:
+        """What changes when any process writes the journal: the file's and its write-ahead
+        log's size and modification time (a stat each, no SQL)."""
+        mark: list[int] = []
+        for path in (self.path, self.path + "-wal"):
+            try:
+                info = os.stat(path)
+            except OSError:
+                mark += [-1, -1]
+            else:
+                mark += [info.st_size, info.st_mtime_ns]
+        return tuple(mark)
+
+    async def wait_outcomes(
+        self,
+        tasks: Iterable[tuple[str, str]],
+        *,
+        timeout: float | None = None,
+        on_outcome: Callable[[str, str, RecordedOutcome], None] | None = None,
+    ) -> dict[tuple[str, str], RecordedOutcome]:
+        """Wait until each ``(server, task_id)`` has an outcome, recorded by any process, or
+        ``timeout`` seconds pass; the outcomes recorded by then (``on_outcome`` sees each as it
+        is found). The MCP servers are not asked: the file is looked at every
+        ``watch_interval`` seconds (a stat of it and its write-ahead log), and read only when
+        it changed (or a second passed, for a write within the clock's resolution). A task
+        the journal does not hold is a JournalError.
+        Deadline: ``timeout`` (None: none). Cancelled: between two looks at the file.
+        """
+        wanted = set(tasks)
+        found: dict[tuple[str, str], RecordedOutcome] = {}
+        first = True
+        seen: tuple[int, ...] | None = None
+        read_at = -math.inf
+        with anyio.move_on_after(timeout):
+            while wanted:
+                mark = self._file_mark()
+                now = anyio.current_time()
+                if mark != seen or now - read_at >= 1.0:
+                    seen, read_at = mark, now
+                    for key in sorted(wanted):
+                        rows = await self._query(
+                            "SELECT outcome_json FROM tasks WHERE server=? AND task_id=?", key
+                        )
+                        if not rows:
+                            if first:
+                                raise self._fail(f"task {key[1]!r} of {key[0]} is not in it")
+                            continue
+                        outcome = _load_outcome(rows[0][0])
+                        if outcome is not None:
+                            wanted.discard(key)
+                            found[key] = outcome
+                            if on_outcome is not None:
+                                on_outcome(key[0], key[1], outcome)
+                    first = False
+                if wanted:
+                    await anyio.sleep(self.watch_interval)
+        return found
 
     # -- input requests shared between workers ---------------------------------------------------
 
@@ -792,6 +1146,7 @@ class SQLiteJournal:
     def _entry(self, row: tuple[Any, ...]) -> JournalEntry:
         (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
         snapshot_json, answered_json, outcome_json, traceparent, tracestate = row[8:13]
+        owner, token, until = row[13:16] if len(row) >= 16 else (None, 0, None)
         try:
             gen = Generation(generation)
             return JournalEntry(
@@ -811,6 +1166,7 @@ class SQLiteJournal:
                 outcome=_load_outcome(outcome_json),
                 traceparent=traceparent,
                 tracestate=tracestate,
+                lease=Lease(owner, token, until) if owner is not None and until else None,
             )
         except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
             raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None

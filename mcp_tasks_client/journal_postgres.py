@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
+import attrs
 
 try:
     import psycopg
@@ -52,8 +53,12 @@ from . import observability as _obs
 from ._exceptions import MCPTasksError, UsageError
 from ._generation import Generation
 from .journal import (
+    JournalBusy,
     JournalEntry,
     JournalError,
+    JournalTimeout,
+    JournalUnavailable,
+    Lease,
     QueuedInput,
     RecordedOutcome,
     RecordedSession,
@@ -63,15 +68,16 @@ from .journal import (
 from .models import Task
 from .wire import decode, encode
 
-__all__ = ["SCHEMA_VERSION", "PostgresJournal"]
+__all__ = ["SCHEMA_VERSION", "PostgresJournal", "Reconnect"]
 
 log = _obs.get_logger("journal")
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the tables this release reads and writes. 2: each task's trace context
-(``traceparent``, ``tracestate``) and the ``inputs`` table; a version-1 journal is migrated
+(``traceparent``, ``tracestate``) and the ``inputs`` table. 3: each lease's generation
+(``lease_token``), which fences a paused worker's late writes. An older journal is migrated
 when opened."""
 
 _APPLICATION = "mcp-tasks-client journal"
@@ -81,6 +87,11 @@ _COLUMNS = (
     "server, task_id, generation, protocol_version, tool, created_at, session_id, "
     "initialize, snapshot, answered, outcome, traceparent, tracestate"
 )
+_READ = _COLUMNS + ", lease_owner, lease_token, lease_until"
+"""What an entry is read from: the columns written, and the lease."""
+# A new lease's generation: one more when the task changes hands, the same when its owner
+# renews it (the SET clause of a statement with the parameter ``owner``).
+_NEXT_TOKEN = "lease_token = lease_token + (lease_owner IS DISTINCT FROM %(owner)s)::int"
 # Seconds since the epoch: the caller's clock when one was given, else the server's.
 _NOW = "COALESCE(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
 
@@ -125,6 +136,7 @@ def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
                 lease_until float8,
                 traceparent text,
                 tracestate text,
+                lease_token bigint NOT NULL DEFAULT 0,
                 PRIMARY KEY (server, task_id)
             )"""
         ).format(schema),
@@ -148,6 +160,50 @@ def _migration_1_to_2(schema: sql.Identifier) -> list[sql.Composed]:
         _inputs_table(schema),
         sql.SQL("UPDATE {}.meta SET value = '2' WHERE key = 'schema_version'").format(schema),
     ]
+
+
+def _migration_2_to_3(schema: sql.Identifier) -> list[sql.Composed]:
+    """Version 2 to 3: each lease's generation (the fence of late writes)."""
+    return [
+        sql.SQL("ALTER TABLE {}.tasks ADD COLUMN lease_token bigint NOT NULL DEFAULT 0").format(
+            schema
+        ),
+        sql.SQL("UPDATE {}.meta SET value = '3' WHERE key = 'schema_version'").format(schema),
+    ]
+
+
+_MIGRATIONS = {"1": _migration_1_to_2, "2": _migration_2_to_3}
+"""From each older version to the next."""
+
+
+@attrs.frozen
+class Reconnect:
+    """How a :class:`PostgresJournal` rides out a lost database (a restart, a dropped
+    connection): a statement that could not reach it is tried again, after ``first`` seconds,
+    then twice as long each time up to ``longest``, for at most ``within`` seconds in all;
+    then :class:`~mcp_tasks_client.journal.JournalUnavailable` is raised. Each try is logged
+    (a warning naming the error). Statements are tried again only when the database was not
+    reached or the connection broke: each of the journal's statements is safe to repeat (a
+    repeated lease or outcome write changes nothing). A ``wait_outcomes`` listener reconnects
+    the same way, and reads the outcomes again (an announcement made while it was away is
+    not lost). Without a Reconnect (the default) the first failure is raised.
+    """
+
+    within: float = 30.0
+    first: float = 0.1
+    longest: float = 2.0
+
+    def __attrs_post_init__(self) -> None:
+        if not (self.within > 0 and 0 < self.first <= self.longest):
+            raise UsageError("Reconnect: within > 0 and 0 < first <= longest (seconds)")
+
+    def delays(self) -> Iterable[float]:
+        """The waits before each new try, in order, as long as they fit in ``within``."""
+        spent, delay = 0.0, self.first
+        while spent + delay <= self.within:
+            yield delay
+            spent += delay
+            delay = min(self.longest, delay * 2)
 
 
 def display_name(conninfo: str) -> str:
@@ -204,6 +260,7 @@ class PostgresJournal:
         connect_timeout: float = 10.0,
         max_answered_keys: int = 10_000,
         clock: Callable[[], float] | None = None,
+        reconnect: Reconnect | None = None,
     ) -> None:
         if not _SCHEMA_NAME.fullmatch(schema):
             raise UsageError(
@@ -225,6 +282,8 @@ class PostgresJournal:
         self._conninfo = conninfo
         self._password = str(conninfo_to_dict(conninfo).get("password") or "")
         self._clock = clock
+        self.reconnect = reconnect
+        """How a lost database is ridden out (None: the first failure is raised)."""
         self._ident = sql.Identifier(schema)
         self._channel = f"{schema}.outcomes"
         self._pool: psycopg_pool.ConnectionPool[psycopg.Connection[Any]] = (
@@ -234,6 +293,8 @@ class PostgresJournal:
                 max_size=max_size,
                 open=False,
                 configure=self._configure,
+                # A connection the database dropped (a restart) is replaced before it is used.
+                check=psycopg_pool.ConnectionPool.check_connection,
                 kwargs={"connect_timeout": max(1, round(connect_timeout))},
                 timeout=connect_timeout,
                 name=f"mcp_tasks_journal:{schema}",
@@ -252,14 +313,34 @@ class PostgresJournal:
         return JournalError(self.path, problem)
 
     def _error(self, exc: BaseException) -> JournalError:
+        """The typed JournalError for a database failure, logged (a warning) as it is made."""
+        error: JournalError
         if isinstance(exc, psycopg.errors.QueryCanceled):
-            return self._fail(
-                f"a statement ran past statement_timeout ({self.statement_timeout} s)"
-            )
-        if isinstance(exc, psycopg_pool.PoolTimeout):
-            return self._fail(f"no database connection within {self.connect_timeout} s")
-        text = str(exc).strip() or type(exc).__name__
-        return self._fail(f"{type(exc).__name__}: {text}")
+            problem = f"a statement ran past statement_timeout ({self.statement_timeout} s)"
+            error = JournalTimeout(self.path, self._hide(problem))
+        elif isinstance(exc, psycopg_pool.PoolTimeout) and self._pool_full():
+            problem = f"no pooled connection came free within {self.connect_timeout} s"
+            error = JournalBusy(self.path, self._hide(problem))
+        elif isinstance(exc, psycopg_pool.PoolTimeout):  # room to connect: it could not
+            problem = f"no database connection within {self.connect_timeout} s"
+            error = JournalUnavailable(self.path, self._hide(problem))
+        elif isinstance(exc, psycopg.OperationalError) and not isinstance(
+            exc, psycopg.errors.QueryCanceled
+        ):
+            text = str(exc).strip() or type(exc).__name__
+            error = JournalUnavailable(self.path, self._hide(f"{type(exc).__name__}: {text}"))
+        else:
+            text = str(exc).strip() or type(exc).__name__
+            return self._fail(f"{type(exc).__name__}: {text}")
+        log.warning("journal %s: %s: %s", self.path, type(error).__name__, error.problem)
+        return error
+
+    def _pool_full(self) -> bool:
+        """Every connection the pool may open is open (and was busy): an exhausted pool."""
+        return self._pool.get_stats().get("pool_size", 0) >= self._pool.max_size
+
+    def _hide(self, problem: str) -> str:
+        return problem.replace(self._password, "***") if self._password else problem
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.autocommit = True
@@ -330,10 +411,12 @@ class PostgresJournal:
                     "(it was left as it is)"
                 )
             version = meta.get("schema_version")
-            if version == "1":  # under the advisory lock: one process migrates
-                for statement in _migration_1_to_2(self._ident):
-                    conn.execute(statement)
-                log.info("journal schema %s migrated to version 2", self.schema)
+            if version in _MIGRATIONS:  # under the advisory lock: one process migrates
+                while version in _MIGRATIONS:
+                    for statement in _MIGRATIONS[version](self._ident):
+                        conn.execute(statement)
+                    version = str(int(version) + 1)
+                log.info("journal schema %s migrated to version %s", self.schema, version)
             elif version != str(SCHEMA_VERSION):
                 raise self._fail(
                     f"journal schema {version}; this version reads {SCHEMA_VERSION} (left as it is)"
@@ -364,6 +447,8 @@ class PostgresJournal:
     # -- running SQL off the event loop ---------------------------------------------------------
 
     async def _run(self, work: Callable[[psycopg.Connection[Any]], R]) -> R:
+        """``work`` on a pooled connection, in a worker thread; with :attr:`reconnect`, tried
+        again (after its delays) while the database cannot be reached."""
         if not self._opened:
             raise self._fail("not open (use `async with PostgresJournal(...)` or open())")
 
@@ -374,7 +459,16 @@ class PostgresJournal:
             except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
                 raise self._error(exc) from None
 
-        return await anyio.to_thread.run_sync(run)
+        delays = iter(self.reconnect.delays() if self.reconnect is not None else ())
+        while True:
+            try:
+                return await anyio.to_thread.run_sync(run)
+            except JournalUnavailable:
+                delay = next(delays, None)
+                if delay is None:
+                    raise
+                log.warning("journal %s: trying again in %.2f s", self.path, delay)
+                await anyio.sleep(delay)
 
     def _sql(self, text: str) -> sql.Composed:
         """``text`` with each ``{t}`` the journal's tasks table."""
@@ -484,7 +578,7 @@ class PostgresJournal:
         ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
         worker thread, finishes (at most ``statement_timeout``) before the cancellation is
         raised."""
-        select = self._sql(f"SELECT {_COLUMNS} FROM {{t}} WHERE server=%s AND task_id=%s")
+        select = self._sql(f"SELECT {_READ} FROM {{t}} WHERE server=%s AND task_id=%s")
         row = await self._run(lambda conn: conn.execute(select, (server, task_id)).fetchone())
         return self._entry(row) if row is not None else None
 
@@ -494,7 +588,7 @@ class PostgresJournal:
         worker thread, finishes (at most ``statement_timeout``) before the cancellation is
         raised."""
         where = " WHERE outcome IS NULL" if open_only else ""
-        select = self._sql(f"SELECT {_COLUMNS} FROM {{t}}{where} ORDER BY created_at, seq")
+        select = self._sql(f"SELECT {_READ} FROM {{t}}{where} ORDER BY created_at, seq")
         rows = await self._run(lambda conn: conn.execute(select).fetchall())
         return [self._entry(row) for row in rows]
 
@@ -504,7 +598,8 @@ class PostgresJournal:
         worker thread, finishes (at most ``statement_timeout``) before the cancellation is
         raised."""
         update = self._sql(
-            f"UPDATE {{t}} SET lease_owner=%(owner)s, lease_until={_NOW} + %(lease)s "
+            f"UPDATE {{t}} SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
+            f"lease_until={_NOW} + %(lease)s "
             "WHERE server=%(server)s AND task_id=%(task_id)s AND outcome IS NULL AND "
             f"(lease_owner IS NULL OR lease_owner=%(owner)s OR lease_until < {_NOW})"
         )
@@ -535,9 +630,10 @@ class PostgresJournal:
             "WITH due AS (SELECT server, task_id FROM {t} WHERE outcome IS NULL AND "
             f"(lease_owner IS NULL OR lease_until < {_NOW}) "
             "ORDER BY created_at, seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
-            f"UPDATE {{t}} AS t SET lease_owner=%(owner)s, lease_until={_NOW} + %(lease)s "
+            f"UPDATE {{t}} AS t SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
+            f"lease_until={_NOW} + %(lease)s "
             "FROM due WHERE t.server = due.server AND t.task_id = due.task_id RETURNING "
-            + ", ".join(f"t.{column.strip()}" for column in _COLUMNS.split(","))
+            + ", ".join(f"t.{column.strip()}" for column in _READ.split(","))
         )
         args = self._args(owner=owner, lease=lease, limit=limit)
         rows = await self._run(lambda conn: conn.execute(update, args).fetchall())
@@ -555,7 +651,8 @@ class PostgresJournal:
         if not tasks:
             return set()
         update = self._sql(
-            f"UPDATE {{t}} AS t SET lease_owner=%(owner)s, lease_until={_NOW} + %(lease)s "
+            f"UPDATE {{t}} AS t SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
+            f"lease_until={_NOW} + %(lease)s "
             "FROM unnest(%(servers)s::text[], %(ids)s::text[]) AS k(server, task_id) "
             "WHERE t.server = k.server AND t.task_id = k.task_id AND t.outcome IS NULL AND "
             f"(t.lease_owner IS NULL OR t.lease_owner=%(owner)s OR t.lease_until < {_NOW}) "
@@ -566,6 +663,82 @@ class PostgresJournal:
         )
         rows = await self._run(lambda conn: conn.execute(update, args).fetchall())
         return {(row[0], row[1]) for row in rows}
+
+    # -- fenced writes and leases read back ------------------------------------------------------
+
+    async def finish_leased(
+        self, server: str, task_id: str, outcome: RecordedOutcome, lease: Lease
+    ) -> bool:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
+        # The fence: the lease's owner and generation, checked by the statement that records.
+        update = self._sql(
+            "UPDATE {t} SET outcome=%s, lease_owner=NULL, lease_until=NULL "
+            "WHERE server=%s AND task_id=%s AND outcome IS NULL "
+            "AND lease_owner=%s AND lease_token=%s"
+        )
+        args = (_outcome_json(outcome), server, task_id, lease.owner, lease.token)
+
+        def work(conn: psycopg.Connection[Any]) -> bool:
+            with conn.transaction():
+                if conn.execute(update, args).rowcount != 1:
+                    return False
+                conn.execute(
+                    "SELECT pg_notify(%s, %s)", (self._channel, notify_payload(server, task_id))
+                )
+                return True
+
+        recorded = await self._run(work)
+        if not recorded:
+            log.warning(
+                "task %s: outcome not recorded, the lease (token %d) is no longer %s's",
+                _obs.TaskId(task_id),
+                lease.token,
+                lease.owner,
+            )
+        return recorded
+
+    async def snapshot_leased(
+        self, server: str, task_id: str, snapshot: Task, lease: Lease
+    ) -> bool:
+        """Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
+        select = self._sql("SELECT generation FROM {t} WHERE server=%s AND task_id=%s")
+        update = self._sql(
+            "UPDATE {t} SET snapshot=%s WHERE server=%s AND task_id=%s AND outcome IS NULL "
+            "AND lease_owner=%s AND lease_token=%s"
+        )
+
+        def work(conn: psycopg.Connection[Any]) -> bool:
+            row = conn.execute(select, (server, task_id)).fetchone()
+            if row is None:
+                return False
+            json = _task_json(snapshot, Generation(row[0]))
+            args = (json, server, task_id, lease.owner, lease.token)
+            return bool(conn.execute(update, args).rowcount == 1)
+
+        return await self._run(work)
+
+    async def lease_of(self, server: str, task_id: str) -> Lease | None:
+        """The live lease, judged by the database server's clock (unless ``clock`` was given).
+        Deadline: ``statement_timeout`` for the statement, on the server (and
+        ``connect_timeout`` for a connection). Cancelled: the statement, already running in a
+        worker thread, finishes (at most ``statement_timeout``) before the cancellation is
+        raised."""
+        select = self._sql(
+            f"SELECT lease_owner, lease_token, lease_until, lease_until - {_NOW} FROM {{t}} "
+            "WHERE server=%(server)s AND task_id=%(task_id)s AND outcome IS NULL "
+            f"AND lease_owner IS NOT NULL AND lease_until >= {_NOW}"
+        )
+        args = self._args(server=server, task_id=task_id)
+        row = await self._run(lambda conn: conn.execute(select, args).fetchone())
+        if row is None:
+            return None
+        return Lease(row[0], row[1], row[2], left=row[3])
 
     # -- input requests shared between workers ---------------------------------------------------
 
@@ -671,28 +844,52 @@ class PostgresJournal:
             return found
         if not self._opened:
             raise self._fail("not open (use `async with PostgresJournal(...)` or open())")
+        delays = iter(self.reconnect.delays() if self.reconnect is not None else ())
+        check = True  # the first read: a task the journal does not hold is an error
+        with anyio.move_on_after(timeout):
+            while wanted:
+                try:
+                    await self._listen_until_found(wanted, found, on_outcome, check)
+                except JournalUnavailable:
+                    delay = next(delays, None)
+                    if delay is None:
+                        raise
+                    # Away from the channel: announcements may be missed; the outcomes are
+                    # read again once listening anew.
+                    log.warning("journal %s: listening again in %.2f s", self.path, delay)
+                    await anyio.sleep(delay)
+                check = False
+        return found
+
+    async def _listen_until_found(
+        self,
+        wanted: dict[str, tuple[str, str]],
+        found: dict[tuple[str, str], RecordedOutcome],
+        on_outcome: Callable[[str, str, RecordedOutcome], None] | None,
+        check: bool,
+    ) -> None:
+        """LISTEN on a connection of its own, read what is recorded already, then take each
+        announced outcome until none is wanted. Cancelled: the connection is closed."""
         conn = await anyio.to_thread.run_sync(self._listener)
         try:
-            with anyio.move_on_after(timeout):
-                ready = await anyio.to_thread.run_sync(
-                    self._outcomes_of, conn, list(wanted.values()), True
-                )
-                self._take(ready, wanted, found, on_outcome)
-                while wanted:
-                    # Announcements that arrived during a query wait in psycopg's backlog,
-                    # not on the socket: take those before waiting for the socket.
-                    payloads = await anyio.to_thread.run_sync(self._announced, conn)
-                    if not payloads:
-                        await anyio.wait_readable(conn.fileno())
-                        continue
-                    keys = [wanted[p] for p in payloads if p in wanted]
-                    if keys:
-                        ready = await anyio.to_thread.run_sync(self._outcomes_of, conn, keys, False)
-                        self._take(ready, wanted, found, on_outcome)
+            ready = await anyio.to_thread.run_sync(
+                self._outcomes_of, conn, list(wanted.values()), check
+            )
+            self._take(ready, wanted, found, on_outcome)
+            while wanted:
+                # Announcements that arrived during a query wait in psycopg's backlog,
+                # not on the socket: take those before waiting for the socket.
+                payloads = await anyio.to_thread.run_sync(self._announced, conn)
+                if not payloads:
+                    await anyio.wait_readable(conn.fileno())
+                    continue
+                keys = [wanted[p] for p in payloads if p in wanted]
+                if keys:
+                    ready = await anyio.to_thread.run_sync(self._outcomes_of, conn, keys, False)
+                    self._take(ready, wanted, found, on_outcome)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(conn.close)
-        return found
 
     def _listener(self) -> psycopg.Connection[Any]:
         try:
@@ -700,7 +897,8 @@ class PostgresJournal:
                 self._conninfo, connect_timeout=max(1, round(self.connect_timeout))
             )
         except psycopg.Error as exc:
-            raise self._fail(f"cannot connect ({self._error(exc).problem})") from None
+            error = self._error(exc)
+            raise type(error)(self.path, f"cannot connect ({error.problem})") from None
         try:
             self._configure(conn)
             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
@@ -753,6 +951,7 @@ class PostgresJournal:
     def _entry(self, row: Sequence[Any]) -> JournalEntry:
         (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
         snapshot, answered, outcome, traceparent, tracestate = row[8:13]
+        owner, token, until = row[13:16] if len(row) >= 16 else (None, 0, None)
         try:
             gen = Generation(generation)
             return JournalEntry(
@@ -772,6 +971,7 @@ class PostgresJournal:
                 outcome=_load_outcome(outcome),
                 traceparent=traceparent,
                 tracestate=tracestate,
+                lease=Lease(owner, token, until) if owner is not None and until else None,
             )
         except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
             raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None

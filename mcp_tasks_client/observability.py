@@ -79,7 +79,11 @@ LOGGERS: Mapping[str, str] = {
     "mcp_tasks_client.transport.http": "DEBUG: a session opened, and ended by DELETE (never "
     "its id)",
     "mcp_tasks_client.transport.stdio": "DEBUG: the child process started and exited",
-    "mcp_tasks_client.journal": "DEBUG: an entry recorded, a task finished in the journal",
+    "mcp_tasks_client.journal": "DEBUG: an entry recorded, a task finished in the journal; "
+    "WARNING: each fault of the journal's database (JournalUnavailable, JournalTimeout, "
+    "JournalBusy), each try again (Reconnect), an outcome the lease's fence refused",
+    "mcp_tasks_client.resume": "INFO: a task let go because its lease is no longer surely "
+    "this worker's (why)",
 }
 """Every logger the library uses, with its levels. The root ``mcp_tasks_client`` itself logs
 nothing: set its level or handlers to cover them all."""

@@ -20,7 +20,14 @@ Worker mode (``resume(..., workers=N)``) is for many processes sharing one journ
 to N tasks, claims more as they end, and takes over the tasks of workers whose leases ran out,
 until no task is open. In both modes a lease is renewed every third of its length and counts
 as held for 80% of it after the request that took or renewed it: a task whose lease is not
-surely this process's any more is dropped (reported Held) before another process may poll it.
+surely this process's any more is dropped (reported Held) before another process may poll it,
+and that is checked again right before each poll (a process paused past its lease, then woken,
+notices before it polls). With a SharedJournal, each snapshot and the outcome are written
+fenced (``finish_leased``): the statement that records checks the lease's owner and token, so
+a worker that lost the task cannot record over the one that took it; its outcome is reported
+only once recorded (else Held: the new holder records and reports it). A journal that fails
+(a dropped connection, a restart, a statement timeout) is never the end of a task: the write
+of an outcome is tried again while the lease is surely ours, then left to the next holder.
 """
 
 from __future__ import annotations
@@ -50,9 +57,19 @@ from ._limits import Limits
 from ._sansio.scheduler import PollPolicy
 from .engine import Poller
 from .inputs import InputRouter
-from .journal import Journal, JournalEntry, RecordedOutcome, SharedJournal
-from .models import ClientCapabilities, Implementation
+from .journal import (
+    Journal,
+    JournalEntry,
+    Lease,
+    LeaseLost,
+    RecordedOutcome,
+    SharedJournal,
+    outcome_of,
+)
+from .models import ClientCapabilities, Implementation, Task
 from .outcomes import Lost, Outcome
+
+log = _obs.get_logger("resume")
 
 _RELEASE_BOUND = 10.0  # seconds for giving every lease back at the end
 # A lease counts as ours for this share of it, measured on this process's clock from before
@@ -182,12 +199,20 @@ class _Follower:
         self.resting: dict[tuple[str, str], tuple[JournalEntry, float]] = {}
         self.scopes: dict[tuple[str, str], anyio.CancelScope] = {}  # each followed task's wait
         self.valid_until: dict[tuple[str, str], float] = {}  # anyio time a lease is sure until
+        self.leases: dict[tuple[str, str], Lease] = {}  # the lease (token) each write names
+        self.fenced: set[tuple[str, str]] = set()  # outcomes the journal refused: not ours
+        self.unrecorded: dict[tuple[str, str], RecordedOutcome] = {}  # outcome writes failed
+        self.recorded_here: dict[tuple[str, str], RecordedOutcome] = {}  # outcomes we wrote
+        self.writing: dict[tuple[str, str], anyio.Event] = {}  # outcome writes in flight
+        self.journaled = _FencedJournal(journal, self)
+        """The journal as this process's Pollers write it: fenced by each task's lease."""
 
     def report(self, item: Resumed) -> None:
         if isinstance(item.ended, (Outcome, Lost)):
             # Recorded: the journal dropped the lease with it; nothing left to renew.
             self.claimed.pop((item.entry.server, item.entry.task_id), None)
             self.valid_until.pop((item.entry.server, item.entry.task_id), None)
+            self.leases.pop((item.entry.server, item.entry.task_id), None)
         self.done.append(item)
         if self.on_resumed is not None:
             self.on_resumed(item)
@@ -198,20 +223,42 @@ class _Follower:
             await self.journal.finish(entry.server, entry.task_id, lost)
         self.report(Resumed(entry, Lost(entry.task_id, reason, entry.snapshot)))
 
-    def hold(self, entry: JournalEntry, since: float) -> None:
-        """``entry``'s lease is ours, taken by a request sent at ``since`` (anyio time)."""
+    def hold(self, entry: JournalEntry, since: float, lease: Lease | None = None) -> None:
+        """``entry``'s lease is ours, taken by a request sent at ``since`` (anyio time);
+        ``lease`` (its token) fences this process's writes of the task."""
         key = (entry.server, entry.task_id)
         self.claimed[key] = entry
         self.valid_until[key] = since + self.lease * _LEASE_SAFE
+        if lease is not None:
+            self.leases[key] = lease
 
-    def _drop(self, key: tuple[str, str]) -> None:
+    def sure(self, key: tuple[str, str]) -> bool:
+        """The task's lease is surely this process's now (taken, and renewed in time)."""
+        until = self.valid_until.get(key)
+        return key in self.claimed and until is not None and anyio.current_time() < until
+
+    def gate(self, server: str) -> Callable[[str], None]:
+        """The check before each poll of ``server``'s tasks: a lease that is not surely ours
+        any more (a pause past it, a journal that did not answer) drops the task and sends
+        no poll (LeaseLost), whatever ran first when the process woke."""
+
+        def before_poll(task_id: str) -> None:
+            key = (server, task_id)
+            if not self.sure(key):
+                self._drop(key, "its lease is not surely ours before a request")
+                raise LeaseLost(task_id, self.me)
+
+        return before_poll
+
+    def _drop(self, key: tuple[str, str], why: str) -> None:
         """Stop following a task whose lease is no longer surely ours (reported Held)."""
+        log.info("task %s let go: %s", _obs.TaskId(key[1]), why)
         entry = self.claimed.pop(key, None)
         self.valid_until.pop(key, None)
         scope = self.scopes.get(key)
         if scope is not None:
-            scope.cancel()
-        if entry is not None:
+            scope.cancel()  # its wait reports it as it ends (Held, or an outcome it recorded)
+        elif entry is not None:
             self.report(Resumed(entry, Held(entry.task_id)))
 
     async def renew(self) -> None:
@@ -242,7 +289,7 @@ class _Follower:
                     if now is not None and not now.is_open:
                         continue  # it ended meanwhile: its report is on its way
                 # The lease ran out (this process stalled) and another took the task.
-                self._drop(key)
+                self._drop(key, "another worker took it (its lease ran out)")
 
     async def guard(self) -> None:
         """Stop following, before it runs out, a lease the journal has not renewed in time: a
@@ -252,7 +299,7 @@ class _Follower:
             now = anyio.current_time()
             for key, until in list(self.valid_until.items()):
                 if until <= now and key in self.claimed:
-                    self._drop(key)
+                    self._drop(key, "its lease was not renewed in time")
 
     async def follow(self, mine: list[JournalEntry], deadline: float | dt.timedelta | None) -> None:
         """Follow ``mine`` (one server and session, leases held) to their ends: one client,
@@ -268,7 +315,11 @@ class _Follower:
                 _bound_to(client, mine[0])  # before a task id is sent
                 async with (
                     Poller(
-                        client, self.policy, inputs=self.router_of(client), journal=self.journal
+                        client,
+                        self.policy,
+                        inputs=self.router_of(client),
+                        journal=self.journaled,
+                        before_poll=self.gate(mine[0].server),
                     ) as poller,
                     anyio.create_task_group() as group,
                 ):
@@ -303,14 +354,18 @@ class _Follower:
     ) -> None:
         key = (entry.server, entry.task_id)
         trace = _continue_trace(client, entry)
+        ended: Ended = Held(entry.task_id)
         with anyio.CancelScope() as scope:
             self.scopes[key] = scope
             try:
                 known = False
                 try:
+                    self.gate(entry.server)(entry.task_id)
                     ref = await client.get_task(entry.task_id)
                     known = True
-                    ended: Ended = await poller.wait(ref, deadline=deadline)
+                    ended = await poller.wait(ref, deadline=deadline)
+                    if isinstance(ended, Outcome):
+                        await self._recorded(key, ended)
                 except TaskNotFound as exc:
                     del unreported[entry.task_id]
                     how = "forgot it" if known else "does not know it"
@@ -320,17 +375,59 @@ class _Follower:
                     del unreported[entry.task_id]
                     await self.lose(entry, f"its session expired ({exc})")
                     return
+                except LeaseLost:
+                    ended = Held(entry.task_id)
                 except MCPTasksError as exc:
                     ended = exc
-                del unreported[entry.task_id]
-                if not scope.cancel_called:  # else dropped (reported Held) as the wait ended
-                    self.report(Resumed(entry, ended))
             finally:
                 self.scopes.pop(key, None)
                 if trace is not None:  # a wait that ended without an outcome (lost, failed)
                     trace.end({"mcp_tasks.outcome": "not followed"})
-        if scope.cancelled_caught:
-            unreported.pop(entry.task_id, None)  # reported Held by renew
+        unreported.pop(entry.task_id, None)
+        writing = self.writing.get(key)
+        if writing is not None:  # the Poller's write of its outcome, still in flight
+            with anyio.move_on_after(self.lease):
+                await writing.wait()
+        recorded = self.recorded_here.pop(key, None) or await self._written(key)
+        if scope.cancel_called or isinstance(ended, Held):
+            # Dropped (its lease no longer surely ours): Held, unless this process recorded
+            # the task's outcome before it let go; then that outcome is its to report (no
+            # other worker will: the task has ended in the journal).
+            if recorded is None:
+                ended = Held(entry.task_id)
+            elif not isinstance(ended, Outcome):
+                read = outcome_of(attrs.evolve(entry, outcome=recorded))
+                ended = read if not isinstance(read, Lost) else Held(entry.task_id)
+        self.report(Resumed(entry, ended))
+
+    async def _written(self, key: tuple[str, str]) -> RecordedOutcome | None:
+        """The outcome this process was writing when its wait was cancelled, if the journal
+        holds it (the write went through; the cancellation came as it returned)."""
+        writing = self.unrecorded.pop(key, None)
+        self.fenced.discard(key)
+        if writing is None:
+            return None
+        try:
+            now = await self.journal.get(*key)
+        except MCPTasksError:
+            return None  # unknown: reported Held; the journal says what became of it
+        return writing if now is not None and now.outcome == writing else None
+
+    async def _recorded(self, key: tuple[str, str], outcome: Outcome) -> None:
+        """The outcome the Poller wrote is in the journal, or this process lets the task go:
+        an outcome write that failed (the journal unreachable) is tried again while the lease
+        is surely ours; one the fence refused, or still unwritten when the lease is no longer
+        sure, drops the task (reported Held: the next holder records and reports it)."""
+        delay = 0.1
+        while key in self.unrecorded and key not in self.fenced and self.sure(key):
+            await anyio.sleep(delay)
+            delay = min(2.0, delay * 2)
+            with contextlib.suppress(MCPTasksError):
+                await self.journaled.finish(*key, self.unrecorded[key])
+        if key in self.fenced or key in self.unrecorded:
+            self.fenced.discard(key)
+            self.unrecorded.pop(key, None)
+            self._drop(key, "its outcome was not recorded under its lease")
 
     async def release_all(self) -> None:
         # Shielded, so a cancelled resume still gives its leases back; bounded, so a journal
@@ -342,6 +439,95 @@ class _Follower:
                     await self.journal.release(entry.server, entry.task_id, self.me)
             self.claimed.clear()
             self.resting.clear()
+
+
+class _FencedJournal:
+    """The journal as a worker's Pollers write it: a task this worker leases is written with its
+    lease (owner and token) checked by the statement that writes (``snapshot_leased``,
+    ``finish_leased`` of a SharedJournal), so a write after another worker took the task over
+    changes nothing; the refusal is noted (``fenced``) for the follower. An outcome write
+    that fails is noted too (``unrecorded``) and raised, for the Poller's sink to warn of.
+    Everything else goes to the journal as it is."""
+
+    def __init__(self, journal: Journal, follower: _Follower) -> None:
+        self.journal = journal
+        self.follower = follower
+
+    def _lease(self, server: str, task_id: str) -> tuple[SharedJournal, Lease | None] | None:
+        """The shared journal and the task's lease (None: unknown, the journal would not say);
+        None for a journal without leases to fence by."""
+        if not isinstance(self.journal, SharedJournal):
+            return None
+        return self.journal, self.follower.leases.get((server, task_id))
+
+    async def record(self, entry: JournalEntry) -> None:
+        """As the journal's. Deadline and Cancelled: as the journal's statement."""
+        await self.journal.record(entry)
+
+    async def snapshot(self, server: str, task_id: str, snapshot: Task) -> None:
+        """Fenced by the task's lease. Deadline and Cancelled: as the journal's statement."""
+        leased = self._lease(server, task_id)
+        if leased is None:
+            await self.journal.snapshot(server, task_id, snapshot)
+        elif not self.follower.sure((server, task_id)):
+            return  # let go: the next holder writes its own
+        elif leased[1] is None:
+            await self.journal.snapshot(server, task_id, snapshot)
+        else:
+            # Refused (another worker took it, or its outcome came first): nothing to do; the
+            # outcome's own write is fenced the same way.
+            await leased[0].snapshot_leased(server, task_id, snapshot, leased[1])
+
+    async def answered(self, server: str, task_id: str, key: str) -> None:
+        """As the journal's. Deadline and Cancelled: as the journal's statement."""
+        await self.journal.answered(server, task_id, key)
+
+    async def finish(self, server: str, task_id: str, outcome: RecordedOutcome) -> None:
+        """Fenced by the task's lease. Deadline and Cancelled: as the journal's statement."""
+        key = (server, task_id)
+        follower = self.follower
+        leased = self._lease(server, task_id)
+        if leased is not None and not follower.sure(key):
+            follower.fenced.add(key)  # let go already: the next holder records it
+            return
+        lease = leased[1] if leased is not None else None
+        follower.unrecorded[key] = outcome  # until the write is known done
+        done = follower.writing[key] = anyio.Event()
+        try:
+            refused = False
+            if leased is None or lease is None:
+                await self.journal.finish(server, task_id, outcome)
+            elif not await leased[0].finish_leased(server, task_id, outcome, lease):
+                # Refused: fenced, or recorded already; by this very write (tried again after
+                # a connection broke past its commit) when the journal holds this outcome.
+                now = await self.journal.get(server, task_id)
+                refused = now is None or now.outcome != outcome
+            if refused:
+                follower.fenced.add(key)
+            else:
+                follower.fenced.discard(key)
+                follower.recorded_here[key] = outcome
+            follower.unrecorded.pop(key, None)
+        finally:
+            done.set()
+            if follower.writing.get(key) is done:
+                del follower.writing[key]
+
+    async def get(self, server: str, task_id: str) -> JournalEntry | None:
+        """As the journal's. Deadline and Cancelled: as the journal's statement."""
+        return await self.journal.get(server, task_id)
+
+    async def entries(self, *, open_only: bool = False) -> Sequence[JournalEntry]:
+        """As the journal's. Deadline and Cancelled: as the journal's statement."""
+        return await self.journal.entries(open_only=open_only)
+
+    async def claim(self, server: str, task_id: str, owner: str, lease: float) -> bool:
+        """As the journal's. Deadline and Cancelled: as the journal's statement."""
+        return await self.journal.claim(server, task_id, owner, lease)
+
+    async def release(self, server: str, task_id: str, owner: str) -> None:
+        """As the journal's. Deadline and Cancelled: as the journal's statement."""
+        await self.journal.release(server, task_id, owner)
 
 
 def _continue_trace(client: Client, entry: JournalEntry) -> _obs.TaskTrace | None:
@@ -443,7 +629,11 @@ async def resume(
                 continue
             if got:
                 mine.append(entry)
-                follower.hold(entry, since)
+                token = None
+                if isinstance(journal, SharedJournal):
+                    with contextlib.suppress(MCPTasksError):
+                        token = await journal.lease_of(entry.server, entry.task_id)
+                follower.hold(entry, since, token if token and token.owner == me else None)
             else:
                 follower.report(Resumed(entry, Held(entry.task_id)))
         if mine:
@@ -498,6 +688,7 @@ async def _work(
                 following.pop(key, None)
                 follower.claimed.pop(key, None)
                 follower.valid_until.pop(key, None)
+                follower.leases.pop(key, None)
                 follower.resting[key] = (entry, anyio.current_time() + follower.lease)
             freed.set()
 
@@ -521,7 +712,7 @@ async def _work(
                         for entry in got:
                             key = (entry.server, entry.task_id)
                             following[key] = entry
-                            follower.hold(entry, since)
+                            follower.hold(entry, since, entry.lease)
                             follower.resting.pop(key, None)
                         for group in _group(got):
                             running.start_soon(follow, group)

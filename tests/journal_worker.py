@@ -1,9 +1,11 @@
 """A worker or a waiter process sharing one PostgreSQL journal, for the acceptance test.
 
-``python journal_worker.py work URL SCHEMA OWNER WORKERS LEASE``: ``resume(workers=WORKERS)``
-as OWNER (sent as the ``X-Worker`` header, for the server's request log), on trio, once a
-line on stdin says go (after its ``{"ready": OWNER}`` line); one JSON line per task it
-reports. ``python journal_worker.py wait URL SCHEMA SERVER IDS.json``: waits
+``python journal_worker.py work URL SCHEMA OWNER WORKERS LEASE [RECONNECT [TIMEOUT]]``:
+``resume(workers=WORKERS)`` as OWNER (sent as the ``X-Worker`` header, for the server's request
+log), on trio, once a line on stdin says go (after its ``{"ready": OWNER}`` line); one JSON line
+per task it reports. RECONNECT: seconds its journal rides out a lost database (``Reconnect``;
+0, the default: none); TIMEOUT: the journal's ``statement_timeout`` (default 10).
+``python journal_worker.py wait URL SCHEMA SERVER IDS.json``: waits
 for the outcome of every task in IDS.json through the journal (LISTEN/NOTIFY, never asking the
 MCP server), on asyncio; one JSON line per outcome.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -19,7 +22,7 @@ import anyio
 
 from mcp_tasks_client import PollPolicy, client_for, resume
 from mcp_tasks_client.journal import RecordedOutcome
-from mcp_tasks_client.journal_postgres import PostgresJournal
+from mcp_tasks_client.journal_postgres import PostgresJournal, Reconnect
 from mcp_tasks_client.models import Implementation
 from mcp_tasks_client.resume import Resumed
 
@@ -34,10 +37,22 @@ def _show(item: Resumed) -> None:
     print(json.dumps({**line, "status": str(status.value) if status else None}), flush=True)
 
 
-async def work(url: str, schema: str, owner: str, workers: int, lease: float) -> None:
+async def work(
+    url: str,
+    schema: str,
+    owner: str,
+    workers: int,
+    lease: float,
+    reconnect: float = 0.0,
+    statement_timeout: float = 10.0,
+) -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(created).3f %(message)s")
     print(json.dumps({"ready": owner}), flush=True)
     await anyio.to_thread.run_sync(sys.stdin.readline)  # the test's go: the tasks exist now
-    async with PostgresJournal(url, schema=schema) as journal:
+    again = Reconnect(within=reconnect, first=0.1, longest=1.0) if reconnect > 0 else None
+    async with PostgresJournal(
+        url, schema=schema, reconnect=again, statement_timeout=statement_timeout
+    ) as journal:
         opener = functools.partial(client_for, client_info=INFO, headers={"X-Worker": owner})
         await resume(
             journal,
@@ -64,7 +79,10 @@ if __name__ == "__main__":
     mode, url, schema = sys.argv[1:4]
     if mode == "work":
         owner, workers, lease = sys.argv[4], int(sys.argv[5]), float(sys.argv[6])
-        anyio.run(work, url, schema, owner, workers, lease, backend="trio")
+        given = sys.argv[7:9]
+        reconnect, timeout = [float(word) for word in [*given, *["0", "10"][len(given) :]]]
+        job = functools.partial(work, url, schema, owner, workers, lease, reconnect, timeout)
+        anyio.run(job, backend="trio")
     else:
         ids = json.loads(Path(sys.argv[5]).read_text())
         anyio.run(wait, url, schema, sys.argv[4], ids, backend="asyncio")

@@ -127,6 +127,7 @@ def test_a_version_1_sqlite_journal_is_brought_to_version_2(tmp_path: Path) -> N
     db.execute("DROP TABLE inputs")  # version 1 had neither the table nor the trace columns
     db.execute("ALTER TABLE tasks DROP COLUMN traceparent")
     db.execute("ALTER TABLE tasks DROP COLUMN tracestate")
+    db.execute("ALTER TABLE tasks DROP COLUMN lease_token")  # nor (version 3) lease tokens
     db.execute("PRAGMA user_version=1")
     db.commit()
     db.close()
@@ -134,7 +135,7 @@ def test_a_version_1_sqlite_journal_is_brought_to_version_2(tmp_path: Path) -> N
         assert anyio.run(journal.claim_input, SERVER, "t-1", "k", "w1")
         assert [e.task_id for e in anyio.run(journal.entries)] == ["t-1"]
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     db.close()
 
 
@@ -145,7 +146,8 @@ def test_a_version_1_postgres_journal_is_brought_to_version_2(postgres_url: str)
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f"DROP TABLE {schema}.inputs")  # version 1 had neither this table
         conn.execute(  # nor the trace columns
-            f"ALTER TABLE {schema}.tasks DROP COLUMN traceparent, DROP COLUMN tracestate"
+            f"ALTER TABLE {schema}.tasks DROP COLUMN traceparent, DROP COLUMN tracestate, "
+            "DROP COLUMN lease_token"  # and (version 3) the lease tokens
         )
         conn.execute(f"UPDATE {schema}.meta SET value = '1' WHERE key = 'schema_version'")
     with PostgresJournal(postgres_url, schema=schema) as journal:
@@ -153,7 +155,7 @@ def test_a_version_1_postgres_journal_is_brought_to_version_2(postgres_url: str)
         assert [e.task_id for e in anyio.run(journal.entries)] == ["t-1"]
     with psycopg.connect(postgres_url) as conn:
         row = conn.execute(f"SELECT value FROM {schema}.meta WHERE key = 'schema_version'")
-        assert row.fetchone() == ("2",)
+        assert row.fetchone() == ("3",)
 
 
 def test_a_router_with_a_journal_says_which_journal_it_needs() -> None:

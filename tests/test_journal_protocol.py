@@ -29,6 +29,7 @@ from mcp_tasks_client._generation import Generation
 from mcp_tasks_client.journal import (
     Journal,
     JournalEntry,
+    Lease,
     RecordedOutcome,
     RecordedSession,
     SharedJournal,
@@ -341,6 +342,8 @@ class LeaseProtocol(RuleBasedStateMachine):
         self.store = store
         self.ended: set[str] = set()
         self.leases: dict[str, tuple[str, float]] = {}  # task -> (owner, until)
+        self.tokens = dict.fromkeys(TASKS, 0)  # each task's lease generation
+        self.given: dict[tuple[str, str], set[int]] = {}  # (owner, task) -> tokens it was given
         for order, task_id in enumerate(TASKS):
             anyio.run(self.journal.record, entry_of(task_id, order=order))
 
@@ -356,6 +359,13 @@ class LeaseProtocol(RuleBasedStateMachine):
         held = self.leases.get(task_id)
         return held is None or held[0] == owner or held[1] < self.clock.now
 
+    def _taken(self, task: str, owner: str, lease: float) -> None:
+        """``owner`` took or renewed the task's lease: a new generation when it changed hands."""
+        if self.leases.get(task, (None, 0.0))[0] != owner:
+            self.tokens[task] += 1
+        self.leases[task] = (owner, self.clock.now + lease)
+        self.given.setdefault((owner, task), set()).add(self.tokens[task])
+
     @rule(seconds=st.floats(0, 40))
     def time_passes(self, seconds: float) -> None:
         self.clock.now += seconds
@@ -369,7 +379,7 @@ class LeaseProtocol(RuleBasedStateMachine):
         got = anyio.run(self.journal.claim, SERVER, task, owner, lease)
         assert got == self._free_for(task, owner)
         if got:
-            self.leases[task] = (owner, self.clock.now + lease)
+            self._taken(task, owner, lease)
 
     @rule(owner=WORKERS, lease=LEASES, limit=st.integers(0, 4))
     def claim_due(self, owner: str, lease: float, limit: int) -> None:
@@ -377,7 +387,9 @@ class LeaseProtocol(RuleBasedStateMachine):
         free = [task for task in TASKS if self._free_for(task, None)]
         assert [entry.task_id for entry in got] == free[:limit]
         for entry in got:
-            self.leases[entry.task_id] = (owner, self.clock.now + lease)
+            self._taken(entry.task_id, owner, lease)
+            assert entry.lease is not None
+            assert (entry.lease.owner, entry.lease.token) == (owner, self.tokens[entry.task_id])
 
     @rule(
         owner=WORKERS,
@@ -389,7 +401,7 @@ class LeaseProtocol(RuleBasedStateMachine):
         expected = {task for task in tasks if self._free_for(task, owner)}
         assert held == {(SERVER, task) for task in expected}
         for task in expected:
-            self.leases[task] = (owner, self.clock.now + lease)
+            self._taken(task, owner, lease)
 
     @rule(task=st.sampled_from(TASKS), owner=WORKERS)
     def release(self, task: str, owner: str) -> None:
@@ -402,6 +414,38 @@ class LeaseProtocol(RuleBasedStateMachine):
         anyio.run(self.journal.finish, SERVER, task, RecordedOutcome("completed"))
         self.ended.add(task)
         self.leases.pop(task, None)
+
+    @rule(task=st.sampled_from(TASKS), owner=WORKERS, oldest=st.booleans())
+    def finish_fenced(self, task: str, owner: str, oldest: bool) -> None:
+        """A worker records an outcome naming a lease it was given (its latest, or its oldest:
+        a follower from before it lost the task and took it back): recorded exactly when the
+        task never changed hands since that lease (a worker paused past its lease, whose task
+        another took, records nothing, even when it holds the task again now)."""
+        tokens = self.given.get((owner, task))
+        if not tokens:
+            return  # never held it: it has no lease to name
+        token = min(tokens) if oldest else max(tokens)
+        lease = Lease(owner, token, 0.0)
+        done = RecordedOutcome("completed")
+        got = anyio.run(self.journal.finish_leased, SERVER, task, done, lease)
+        held = self.leases.get(task, (None, 0.0))[0] == owner
+        assert got == (task not in self.ended and held and self.tokens[task] == token)
+        if got:
+            self.ended.add(task)
+            self.leases.pop(task, None)
+
+    @invariant()
+    def live_leases_read_back(self) -> None:
+        # lease_of says who holds each task now, with its generation, by the journal's clock.
+        for task in TASKS:
+            read = anyio.run(self.journal.lease_of, SERVER, task)
+            owner, until = self.leases.get(task, (None, 0.0))
+            if task in self.ended or owner is None or until < self.clock.now:
+                assert read is None, (task, read)
+            else:
+                assert read is not None
+                assert (read.owner, read.token) == (owner, self.tokens[task])
+                assert read.left == pytest.approx(until - self.clock.now, abs=1e-3)
 
     @invariant()
     def one_live_holder_per_task(self) -> None:
@@ -425,3 +469,50 @@ def test_the_lease_protocol_holds_with_many_workers_and_clock_jumps(store: Store
         Machine,
         settings=settings(max_examples=examples(25), stateful_step_count=25, deadline=None),
     )
+
+
+def test_a_paused_workers_late_outcome_is_fenced_even_after_it_takes_the_task_back(
+    store: Store,
+) -> None:
+    """The process-pause case, step by step on the journal's clock: w1's lease runs out while
+    it is paused, w2 takes the task over (a new token), lets it go, and w1 takes it back (a
+    newer token). The outcome w1's paused follower tries to record names the first lease: it
+    is refused, in the statement that records; the write naming the current lease is
+    recorded, once. A renewal by the holder keeps its token."""
+    clock = Clock()
+
+    async def main() -> None:
+        with store.open(clock=clock) as journal:
+            await journal.record(entry_of("t-1"))
+            [first] = await journal.claim_due("w1", 10.0, 5)
+            assert first.lease is not None
+            paused = first.lease
+            assert await journal.renew("w1", [(SERVER, "t-1")], 10.0) == {(SERVER, "t-1")}
+            renewed = await journal.lease_of(SERVER, "t-1")
+            assert renewed is not None
+            assert renewed.token == paused.token  # renewing keeps the generation
+            clock.now += 11.0  # w1 is paused past its lease
+            [taken] = await journal.claim_due("w2", 10.0, 5)
+            assert taken.lease is not None
+            assert taken.lease.token == paused.token + 1
+            late = RecordedOutcome("completed", result={"content": []})
+            assert not await journal.snapshot_leased(SERVER, "t-1", _task("t-1"), paused)
+            assert not await journal.finish_leased(SERVER, "t-1", late, paused)
+            await journal.release(SERVER, "t-1", "w2")
+            assert await journal.claim(SERVER, "t-1", "w1", 10.0)  # w1 holds it again
+            again = await journal.lease_of(SERVER, "t-1")
+            assert again is not None
+            assert (again.owner, again.token) == ("w1", paused.token + 2)
+            assert not await journal.finish_leased(SERVER, "t-1", late, paused)  # stale
+            entry = await journal.get(SERVER, "t-1")
+            assert entry is not None
+            assert entry.is_open
+            assert await journal.finish_leased(SERVER, "t-1", late, again)
+            assert not await journal.finish_leased(SERVER, "t-1", late, again)  # once
+            entry = await journal.get(SERVER, "t-1")
+            assert entry is not None
+            assert entry.outcome is not None
+            assert entry.outcome.status == "completed"
+            assert await journal.lease_of(SERVER, "t-1") is None
+
+    anyio.run(main)

@@ -148,7 +148,9 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
             workers = {}
             for name in ("w1", "w2", "w3"):
                 argv = [*script, "work", postgres_url, schema, name, str(CAPACITY), str(LEASE)]
-                workers[name] = await anyio.open_process(argv)
+                # stderr to a file: a pipe nobody reads would stop a worker that logs a lot.
+                errors = tmp_path / f"{name}.stderr"
+                workers[name] = await anyio.open_process(argv, stderr=errors.open("wb"))
                 processes.append(workers[name])
                 group.start_soon(_lines, workers[name], reports[name])
             async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:

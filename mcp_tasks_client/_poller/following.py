@@ -75,6 +75,7 @@ class Following:
         end: EndTask,
         warn: Callable[[Violation | MCPTasksError], None],
         spawn: Callable[[Tracked, Callable[[], Awaitable[None]]], None],
+        before_outcome: Callable[[str], None] | None = None,
     ) -> None:
         if policy.listen:
             client.driver.check_listen()
@@ -86,6 +87,7 @@ class Following:
         self._end = end
         self._warn = warn
         self._spawn = spawn
+        self._before_outcome = before_outcome  # the Poller's before_poll, for the fetch too
         # 2026 input handlers at once: as many as server->client requests in 2025-11-25.
         self._input_limiter = anyio.CapacityLimiter(client.limits.max_server_requests)
         self._workers_per_task = client.limits.max_server_requests
@@ -124,7 +126,11 @@ class Following:
             self.follow(tracked).input_required(snapshot)
 
     async def finish(self, tracked: Tracked) -> None:
-        """The terminal task's outcome (or the error that stands for it), then its end."""
+        """The terminal task's outcome (or the error that stands for it), then its end. The
+        Poller's ``before_poll`` is asked first, as for a poll: a fetch (``tasks/result``) and
+        the journal's record are actions too."""
+        if self._before_outcome is not None:
+            self._before_outcome(tracked.task_id)
         ended = await self.follow(tracked).outcome(tracked.machine.current)
         if isinstance(ended, MCPTasksError):
             self._end(tracked, error=ended)

@@ -68,8 +68,12 @@ class Driver:
         warn: Callable[[MCPTasksError | Violation], None],
         failed: Callable[[Tracked, Exception], None],
         acknowledged: Callable[[], frozenset[str]],
+        before_poll: Callable[[str], None] | None = None,
     ) -> None:
         self.policy = policy
+        # The Poller's ``before_poll``: called with the task id before each tasks/get; what
+        # it raises is raised instead of the poll (resume checks its lease there).
+        self._before_poll = before_poll
         self.scheduler = scheduler
         self._registry = registry
         self._get = get
@@ -94,7 +98,10 @@ class Driver:
         """Polls that were due but waited for a slot (``PollPolicy.max_in_flight`` saturated)."""
 
     async def get(self, task_id: str, timeout: float | None = None) -> Task:
-        """One ``tasks/get`` (``get``: ``Client.get_task``), counted in ``sent``."""
+        """One ``tasks/get`` (``get``: ``Client.get_task``), counted in ``sent``, once
+        ``before_poll`` let it go."""
+        if self._before_poll is not None:
+            self._before_poll(task_id)
         self.sent += 1
         limit = self.policy.request_timeout if timeout is None else timeout
         return await self._get(task_id, timeout=limit)

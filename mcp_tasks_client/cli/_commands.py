@@ -40,9 +40,16 @@ from .._io.http import HttpTransport
 from ..builders import TaskHandle, ToolCall
 from ..engine import WatchItem
 from ..inputs import InputRouter
-from ..journal import Journal, JournalEntry, SharedJournal
+from ..journal import (
+    Journal,
+    JournalEntry,
+    SharedJournal,
+    WatchedJournal,
+    outcome_of,
+    wait_in_journal,
+)
 from ..models import CallToolResult, ClientCapabilities, CreateTaskResult, Task, TaskStatus
-from ..outcomes import Completed, Failed, Outcome
+from ..outcomes import Completed, Failed, Lost, Outcome
 from ..resume import Resumed, client_for, resume
 from ._connect import (
     client_info,
@@ -263,10 +270,12 @@ class Run:
                 self.check_call(ns)
             with contextlib.ExitStack() as stack:
                 if self.options.journal is not None:
-                    self.journal = stack.enter_context(open_journal(self.options.journal))
+                    self.journal = stack.enter_context(
+                        open_journal(self.options.journal, self.options.reconnect)
+                    )
                 self.router = self.new_router()
                 if command == "resume":
-                    return await self.resume(getattr(ns, "workers", None))
+                    return await self.resume(getattr(ns, "workers", None), ns.lease)
                 if command == "list" and self.journal is not None:
                     return await self.list_journal()
                 entry = None
@@ -276,6 +285,12 @@ class Run:
                     entry = await self.journal.get(server, task_id_given)
                     if entry is not None:
                         self.journaled.add(task_id_given)
+                if command in ("wait", "result"):
+                    self.out.source = {"source": "server"}
+                    if entry is not None and not ns.ask_server:
+                        read = await self.from_journal(entry)
+                        if read is not None:
+                            return read
                 async with make_client(self.options, self.router, entry) as client:
                     if self.router is not None:
                         self.router.attach(client)
@@ -526,7 +541,33 @@ class Run:
                 f"no progress shown: the server's GET stream did not open ({self.listen_error})"
             )
 
-    async def resume(self, workers: int | None = None) -> ExitCode:
+    async def from_journal(self, entry: JournalEntry) -> ExitCode | None:
+        """``wait``/``result`` of a journaled task: its outcome from the journal, when it holds
+        one or a live worker holds the task (waiting for it there: the server is not asked);
+        None when no live worker holds it (the server is asked, as without a journal)."""
+        journal = self.journal
+        if not isinstance(journal, WatchedJournal):
+            return None
+        task_id = entry.task_id
+        self.out.open_task = task_id
+        try:
+            found = await wait_in_journal(
+                journal, entry.server, task_id, timeout=self.options.deadline
+            )
+        except DeadlineExceeded as exc:
+            return self.failed(exc, task_id, entry.snapshot, waited=True)
+        if found.outcome is None:
+            self.out.note(f"no live worker holds task {task_id}: asking the server")
+            return None
+        self.out.source = {"source": "journal", "held_by": found.held_by}
+        by = f" (followed by {found.held_by})" if found.held_by else ""
+        self.out.note(f"outcome of task {task_id} read from the journal{by}")
+        ended = outcome_of(found.entry)
+        if isinstance(ended, Lost):
+            return self.out.lost(Resumed(found.entry, ended))
+        return self.finished(task_id, ended)
+
+    async def resume(self, workers: int | None = None, lease: float = 60.0) -> ExitCode:
         """Every open task of the journal, followed to its end; the worst exit code. With
         ``workers``, as one of many workers sharing it (``resume(workers=N)``)."""
         assert self.journal is not None
@@ -569,6 +610,7 @@ class Run:
             owner=self.worker,
             on_resumed=report,
             workers=workers,
+            lease=lease,
         )
         if not codes:
             self.out.note(f"no open task in {journal_name(options.journal or '')}")

@@ -21,18 +21,21 @@ def is_postgres(spec: str) -> bool:
     return spec.startswith(_SCHEMES)
 
 
-def open_journal(spec: str) -> AbstractContextManager[Any]:
-    """The journal ``spec`` names, to open with ``with`` (it connects or opens the file)."""
+def open_journal(spec: str, reconnect: float = 0.0) -> AbstractContextManager[Any]:
+    """The journal ``spec`` names, to open with ``with`` (it connects or opens the file);
+    ``reconnect``: seconds a PostgreSQL journal keeps trying to reach a lost database (0:
+    none)."""
     if not is_postgres(spec):
         return SQLiteJournal(spec)
     try:
-        from ..journal_postgres import PostgresJournal
+        from ..journal_postgres import PostgresJournal, Reconnect
     except ImportError:
         raise UsageError(
             "a postgresql:// journal needs the postgres extra: "
             "pip install 'mcp-tasks-client[postgres]'"
         ) from None
-    return PostgresJournal(spec, create=True)
+    again = Reconnect(within=reconnect) if reconnect > 0 else None
+    return PostgresJournal(spec, create=True, reconnect=again)
 
 
 def journal_name(spec: str) -> str:

@@ -92,6 +92,9 @@ class Options:
     ``resume`` can come back."""
     output: str | None = None
     """``--output FILE`` (``call``, ``wait``, ``result``): the result is written there."""
+    reconnect: float = 30.0
+    """``--reconnect-within``: seconds a PostgreSQL journal keeps trying to reach its database
+    (a restart, a dropped connection) before a statement fails; 0: it fails at once."""
 
 
 @attrs.frozen
@@ -125,6 +128,16 @@ def _positive(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not value > 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _not_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text!r}")
     return value
 
 
@@ -245,6 +258,16 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         "(the postgres extra); a 2025-11-25 session is then kept on close, so a later run can "
         "follow the task (default: nothing is recorded)",
     )
+    opts.add_argument(
+        "--reconnect-within",
+        dest="reconnect",
+        type=_not_negative,
+        default=default(30.0),
+        metavar="SECONDS",
+        help="a postgresql:// journal whose database is lost (a restart, a dropped "
+        "connection) is reached again, with backoff, for this long before a statement fails "
+        "(0: fail at once; default: 30)",
+    )
 
 
 def _output_option(parser: argparse.ArgumentParser) -> None:
@@ -336,6 +359,13 @@ def build_parser() -> argparse.ArgumentParser:
         sub = command(name, help_text)
         if name in ("wait", "result"):
             _output_option(sub)
+            sub.add_argument(
+                "--ask-server",
+                action="store_true",
+                help="with --journal: poll the server for the task's word even while a live "
+                "worker holds it (default: a task the journal holds, or a worker holds, is "
+                "read from the journal and the server is not asked)",
+            )
         sub.add_argument("task_id", metavar="ID", nargs="?", help="the task id")
         sub.add_argument(
             "--id",
@@ -454,6 +484,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="work as one of many processes sharing the journal: follow up to N tasks at once, "
         "take more as they end (and those of workers that died), until none is open",
     )
+    resume.add_argument(
+        "--lease",
+        type=_positive,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a lease on a task lasts (renewed every third of it while the task is "
+        "followed; a worker that stops renewing loses its tasks to the others this long "
+        "after; default: 60)",
+    )
     return parser
 
 
@@ -556,6 +595,7 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
         inputs=ns.inputs,
         journal=ns.journal,
         output=getattr(ns, "output", None),
+        reconnect=ns.reconnect,
     )
     return options, ns.command, ns
 

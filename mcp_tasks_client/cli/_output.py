@@ -339,6 +339,10 @@ class Output:
         self.open_status: str | None = None
         self.shown: dict[str, tuple[str, str | None]] = {}
         """The status and message of each task's last "status" line (one line per change)."""
+        self.source: dict[str, Any] = {}
+        """``wait``/``result``: where the outcome came from, added to its line (``"source"``:
+        ``"journal"`` or ``"server"``; ``"held_by"``: the worker whose lease the wait relied
+        on)."""
 
     def keep_result(self, path: str) -> None:
         """``--output FILE``: the file is opened now (emptied, as a shell's ``>`` does), so a
@@ -470,6 +474,7 @@ class Output:
         and no task (``"refused": true``)."""
         self.open_task = None
         event = outcome_json(task_id, outcome, self.generation)
+        event.update(self.source)
         code = for_outcome(outcome) if code is None else code
         if refused:
             event["refused"] = True
@@ -481,6 +486,14 @@ class Output:
         self.emit(event)
         if hint is not None:
             self.warn(hint)
+        return code
+
+    def lost(self, item: Resumed) -> ExitCode:
+        """A task the journal recorded as Lost (``wait``/``result`` read it there)."""
+        self.open_task = None
+        event, code = resumed_json(item, self.generation_of(item))
+        del event["resumed"]
+        self.emit({**event, **self.source})
         return code
 
     def resumed(self, item: Resumed, hint: str | None = None) -> ExitCode:

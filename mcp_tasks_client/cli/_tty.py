@@ -317,6 +317,10 @@ class RichOutput(Output):
             self.warn(hint)
         return code
 
+    def lost(self, item: Resumed) -> ExitCode:
+        self.open_task = None
+        return self.resumed(item)
+
     def resumed(self, item: Resumed, hint: str | None = None) -> ExitCode:
         entry, ended = item.entry, item.ended
         self.console.print(_t(f"{entry.tool} on {entry.server}", style="dim"))
