@@ -224,6 +224,7 @@ class SdkSessionTransport(Transport):
             module's documentation). A 2025-11-25 connection needs it for the input a task asks
             for; 2026-07-28 asks for input inside ``tasks/get`` and needs none.
         agreed: What the SDK's ``initialize`` returned (2025-11-25), for the Client.
+        session_id: The connection's ``Mcp-Session-Id`` (2025-11-25 over HTTP), for a journal.
     """
 
     inline_requests = True
@@ -235,12 +236,14 @@ class SdkSessionTransport(Transport):
         identity: str | None = None,
         route: bool = False,
         agreed: InitializeResult | None = None,
+        session_id: str | None = None,
     ) -> None:
         self._major = _Major(session)
         self._sdk = session
         self._identity = identity or f"sdk:{type(session).__name__}:{id(session):x}"
         self._route = route
         self._agreed = agreed
+        self._session_id = session_id
         self._headers_for: HeadersFor | None = None
         self._followed: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._send: MemoryObjectSendStream[Incoming] | None = None
@@ -303,7 +306,9 @@ class SdkSessionTransport(Transport):
 
     @property
     def session(self) -> str | None:
-        return None
+        """The SDK connection's ``Mcp-Session-Id``, as the host gave it (the SDK session does
+        not expose it): a journal keeps it, so a task is resumed on its session later."""
+        return self._session_id
 
     @property
     def cancels_by_closing(self) -> bool:

@@ -77,6 +77,7 @@ def open_client(
     generation: Generation,
     identity: str | None = None,
     initialize_result: Any = None,
+    session_id: str | None = None,
     timeouts: Timeouts = Timeouts(),  # noqa: B008 - frozen value
     limits: Limits = Limits(),  # noqa: B008 - frozen value
     on_warning: Callable[[MCPTasksError], None] | None = None,
@@ -99,6 +100,11 @@ def open_client(
             or another) by a client with the same identity.
         initialize_result: 2025-11-25 over mcp 1.x: what ``session.initialize()`` returned (a
             fastmcp client has it as ``client.initialize_result``). mcp 2.x keeps it itself.
+            Resuming a journaled task: the entry's ``session.initialize``.
+        session_id: 2025-11-25 over HTTP, with a journal: the connection's ``Mcp-Session-Id``
+            (mcp 1.x's ``streamablehttp_client`` hands out ``get_session_id``), so a journaled
+            task can be resumed on its session by a new host that opens its SDK connection
+            with that header and no ``initialize``.
         timeouts, limits, on_warning, cache, auth_context: as for :class:`Client`.
     """
     session = sdk_session_of(host)
@@ -106,7 +112,11 @@ def open_client(
     agreed = side.agreed(session, initialize_result, generation)
     capabilities = side.declared(session, generation)
     transport = SdkSessionTransport(
-        session, identity=identity, route=agreed is not None, agreed=agreed
+        session,
+        identity=identity,
+        route=agreed is not None,
+        agreed=agreed,
+        session_id=session_id,
     )
     return Client(
         transport,

@@ -31,8 +31,10 @@ from mcp_tasks_client import (
     InputRouter,
     Poller,
     PollPolicy,
+    SQLiteJournal,
     TaskReceiver,
     ToolCall,
+    resume,
 )
 from mcp_tasks_client.errors import DeadlineExceeded
 from mcp_tasks_client.models import (
@@ -321,3 +323,52 @@ async def test_what_the_sdk_answers_itself_is_refused_up_front(logged: tuple[str
             receiving.attach(client)
         with pytest.raises(SdkUnsupported, match="roots/list"):
             client.on_request("roots/list", lambda request: None)  # type: ignore[arg-type,return-value]
+
+
+async def test_a_journaled_task_survives_kill_9_and_is_resumed_on_its_session_by_a_new_host(
+    logged: tuple[str, Path], tmp_path: Path
+) -> None:
+    """T:3.1: a 2025-11-25 task is bound to its session. A host process journals its task (with
+    the connection's Mcp-Session-Id) and is killed with SIGKILL; a new host opens its SDK
+    connection with that session id and no initialize, and resume follows the task to its
+    result over it. One initialize on the wire in all: the first host's."""
+    url, log = logged
+    path = tmp_path / "tasks.db"
+    child = subprocess.Popen(  # noqa: ASYNC220 - killed by its pid, waited below
+        [sys.executable, str(Path(__file__).with_name("host1_child.py")), url, str(path), "3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with anyio.fail_after(30):
+            assert child.stdout is not None
+            said = await anyio.to_thread.run_sync(child.stdout.readline)
+            assert said.startswith(b"waiting "), child.communicate()
+    finally:
+        child.kill()  # SIGKILL: nothing of the host's runs after this
+        child.wait()
+    with SQLiteJournal(path) as journal:
+        (entry,) = await journal.entries(open_only=True)
+        assert entry.session is not None
+        headers = {"mcp-session-id": entry.session.session_id}
+        async with (
+            streamablehttp_client(url, headers=headers) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            with anyio.fail_after(30):
+                resumed = await resume(
+                    journal,
+                    lambda e: open_client(
+                        session,
+                        generation=e.generation,
+                        identity=url,
+                        initialize_result=e.session.initialize if e.session else None,
+                        session_id=e.session.session_id if e.session else None,
+                    ),
+                    policy=FAST,
+                )
+        assert not await journal.entries(open_only=True)
+    (only,) = resumed
+    assert only.entry.task_id == entry.task_id
+    assert text_of(only.ended) == "echo (task): journaled"
+    assert [e["method"] for e in lines(log)].count("initialize") == 1
