@@ -32,6 +32,8 @@ from mcp_tasks_client import (
     ToolCall,
 )
 from mcp_tasks_client.models import (
+    CallToolResult,
+    CreateTaskResult,
     ElicitAction,
     ElicitationCapability,
     ElicitRequestParams,
@@ -66,6 +68,13 @@ def ask(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
     return ElicitResult(ElicitAction.ACCEPT, dict.fromkeys(fields, True))
 
 
+def started(answer: CreateTaskResult | CallToolResult) -> CreateTaskResult:
+    """This example needs tasks (a 2026-07-28 server may answer a call inline instead)."""
+    if not isinstance(answer, CreateTaskResult):
+        raise SystemExit("the server answered inline; this example needs a task")
+    return answer
+
+
 def text(ended: Outcome | MCPTasksError) -> str:
     if isinstance(ended, Completed):
         return " ".join(b.text for b in ended.result.content if isinstance(b, TextContent))
@@ -83,18 +92,20 @@ def main(url: str, generation: Generation) -> None:
     ) as client:
         client.attach(router)
         # The handler is bound the moment the server names the task (in the loop's thread).
-        created = client.start(asking.as_task(), on_created=router.binding(elicitation=threaded(ask)))
+        bind = router.binding(elicitation=threaded(ask))
+        created = started(client.start(asking.as_task(), on_created=bind))
         print(f"task started: {asking.name}")
         with SyncPoller(client, PollPolicy(floor=0.1), inputs=router) as poller:
             for item in poller.watch(created, deadline=60):  # a plain iterator
                 if isinstance(item, Task):
                     print(f"  status: {item.status.value}\n", end="")
             print(f"{asking.name}: {text(poller.wait(created))}")  # answered at once
-            others = [client.start(call.as_task()) for call in quick]
+            others = [started(client.start(call.as_task())) for call in quick]
             ended = poller.wait_all(others, deadline=60)
             for outcome in ended.values():
                 print(f"{quick[0].name}: {text(outcome)}")
-    print("event loop stopped:", not any(t.name.startswith("mcp-tasks-") for t in threading.enumerate()))
+    stopped = not any(t.name.startswith("mcp-tasks-") for t in threading.enumerate())
+    print(f"event loop stopped: {stopped}")
 
 
 def run() -> None:

@@ -39,6 +39,8 @@ import datetime as dt
 import functools
 import inspect
 import random
+import sys
+import threading
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -51,7 +53,7 @@ from collections.abc import (
 )
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import anyio
 import anyio.from_thread
@@ -130,6 +132,32 @@ class _Stop:
             self.scope.cancel()
 
 
+def _outside_trio(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)``, which talks to the portal, called from a thread that is not running trio.
+
+    Trio refuses a blocking call into any trio loop from a thread that runs trio itself (its
+    guard against a deadlock on its own loop); a caller blocking in a trio program (a test,
+    a trio host calling a library that uses the SyncClient) is not waiting on ours, so such a
+    call hops through a short-lived thread of its own. Everywhere else it is called here."""
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return fn(*args)
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return fn(*args)  # this thread runs no trio
+    done: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def hop() -> None:
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # handed to the caller's thread
+            done.set_exception(exc)
+
+    threading.Thread(target=hop, name="sync-call-hop", daemon=True).start()
+    return done.result()
+
+
 class _Entered:
     """An async context manager entered in the loop, left once (by its owner, or at close)."""
 
@@ -139,7 +167,7 @@ class _Entered:
     def leave(self, exc: BaseException | None = None) -> None:
         manager, self._manager = self._manager, None
         if manager is not None:
-            manager.__exit__(type(exc) if exc is not None else None, exc, None)
+            _outside_trio(manager.__exit__, type(exc) if exc is not None else None, exc, None)
 
 
 class _Loop:
@@ -154,7 +182,13 @@ class _Loop:
         self._portal: anyio.from_thread.BlockingPortal | None = self._started.__enter__()
         self._entered: list[_Entered] = []
 
-    def run(self, fn: Callable[[], Awaitable[T] | T]) -> T:
+    @overload
+    def run(self, fn: Callable[[], Awaitable[T]]) -> T: ...
+
+    @overload
+    def run(self, fn: Callable[[], T]) -> T: ...
+
+    def run(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` in the loop (awaited when it returns an awaitable); its answer."""
         portal = self._open()
         stop = _Stop()
@@ -169,7 +203,7 @@ class _Loop:
             return None  # cancelled by Ctrl-C below: the KeyboardInterrupt is what is raised
 
         try:
-            future = portal.start_task_soon(guarded)
+            future = _outside_trio(portal.start_task_soon, guarded)
         except RuntimeError as exc:  # from the loop's own thread, or the loop just stopped
             raise UsageError(
                 "no blocking call from inside the client's event loop (an on_created, "
@@ -177,7 +211,7 @@ class _Loop:
                 "handler may call)"
             ) from exc
         try:
-            answer: T = future.result()
+            answer = future.result()
         except concurrent.futures.CancelledError:
             raise ClientClosed("the SyncClient was closed while this call waited") from None
         except BaseException:
@@ -192,14 +226,14 @@ class _Loop:
     ) -> None:
         """Cancel the call's task and wait for it to unwind; a second Ctrl-C stops waiting."""
         with contextlib.suppress(RuntimeError):  # the loop has stopped already
-            portal.call(stop.cancel)
+            _outside_trio(portal.call, stop.cancel)
         concurrent.futures.wait([future])
 
     def enter(self, manager: contextlib.AbstractAsyncContextManager[T]) -> tuple[T, _Entered]:
         """Enter ``manager`` in one task of the loop; its owner leaves it, or :meth:`close`
         does (the last entered first)."""
         wrapped = self._open().wrap_async_context_manager(manager)
-        value = wrapped.__enter__()
+        value = _outside_trio(wrapped.__enter__)
         entered = _Entered(wrapped)
         self._entered.append(entered)
         return value, entered
@@ -228,7 +262,7 @@ class _Loop:
                                 await close()
 
         portal = self._open()
-        pumping = portal.start_task_soon(pump)
+        pumping = _outside_trio(portal.start_task_soon, pump)
         try:
             while True:
                 try:
@@ -241,7 +275,7 @@ class _Loop:
             if not pumping.done():  # broken out of, or interrupted
                 self._cancel(portal, stop, pumping)
             with contextlib.suppress(RuntimeError):
-                portal.call(receive.close)
+                _outside_trio(portal.call, receive.close)
 
     def _open(self) -> anyio.from_thread.BlockingPortal:
         if self._portal is None:
@@ -260,8 +294,8 @@ class _Loop:
                 self._entered.pop().leave()
         finally:
             with contextlib.suppress(RuntimeError):  # it had stopped
-                portal.call(portal.stop, True)
-            self._started.__exit__(None, None, None)  # joins the thread
+                _outside_trio(portal.call, portal.stop, True)
+            _outside_trio(self._started.__exit__, None, None, None)  # joins the thread
 
 
 class SyncClient:
@@ -367,7 +401,13 @@ class SyncClient:
             raise UsageError("the SyncClient is not open: use `with SyncClient(...) as client:`")
         return self._loop
 
-    def call(self, fn: Callable[P, Awaitable[T] | T], *args: P.args, **kwargs: P.kwargs) -> T:
+    @overload
+    def call(self, fn: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T: ...
+
+    @overload
+    def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T: ...
+
+    def call(self, fn: Callable[P, Any], *args: P.args, **kwargs: P.kwargs) -> Any:
         """``fn(*args, **kwargs)`` run in the client's loop, awaited when it is a coroutine
         function; its answer. For what has no blocking method here (``call(client.aio.
         list_prompts_page)``), and for changing what the loop reads while it runs (register

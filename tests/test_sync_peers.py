@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import trio
 from peers.harness import stop_process
 
 from mcp_tasks_client import (
@@ -138,18 +139,20 @@ def test_a_plain_handler_answers_in_a_worker_thread_and_the_wait_returns_the_out
     assert loop_threads() == []  # closed: the loop's thread was joined
 
 
-def test_it_runs_inside_a_running_asyncio_loop_like_a_notebook_cell(
+def test_it_runs_inside_a_running_event_loop_like_a_notebook_cell(
     server: tuple[str, Generation],
 ) -> None:
     """A Jupyter cell: this thread's asyncio loop is running, and blocking calls still work
-    (ours is in another thread); both backends, the asyncio one included."""
+    (ours is in another thread); both backends, the asyncio one included. So too under a
+    running trio loop (trio refuses a blocking call into a trio loop from a trio thread: the
+    SyncClient hops through a thread of its own there)."""
     url, generation = server
 
     async def cell() -> list[str]:
-        asyncio.get_running_loop()  # a loop runs in this very thread
         return [run_asking_task(url, generation, backend)[0] for backend in ("trio", "asyncio")]
 
     assert asyncio.run(cell()) == [ANSWERED[generation]] * 2
+    assert trio.run(cell) == [ANSWERED[generation]] * 2
 
 
 def test_several_threads_start_and_wait_on_one_client(server: tuple[str, Generation]) -> None:
@@ -187,7 +190,8 @@ def test_wait_any_wait_all_and_as_completed(server: tuple[str, Generation]) -> N
     ):
         short = client.start(quick(generation, "short", 0.1).as_task())
         long = client.start(quick(generation, "long", 1.5).as_task())
-        assert isinstance(short, CreateTaskResult) and isinstance(long, CreateTaskResult)
+        assert isinstance(short, CreateTaskResult)
+        assert isinstance(long, CreateTaskResult)
         first, ended = poller.wait_any([long, short], deadline=60)
         assert first == short.task.task_id
         assert "short" in text_of(ended)
@@ -207,6 +211,7 @@ def test_watch_is_an_iterator_of_snapshots_ending_with_the_terminal_one(
         SyncPoller(client, FAST) as poller,
     ):
         created = client.start(quick(generation, "watched", 0.3).as_task())
+        assert isinstance(created, CreateTaskResult)
         snapshots = [item for item in poller.watch(created, deadline=60) if isinstance(item, Task)]
         assert snapshots[-1].status is TaskStatus.COMPLETED
         assert all(not s.status.is_terminal for s in snapshots[:-1])
