@@ -9,9 +9,10 @@ it):
   the thread of the test's running loop, as a notebook cell calls it); the test executes the
   block as a module (its ``if __name__ == "__main__"`` part does not run) and awaits ``main``
   with each argument taken from the named pytest fixture (``mcp1_http_url`` or
-  ``fastmcp4_http_url``: the servers ``nox -s serve`` runs). Its ``__main__`` part takes the same URLs from its command line,
-  in that order, and says so: ``# python3 example.py "$MCP1_URL"`` (the variables
-  ``serve.env`` sets); tests/test_newcomer.py runs each block so against ``nox -s serve``.
+  ``fastmcp4_http_url``: the servers ``nox -s serve`` runs). Its ``__main__`` part takes the
+  same URLs from its command line, in that order, and says so:
+  ``# python3 example.py "$MCP1_URL"`` (the variables ``serve.env`` sets);
+  tests/test_newcomer.py runs each block so against ``nox -s serve``.
 - ``<!-- docs: run -->``: the block runs as a module, top to bottom, with no server.
 - ``<!-- docs: compile-only (why) -->``: the block is intentionally not runnable here (it
   needs a server the suite does not start, or it is a fragment); it is still compiled.
