@@ -179,7 +179,10 @@ class _Loop:
         self._started = anyio.from_thread.start_blocking_portal(
             backend, name=f"mcp-tasks-{backend}-loop"
         )
-        self._portal: anyio.from_thread.BlockingPortal | None = self._started.__enter__()
+        portal = self._started.__enter__()
+        self._portal: anyio.from_thread.BlockingPortal | None = portal
+        self._thread = _outside_trio(portal.call, threading.get_ident)
+        """The loop's thread, which must never block on the loop."""
         self._entered: list[_Entered] = []
 
     @overload
@@ -204,12 +207,8 @@ class _Loop:
 
         try:
             future = _outside_trio(portal.start_task_soon, guarded)
-        except RuntimeError as exc:  # from the loop's own thread, or the loop just stopped
-            raise UsageError(
-                "no blocking call from inside the client's event loop (an on_created, "
-                "on_progress or reader callback): it would wait for itself (a threaded() "
-                "handler may call)"
-            ) from exc
+        except RuntimeError as exc:  # the loop stopped meanwhile
+            raise UsageError("closed: its event loop has stopped (open a new one)") from exc
         try:
             answer = future.result()
         except concurrent.futures.CancelledError:
@@ -278,14 +277,24 @@ class _Loop:
                 _outside_trio(portal.call, receive.close)
 
     def _open(self) -> anyio.from_thread.BlockingPortal:
+        self._not_in_loop()
         if self._portal is None:
             raise UsageError("closed: its event loop has stopped (open a new one)")
         return self._portal
+
+    def _not_in_loop(self) -> None:
+        if threading.get_ident() == self._thread:
+            raise UsageError(
+                "no blocking call from inside the client's event loop (an on_created, "
+                "on_progress or reader callback): it would wait for itself (a threaded() "
+                "handler may call)"
+            )
 
     def close(self) -> None:
         """Leave what was entered (the last first), cancel whatever still runs in the loop
         (a call another thread is still waiting on ends with ClientClosed), stop the loop and
         join its thread."""
+        self._not_in_loop()
         portal, self._portal = self._portal, None
         if portal is None:
             return

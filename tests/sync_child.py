@@ -1,11 +1,12 @@
 """A plain script for test_sync_peers' Ctrl-C test: start a long task, wait for it, be
 interrupted.
 
-    python tests/sync_child.py URL GENERATION BACKEND TOOL ARGS_JSON
+    python tests/sync_child.py URL GENERATION BACKEND TOOL ARGS_JSON wait|watch
 
 Prints ``created <task id>``, then ``waiting`` once the main thread is blocked inside
-``SyncPoller.wait`` (seen from a helper thread in the main thread's stack, so the test's SIGINT
-lands in the wait and not before it). On KeyboardInterrupt it prints ``interrupted in wait``
+``SyncPoller.wait`` (or in the ``watch`` iterator: its second item, the task's next snapshot,
+never comes), seen from a helper thread in the main thread's stack, so the test's SIGINT
+lands in the wait and not before it. On KeyboardInterrupt it prints ``interrupted in wait``
 (or ``interrupted elsewhere``), asks the server for the task (``status <status>``) with the same
 client, and ``cancels_sent <n>``; the client is closed on the way out.
 """
@@ -41,7 +42,7 @@ def announce_when_waiting(main: int) -> None:
 
 
 def main() -> None:
-    url, generation, backend, tool, arguments = sys.argv[1:]
+    url, generation, backend, tool, arguments, how = sys.argv[1:]
     with SyncClient(
         HttpTransport(url),
         generation=Generation(generation),
@@ -58,10 +59,15 @@ def main() -> None:
             )
             watcher.start()
             try:
-                poller.wait(created)
+                if how == "watch":
+                    for _ in poller.watch(created):
+                        pass  # the first snapshot at once; the next after the task ends
+                else:
+                    poller.wait(created)
             except KeyboardInterrupt as exc:
                 frames = traceback.extract_tb(exc.__traceback__)
-                where = "wait" if any(f.name == "wait" for f in frames) else "elsewhere"
+                waits = {"wait", "iterate"}  # SyncPoller.wait, or a watch's next item
+                where = "wait" if any(f.name in waits for f in frames) else "elsewhere"
                 print("interrupted in", where, flush=True)
                 print("status", client.get_task(task_id).status.value, flush=True)
                 print("cancels_sent", poller.aio.cancels_sent, flush=True)

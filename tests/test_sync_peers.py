@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 import trio
-from peers.harness import stop_process
+from conftest import require_peer
+from peers.harness import stdio_command, stop_process
 
 from mcp_tasks_client import (
     Cancelled,
@@ -37,6 +38,7 @@ from mcp_tasks_client import (
     Outcome,
     PollPolicy,
     SQLiteJournal,
+    StdioTransport,
     ToolCall,
     client_for,
 )
@@ -298,6 +300,29 @@ def test_lifetime_and_misuse_are_typed_errors(fastmcp4_http_url: str) -> None:
         )
 
 
+def test_a_stdio_server_started_and_stopped_by_the_sync_client() -> None:
+    """StdioTransport as in async code: the server process is the client's, started in its
+    loop and stopped when the client closes."""
+    command = stdio_command(require_peer("mcp1"))
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+    asked = Asked()
+    with SyncClient(
+        StdioTransport(command),
+        generation=GEN1,
+        client_info=INFO,
+        capabilities=router.capabilities(),
+    ) as client:
+        client.attach(router)
+        assert "confirm" in [tool.name for tool in client.list_tools()]  # a plain iterator
+        created = client.start(
+            ASKING[GEN1].as_task(), on_created=router.binding(elicitation=threaded(asked))
+        )
+        with SyncPoller(client, FAST, inputs=router) as poller:
+            assert text_of(poller.wait(created, deadline=60)) == ANSWERED[GEN1]
+    assert asked.messages == ["Confirm: ship it?"]
+    assert loop_threads() == []
+
+
 def test_closing_the_client_ends_a_wait_in_another_thread(fastmcp4_http_url: str) -> None:
     ended: list[BaseException] = []
     client = SyncClient(HttpTransport(fastmcp4_http_url), generation=GEN2, client_info=INFO)
@@ -322,9 +347,11 @@ def test_closing_the_client_ends_a_wait_in_another_thread(fastmcp4_http_url: str
     assert loop_threads() == []
 
 
-@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+@pytest.mark.parametrize(
+    ("backend", "how"), [("trio", "wait"), ("asyncio", "wait"), ("trio", "watch")]
+)
 def test_ctrl_c_in_a_blocking_wait_raises_keyboard_interrupt_and_leaves_the_task_running(
-    server: tuple[str, Generation], backend: str
+    server: tuple[str, Generation], backend: str, how: str
 ) -> None:
     """A real SIGINT to a plain script blocked in ``SyncPoller.wait``: KeyboardInterrupt in
     the wait, no tasks/cancel sent, the task still working on the server (asked by the same
@@ -333,7 +360,7 @@ def test_ctrl_c_in_a_blocking_wait_raises_keyboard_interrupt_and_leaves_the_task
     url, generation = server
     tool = quick(generation, "interrupted", 60)
     command = [sys.executable, str(HERE / "sync_child.py"), url, generation.value, backend,
-               tool.name, json.dumps(tool.arguments)]  # fmt: skip
+               tool.name, json.dumps(tool.arguments), how]  # fmt: skip
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
