@@ -378,21 +378,3 @@ def test_ctrl_c_in_a_blocking_wait_raises_keyboard_interrupt_and_leaves_the_task
         with SyncClient(HttpTransport(url), generation=generation, client_info=INFO) as client:
             assert client.get_task(task_id).status is TaskStatus.WORKING
             client.cancel_task(task_id)  # tidy up the server
-
-
-def test_the_sync_example_runs_as_a_plain_script(server: tuple[str, Generation]) -> None:
-    """examples/sync_script.py, run as a user runs it, against the test's server."""
-    url, generation = server
-    run = subprocess.run(
-        [sys.executable, str(HERE.parent / "examples" / "sync_script.py"), "--url", url,
-         "--generation", generation.value],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    out = run.stdout
-    assert "(a worker thread) -> yes" in out
-    assert "  status: completed" in out
-    expected = {GEN1: "confirm: confirmed=True", GEN2: "confirm_delete: deleted prod.db"}
-    assert expected[generation] in out
-    assert out.count("job ") == 2
-    assert "event loop stopped: True" in out
