@@ -313,8 +313,9 @@ class SyncClient:
     Takes what ``Client`` takes (see it for each argument), plus ``backend``: the event loop
     it runs in a thread of its own, ``"trio"`` (the default) or ``"asyncio"``. Nothing starts
     until you enter it: entering starts the thread and opens the client there (the handshake,
-    bounded by ``Timeouts.initialize``); leaving closes the client (ending every wait on it with
-    ClientClosed), stops the loop and joins the thread.
+    bounded by ``Timeouts.initialize``); leaving stops a SyncPoller still running on it (its
+    waits end with UsageError, as ``async with Poller`` ends them), closes the client (its
+    pending requests end with ClientClosed), stops the loop and joins the thread.
 
     Every method blocks the calling thread until the answer arrives (each states its deadline,
     as ``Client``'s do); any number of threads may call at once. Ctrl-C while one waits raises
@@ -379,9 +380,9 @@ class SyncClient:
         return self
 
     def close(self) -> None:
-        """Close the client (as leaving ``async with Client`` does: every wait on it ends with
-        ClientClosed; an HTTP session's DELETE is bounded by ``Timeouts.request``), stop the
-        loop and join its thread. Idempotent."""
+        """Stop a SyncPoller still running on it, close the client (as leaving ``async with
+        Client`` does: pending requests end with ClientClosed; an HTTP session's DELETE is
+        bounded by ``Timeouts.request``), stop the loop and join its thread. Idempotent."""
         if self._loop is not None:
             self._loop.close()
 
