@@ -121,15 +121,25 @@ def threaded(handler: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 
 @attrs.define
 class _Stop:
-    """Cancels one call's task in the loop (used from the loop's thread only)."""
+    """Cancels one call's work in the loop, whether or not it has started yet."""
 
     requested: bool = False
     scope: anyio.CancelScope | None = None
+    finished: threading.Event = attrs.field(factory=threading.Event)
+    """Set when the work has ended (or, cancelled before it began, will never begin)."""
 
-    def cancel(self) -> None:
+    def started(self, scope: anyio.CancelScope) -> bool:
+        """In the loop, as the work begins: whether to go on (False: it was cancelled)."""
+        self.scope = scope
+        return not self.requested
+
+    def cancel(self) -> bool:
+        """In the loop: cancel the work; whether it had begun (then wait for ``finished``)."""
         self.requested = True
-        if self.scope is not None:
-            self.scope.cancel()
+        if self.scope is None:
+            return False  # it will see ``requested`` and never begin
+        self.scope.cancel()
+        return True
 
 
 def _outside_trio(fn: Callable[..., T], *args: Any) -> T:
@@ -197,36 +207,42 @@ class _Loop:
         stop = _Stop()
 
         async def guarded() -> Any:
-            if stop.requested:
-                return None
-            with anyio.CancelScope() as scope:
-                stop.scope = scope
-                answer = fn()
-                return await answer if inspect.isawaitable(answer) else answer
-            return None  # cancelled by Ctrl-C below: the KeyboardInterrupt is what is raised
+            try:
+                with anyio.CancelScope() as scope:
+                    if not stop.started(scope):
+                        return None
+                    answer = fn()
+                    return await answer if inspect.isawaitable(answer) else answer
+                return None  # cancelled by Ctrl-C below: the KeyboardInterrupt is what is raised
+            finally:
+                stop.finished.set()
 
+        future: concurrent.futures.Future[Any] | None = None
         try:
             future = _outside_trio(portal.start_task_soon, guarded)
-        except RuntimeError as exc:  # the loop stopped meanwhile
-            raise UsageError("closed: its event loop has stopped (open a new one)") from exc
-        try:
-            answer = future.result()
+            return future.result()
         except concurrent.futures.CancelledError:
             raise ClientClosed("the SyncClient was closed while this call waited") from None
-        except BaseException:
-            if not future.done():  # KeyboardInterrupt (or another async exception) in here
-                self._cancel(portal, stop, future)
+        except RuntimeError as exc:
+            if future is None:  # the loop stopped meanwhile
+                raise UsageError("closed: its event loop has stopped (open a new one)") from exc
             raise
-        return answer
+        except BaseException:
+            # KeyboardInterrupt (or another async exception) wherever it landed here, unless
+            # the work had answered already: cancel it and wait for it to unwind.
+            if future is None or not future.done():
+                self._cancel(portal, stop)
+            raise
 
     @staticmethod
-    def _cancel(
-        portal: anyio.from_thread.BlockingPortal, stop: _Stop, future: concurrent.futures.Future[T]
-    ) -> None:
-        """Cancel the call's task and wait for it to unwind; a second Ctrl-C stops waiting."""
-        with contextlib.suppress(RuntimeError):  # the loop has stopped already
-            _outside_trio(portal.call, stop.cancel)
-        concurrent.futures.wait([future])
+    def _cancel(portal: anyio.from_thread.BlockingPortal, stop: _Stop) -> None:
+        """Cancel the call's work and wait for it to unwind; a second Ctrl-C stops waiting."""
+        try:
+            begun = _outside_trio(portal.call, stop.cancel)
+        except RuntimeError:
+            return  # the loop has stopped: nothing runs any more
+        if begun:
+            stop.finished.wait()
 
     def enter(self, manager: contextlib.AbstractAsyncContextManager[T]) -> tuple[T, _Entered]:
         """Enter ``manager`` in one task of the loop; its owner leaves it, or :meth:`close`
@@ -243,36 +259,42 @@ class _Loop:
         stop = _Stop()
 
         async def pump() -> None:
-            async with send:
-                with anyio.CancelScope() as scope:
-                    stop.scope = scope
-                    if stop.requested:
-                        return
-                    iterator = items()
-                    try:
-                        async for item in iterator:
-                            await send.send(item)
-                    except anyio.BrokenResourceError:
-                        return  # the reader went away
-                    finally:
-                        close = getattr(iterator, "aclose", None)
-                        if close is not None:
-                            with anyio.CancelScope(shield=True):
-                                await close()
+            try:
+                async with send:
+                    with anyio.CancelScope() as scope:
+                        if not stop.started(scope):
+                            return
+                        iterator = items()
+                        try:
+                            async for item in iterator:
+                                await send.send(item)
+                        except anyio.BrokenResourceError:
+                            return  # the reader went away
+                        finally:
+                            close = getattr(iterator, "aclose", None)
+                            if close is not None:
+                                with anyio.CancelScope(shield=True):
+                                    await close()
+            finally:
+                stop.finished.set()
 
         portal = self._open()
-        pumping = _outside_trio(portal.start_task_soon, pump)
+        pumping: concurrent.futures.Future[None] | None = None
         try:
+            pumping = _outside_trio(portal.start_task_soon, pump)
             while True:
                 try:
                     item = self.run(receive.receive)
                 except anyio.EndOfStream:
                     break
                 yield item
-            pumping.result()  # what ended the iteration, if it was an error
+            try:
+                pumping.result()  # what ended the iteration, if it was an error
+            except concurrent.futures.CancelledError:
+                raise ClientClosed("the SyncClient was closed during this iteration") from None
         finally:
-            if not pumping.done():  # broken out of, or interrupted
-                self._cancel(portal, stop, pumping)
+            if pumping is None or not pumping.done():  # broken out of, or interrupted
+                self._cancel(portal, stop)
             with contextlib.suppress(RuntimeError):
                 _outside_trio(portal.call, receive.close)
 
