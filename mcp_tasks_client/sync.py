@@ -142,6 +142,20 @@ class _Stop:
         return True
 
 
+_WAKE = 0.1
+"""Seconds a blocked caller sleeps at most before it looks for a signal: CPython keeps a SIGINT
+that lands just as a thread starts to wait on a lock until the wait ends, which for a task's
+outcome may be hours. Waking costs no request; nothing is polled."""
+
+
+def _settled(future: concurrent.futures.Future[T]) -> T:
+    """The future's answer (or error), waited for in steps of ``_WAKE`` so that a Ctrl-C is
+    raised here within that time, wherever it landed."""
+    while not future.done():
+        concurrent.futures.wait([future], timeout=_WAKE)
+    return future.result()
+
+
 def _outside_trio(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)``, which talks to the portal, called from a thread that is not running trio.
 
@@ -165,7 +179,7 @@ def _outside_trio(fn: Callable[..., T], *args: Any) -> T:
             done.set_exception(exc)
 
     threading.Thread(target=hop, name="sync-call-hop", daemon=True).start()
-    return done.result()
+    return _settled(done)
 
 
 class _Entered:
@@ -220,7 +234,7 @@ class _Loop:
         future: concurrent.futures.Future[Any] | None = None
         try:
             future = _outside_trio(portal.start_task_soon, guarded)
-            return future.result()
+            return _settled(future)
         except concurrent.futures.CancelledError:
             raise ClientClosed("the SyncClient was closed while this call waited") from None
         except RuntimeError as exc:
@@ -241,8 +255,8 @@ class _Loop:
             begun = _outside_trio(portal.call, stop.cancel)
         except RuntimeError:
             return  # the loop has stopped: nothing runs any more
-        if begun:
-            stop.finished.wait()
+        while begun and not stop.finished.wait(_WAKE):
+            pass  # a second Ctrl-C (looked for at each wake) stops waiting
 
     def enter(self, manager: contextlib.AbstractAsyncContextManager[T]) -> tuple[T, _Entered]:
         """Enter ``manager`` in one task of the loop; its owner leaves it, or :meth:`close`
@@ -289,7 +303,7 @@ class _Loop:
                     break
                 yield item
             try:
-                pumping.result()  # what ended the iteration, if it was an error
+                _settled(pumping)  # what ended the iteration, if it was an error
             except concurrent.futures.CancelledError:
                 raise ClientClosed("the SyncClient was closed during this iteration") from None
         finally:
