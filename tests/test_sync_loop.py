@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import anyio
 import anyio.lowlevel
 import pytest
+from budget import examples
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -187,4 +188,4 @@ class LoopMachine(RuleBasedStateMachine):
 
 
 TestLoop = LoopMachine.TestCase
-TestLoop.settings = settings(max_examples=15, stateful_step_count=12, deadline=None)
+TestLoop.settings = settings(max_examples=examples(15), stateful_step_count=12, deadline=None)
