@@ -26,9 +26,10 @@ you take it: a slow reader gets the latest snapshot, as ``Poller.watch`` promise
 
 Ctrl-C. A KeyboardInterrupt that reaches the calling thread while it waits (SIGINT, in the main
 thread; a waiting thread wakes every ``_WAKE`` seconds to look for one) cancels the call's task
-in the loop, waits for it to unwind (a second Ctrl-C stops waiting) and is raised again: the wait ends as a cancelled ``await`` ends, so a task on the
-server keeps running (unless the poller's ``PollPolicy.cancel_on_abandon`` says otherwise), as
-it does for the ``mcp-tasks`` command.
+in the loop, waits for it to unwind (a second Ctrl-C stops waiting) and is raised again: the
+wait ends as a cancelled ``await`` ends, so a task on the server keeps running (unless the
+poller's ``PollPolicy.cancel_on_abandon`` says otherwise), as it does for the ``mcp-tasks``
+command.
 """
 
 from __future__ import annotations
