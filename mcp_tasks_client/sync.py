@@ -356,7 +356,9 @@ class SyncClient:
 
     Every method blocks the calling thread until the answer arrives (each states its deadline,
     as ``Client``'s do); any number of threads may call at once. Ctrl-C while one waits raises
-    KeyboardInterrupt promptly and sends nothing for it (see the module's docstring).
+    KeyboardInterrupt promptly; its work in the loop is cancelled as a cancelled ``await`` is
+    (a wait sends nothing unless the poller's ``cancel_on_abandon`` asks; see the module's
+    docstring).
 
     Callbacks the async API calls in its reader (``on_created``, ``on_progress``,
     ``on_warning``) run in the loop's thread: they must not block, and must not call the
