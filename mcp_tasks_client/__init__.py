@@ -13,6 +13,8 @@ journal and ``resume``, the task receiver, ``probe_server``, and the root of eve
 - ``mcp_tasks_client.protocol``: the sans-I/O pieces seen at the edges (``Violation``,
   ``ReceiverBook``, header codecs...);
 - ``mcp_tasks_client.wire``: ``encode`` / ``decode`` a model as either generation's JSON;
+- ``mcp_tasks_client.sync``: the same API with blocking calls, for code that is not async
+  (``SyncClient``, ``SyncPoller``, ``threaded`` handlers, a blocking ``resume``);
 - ``mcp_tasks_client.conformance``, ``mcp_tasks_client.testing``, ``mcp_tasks_client.cli``: the
   conformance kit, test helpers (the ``testing`` extra) and the command line.
 

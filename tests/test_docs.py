@@ -5,12 +5,14 @@ How a block says how it runs (an HTML comment on the line before it; the site do
 it):
 
 - ``<!-- docs: main(url=mcp1_http_url) -->``: the block is a complete program whose entry
-  point is ``async def main(url)``; the test executes the block as a module (its
-  ``if __name__ == "__main__"`` part does not run) and awaits ``main`` with each argument taken
-  from the named pytest fixture (``mcp1_http_url`` or ``fastmcp4_http_url``: the servers
-  ``nox -s serve`` runs). Its ``__main__`` part takes the same URLs from its command line,
-  in that order, and says so: ``# python3 example.py "$MCP1_URL"`` (the variables
-  ``serve.env`` sets); tests/test_newcomer.py runs each block so against ``nox -s serve``.
+  point is ``async def main(url)`` (or a plain ``def main(url)``, docs/sync.md's, called in
+  the thread of the test's running loop, as a notebook cell calls it); the test executes the
+  block as a module (its ``if __name__ == "__main__"`` part does not run) and awaits ``main``
+  with each argument taken from the named pytest fixture (``mcp1_http_url`` or
+  ``fastmcp4_http_url``: the servers ``nox -s serve`` runs). Its ``__main__`` part takes the
+  same URLs from its command line, in that order, and says so:
+  ``# python3 example.py "$MCP1_URL"`` (the variables ``serve.env`` sets);
+  tests/test_newcomer.py runs each block so against ``nox -s serve``.
 - ``<!-- docs: run -->``: the block runs as a module, top to bottom, with no server.
 - ``<!-- docs: compile-only (why) -->``: the block is intentionally not runnable here (it
   needs a server the suite does not start, or it is a fragment); it is still compiled.
@@ -96,7 +98,8 @@ def command_line(block: Block) -> list[str]:
     """The variables a program block's ``__main__`` takes from its command line, in order."""
     found = re.search(
         r'^if __name__ == "__main__":  # python3 example\.py(?P<args>(?: "\$\w+")*)\n'
-        r"    (?:trio|anyio)\.run\(main(?P<argv>(?:, sys\.argv\[\d\])*)\)\n\Z",
+        r"    (?:(?:trio|anyio)\.run\(main(?P<argv>(?:, sys\.argv\[\d\])*)\)"
+        r"|main\((?P<plain>sys\.argv\[\d\](?:, sys\.argv\[\d\])*)?\))\n\Z",
         block.code,
         flags=re.M,
     )
@@ -104,7 +107,8 @@ def command_line(block: Block) -> list[str]:
         f'{block.name}: end it with `if __name__ == "__main__":  # python3 example.py ...`'
     )
     names = re.findall(r'"\$(\w+)"', found["args"])
-    argv = [int(i) for i in re.findall(r"\[(\d)\]", found["argv"])]
+    called = found["argv"] if found["argv"] is not None else found["plain"] or ""
+    argv = [int(i) for i in re.findall(r"\[(\d)\]", called)]
     assert argv == list(range(1, len(names) + 1)), block.name
     return names
 
@@ -149,9 +153,13 @@ async def test_every_block_runs(block: Block, request: pytest.FixtureRequest) ->
         return
     arguments = {name: request.getfixturevalue(f) for name, f in block.fixtures().items()}
     module = _module(block)
-    main: Callable[..., Coroutine[Any, Any, None]] = module.main
-    assert inspect.iscoroutinefunction(main), f"{block.name}: main must be async"
+    main: Callable[..., Coroutine[Any, Any, None] | None] = module.main
     assert list(inspect.signature(main).parameters) == list(arguments), block.name
+    if not inspect.iscoroutinefunction(main):
+        # A synchronous program (docs/sync.md): called right here, in the thread of a running
+        # event loop, as a notebook cell calls it; its own waits carry their deadlines.
+        main(**arguments)
+        return
     with anyio.fail_after(60):
         await main(**arguments)
 

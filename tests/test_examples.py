@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import require_peer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -160,3 +161,25 @@ def test_the_tracing_example_prints_one_trace_for_its_task() -> None:
         for span in calls:
             assert span["parent_id"] == task["context"]["span_id"], span["name"]
             assert span["kind"] == "SpanKind.CLIENT"
+
+
+@pytest.mark.parametrize(
+    ("args", "peer", "answered"),
+    [
+        ((), "mcp1", "confirm: confirmed=True action=accept"),
+        (("--generation", "2026-07-28"), "fastmcp4", "confirm_delete: deleted prod.db"),
+    ],
+    ids=["2025-11-25", "2026-07-28"],
+)
+def test_the_sync_script_needs_no_async_code(
+    args: tuple[str, ...], peer: str, answered: str
+) -> None:
+    """examples/sync_script.py: a plain script; its question answered by a plain function in
+    a worker thread, a watch as an iterator, two tasks waited on at once, the loop's thread
+    gone at the end."""
+    out = run_example("sync_script.py", *args, peer=peer)
+    assert "(a worker thread) -> yes" in out
+    assert "  status: completed" in out
+    assert answered in out
+    assert out.count("job ") == 2
+    assert "event loop stopped: True" in out

@@ -21,7 +21,7 @@ import attrs
 import pytest
 
 import mcp_tasks_client
-from mcp_tasks_client import errors, models, protocol, transports, wire
+from mcp_tasks_client import errors, models, protocol, sync, transports, wire
 
 PUBLIC_MODULES: tuple[ModuleType, ...] = (
     mcp_tasks_client,
@@ -30,6 +30,7 @@ PUBLIC_MODULES: tuple[ModuleType, ...] = (
     transports,
     protocol,
     wire,
+    sync,
 )
 TOOLS = (
     "mcp_tasks_client.cli",
