@@ -95,6 +95,7 @@ _ROUTED_METHODS = {
 }
 _NOTIFIED = frozenset({"notifications/tasks/status", "notifications/progress"})
 _ROUTING: weakref.WeakKeyDictionary[Any, SdkSessionTransport] = weakref.WeakKeyDictionary()
+_TRANSPORTS = itertools.count(1)
 
 
 class _RawRequest:
@@ -150,13 +151,15 @@ class _Major:
         return self.v2
 
     async def send_raw(
-        self, message: JSONRPCRequest, headers: Mapping[str, str], timeout: float
+        self, message: JSONRPCRequest, headers: Mapping[str, str], timeout: float, prefix: str
     ) -> Any:
         """mcp 2.x: the request as this library wrote it (its ``_meta``, its headers, an id
         of its own), through the session's dispatcher: the host's transport and auth carry it,
         and the SDK neither re-stamps it nor judges the answer by its own tables (it would read
-        a 2025-11-25 task call's CreateTaskResult as a plain CallToolResult)."""
-        opts: dict[str, Any] = {"timeout": timeout, "request_id": f"mcp-tasks-{message.id}"}
+        a 2025-11-25 task call's CreateTaskResult as a plain CallToolResult). ``prefix`` makes
+        the id this transport's alone: several clients of this library (a TasksExtension's,
+        one per call) may share one SDK session, each numbering its requests from 1."""
+        opts: dict[str, Any] = {"timeout": timeout, "request_id": f"{prefix}{message.id}"}
         if headers:
             opts["headers"] = dict(headers)
         return await self.session._dispatcher.send_raw_request(message.method, message.params, opts)
@@ -244,6 +247,7 @@ class SdkSessionTransport(Transport):
         self._route = route
         self._agreed = agreed
         self._session_id = session_id
+        self._id_prefix = f"mcp-tasks-{next(_TRANSPORTS)}-"
         self._headers_for: HeadersFor | None = None
         self._followed: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._send: MemoryObjectSendStream[Incoming] | None = None
@@ -414,7 +418,9 @@ class SdkSessionTransport(Transport):
         timeout = max(remaining, 0.001) + 1.0
         try:
             if self._major.v2:
-                raw = await self._major.send_raw(message, self._headers(message), timeout)
+                raw = await self._major.send_raw(
+                    message, self._headers(message), timeout, self._id_prefix
+                )
             else:
                 raw = await self._sdk.send_request(
                     _RawRequest(message.method, params),

@@ -203,3 +203,26 @@ async def test_the_suites_spec_faithful_server_through_the_extension() -> None:
     assert [sorted(m["params"]["inputResponses"]) for m in updates] == [["q1"], ["q2"]]
     cancels = [m for m in server.received if m.get("method") == "tasks/cancel"]
     assert len(cancels) == 1
+
+
+async def test_two_call_tools_at_once_each_get_their_tasks_result(
+    logged: tuple[str, Path],
+) -> None:
+    """Two of the host's call_tools at once: the extension drives each claimed task with a
+    client of its own over the one SDK session (their request ids never collide)."""
+    url, _ = logged
+    results: dict[str, Any] = {}
+    extension = TasksExtension(policy=FAST)
+    async with mcp.Client(url, extensions=[extension]) as host:
+
+        async def call(label: str) -> None:
+            results[label] = await host.call_tool("slow_compute", {"label": label, "seconds": 0.5})
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                for label in ("a", "b", "c"):
+                    group.start_soon(call, label)
+    assert {k: [b.text for b in v.content] for k, v in results.items()} == {
+        label: [f"computed {label} in 0.5s"] for label in ("a", "b", "c")
+    }
+    assert extension.resolved == 3
