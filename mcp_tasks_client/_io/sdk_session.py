@@ -75,7 +75,7 @@ from ..models import (
 )
 from .base import HeadersFor, Incoming, Transport, TransportFault
 
-__all__ = ["RELATED_TASK", "SdkSessionTransport", "SdkUnsupported"]
+__all__ = ["RELATED_TASK", "SdkSessionTransport", "deliver_pushed"]
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 """The ``_meta`` key that ties a server's request or notification to a task (C-25)."""
@@ -84,8 +84,9 @@ FOLLOWED_CAP = 10_000
 """How many task ids a transport remembers as followed (the oldest forgotten first)."""
 
 _NO_LISTEN = (
-    "subscriptions/listen is not carried over an official SDK session: the SDK drops the "
-    "notifications/tasks it does not know, so nothing would arrive; the tasks are polled"
+    "subscriptions/listen is not carried over this official SDK session: the SDK drops the "
+    "notifications/tasks no binding takes, so nothing would arrive (a TasksExtension on the "
+    "SDK client binds them); the tasks are polled"
 )
 _CONNECTION_CLOSED = -32000
 _ROUTED = ("_sampling_callback", "_elicitation_callback", "_message_handler")
@@ -96,6 +97,48 @@ _ROUTED_METHODS = {
 _NOTIFIED = frozenset({"notifications/tasks/status", "notifications/progress"})
 _ROUTING: weakref.WeakKeyDictionary[Any, SdkSessionTransport] = weakref.WeakKeyDictionary()
 _TRANSPORTS = itertools.count(1)
+_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+_PUSHED = frozenset({"notifications/tasks", "notifications/subscriptions/acknowledged"})
+
+
+class _Pushes:
+    """The transports open over one SDK session that take pushed task notifications: the
+    SDK hands ``notifications/tasks`` to a binding (the TasksExtension's, through
+    :func:`deliver_pushed`) and ``notifications/subscriptions/acknowledged`` to its message
+    handler, which this puts itself in front of while any such transport is open."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.open: list[SdkSessionTransport] = []
+        self.host = session._message_handler
+        session._message_handler = self.route
+
+    async def route(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if method in _PUSHED and hasattr(message, "model_dump"):
+            raw = message.model_dump(by_alias=True, mode="json", exclude_none=True)
+            params = raw.get("params")
+            for transport in list(self.open):
+                transport.pushed(method, params if isinstance(params, dict) else None)
+        await self.host(message)
+
+    def close(self) -> None:
+        self.session._message_handler = self.host
+
+
+_PUSHES: weakref.WeakKeyDictionary[Any, _Pushes] = weakref.WeakKeyDictionary()
+
+
+def deliver_pushed(owner: object, method: str, params: JSONObject | None) -> None:
+    """A pushed notification the SDK handed ``owner``'s binding (a TasksExtension's): to every
+    transport of this library that takes pushes over an SDK session whose binding for
+    ``method`` is ``owner``'s (a transport reads the subscription ids it knows as its own)."""
+    for session, pushes in list(_PUSHES.items()):
+        bindings = getattr(session, "_notification_bindings", None) or {}
+        binding = bindings.get(method)
+        if getattr(getattr(binding, "handler", None), "__self__", None) is owner:
+            for transport in list(pushes.open):
+                transport.pushed(method, params)
 
 
 class _RawRequest:
@@ -228,6 +271,9 @@ class SdkSessionTransport(Transport):
             for; 2026-07-28 asks for input inside ``tasks/get`` and needs none.
         agreed: What the SDK's ``initialize`` returned (2025-11-25), for the Client.
         session_id: The connection's ``Mcp-Session-Id`` (2025-11-25 over HTTP), for a journal.
+        push: Take pushed task notifications (2026-07-28, mcp 2.x with the TasksExtension, whose
+            binding hands them over): ``subscriptions/listen`` is carried; without it a listen
+            is refused with SdkUnsupported (the SDK drops what no binding takes).
     """
 
     inline_requests = True
@@ -240,8 +286,10 @@ class SdkSessionTransport(Transport):
         route: bool = False,
         agreed: InitializeResult | None = None,
         session_id: str | None = None,
+        push: bool = False,
     ) -> None:
         self._major = _Major(session)
+        self._push = push
         self._sdk = session
         self._identity = identity or f"sdk:{type(session).__name__}:{id(session):x}"
         self._route = route
@@ -272,6 +320,11 @@ class SdkSessionTransport(Transport):
         if not self._major.v2 and hasattr(self._sdk, "_write_stream"):
             self._saved_stream = self._sdk._write_stream
             self._sdk._write_stream = _OneWriteAtATime(self._saved_stream)
+        if self._push:
+            pushes = _PUSHES.get(self._sdk)
+            if pushes is None:
+                pushes = _PUSHES[self._sdk] = _Pushes(self._sdk)
+            pushes.open.append(self)
         if self._route:
             try:
                 self._install_router()
@@ -291,6 +344,12 @@ class SdkSessionTransport(Transport):
         Cancelled: the close still completes; the host's callbacks are restored either way."""
         self._closed = True
         self._remove_router()
+        pushes = _PUSHES.get(self._sdk) if self._push else None
+        if pushes is not None and self in pushes.open:
+            pushes.open.remove(self)
+            if not pushes.open:
+                pushes.close()
+                del _PUSHES[self._sdk]
         if self._saved_stream is not None:
             self._sdk._write_stream = self._saved_stream
             self._saved_stream = None
@@ -343,6 +402,17 @@ class SdkSessionTransport(Transport):
             "SDK (its callbacks, its task handlers), never by this library: only a task's "
             "elicitation/create and sampling/createMessage are routed here"
         )
+
+    def pushed(self, method: str, params: JSONObject | None) -> None:
+        """A pushed notification: delivered as it came, its subscription id (the listen's
+        request id, E C41) read back as this client's own id when it names one of ours."""
+        meta = params.get("_meta") if params is not None else None
+        if params is not None and isinstance(meta, dict):
+            subscription = meta.get(_SUBSCRIPTION_ID)
+            if isinstance(subscription, str) and subscription.startswith(self._id_prefix):
+                ours = subscription[len(self._id_prefix) :]
+                params = {**params, "_meta": {**meta, _SUBSCRIPTION_ID: ours}}
+        self._deliver(JSONRPCNotification(method, params))
 
     def follows(self, task_id: str) -> bool:
         """Whether a server request tied to ``task_id`` is routed to this client."""
@@ -407,7 +477,7 @@ class SdkSessionTransport(Transport):
             self._background.pop(message.id, None)
 
     async def _request(self, message: JSONRPCRequest, deadline: float) -> Incoming:
-        if message.method == "subscriptions/listen":
+        if message.method == "subscriptions/listen" and not self._push:
             return TransportFault(message.id, SdkUnsupported(_NO_LISTEN), fatal=False)
         params = message.params
         remaining = deadline - anyio.current_time() if deadline < math.inf else 86_400.0

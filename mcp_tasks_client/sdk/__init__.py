@@ -117,6 +117,7 @@ def open_client(
         route=agreed is not None,
         agreed=agreed,
         session_id=session_id,
+        push=side.pushes(session),
     )
     return Client(
         transport,
@@ -169,6 +170,18 @@ class _Handshaken:
         raw = _dump(build(generation.value)) if build is not None else _v1_declared(session)
         return wire.decode(raw, ClientCapabilities, generation)
 
+    def pushes(self, session: Any) -> bool:
+        return False  # 2025-11-25 pushes notifications/tasks/status: the routing takes them
+
+
+def _binds_task_pushes(session: Any) -> bool:
+    """Whether the SDK session hands ``notifications/tasks`` to a binding of this library's
+    (a TasksExtension on the SDK client): only then can a listen's pushes arrive."""
+    bindings = getattr(session, "_notification_bindings", None) or {}
+    binding = bindings.get("notifications/tasks")
+    owner = getattr(getattr(binding, "handler", None), "__self__", None)
+    return owner is not None and type(owner).__module__.startswith(__name__)
+
 
 class _Stateless:
     """2026-07-28: nothing agreed; this library's driver writes every request's ``_meta`` (the
@@ -191,6 +204,9 @@ class _Stateless:
         raw = _dump(build(generation.value))
         raw = {k: v for k, v in raw.items() if k not in ("tasks", "extensions")}
         return wire.decode(raw, ClientCapabilities, generation)
+
+    def pushes(self, session: Any) -> bool:
+        return _binds_task_pushes(session)
 
 
 _SIDES: dict[Generation, _Handshaken | _Stateless] = {

@@ -30,11 +30,13 @@ from typing import Any, Literal
 
 import attrs
 import mcp_types
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+import pydantic
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from pydantic import ConfigDict, Field
 
 from .._client import Client
 from .._generation import Generation
+from .._io.sdk_session import deliver_pushed
 from .._sansio.scheduler import PollPolicy
 from ..engine import Poller
 from ..inputs import InputRouter
@@ -51,6 +53,12 @@ class TaskAnswer(mcp_types.Result):  # type: ignore[misc]  # the SDK's pydantic 
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     result_type: Literal["task"] = Field(alias="resultType")
+
+
+class _Pushed(pydantic.BaseModel):  # type: ignore[misc]  # the SDK's pydantic
+    """A ``notifications/tasks``'s params, kept as they came (read by this library's codec)."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 class TasksExtension(ClientExtension):  # type: ignore[misc]  # the SDK's base class
@@ -97,6 +105,20 @@ class TasksExtension(ClientExtension):  # type: ignore[misc]  # the SDK's base c
 
     def claims(self) -> list[ResultClaim[Any]]:
         return [ResultClaim(result_type="task", model=TaskAnswer, resolve=self._resolve)]
+
+    def notifications(self) -> list[NotificationBinding[Any]]:
+        """``notifications/tasks`` (a listen's pushes, E C39-C44), which the SDK would drop:
+        handed to this library's clients over the SDK client's session, so a Poller with
+        ``PollPolicy(listen=True)`` learns of a task's end before its next poll."""
+        return [
+            NotificationBinding(
+                method="notifications/tasks", params_type=_Pushed, handler=self._pushed
+            )
+        ]
+
+    async def _pushed(self, params: _Pushed) -> None:
+        raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        deliver_pushed(self, "notifications/tasks", raw)
 
     async def _resolve(self, claimed: TaskAnswer, ctx: ClaimContext) -> Any:
         raw = claimed.model_dump(by_alias=True, mode="json", exclude_none=True)

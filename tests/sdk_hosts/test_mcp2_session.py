@@ -15,6 +15,7 @@ import anyio
 import mcp
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from test_gen2_faults import _listen_server
 from tracing_kit import assert_one_trace
 from tracing_kit import spans as spans  # the fixture
 
@@ -34,6 +35,7 @@ from mcp_tasks_client.models import (
     ElicitResult,
 )
 from mcp_tasks_client.sdk import SdkUnsupported, TasksExtension, open_client
+from mcp_tasks_client.testing import HostileHTTPServer
 from sdk_hosts.shared import confirming, lines, logged_peer, text_of
 
 pytestmark = pytest.mark.anyio
@@ -230,3 +232,29 @@ async def test_a_listen_over_the_sdk_is_refused_and_the_task_is_polled(
     assert text_of(outcome) == "computed l in 0.5s"
     assert any(isinstance(w, SdkUnsupported) for w in warnings), warnings
     assert [e for e in lines(log) if e["method"] == "tasks/get"]
+
+
+async def test_with_the_extension_a_listen_is_carried_and_pushes_arrive() -> None:
+    """E C39-C44 through the real SDK: with a TasksExtension on the SDK client (whose binding
+    takes the notifications/tasks the SDK would drop, and whose acknowledgement reaches the
+    Poller through the host's message handler), PollPolicy(listen=True) over the host's client
+    opens a listen and the task's end arrives pushed, long before its next poll. No bundled
+    peer serves subscriptions/listen (fastmcp 4.1.4 answers -32601), so the server is the
+    scripted one of tests/test_gen2_faults.py: the SDK side is what is under test."""
+    listens: list[list[str]] = []
+    extension = TasksExtension(policy=FAST)
+    async with (
+        HostileHTTPServer(_listen_server(listens, acknowledge=True)) as server,
+        mcp.Client(server.url, mode="2026-07-28", extensions=[extension]) as host,
+        open_client(host, generation=Generation.V2026_07_28) as client,
+    ):
+        created = await client.start(ToolCall("t-1").as_task())
+        async with Poller(client, PollPolicy(jitter=0.0, listen=True)) as poller:
+            with anyio.fail_after(10):
+                outcome = await poller.wait(created)
+            warnings = list(poller.warnings)
+        gets = [m for m in server.rpc_methods() if m == "tasks/get"]
+    assert isinstance(outcome, Completed), outcome
+    assert listens == [["t-1"]]
+    assert len(gets) <= 1, gets  # the first poll at most: the outcome came pushed
+    assert not warnings, warnings
