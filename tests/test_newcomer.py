@@ -331,7 +331,7 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
             args = " ".join(f'"${name}"' for name in command_line(program))
             bash(venv + f"python3 scratch/example.py {args}\n", fresh_clone, env, timeout=120)
             ran += 1
-        assert extra <= 2  # api/conformance.md's probe, errors.md's retry: FaultServers
+        assert extra <= 3  # api/conformance.md's probe, errors.md's retry, tasks.md's busy server
         assert ran == len(PROGRAMS) - extra
 
 

@@ -482,9 +482,6 @@ class SdkSessionTransport(Transport):
         params = message.params
         remaining = deadline - anyio.current_time() if deadline < math.inf else 86_400.0
         self._note_followed(message.method, params)
-        sdk_id = self._major.next_id()
-        if sdk_id is not None:
-            self._sdk_ids[message.id] = sdk_id
         timeout = max(remaining, 0.001) + 1.0
         try:
             if self._major.v2:
@@ -492,22 +489,55 @@ class SdkSessionTransport(Transport):
                     message, self._headers(message), timeout, self._id_prefix
                 )
             else:
-                raw = await self._sdk.send_request(
-                    _RawRequest(message.method, params),
-                    _RawResult,
-                    request_read_timeout_seconds=self._major.timeout(timeout),
-                )
+                raw = await self._detached_v1(message, timeout)
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:  # the SDK's own error types: mapped, never passed through raw
             return self._fault_of(message, exc)
-        finally:
-            self._sdk_ids.pop(message.id, None)
         if not isinstance(raw, dict):
             error = DecodeError("$.result", "the result is not a JSON object", raw)
             return TransportFault(message.id, error)
         self._note_created(message, raw)
         return JSONRPCResponse(message.id, raw)
+
+    async def _detached_v1(self, message: JSONRPCRequest, timeout: float) -> Any:
+        """mcp 1.x: the SDK's ``send_request`` run to its end in this transport's task group,
+        never cancelled with its caller. The 1.x session's reader hands a response to its
+        request's stream after taking that stream out of its table; a caller cancelled in that
+        instant closes the stream first, the reader fails on it, swallows the error as "read
+        stream closed" and stops: the host's whole session is dead (seen as a deadline cutting a
+        poll whose answer was arriving). Detached, the request lives until its answer (or the
+        SDK's read timeout, ``timeout``: the caller's deadline and a second); the caller stops
+        waiting at once, and its ``notifications/cancelled`` still finds the SDK's id."""
+        group = self._group
+        if group is None or self._closed:
+            raise TransportClosed("the transport over the SDK session is not open")
+        done = anyio.Event()
+        box: list[Any] = []
+
+        async def run() -> None:
+            sdk_id = self._major.next_id()  # the id send_request takes next (no await between)
+            if sdk_id is not None:
+                self._sdk_ids[message.id] = sdk_id
+            try:
+                box.append(
+                    await self._sdk.send_request(
+                        _RawRequest(message.method, message.params),
+                        _RawResult,
+                        request_read_timeout_seconds=self._major.timeout(timeout),
+                    )
+                )
+            except Exception as exc:  # handed to the caller, mapped there
+                box.append(exc)
+            finally:
+                self._sdk_ids.pop(message.id, None)
+                done.set()
+
+        group.start_soon(run)
+        await done.wait()
+        if isinstance(box[0], Exception):
+            raise box[0]
+        return box[0]
 
     def _fault_of(self, message: JSONRPCRequest, exc: Exception) -> Incoming:
         said = self._major.error_of(exc)
