@@ -105,7 +105,11 @@ def open_client(
             (mcp 1.x's ``streamablehttp_client`` hands out ``get_session_id``), so a journaled
             task can be resumed on its session by a new host that opens its SDK connection
             with that header and no ``initialize``.
-        timeouts, limits, on_warning, cache, auth_context: as for :class:`Client`.
+        timeouts: As for :class:`Client`.
+        limits: As for :class:`Client`.
+        on_warning: As for :class:`Client`.
+        cache: As for :class:`Client`.
+        auth_context: As for :class:`Client`.
     """
     session = sdk_session_of(host)
     side = _SIDES[generation]
