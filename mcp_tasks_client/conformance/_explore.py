@@ -513,7 +513,7 @@ def explore_sync(
     timed_out = False
     started = time.monotonic()
 
-    class Recording(machine):  # type: ignore[misc, valid-type]
+    class RecordingMachine(machine):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
             nonlocal examples
             nonlocal timed_out
@@ -531,7 +531,7 @@ def explore_sync(
                 raise
 
     try:
-        run_state_machine_as_test(Recording, settings=_settings(limits))
+        run_state_machine_as_test(RecordingMachine, settings=_settings(limits))
     except RuleBroken as exc:
         final = exc
     except BaseException as exc:
