@@ -23,6 +23,7 @@ from mcp_tasks_client import Generation
 from mcp_tasks_client.sdk import SdkUnsupported, open_client, sdk_session_of
 
 REPO = Path(__file__).resolve().parent.parent
+# One pytest run per venv: its servers start once for all its files (sdk_hosts/conftest.py).
 HOSTS = {"sdk1": ["test_mcp1.py"], "sdk2": ["test_mcp2.py", "test_mcp2_session.py"]}
 
 
@@ -38,10 +39,8 @@ def _venv(name: str) -> Path:
 
 
 @pytest.mark.slow  # a whole file of peer tests in one test: started first (tests/conftest.py)
-@pytest.mark.parametrize(
-    ("venv", "test_file"), [(v, f) for v, files in HOSTS.items() for f in files]
-)
-def test_in_the_hosts_venv(venv: str, test_file: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("venv", sorted(HOSTS))
+def test_in_the_hosts_venv(venv: str, tmp_path: Path) -> None:
     python = _venv(venv)
     report = tmp_path / "report.xml"
     env = {
@@ -60,14 +59,14 @@ def test_in_the_hosts_venv(venv: str, test_file: str, tmp_path: Path) -> None:
             "-p",
             "no:xdist",
             f"--junitxml={report}",
-            str(REPO / "tests" / "sdk_hosts" / test_file),
+            *(str(REPO / "tests" / "sdk_hosts" / name) for name in HOSTS[venv]),
         ],
         cwd=REPO,
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=280,
+        timeout=420,  # generous: a loaded machine; both sdk2 files in one run
         check=False,
     )
     tail = (proc.stdout + proc.stderr)[-6000:]

@@ -1,15 +1,22 @@
-"""What the SDK-host tests share: a real peer server of the test's own that logs the
-requests it receives (``tests/peers/request_log.py``), and reading that log."""
+"""What the SDK-host tests share: a real peer server that logs the requests it receives
+(``tests/peers/request_log.py``), and reading that log from where a test began.
+
+One server of each peer serves a whole host run (``conftest.py`` here: starting one takes
+seconds, and a run holds a dozen tests); each test reads only the log lines written since it
+began (:class:`RequestLogView`), so what one test sent never counts in another's checks. The
+tests of one run go one after another (no xdist in a host's venv), and none leaves a client
+behind that could still send."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
+import attrs
 from conftest import require_peer
 from peers.harness import running_http_peer
 from peers.request_log import ENV
@@ -23,25 +30,50 @@ from mcp_tasks_client.models import (
     TextContent,
 )
 
-__all__ = ["confirming", "lines", "logged_peer", "text_of"]
+__all__ = ["RequestLogView", "confirming", "lines", "serving_logged", "text_of"]
+
+
+@attrs.frozen
+class RequestLogView:
+    """A server's request log from one test's start on: its file, and the size it had then."""
+
+    path: Path
+    start: int
+
+    @classmethod
+    def from_now(cls, path: Path) -> RequestLogView:
+        return cls(path, path.stat().st_size if path.exists() else 0)
 
 
 @contextmanager
-def logged_peer(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[str, Path]]:
-    """The real peer ``name`` on 127.0.0.1, logging its requests: its URL and the log."""
-    log = tmp_path / f"requests-{name}.jsonl"
-    monkeypatch.setenv(ENV, str(log))
-    with running_http_peer(require_peer(name)) as url:
-        yield url, log
+def serving_logged(name: str, where: Path) -> Iterator[tuple[str, Path]]:
+    """The real peer ``name`` on 127.0.0.1, logging its requests into a file in ``where``:
+    its URL and the log's path. The server is stopped by its own pid on exit."""
+    log = where / f"requests-{name}.jsonl"
+    before = os.environ.get(ENV)
+    os.environ[ENV] = str(log)  # read once, by the server process at its start
+    try:
+        with running_http_peer(require_peer(name)) as url:
+            if before is None:
+                del os.environ[ENV]
+            else:
+                os.environ[ENV] = before
+            yield url, log
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
 
 
-def lines(log: Path) -> list[dict[str, Any]]:
-    """The log's entries, oldest first (none before the first request)."""
-    if not log.exists():
+def lines(log: RequestLogView) -> list[dict[str, Any]]:
+    """The log's entries since the view's test began, oldest first."""
+    if not log.path.exists():
         return []
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    with log.path.open("rb") as file:
+        file.seek(log.start)
+        text = file.read().decode("utf-8")
+    return [json.loads(line) for line in text.splitlines()]
 
 
 def text_of(outcome: object) -> str:

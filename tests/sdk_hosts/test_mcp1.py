@@ -12,7 +12,7 @@ import itertools
 import subprocess
 import sys
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from mcp_tasks_client.models import (
     ElicitResult,
 )
 from mcp_tasks_client.sdk import SdkUnsupported, open_client
-from sdk_hosts.shared import lines, logged_peer, text_of
+from sdk_hosts.shared import RequestLogView, lines, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -54,10 +54,9 @@ RELATED = "io.modelcontextprotocol/related-task"
 
 
 @pytest.fixture
-def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    """A real mcp 1.30 server of this test's own, logging the requests it receives."""
-    with logged_peer("mcp1", tmp_path, monkeypatch) as served:
-        yield served
+def logged(logged_mcp1: tuple[str, RequestLogView]) -> tuple[str, RequestLogView]:
+    """The run's real mcp 1.30 server (conftest.py here), logging the requests it receives."""
+    return logged_mcp1
 
 
 class Host:
@@ -85,7 +84,7 @@ class Host:
 
 
 async def test_our_tasks_question_reaches_our_router_and_the_hosts_reaches_its_callback(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """One connection, two tasks that ask: the one this library follows is answered by its
     InputRouter, the host's own (started with the SDK's experimental API) by the host's
@@ -138,7 +137,9 @@ async def test_our_tasks_question_reaches_our_router_and_the_hosts_reaches_its_c
     assert [e["task"] for e in answers].count(task_id) == 1
 
 
-async def test_polls_honour_the_tasks_poll_interval_on_the_wire(logged: tuple[str, Path]) -> None:
+async def test_polls_honour_the_tasks_poll_interval_on_the_wire(
+    logged: tuple[str, RequestLogView],
+) -> None:
     """T:480: no tasks/get sooner than the task's pollInterval after the last one (the
     server's arrival times; the Poller schedules from the answer, so a late arrival cannot
     make the next gap shorter)."""
@@ -160,7 +161,7 @@ async def test_polls_honour_the_tasks_poll_interval_on_the_wire(logged: tuple[st
     assert min(gaps) >= interval / 1000 - 0.01, (interval, gaps)
 
 
-async def test_the_deadline_then_cancel(logged: tuple[str, Path]) -> None:
+async def test_the_deadline_then_cancel(logged: tuple[str, RequestLogView]) -> None:
     """A wait that passes its deadline raises DeadlineExceeded and leaves the task running
     (nothing is cancelled unasked); an explicit cancel over the host's session sends one
     tasks/cancel and the task ends cancelled on the server (C-41)."""
@@ -185,7 +186,7 @@ async def test_the_deadline_then_cancel(logged: tuple[str, Path]) -> None:
 
 
 async def test_a_deadline_with_cancel_on_abandon_cancels_the_task_once(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """With cancel_on_abandon the wait that passes its deadline sends one tasks/cancel, in the
     same instant as a poll (the poll interval and the deadline coincide): mcp 1.x's HTTP client
@@ -211,7 +212,9 @@ async def test_a_deadline_with_cancel_on_abandon_cancels_the_task_once(
     assert cancels == task_ids
 
 
-async def test_many_tasks_at_once_on_the_hosts_one_connection(logged: tuple[str, Path]) -> None:
+async def test_many_tasks_at_once_on_the_hosts_one_connection(
+    logged: tuple[str, RequestLogView],
+) -> None:
     """Eight tasks waited at once: the Poller's concurrent polls over the host's session all
     get their answers, and every task its result."""
     url, log = logged
@@ -233,7 +236,9 @@ async def test_many_tasks_at_once_on_the_hosts_one_connection(logged: tuple[str,
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # fastmcp's client is asyncio-only
-async def test_a_fastmcp3_clients_session_carries_our_tasks(logged: tuple[str, Path]) -> None:
+async def test_a_fastmcp3_clients_session_carries_our_tasks(
+    logged: tuple[str, RequestLogView],
+) -> None:
     """fastmcp 3 wraps an mcp 1.30 ClientSession: open_client over the fastmcp client (its
     session, its initialize result), our task's question to our router, the host's own
     question handler left in place, one initialize. (fastmcp's client starts its session with
@@ -274,7 +279,7 @@ async def test_a_fastmcp3_clients_session_carries_our_tasks(logged: tuple[str, P
 
 
 async def test_one_trace_per_task_over_the_hosts_session(
-    logged: tuple[str, Path], spans: InMemorySpanExporter
+    logged: tuple[str, RequestLogView], spans: InMemorySpanExporter
 ) -> None:
     """With tracing on, a task started and waited over the host's session is one trace: its
     call and every poll hang under the task's span."""
@@ -292,7 +297,7 @@ async def test_one_trace_per_task_over_the_hosts_session(
     assert dict(life.attributes or {})["mcp_tasks.outcome"] == "Completed"
 
 
-def test_the_docs_example_for_an_mcp1_session_runs(logged: tuple[str, Path]) -> None:
+def test_the_docs_example_for_an_mcp1_session_runs(logged: tuple[str, RequestLogView]) -> None:
     """examples/sdk_session.py (docs/sdk-hosts.md) against the real mcp 1.30 server."""
     url, log = logged
     run = subprocess.run(
@@ -309,7 +314,9 @@ def test_the_docs_example_for_an_mcp1_session_runs(logged: tuple[str, Path]) -> 
     assert [e["method"] for e in lines(log)].count("initialize") == 1
 
 
-async def test_what_the_sdk_answers_itself_is_refused_up_front(logged: tuple[str, Path]) -> None:
+async def test_what_the_sdk_answers_itself_is_refused_up_front(
+    logged: tuple[str, RequestLogView],
+) -> None:
     """The client as a task receiver (tasks/* from the server) and roots/list are answered by
     the SDK on its session: registering a handler for them raises SdkUnsupported at once,
     instead of waiting for requests that never come."""
@@ -326,7 +333,7 @@ async def test_what_the_sdk_answers_itself_is_refused_up_front(logged: tuple[str
 
 
 async def test_a_journaled_task_survives_kill_9_and_is_resumed_on_its_session_by_a_new_host(
-    logged: tuple[str, Path], tmp_path: Path
+    logged: tuple[str, RequestLogView], tmp_path: Path
 ) -> None:
     """T:3.1: a 2025-11-25 task is bound to its session. A host process journals its task (with
     the connection's Mcp-Session-Id) and is killed with SIGKILL; a new host opens its SDK

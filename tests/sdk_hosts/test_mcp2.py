@@ -13,7 +13,6 @@ import itertools
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from mcp_tasks_client import (
 from mcp_tasks_client.errors import DeadlineExceeded
 from mcp_tasks_client.sdk import TasksExtension, open_client
 from mcp_tasks_client.testing import FaultServer
-from sdk_hosts.shared import confirming, lines, logged_peer, text_of
+from sdk_hosts.shared import RequestLogView, confirming, lines, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -40,14 +39,13 @@ FAST = PollPolicy(floor=0.01, jitter=0.0)
 
 
 @pytest.fixture
-def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    """A real fastmcp 4 tasks server of this test's own, logging the requests it receives."""
-    with logged_peer("fastmcp4", tmp_path, monkeypatch) as served:
-        yield served
+def logged(logged_fastmcp4: tuple[str, RequestLogView]) -> tuple[str, RequestLogView]:
+    """The run's real fastmcp 4 tasks server (conftest.py here) and its request log."""
+    return logged_fastmcp4
 
 
 async def test_the_extension_drives_a_claimed_task_to_the_hosts_call_tool_result(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """E C16-C18, E C24, E C58: the host's own call_tool returns the task's result; every
     tasks/get names the task in Mcp-Name, none sooner than pollIntervalMs after the last; no
@@ -70,7 +68,7 @@ async def test_the_extension_drives_a_claimed_task_to_the_hosts_call_tool_result
 
 
 async def test_the_extension_answers_a_tasks_input_once_through_the_router(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """E C28-C33: the task's inputRequests key is answered once, by the handler the host gave,
     with tasks/update naming the task in Mcp-Name."""
@@ -92,7 +90,7 @@ async def test_the_extension_answers_a_tasks_input_once_through_the_router(
 
 
 async def test_a_claimed_task_becomes_our_handle_and_a_deadline_cancels_it(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """allow_claimed=True hands the host the claimed task; read_created makes it this
     library's handle; a wait past its deadline with cancel_on_abandon sends one tasks/cancel."""
@@ -112,7 +110,7 @@ async def test_a_claimed_task_becomes_our_handle_and_a_deadline_cancels_it(
 
 
 async def test_a_journaled_claimed_task_survives_kill_9_and_is_resumed_over_another_host(
-    logged: tuple[str, Path], tmp_path: Path
+    logged: tuple[str, RequestLogView], tmp_path: Path
 ) -> None:
     """A host process whose TasksExtension journals its task is killed with SIGKILL while the
     task runs; a new host (this process, its own mcp.Client) resumes it from the journal over
@@ -156,7 +154,7 @@ async def test_a_journaled_claimed_task_survives_kill_9_and_is_resumed_over_anot
     assert {e["task"] for e in lines(log) if e["method"] == "tasks/get"} == {entry.task_id}
 
 
-def test_the_docs_example_for_the_extension_runs(logged: tuple[str, Path]) -> None:
+def test_the_docs_example_for_the_extension_runs(logged: tuple[str, RequestLogView]) -> None:
     """examples/sdk_extension.py (docs/sdk-hosts.md) against the real fastmcp 4 server."""
     url, _ = logged
     run = subprocess.run(
@@ -206,7 +204,7 @@ async def test_the_suites_spec_faithful_server_through_the_extension() -> None:
 
 
 async def test_two_call_tools_at_once_each_get_their_tasks_result(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """Two of the host's call_tools at once: the extension drives each claimed task with a
     client of its own over the one SDK session (their request ids never collide)."""

@@ -7,8 +7,6 @@ fastmcp 4 client) stays the host's; this library starts, polls and answers over 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -36,7 +34,7 @@ from mcp_tasks_client.models import (
 )
 from mcp_tasks_client.sdk import SdkUnsupported, TasksExtension, open_client
 from mcp_tasks_client.testing import HostileHTTPServer
-from sdk_hosts.shared import confirming, lines, logged_peer, text_of
+from sdk_hosts.shared import RequestLogView, confirming, lines, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -44,14 +42,13 @@ FAST = PollPolicy(floor=0.01, jitter=0.0)
 
 
 @pytest.fixture
-def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    """A real fastmcp 4 tasks server of this test's own, logging the requests it receives."""
-    with logged_peer("fastmcp4", tmp_path, monkeypatch) as served:
-        yield served
+def logged(logged_fastmcp4: tuple[str, RequestLogView]) -> tuple[str, RequestLogView]:
+    """The run's real fastmcp 4 tasks server (conftest.py here) and its request log."""
+    return logged_fastmcp4
 
 
 async def test_our_start_over_the_hosts_client_and_many_tasks_at_once(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """This library's start and Poller over the host's mcp.Client: three tasks waited at
     once on the host's one connection."""
@@ -75,7 +72,7 @@ async def test_our_start_over_the_hosts_client_and_many_tasks_at_once(
 
 
 async def test_a_host_without_the_extension_keeps_the_per_call_choice(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """An mcp.Client without the extension: its own call_tool of a task-optional tool runs
     inline (the SDK declared no tasks, so the server made none), while this library's start of
@@ -113,15 +110,8 @@ def test_mcp1_cannot_speak_the_stateless_generation() -> None:
         open_client(V1Like(), generation=Generation.V2026_07_28)
 
 
-@pytest.fixture
-def logged_mcp1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
-    """A real mcp 1.30 (2025-11-25) server of this test's own, logging its requests."""
-    with logged_peer("mcp1", tmp_path, monkeypatch) as served:
-        yield served
-
-
 async def test_mcp2_on_the_legacy_wire_routes_our_tasks_question_to_our_router(
-    logged_mcp1: tuple[str, Path],
+    logged_mcp1: tuple[str, RequestLogView],
 ) -> None:
     """mcp 2.x speaking 2025-11-25 (mode="legacy"): the Client sends no initialize of its own,
     our task's question (related-task: ours) reaches our InputRouter, once; a question about
@@ -161,7 +151,9 @@ async def test_mcp2_on_the_legacy_wire_routes_our_tasks_question_to_our_router(
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # fastmcp's client is asyncio-only
-async def test_a_fastmcp4_clients_session_carries_our_tasks(logged: tuple[str, Path]) -> None:
+async def test_a_fastmcp4_clients_session_carries_our_tasks(
+    logged: tuple[str, RequestLogView],
+) -> None:
     """fastmcp 4 wraps an mcp 2.3 ClientSession: this library's start, input answer and wait
     over the fastmcp client's connection (2026-07-28), the input answered once."""
     from fastmcp import Client as FastMCPClient
@@ -192,7 +184,7 @@ async def test_a_fastmcp4_clients_session_carries_our_tasks(logged: tuple[str, P
 
 
 async def test_one_trace_per_task_over_the_hosts_client(
-    logged: tuple[str, Path], spans: InMemorySpanExporter
+    logged: tuple[str, RequestLogView], spans: InMemorySpanExporter
 ) -> None:
     """With tracing on, a task started and waited over the host's mcp.Client is one trace."""
     url, _ = logged
@@ -212,7 +204,7 @@ async def test_one_trace_per_task_over_the_hosts_client(
 
 
 async def test_a_listen_over_the_sdk_is_refused_and_the_task_is_polled(
-    logged: tuple[str, Path],
+    logged: tuple[str, RequestLogView],
 ) -> None:
     """PollPolicy(listen=True) over the host's session: the SDK would drop the pushed
     notifications, so the transport refuses the listen with SdkUnsupported (a warning, never
