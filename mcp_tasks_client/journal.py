@@ -565,41 +565,21 @@ _READ = f"{_COLUMNS}, lease_owner, lease_token, lease_until"
 _NEXT_TOKEN = "lease_token + (lease_owner IS NOT ?)"
 
 
-class SQLiteJournal:
-    """A :class:`Journal` in one SQLite file (stdlib ``sqlite3``, WAL), shared safely by many
-    processes on one machine. Create it with ``SQLiteJournal(path)`` (the file is made, owner-
-    only, if it does not exist; checked, and never modified, if it is not a journal), and
-    ``close()`` it when done (or use ``with``).
+class JournalFile:
+    """Opens an SQLite journal file as only its owner may: the one job of making the file (owner-
+    only, with the current schema), or checking one that exists (its owner, mode, companions,
+    that it is a journal, its schema and integrity) and migrating an older schema. The checks
+    and their refusals are the module's (see its docstring); nothing it refuses is modified.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        busy_timeout: float = 10.0,
-        max_answered_keys: int = 10_000,
-        clock: Callable[[], float] | None = None,
-        watch_interval: float = 0.05,
-    ) -> None:
-        if max_answered_keys < 1:
-            raise UsageError("max_answered_keys must be at least 1")
-        if not watch_interval > 0:
-            raise UsageError("watch_interval must be positive (seconds)")
-        self.path = str(path)
-        self.watch_interval = watch_interval
-        """How often :meth:`wait_outcomes` looks at the file (a stat, no SQL)."""
-        self._clock = clock or _now
-        """Seconds since the epoch that leases are timed by (this machine's clock)."""
-        self.max_answered_keys = max_answered_keys
-        """How many answered input keys a task keeps (the oldest go first): a server that
-        asks for ever new keys cannot grow a journal row without bound."""
-        self._lock = threading.Lock()
-        self._db = self._open(busy_timeout)
+    def __init__(self, path: str) -> None:
+        self.path = path
 
     def _fail(self, problem: str) -> JournalError:
         return JournalError(self.path, problem)
 
-    def _open(self, busy_timeout: float) -> sqlite3.Connection:
+    def open(self, busy_timeout: float) -> sqlite3.Connection:
+        """The file's connection (autocommit, usable from any thread), made or checked first."""
         import sqlite3
 
         created = False
@@ -732,6 +712,41 @@ class SQLiteJournal:
             raise
         db.execute("COMMIT")
         log.info("journal schema migrated to version %d", version)
+
+
+class SQLiteJournal:
+    """A :class:`Journal` in one SQLite file (stdlib ``sqlite3``, WAL), shared safely by many
+    processes on one machine. Create it with ``SQLiteJournal(path)`` (the file is made, owner-
+    only, if it does not exist; checked, and never modified, if it is not a journal), and
+    ``close()`` it when done (or use ``with``).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 10.0,
+        max_answered_keys: int = 10_000,
+        clock: Callable[[], float] | None = None,
+        watch_interval: float = 0.05,
+    ) -> None:
+        if max_answered_keys < 1:
+            raise UsageError("max_answered_keys must be at least 1")
+        if not watch_interval > 0:
+            raise UsageError("watch_interval must be positive (seconds)")
+        self.path = str(path)
+        self.watch_interval = watch_interval
+        """How often :meth:`wait_outcomes` looks at the file (a stat, no SQL)."""
+        self._clock = clock or _now
+        """Seconds since the epoch that leases are timed by (this machine's clock)."""
+        self.max_answered_keys = max_answered_keys
+        """How many answered input keys a task keeps (the oldest go first): a server that
+        asks for ever new keys cannot grow a journal row without bound."""
+        self._lock = threading.Lock()
+        self._db = JournalFile(self.path).open(busy_timeout)
+
+    def _fail(self, problem: str) -> JournalError:
+        return JournalError(self.path, problem)
 
     def close(self) -> None:
         with self._lock:
