@@ -1159,32 +1159,40 @@ class SQLiteJournal:
         return {row[0]: row[1] for row in rows}
 
     def _entry(self, row: tuple[Any, ...]) -> JournalEntry:
-        (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
-        snapshot_json, answered_json, outcome_json, traceparent, tracestate = row[8:13]
-        owner, token, until = row[13:16] if len(row) >= 16 else (None, 0, None)
-        try:
-            gen = Generation(generation)
-            return JournalEntry(
-                server=server,
-                task_id=task_id,
-                generation=gen,
-                protocol_version=version,
-                tool=tool,
-                created_at=dt.datetime.fromisoformat(created),
-                session=(
-                    RecordedSession(session_id, json.loads(initialize))
-                    if session_id is not None and initialize is not None
-                    else None
-                ),
-                snapshot=(decode(json.loads(snapshot_json), Task, gen) if snapshot_json else None),
-                answered_inputs=tuple(json.loads(answered_json)),
-                outcome=_load_outcome(outcome_json),
-                traceparent=traceparent,
-                tracestate=tracestate,
-                lease=Lease(owner, token, until) if owner is not None and until else None,
-            )
-        except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
-            raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None
+        return _entry_of(row, self._fail, json.loads)
+
+
+def _entry_of(
+    row: Sequence[Any], fail: Callable[[str], JournalError], load: Callable[[Any], Any]
+) -> JournalEntry:
+    """A tasks row (the columns ``_READ`` names, in either journal) as a JournalEntry;
+    ``load`` reads a JSON column (SQLite keeps text, PostgreSQL hands back the value)."""
+    (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
+    snapshot_json, answered_json, outcome_json, traceparent, tracestate = row[8:13]
+    owner, token, until = row[13:16] if len(row) >= 16 else (None, 0, None)
+    try:
+        gen = Generation(generation)
+        return JournalEntry(
+            server=server,
+            task_id=task_id,
+            generation=gen,
+            protocol_version=version,
+            tool=tool,
+            created_at=dt.datetime.fromisoformat(created) if isinstance(created, str) else created,
+            session=(
+                RecordedSession(session_id, load(initialize))
+                if session_id is not None and initialize is not None
+                else None
+            ),
+            snapshot=(decode(load(snapshot_json), Task, gen) if snapshot_json else None),
+            answered_inputs=tuple(load(answered_json)),
+            outcome=_outcome_from(load(outcome_json) if outcome_json is not None else None),
+            traceparent=traceparent,
+            tracestate=tracestate,
+            lease=Lease(owner, token, until) if owner is not None and until else None,
+        )
+    except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
+        raise fail(f"unreadable entry for task {task_id!r}: {exc}") from None
 
 
 def _now() -> float:
@@ -1236,9 +1244,13 @@ def _dump_outcome(outcome: RecordedOutcome | None) -> str | None:
 
 
 def _load_outcome(raw: str | None) -> RecordedOutcome | None:
-    if raw is None:
+    return None if raw is None else _outcome_from(json.loads(raw))
+
+
+def _outcome_from(data: Any) -> RecordedOutcome | None:
+    """An outcome column's JSON value (None: open) as a RecordedOutcome."""
+    if data is None:
         return None
-    data = json.loads(raw)
     return RecordedOutcome(
         status=data["status"],
         result=data.get("result"),

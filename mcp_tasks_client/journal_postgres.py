@@ -28,7 +28,6 @@ is never logged and never part of an error: errors name the journal by
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -50,7 +49,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import observability as _obs
-from ._exceptions import MCPTasksError, UsageError
+from ._exceptions import UsageError
 from ._generation import Generation
 from .journal import (
     JournalBusy,
@@ -61,12 +60,13 @@ from .journal import (
     Lease,
     QueuedInput,
     RecordedOutcome,
-    RecordedSession,
+    _entry_of,
+    _outcome_from,
     _queued,
     _request_json,
 )
 from .models import Task
-from .wire import decode, encode
+from .wire import encode
 
 __all__ = ["SCHEMA_VERSION", "PostgresJournal", "Reconnect"]
 
@@ -362,7 +362,7 @@ class PostgresJournal:
             raise self._fail(f"cannot connect ({self._error(exc).problem})") from None
         try:
             with self._pool.connection() as conn:
-                self._check_schema(conn)
+                _check_schema(conn, self)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             self._pool.close()
             raise self._error(exc) from None
@@ -371,56 +371,6 @@ class PostgresJournal:
             raise
         self._opened = True
         log.debug("journal %s open (schema %s)", self.path, self.schema)
-
-    def _check_schema(self, conn: psycopg.Connection[Any]) -> None:
-        with conn.transaction():
-            # Two processes opening a new journal at once: one creates, the other checks.
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, self.schema)
-            )
-            tables = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
-                    "ON n.oid = c.relnamespace WHERE n.nspname = %s",
-                    (self.schema,),
-                )
-            }
-            exists = conn.execute(
-                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
-            ).fetchone()
-            if not tables:
-                if not self.create:
-                    what = "is empty" if exists else "does not exist"
-                    raise self._fail(
-                        f"schema {self.schema!r} {what}: no journal there (create=True creates one)"
-                    )
-                for statement in _create_statements(self._ident):
-                    conn.execute(statement)
-                log.info("created journal schema %s in %s", self.schema, self.path)
-                return
-            if "meta" not in tables or "tasks" not in tables:
-                raise self._fail(
-                    f"schema {self.schema!r} holds something else, not a journal "
-                    "(it was left as it is)"
-                )
-            meta = dict(conn.execute(sql.SQL("SELECT key, value FROM {}.meta").format(self._ident)))
-            if meta.get("application") != _APPLICATION:
-                raise self._fail(
-                    f"schema {self.schema!r} holds something else, not a journal "
-                    "(it was left as it is)"
-                )
-            version = meta.get("schema_version")
-            if version in _MIGRATIONS:  # under the advisory lock: one process migrates
-                while version in _MIGRATIONS:
-                    for statement in _MIGRATIONS[version](self._ident):
-                        conn.execute(statement)
-                    version = str(int(version) + 1)
-                log.info("journal schema %s migrated to version %s", self.schema, version)
-            elif version != str(SCHEMA_VERSION):
-                raise self._fail(
-                    f"journal schema {version}; this version reads {SCHEMA_VERSION} (left as it is)"
-                )
 
     def close(self) -> None:
         self._opened = False
@@ -838,13 +788,47 @@ class PostgresJournal:
         announce it).
         Deadline: ``timeout`` (None: none).
         """
+        listener = OutcomeListener(self)
+        return await listener.wait_outcomes(tasks, timeout=timeout, on_outcome=on_outcome)
+
+    # -- rows -----------------------------------------------------------------------------------
+
+    def _entry(self, row: Sequence[Any]) -> JournalEntry:
+        return _entry_of(row, self._fail, lambda value: value)
+
+
+class OutcomeListener:
+    """Waits for outcomes a :class:`PostgresJournal` announces (``NOTIFY`` on its channel when
+    an outcome is recorded), on one connection of its own per wait: the journal's one job of
+    being waited on, apart from its statements."""
+
+    def __init__(self, journal: PostgresJournal) -> None:
+        self.journal = journal
+
+    async def wait_outcomes(
+        self,
+        tasks: Iterable[tuple[str, str]],
+        *,
+        timeout: float | None = None,
+        on_outcome: Callable[[str, str, RecordedOutcome], None] | None = None,
+    ) -> dict[tuple[str, str], RecordedOutcome]:
+        """Wait until each ``(server, task_id)`` has an outcome, recorded by any process, or
+        ``timeout`` seconds pass; the outcomes recorded by then. ``on_outcome`` sees each one
+        as it is found (those already recorded first).
+
+        One connection of its own LISTENs for the journal's announcements while this waits
+        (no thread is held, and the MCP servers are not asked). Cancelling it closes that
+        connection. A task the journal does not hold is a JournalError (nothing would ever
+        announce it).
+        Deadline: ``timeout`` (None: none).
+        """
         wanted = {notify_payload(s, t): (s, t) for s, t in tasks}
         found: dict[tuple[str, str], RecordedOutcome] = {}
         if not wanted:
             return found
-        if not self._opened:
-            raise self._fail("not open (use `async with PostgresJournal(...)` or open())")
-        delays = iter(self.reconnect.delays() if self.reconnect is not None else ())
+        if not self.journal._opened:
+            raise self.journal._fail("not open (use `async with PostgresJournal(...)` or open())")
+        delays = iter(self.journal.reconnect.delays() if self.journal.reconnect is not None else ())
         check = True  # the first read: a task the journal does not hold is an error
         with anyio.move_on_after(timeout):
             while wanted:
@@ -856,7 +840,7 @@ class PostgresJournal:
                         raise
                     # Away from the channel: announcements may be missed; the outcomes are
                     # read again once listening anew.
-                    log.warning("journal %s: listening again in %.2f s", self.path, delay)
+                    log.warning("journal %s: listening again in %.2f s", self.journal.path, delay)
                     await anyio.sleep(delay)
                 check = False
         return found
@@ -894,23 +878,23 @@ class PostgresJournal:
     def _listener(self) -> psycopg.Connection[Any]:
         try:
             conn = psycopg.Connection.connect(
-                self._conninfo, connect_timeout=max(1, round(self.connect_timeout))
+                self.journal._conninfo, connect_timeout=max(1, round(self.journal.connect_timeout))
             )
         except psycopg.Error as exc:
-            error = self._error(exc)
-            raise type(error)(self.path, f"cannot connect ({error.problem})") from None
+            error = self.journal._error(exc)
+            raise type(error)(self.journal.path, f"cannot connect ({error.problem})") from None
         try:
-            self._configure(conn)
-            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+            self.journal._configure(conn)
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.journal._channel)))
         except psycopg.Error as exc:
             conn.close()
-            raise self._error(exc) from None
+            raise self.journal._error(exc) from None
         return conn
 
     def _outcomes_of(
         self, conn: psycopg.Connection[Any], keys: Sequence[tuple[str, str]], check: bool
     ) -> list[tuple[str, str, RecordedOutcome | None]]:
-        select = self._sql(
+        select = self.journal._sql(
             "SELECT t.server, t.task_id, t.outcome FROM {t} AS t "
             "JOIN unnest(%s::text[], %s::text[]) AS k(server, task_id) "
             "ON t.server = k.server AND t.task_id = k.task_id"
@@ -918,18 +902,18 @@ class PostgresJournal:
         try:
             rows = conn.execute(select, ([s for s, _ in keys], [t for _, t in keys])).fetchall()
         except psycopg.Error as exc:
-            raise self._error(exc) from None
+            raise self.journal._error(exc) from None
         if check and len(rows) < len(set(keys)):
             known = {(row[0], row[1]) for row in rows}
             missing = next(key for key in keys if key not in known)
-            raise self._fail(f"task {missing[1]!r} of {missing[0]} is not in the journal")
-        return [(row[0], row[1], _load_outcome(row[2])) for row in rows]
+            raise self.journal._fail(f"task {missing[1]!r} of {missing[0]} is not in the journal")
+        return [(row[0], row[1], _outcome_from(row[2])) for row in rows]
 
     def _announced(self, conn: psycopg.Connection[Any]) -> list[str]:
         try:
             return [note.payload for note in conn.notifies(timeout=0)]
         except psycopg.Error as exc:
-            raise self._error(exc) from None
+            raise self.journal._error(exc) from None
 
     @staticmethod
     def _take(
@@ -946,35 +930,59 @@ class PostgresJournal:
             if on_outcome is not None:
                 on_outcome(server, task_id, outcome)
 
-    # -- rows -----------------------------------------------------------------------------------
 
-    def _entry(self, row: Sequence[Any]) -> JournalEntry:
-        (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
-        snapshot, answered, outcome, traceparent, tracestate = row[8:13]
-        owner, token, until = row[13:16] if len(row) >= 16 else (None, 0, None)
-        try:
-            gen = Generation(generation)
-            return JournalEntry(
-                server=server,
-                task_id=task_id,
-                generation=gen,
-                protocol_version=version,
-                tool=tool,
-                created_at=created,
-                session=(
-                    RecordedSession(session_id, initialize)
-                    if session_id is not None and initialize is not None
-                    else None
-                ),
-                snapshot=decode(snapshot, Task, gen) if snapshot is not None else None,
-                answered_inputs=tuple(answered),
-                outcome=_load_outcome(outcome),
-                traceparent=traceparent,
-                tracestate=tracestate,
-                lease=Lease(owner, token, until) if owner is not None and until else None,
+def _check_schema(conn: psycopg.Connection[Any], journal: PostgresJournal) -> None:
+    """Check the journal's schema on ``conn`` (create it with ``journal.create``, migrate an
+    older one), under an advisory lock: two processes opening a new journal at once, one
+    creates and the other checks."""
+    with conn.transaction():
+        # Two processes opening a new journal at once: one creates, the other checks.
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, journal.schema)
+        )
+        tables = {
+            row[0]
+            for row in conn.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s",
+                (journal.schema,),
             )
-        except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
-            raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None
+        }
+        exists = conn.execute(
+            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (journal.schema,)
+        ).fetchone()
+        if not tables:
+            if not journal.create:
+                what = "is empty" if exists else "does not exist"
+                raise journal._fail(
+                    f"schema {journal.schema!r} {what}: no journal there (create=True creates one)"
+                )
+            for statement in _create_statements(journal._ident):
+                conn.execute(statement)
+            log.info("created journal schema %s in %s", journal.schema, journal.path)
+            return
+        if "meta" not in tables or "tasks" not in tables:
+            raise journal._fail(
+                f"schema {journal.schema!r} holds something else, not a journal "
+                "(it was left as it is)"
+            )
+        meta = dict(conn.execute(sql.SQL("SELECT key, value FROM {}.meta").format(journal._ident)))
+        if meta.get("application") != _APPLICATION:
+            raise journal._fail(
+                f"schema {journal.schema!r} holds something else, not a journal "
+                "(it was left as it is)"
+            )
+        version = meta.get("schema_version")
+        if version in _MIGRATIONS:  # under the advisory lock: one process migrates
+            while version in _MIGRATIONS:
+                for statement in _MIGRATIONS[version](journal._ident):
+                    conn.execute(statement)
+                version = str(int(version) + 1)
+            log.info("journal schema %s migrated to version %s", journal.schema, version)
+        elif version != str(SCHEMA_VERSION):
+            raise journal._fail(
+                f"journal schema {version}; this version reads {SCHEMA_VERSION} (left as it is)"
+            )
 
 
 def _task_json(task: Task | None, generation: Generation) -> Jsonb | None:
@@ -991,15 +999,4 @@ def _outcome_json(outcome: RecordedOutcome | None) -> Jsonb | None:
             "error": outcome.error,
             "recordedAt": outcome.recorded_at.isoformat(),
         }
-    )
-
-
-def _load_outcome(data: Any) -> RecordedOutcome | None:
-    if data is None:
-        return None
-    return RecordedOutcome(
-        status=data["status"],
-        result=data.get("result"),
-        error=data.get("error"),
-        recorded_at=dt.datetime.fromisoformat(data["recordedAt"]),
     )
