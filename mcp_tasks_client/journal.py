@@ -503,11 +503,13 @@ def _task_of(entry: JournalEntry, status: TaskStatus, recorded: RecordedOutcome)
 # -- SQLite -------------------------------------------------------------------------------------
 
 _APPLICATION_ID = 0x4D435454  # "MCTT": this file is an mcp-tasks-client journal
-_SCHEMA_VERSION = 3
+_SCHEMA_VERSION = 4
 """2: each task's trace context (``traceparent``, ``tracestate``) and the ``inputs`` table
 (input requests queued for a worker with a handler, and the keys taken for answering). 3: each
-lease's generation (``lease_token``), which fences a paused worker's late writes. An older file
-is migrated in place when opened (columns and a table added)."""
+lease's generation (``lease_token``), which fences a paused worker's late writes. 4: what the
+monitor page reads (``_ACTIVITY``): each task's history (the ``events`` table, written by
+triggers in the statements that change a task), a count of its snapshots, and the workers'
+heartbeats. An older file is migrated in place when opened (columns and tables added)."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's files beside the journal
 _SCHEMA = """
@@ -528,6 +530,8 @@ CREATE TABLE tasks (
     traceparent TEXT,
     tracestate TEXT,
     lease_token INTEGER NOT NULL DEFAULT 0,
+    snapshots INTEGER NOT NULL DEFAULT 0,
+    snapshot_at REAL,
     PRIMARY KEY (server, task_id)
 )
 """
@@ -545,6 +549,59 @@ CREATE TABLE inputs (
     PRIMARY KEY (server, task_id, key)
 )
 """
+# Version 4: what the monitor page reads. The history of each task is written by triggers, in
+# the transaction of the statement that changed the task: a worker makes no extra round trip,
+# and a status is recorded only when it (or its message) changes, not at every poll.
+_SQLITE_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+_EVENT = "INSERT INTO events (server, task_id, at, kind, status, detail, owner) VALUES "
+_STATUS_OF = "json_extract({}.snapshot_json, '$.status')"
+_MESSAGE_OF = "json_extract({}.snapshot_json, '$.statusMessage')"
+_ACTIVITY = (
+    """CREATE TABLE events (
+        server TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT,
+        detail TEXT,
+        owner TEXT
+    )""",
+    "CREATE INDEX events_task ON events (server, task_id)",
+    "CREATE INDEX events_at ON events (at)",
+    "CREATE TABLE workers (owner TEXT PRIMARY KEY, seen_at REAL NOT NULL, lease REAL NOT NULL)",
+    f"""CREATE TRIGGER task_created AFTER INSERT ON tasks BEGIN {_EVENT}
+        (NEW.server, NEW.task_id, (julianday(NEW.created_at) - 2440587.5) * 86400.0, 'created',
+        {_STATUS_OF.format("NEW")}, {_MESSAGE_OF.format("NEW")}, NULL); END""",
+    f"""CREATE TRIGGER task_status AFTER UPDATE OF snapshot_json ON tasks
+        WHEN {_STATUS_OF.format("OLD")} IS NOT {_STATUS_OF.format("NEW")}
+        OR {_MESSAGE_OF.format("OLD")} IS NOT {_MESSAGE_OF.format("NEW")}
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'status',
+        {_STATUS_OF.format("NEW")}, {_MESSAGE_OF.format("NEW")}, NEW.lease_owner); END""",
+    f"""CREATE TRIGGER task_leased AFTER UPDATE OF lease_owner ON tasks
+        WHEN NEW.lease_owner IS NOT NULL AND NEW.lease_owner IS NOT OLD.lease_owner
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW},
+        CASE WHEN OLD.lease_owner IS NULL THEN 'leased' ELSE 'takeover' END, NULL,
+        OLD.lease_owner, NEW.lease_owner); END""",
+    f"""CREATE TRIGGER task_answered AFTER UPDATE OF answered_json ON tasks
+        WHEN NEW.answered_json IS NOT OLD.answered_json
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'answered', NULL,
+        json_extract(NEW.answered_json, '$[#-1]'), NEW.lease_owner); END""",
+    f"""CREATE TRIGGER task_outcome AFTER UPDATE OF outcome_json ON tasks
+        WHEN OLD.outcome_json IS NULL AND NEW.outcome_json IS NOT NULL
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'outcome',
+        json_extract(NEW.outcome_json, '$.status'), json_extract(NEW.outcome_json, '$.error'),
+        OLD.lease_owner); END""",
+    f"""CREATE TRIGGER input_queued AFTER INSERT ON inputs WHEN NEW.request_json IS NOT NULL
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'input',
+        json_extract(NEW.request_json, '$.method'), NEW.key, NEW.queued_by); END""",
+)
+# A worker's heartbeat, written with its claims and renewals: at most once a second (an idle
+# worker looks for work 20 times a second; a look that changes nothing writes nothing).
+_HEARTBEAT = (
+    "INSERT INTO workers (owner, seen_at, lease) VALUES (?, ?, ?) ON CONFLICT (owner) DO "
+    "UPDATE SET seen_at=excluded.seen_at, lease=excluded.lease "
+    "WHERE workers.seen_at < excluded.seen_at - 1.0"
+)
 _MIGRATIONS = {
     1: (
         "ALTER TABLE tasks ADD COLUMN traceparent TEXT",
@@ -552,6 +609,11 @@ _MIGRATIONS = {
         _INPUTS,
     ),
     2: ("ALTER TABLE tasks ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0",),
+    3: (
+        "ALTER TABLE tasks ADD COLUMN snapshots INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE tasks ADD COLUMN snapshot_at REAL",
+        *_ACTIVITY,
+    ),
 }
 """From each older schema version to the next: the statements, run in one transaction."""
 _COLUMNS = (
@@ -563,6 +625,8 @@ _READ = f"{_COLUMNS}, lease_owner, lease_token, lease_until"
 # A new lease's generation: one more when the task changes hands (the owner given as the
 # statement's parameter), the same when its owner renews it.
 _NEXT_TOKEN = "lease_token + (lease_owner IS NOT ?)"
+# A snapshot written: counted, and when (the statement's parameter).
+_COUNTED = "snapshots=snapshots + 1, snapshot_at=?"
 
 
 class JournalFile:
@@ -605,6 +669,8 @@ class JournalFile:
                 db.execute("BEGIN IMMEDIATE")
                 db.execute(_SCHEMA)
                 db.execute(_INPUTS)
+                for statement in _ACTIVITY:
+                    db.execute(statement)
                 db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
                 db.execute("COMMIT")
@@ -831,9 +897,9 @@ class SQLiteJournal:
             if row is None:
                 return
             db.execute(
-                "UPDATE tasks SET snapshot_json=? WHERE server=? AND task_id=? "
+                f"UPDATE tasks SET snapshot_json=?, {_COUNTED} WHERE server=? AND task_id=? "
                 "AND outcome_json IS NULL",
-                (_dump_task(snapshot, Generation(row[0])), server, task_id),
+                (_dump_task(snapshot, Generation(row[0])), self._clock(), server, task_id),
             )
 
         await self._in_thread(update)
@@ -939,6 +1005,7 @@ class SQLiteJournal:
                         (owner, now + lease, token, row[0], row[1]),
                     )
                     taken.append((*row[:13], owner, token, now + lease))
+                db.execute(_HEARTBEAT, (owner, now, lease))
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -970,6 +1037,7 @@ class SQLiteJournal:
                     ).rowcount
                     if changed == 1:
                         held.add((server, task_id))
+                db.execute(_HEARTBEAT, (owner, now, lease))
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -1015,10 +1083,11 @@ class SQLiteJournal:
             if row is None:
                 return 0
             return db.execute(
-                "UPDATE tasks SET snapshot_json=? WHERE server=? AND task_id=? "
+                f"UPDATE tasks SET snapshot_json=?, {_COUNTED} WHERE server=? AND task_id=? "
                 "AND outcome_json IS NULL AND lease_owner=? AND lease_token=?",
                 (
                     _dump_task(snapshot, Generation(row[0])),
+                    self._clock(),
                     server,
                     task_id,
                     lease.owner,

@@ -74,11 +74,13 @@ log = _obs.get_logger("journal")
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The version of the tables this release reads and writes. 2: each task's trace context
 (``traceparent``, ``tracestate``) and the ``inputs`` table. 3: each lease's generation
-(``lease_token``), which fences a paused worker's late writes. An older journal is migrated
-when opened."""
+(``lease_token``), which fences a paused worker's late writes. 4: what the monitor page reads:
+each task's history (``events``, written by triggers in the statements that change a task, and
+announced on the channel ``<schema>.changes``), a count of its snapshots, and the workers'
+heartbeats (``workers``). An older journal is migrated when opened."""
 
 _APPLICATION = "mcp-tasks-client journal"
 _LOCK_CLASS = 0x4D435454  # "MCTT": the advisory lock that serialises creating a journal
@@ -94,6 +96,20 @@ _READ = _COLUMNS + ", lease_owner, lease_token, lease_until"
 _NEXT_TOKEN = "lease_token = lease_token + (lease_owner IS DISTINCT FROM %(owner)s)::int"
 # Seconds since the epoch: the caller's clock when one was given, else the server's.
 _NOW = "COALESCE(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
+# A snapshot written: counted, and when (the statement's positional parameter ``now``).
+_COUNTED = (
+    "snapshots = snapshots + 1, "
+    "snapshot_at = COALESCE(%s::float8, extract(epoch FROM clock_timestamp())::float8)"
+)
+# A worker's heartbeat, in the statement of each claim and renewal (a CTE of it, with the
+# parameters ``owner`` and ``lease``): written at most once a second (an idle worker looks for
+# work 20 times a second; a look that changes nothing writes nothing).
+_HEARTBEAT = (
+    "beat AS (INSERT INTO {w} AS w (owner, seen_at, lease) "
+    f"VALUES (%(owner)s, {_NOW}, %(lease)s) ON CONFLICT (owner) DO UPDATE "
+    "SET seen_at = excluded.seen_at, lease = excluded.lease "
+    "WHERE w.seen_at < excluded.seen_at - 1.0)"
+)
 
 
 def _inputs_table(schema: sql.Identifier) -> sql.Composed:
@@ -114,7 +130,81 @@ def _inputs_table(schema: sql.Identifier) -> sql.Composed:
     ).format(schema)
 
 
-def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
+def _activity(schema: sql.Identifier, name: str) -> list[sql.Composed]:
+    """Version 4: what the monitor page reads. Each task's history is written by triggers in
+    the transaction of the statement that changed the task (a worker makes no extra round
+    trip, and a status is recorded only when it or its message changes, not at every poll);
+    each statement that adds history announces it on ``<schema>.changes`` (empty payload)."""
+    event = "INSERT INTO {s}.events (server, task_id, at, kind, status, detail, owner) VALUES "
+    now = "extract(epoch FROM clock_timestamp())"
+    status = "(NEW.snapshot->>'status', NEW.snapshot->>'statusMessage')"
+    task_events = f"""CREATE FUNCTION {{s}}.task_events() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                {event} (NEW.server, NEW.task_id, extract(epoch FROM NEW.created_at),
+                    'created', NEW.snapshot->>'status', NEW.snapshot->>'statusMessage', NULL);
+                RETURN NULL;
+            END IF;
+            IF NEW.lease_owner IS NOT NULL AND NEW.lease_owner IS DISTINCT FROM OLD.lease_owner
+            THEN
+                {event} (NEW.server, NEW.task_id, {now},
+                    CASE WHEN OLD.lease_owner IS NULL THEN 'leased' ELSE 'takeover' END, NULL,
+                    OLD.lease_owner, NEW.lease_owner);
+            END IF;
+            IF {status} IS DISTINCT FROM
+                (OLD.snapshot->>'status', OLD.snapshot->>'statusMessage') THEN
+                {event} (NEW.server, NEW.task_id, {now}, 'status', NEW.snapshot->>'status',
+                    NEW.snapshot->>'statusMessage', NEW.lease_owner);
+            END IF;
+            IF NEW.answered IS DISTINCT FROM OLD.answered THEN
+                {event} (NEW.server, NEW.task_id, {now}, 'answered', NULL, NEW.answered->>-1,
+                    NEW.lease_owner);
+            END IF;
+            IF OLD.outcome IS NULL AND NEW.outcome IS NOT NULL THEN
+                {event} (NEW.server, NEW.task_id, {now}, 'outcome', NEW.outcome->>'status',
+                    NEW.outcome->>'error', OLD.lease_owner);
+            END IF;
+            RETURN NULL;
+        END $$"""
+    input_events = f"""CREATE FUNCTION {{s}}.input_events() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            {event} (NEW.server, NEW.task_id, {now}, 'input', NEW.request->>'method', NEW.key,
+                NEW.queued_by);
+            RETURN NULL;
+        END $$"""
+    statements = [
+        "ALTER TABLE {s}.tasks ADD COLUMN snapshots bigint NOT NULL DEFAULT 0, "
+        "ADD COLUMN snapshot_at float8",
+        """CREATE TABLE {s}.events (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            server text NOT NULL,
+            task_id text NOT NULL,
+            at float8 NOT NULL,
+            kind text NOT NULL,
+            status text,
+            detail text,
+            owner text
+        )""",
+        "CREATE INDEX events_task ON {s}.events (server, task_id)",
+        "CREATE INDEX events_at ON {s}.events (at)",
+        "CREATE TABLE {s}.workers (owner text PRIMARY KEY, seen_at float8 NOT NULL, "
+        "lease float8 NOT NULL)",
+        task_events,
+        "CREATE TRIGGER task_events AFTER INSERT OR UPDATE ON {s}.tasks FOR EACH ROW "
+        "EXECUTE FUNCTION {s}.task_events()",
+        input_events,
+        "CREATE TRIGGER input_events AFTER INSERT ON {s}.inputs FOR EACH ROW "
+        "WHEN (NEW.request IS NOT NULL) EXECUTE FUNCTION {s}.input_events()",
+        """CREATE FUNCTION {s}.announce_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_notify({channel}, ''); RETURN NULL; END $$""",
+        "CREATE TRIGGER announce_change AFTER INSERT ON {s}.events FOR EACH STATEMENT "
+        "EXECUTE FUNCTION {s}.announce_change()",
+    ]
+    channel = sql.Literal(f"{name}.changes")
+    return [sql.SQL(text).format(s=schema, channel=channel) for text in statements]
+
+
+def _create_statements(schema: sql.Identifier, name: str) -> list[sql.Composed]:
     return [
         sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema),
         sql.SQL("CREATE TABLE {}.meta (key text PRIMARY KEY, value text NOT NULL)").format(schema),
@@ -145,13 +235,14 @@ def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
             "CREATE INDEX tasks_open ON {}.tasks (created_at, seq) WHERE outcome IS NULL"
         ).format(schema),
         _inputs_table(schema),
+        *_activity(schema, name),
         sql.SQL(
             "INSERT INTO {}.meta (key, value) VALUES ('application', {}), ('schema_version', {})"
         ).format(schema, sql.Literal(_APPLICATION), sql.Literal(str(SCHEMA_VERSION))),
     ]
 
 
-def _migration_1_to_2(schema: sql.Identifier) -> list[sql.Composed]:
+def _migration_1_to_2(schema: sql.Identifier, name: str) -> list[sql.Composed]:
     """Version 1 to 2: the trace context columns and the inputs table."""
     return [
         sql.SQL(
@@ -162,7 +253,15 @@ def _migration_1_to_2(schema: sql.Identifier) -> list[sql.Composed]:
     ]
 
 
-def _migration_2_to_3(schema: sql.Identifier) -> list[sql.Composed]:
+def _migration_3_to_4(schema: sql.Identifier, name: str) -> list[sql.Composed]:
+    """Version 3 to 4: what the monitor page reads."""
+    return [
+        *_activity(schema, name),
+        sql.SQL("UPDATE {}.meta SET value = '4' WHERE key = 'schema_version'").format(schema),
+    ]
+
+
+def _migration_2_to_3(schema: sql.Identifier, name: str) -> list[sql.Composed]:
     """Version 2 to 3: each lease's generation (the fence of late writes)."""
     return [
         sql.SQL("ALTER TABLE {}.tasks ADD COLUMN lease_token bigint NOT NULL DEFAULT 0").format(
@@ -172,7 +271,7 @@ def _migration_2_to_3(schema: sql.Identifier) -> list[sql.Composed]:
     ]
 
 
-_MIGRATIONS = {"1": _migration_1_to_2, "2": _migration_2_to_3}
+_MIGRATIONS = {"1": _migration_1_to_2, "2": _migration_2_to_3, "3": _migration_3_to_4}
 """From each older version to the next."""
 
 
@@ -421,8 +520,10 @@ class PostgresJournal:
                 await anyio.sleep(delay)
 
     def _sql(self, text: str) -> sql.Composed:
-        """``text`` with each ``{t}`` the journal's tasks table."""
-        return sql.SQL(text).format(t=sql.SQL("{}.tasks").format(self._ident))
+        """``text`` with each ``{t}`` the journal's tasks table, each ``{w}`` its workers."""
+        return sql.SQL(text).format(
+            t=sql.SQL("{}.tasks").format(self._ident), w=sql.SQL("{}.workers").format(self._ident)
+        )
 
     def _args(self, **args: Any) -> dict[str, Any]:
         return {"now": self._clock() if self._clock is not None else None, **args}
@@ -473,13 +574,16 @@ class PostgresJournal:
         raised."""
         select = self._sql("SELECT generation FROM {t} WHERE server=%s AND task_id=%s")
         update = self._sql(
-            "UPDATE {t} SET snapshot=%s WHERE server=%s AND task_id=%s AND outcome IS NULL"
+            f"UPDATE {{t}} SET snapshot=%s, {_COUNTED} WHERE server=%s AND task_id=%s "
+            "AND outcome IS NULL"
         )
+        now = self._args()["now"]
 
         def work(conn: psycopg.Connection[Any]) -> None:
             row = conn.execute(select, (server, task_id)).fetchone()
             if row is not None:
-                conn.execute(update, (_task_json(snapshot, Generation(row[0])), server, task_id))
+                json = _task_json(snapshot, Generation(row[0]))
+                conn.execute(update, (json, now, server, task_id))
 
         await self._run(work)
 
@@ -577,7 +681,8 @@ class PostgresJournal:
         # SKIP LOCKED: rows another worker is claiming right now are passed over, not waited
         # for; the UPDATE re-checks each row it locked, so a lease is never taken twice.
         update = self._sql(
-            "WITH due AS (SELECT server, task_id FROM {t} WHERE outcome IS NULL AND "
+            f"WITH {_HEARTBEAT}, "
+            "due AS (SELECT server, task_id FROM {t} WHERE outcome IS NULL AND "
             f"(lease_owner IS NULL OR lease_until < {_NOW}) "
             "ORDER BY created_at, seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
             f"UPDATE {{t}} AS t SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
@@ -601,7 +706,7 @@ class PostgresJournal:
         if not tasks:
             return set()
         update = self._sql(
-            f"UPDATE {{t}} AS t SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
+            f"WITH {_HEARTBEAT} UPDATE {{t}} AS t SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
             f"lease_until={_NOW} + %(lease)s "
             "FROM unnest(%(servers)s::text[], %(ids)s::text[]) AS k(server, task_id) "
             "WHERE t.server = k.server AND t.task_id = k.task_id AND t.outcome IS NULL AND "
@@ -659,16 +764,17 @@ class PostgresJournal:
         raised."""
         select = self._sql("SELECT generation FROM {t} WHERE server=%s AND task_id=%s")
         update = self._sql(
-            "UPDATE {t} SET snapshot=%s WHERE server=%s AND task_id=%s AND outcome IS NULL "
-            "AND lease_owner=%s AND lease_token=%s"
+            f"UPDATE {{t}} SET snapshot=%s, {_COUNTED} WHERE server=%s AND task_id=%s "
+            "AND outcome IS NULL AND lease_owner=%s AND lease_token=%s"
         )
+        now = self._args()["now"]
 
         def work(conn: psycopg.Connection[Any]) -> bool:
             row = conn.execute(select, (server, task_id)).fetchone()
             if row is None:
                 return False
             json = _task_json(snapshot, Generation(row[0]))
-            args = (json, server, task_id, lease.owner, lease.token)
+            args = (json, now, server, task_id, lease.owner, lease.token)
             return bool(conn.execute(update, args).rowcount == 1)
 
         return await self._run(work)
@@ -957,7 +1063,7 @@ def _check_schema(conn: psycopg.Connection[Any], journal: PostgresJournal) -> No
                 raise journal._fail(
                     f"schema {journal.schema!r} {what}: no journal there (create=True creates one)"
                 )
-            for statement in _create_statements(journal._ident):
+            for statement in _create_statements(journal._ident, journal.schema):
                 conn.execute(statement)
             log.info("created journal schema %s in %s", journal.schema, journal.path)
             return
@@ -975,7 +1081,7 @@ def _check_schema(conn: psycopg.Connection[Any], journal: PostgresJournal) -> No
         version = meta.get("schema_version")
         if version in _MIGRATIONS:  # under the advisory lock: one process migrates
             while version in _MIGRATIONS:
-                for statement in _MIGRATIONS[version](journal._ident):
+                for statement in _MIGRATIONS[version](journal._ident, journal.schema):
                     conn.execute(statement)
                 version = str(int(version) + 1)
             log.info("journal schema %s migrated to version %s", journal.schema, version)

@@ -1,0 +1,379 @@
+"""``mcp-tasks monitor`` without a browser: what the journals record for the page (schema 4:
+history by triggers, snapshot counts, heartbeats), what the readers read back, and the web
+app's rules (read-only by default, the cancel token, the Host check, escaping, trace links).
+
+The journals are real (an SQLite file, the embedded PostgreSQL); the app is served by
+Starlette's test client (the real app, in process). The browser tests are
+tests/test_monitor_browser.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pg import postgres_url
+from test_journal_protocol import SERVER, Store, _task, entry_of, make_store
+
+from mcp_tasks_client.journal import Lease, QueuedInput, RecordedOutcome, SQLiteJournal
+from mcp_tasks_client.models import TaskStatus
+
+with warnings.catch_warnings():  # starlette 1.x would rather drive the app with httpx2
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from starlette.testclient import TestClient
+
+from mcp_tasks_client.monitor.board import Event, open_reader
+from mcp_tasks_client.monitor.command import (
+    bind,
+    cancel_through_server,
+    check_trace_url,
+    serve,
+)
+from mcp_tasks_client.monitor.pages import PageSettings
+from mcp_tasks_client.monitor.pictures import hour_buckets
+from mcp_tasks_client.monitor.web import make_app
+
+__all__ = ["postgres_url"]
+
+NOW = dt.datetime.now(dt.timezone.utc)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    return make_store(request.param, request, tmp_path)
+
+
+def _fresh(task_id: str, order: int = 0) -> Any:
+    moment = NOW - dt.timedelta(seconds=30 - order)  # before anything else happens to it
+    return attrs.evolve(entry_of(task_id, order=order), created_at=moment)
+
+
+async def _a_fleet(store: Store) -> None:
+    """Two workers: A takes both tasks, moves one to input_required (an input queued) and
+    back, finishes it; B takes the other over after A's lease ran out, and it fails."""
+    with store.open() as journal:
+        await journal.record(_fresh("t1", 0))
+        await journal.record(_fresh("t2", 1))
+        taken = await journal.claim_due("worker-a", 30.0, 10)
+        assert [e.task_id for e in taken] == ["t1", "t2"]
+        lease1 = taken[0].lease
+        assert lease1 is not None
+        for status, message in [
+            (TaskStatus.WORKING, "working on it"),  # the same as recorded: no event
+            (TaskStatus.WORKING, "step 2"),
+            (TaskStatus.INPUT_REQUIRED, "which colour?"),
+        ]:
+            snap = attrs.evolve(_task("t1", status), status_message=message)
+            assert await journal.snapshot_leased(SERVER, "t1", snap, lease1)
+        await journal.queue_input(
+            QueuedInput(SERVER, "t1", "colour", "elicitation/create", {"message": "?"})
+        )
+        await journal.answered(SERVER, "t1", "colour")
+        await journal.snapshot_leased(SERVER, "t1", _task("t1", TaskStatus.WORKING), lease1)
+        done = RecordedOutcome("completed", result={"content": []})
+        assert await journal.finish_leased(SERVER, "t1", done, lease1)
+        # worker-a's lease on t2 runs out; worker-b takes it over.
+        await journal.claim(SERVER, "t2", "worker-a", -1.0)
+        again = await journal.claim_due("worker-b", 30.0, 10)
+        assert [e.task_id for e in again] == ["t2"]
+        lease2 = again[0].lease
+        assert lease2 is not None
+        assert lease2.token == 2
+        assert await journal.finish_leased(
+            SERVER, "t2", RecordedOutcome("failed", error="-32603: boom"), lease2
+        )
+        stale = Lease("worker-a", 1, 0.0)  # A's late outcome is fenced: no event either
+        assert not await journal.finish_leased(SERVER, "t2", done, stale)
+
+
+def test_the_journal_records_each_tasks_history_for_the_page(store: Store) -> None:
+    anyio.run(_a_fleet, store)
+    reader = open_reader(store.where, schema=store.schema)
+
+    async def main() -> None:
+        try:
+            found = await reader.task(SERVER, "t1")
+            assert found is not None
+            row, events = found
+            assert [(e.kind, e.status, e.detail) for e in events] == [
+                ("created", "working", "working on it"),
+                ("leased", None, None),
+                ("status", "working", "step 2"),
+                ("status", "input_required", "which colour?"),
+                ("input", "elicitation/create", "colour"),
+                ("answered", None, "colour"),
+                ("status", "working", "working on it"),
+                ("outcome", "completed", None),
+            ]
+            assert events[1].owner == "worker-a"
+            assert row.status == "completed"
+            assert row.snapshots == 4
+            assert not row.is_open
+            assert [e.at for e in events] == sorted(e.at for e in events)
+            two = await reader.task(SERVER, "t2")
+            assert two is not None
+            kinds = [(e.kind, e.status, e.detail, e.owner) for e in two[1]]
+            assert kinds[1:] == [
+                ("leased", None, None, "worker-a"),
+                ("takeover", None, "worker-a", "worker-b"),
+                ("outcome", "failed", "-32603: boom", "worker-b"),
+            ]
+            assert await reader.task(SERVER, "nope") is None
+            board = await reader.board()
+            assert [t.task_id for t in board.tasks] == ["t2", "t1"]  # newest first
+            assert {w.owner for w in board.workers} == {"worker-a", "worker-b"}
+            assert all(w.held == () for w in board.workers)  # both tasks ended
+            assert all(abs(w.seen_at - board.now) < 600 for w in board.workers)
+            assert board.inputs == ()  # the task that asked has ended
+            statuses = {(e.task_id, e.status) for e in board.recent}
+            assert ("t2", "failed") in statuses
+            assert ("t1", "input_required") in statuses
+        finally:
+            await reader.aclose()
+
+    anyio.run(main)
+
+
+def test_the_board_shows_held_tasks_and_inputs_waiting(store: Store) -> None:
+    async def main() -> None:
+        with store.open() as journal:
+            await journal.record(_fresh("open"))
+            taken = await journal.claim_due("worker-c", 30.0, 1)
+            assert taken
+            await journal.queue_input(
+                QueuedInput(SERVER, "open", "k1", "sampling/createMessage", {}, queued_by="w")
+            )
+        reader = open_reader(store.where, schema=store.schema)
+        try:
+            board = await reader.board()
+            (worker,) = board.workers
+            assert worker.owner == "worker-c"
+            assert worker.held == ("open",)
+            assert worker.lease == 30.0
+            (waiting,) = board.inputs
+            assert (waiting.task_id, waiting.key, waiting.method) == (
+                "open",
+                "k1",
+                "sampling/createMessage",
+            )
+            (task,) = board.tasks
+            assert task.owner == "worker-c"
+            assert task.lease_until is not None
+        finally:
+            await reader.aclose()
+
+    anyio.run(main)
+
+
+def test_a_write_wakes_the_readers_change_wait(store: Store) -> None:
+    """SQLite: PRAGMA data_version; PostgreSQL: NOTIFY from the events trigger."""
+
+    async def main() -> None:
+        with store.open() as journal:
+            await journal.record(_fresh("a"))
+            reader = open_reader(store.where, schema=store.schema)
+            try:
+                assert not await reader.wait_change(0.3)  # nothing written meanwhile
+                async with anyio.create_task_group() as group:
+                    woke: list[bool] = []
+
+                    async def wait() -> None:
+                        woke.append(await reader.wait_change(30))
+
+                    group.start_soon(wait)
+                    await anyio.sleep(0.3)
+                    await journal.record(_fresh("b", 1))
+                assert woke == [True]
+            finally:
+                await reader.aclose()
+
+    anyio.run(main)
+
+
+def test_heartbeats_are_written_at_most_once_a_second(tmp_path: Path) -> None:
+    """An idle worker looks for work 20 times a second: its heartbeat is not 20 writes."""
+    clock = [1000.0]
+    path = tmp_path / "j.db"
+
+    async def main() -> None:
+        with SQLiteJournal(path, clock=lambda: clock[0]) as journal:
+            for step in range(10):
+                clock[0] = 1000.0 + step * 0.3
+                await journal.claim_due("idle", 30.0, 5)
+        reader = open_reader(str(path))
+        try:
+            (worker,) = (await reader.board()).workers
+            # 1000.0 written; 1000.3..1000.9 are within a second; 1001.2 written; then
+            # 1001.5..2.1 within a second of it; 2.4 written.
+            assert worker.seen_at == pytest.approx(1002.4)
+        finally:
+            await reader.aclose()
+
+    anyio.run(main)
+
+
+# -- the app --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def journal_file(tmp_path: Path) -> str:
+    path = str(tmp_path / "j.db")
+    anyio.run(_a_fleet, Store("sqlite", path))
+    return path
+
+
+def _client(journal: str, **options: Any) -> Iterator[TestClient]:
+    settings = PageSettings(journal, **options.pop("settings", {}))
+    app = make_app(open_reader(journal), settings, tick=0.5, **options)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        yield client
+
+
+def test_the_board_and_a_tasks_page_render_from_the_journal(journal_file: str) -> None:
+    for client in _client(journal_file):
+        page = client.get("/")
+        assert page.status_code == 200
+        assert 'data-task="t1"' in page.text
+        assert 'data-task="t2"' in page.text
+        assert "read-only" in page.text
+        assert '<svg xmlns="http://www.w3.org/2000/svg" class="counts"' in page.text
+        live = client.get("/?part=live")
+        assert live.text.startswith('<p id="summary"')
+        only = client.get("/", params={"status": "failed"})
+        assert 'data-task="t2"' in only.text.split('id="failures"')[0]
+        assert 'data-task="t1"' not in only.text
+        detail = client.get("/task", params={"server": SERVER, "id": "t1"})
+        assert detail.status_code == 200
+        assert detail.text.count('class="event"') == 8
+        assert 'class="timeline"' in detail.text
+        assert "mark-input" in detail.text
+        assert 'id="cancel"' not in detail.text  # read-only
+        assert client.get("/task", params={"server": SERVER, "id": "x"}).status_code == 404
+
+
+def test_cancel_is_refused_without_the_flag_and_the_token(journal_file: str) -> None:
+    """Refused before anything is sent: read-only (403), no token or a wrong one (403), an
+    ended task (409). A cancel that goes through is in tests/test_monitor_browser.py, against
+    a real server."""
+    form = {"server": SERVER, "id": "t1"}
+    for client in _client(journal_file):  # read-only: even the right-looking form is refused
+        refused = client.post("/cancel", data={**form, "token": "anything"})
+        assert refused.status_code == 403
+        assert "read-only" in refused.text
+    with SQLiteJournal(journal_file) as journal:
+        anyio.run(journal.record, _fresh("t3", 5))
+    cancel = cancel_through_server(journal_file, "mcp_tasks")
+    options: dict[str, Any] = {"settings": {"cancel_token": "s3cret"}, "cancel": cancel}
+    for client in _client(journal_file, **options):
+        assert client.post("/cancel", data={**form, "id": "t3"}).status_code == 403
+        wrong = client.post("/cancel", data={**form, "id": "t3", "token": "s3cres"})
+        assert wrong.status_code == 403
+        assert "token" in wrong.text
+        by_header = client.post(
+            "/cancel", data={**form, "id": "t3"}, headers={"X-Monitor-Token": "s3cre"}
+        )
+        assert by_header.status_code == 403
+        ended = client.post("/cancel", data={**form, "token": "s3cret"})
+        assert ended.status_code == 409
+        assert "ended (completed)" in ended.text
+        page = client.get("/task", params={"server": SERVER, "id": "t3"})
+        assert 'name="token" value="s3cret"' in page.text
+    with pytest.raises(ValueError, match="go together"):
+        make_app(open_reader(journal_file), PageSettings(journal_file, cancel_token="s3cret"))
+
+
+def test_a_foreign_host_header_is_refused(journal_file: str) -> None:
+    """A DNS-rebinding page reaches the app under its own name: refused."""
+    for client in _client(journal_file):
+        assert client.get("/", headers={"Host": "evil.example"}).status_code == 400
+        assert client.get("/", headers={"Host": "127.0.0.1:8000"}).status_code == 200
+
+
+def test_journal_text_is_escaped_and_trace_ids_link(tmp_path: Path) -> None:
+    path = str(tmp_path / "j.db")
+    trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    hostile = attrs.evolve(
+        _fresh("<img src=x onerror=alert(1)>"),
+        tool="<script>alert(1)</script>",
+        traceparent=trace,
+    )
+    with SQLiteJournal(path) as journal:
+        anyio.run(journal.record, hostile)
+    template = check_trace_url("https://tracing.example/trace/{trace_id}")
+    for client in _client(path, settings={"trace_url": template}):
+        page = client.get("/").text
+        assert "<script>alert(1)" not in page
+        assert "<img src=x" not in page
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+        assert 'href="https://tracing.example/trace/0af7651916cd43dd8448eb211c80319c"' in page
+    for bad in ["javascript:alert(1)//{trace_id}", "https://tracing.example/"]:
+        with pytest.raises(ValueError, match="trace_id"):
+            check_trace_url(bad)
+
+
+@pytest.mark.anyio
+async def test_served_by_hypercorn_the_stream_says_when_the_journal_changed(
+    journal_file: str,
+) -> None:
+    """The real server (hypercorn on this test's loop: trio or asyncio) on 127.0.0.1: a write
+    to the journal reaches an open ``/changes`` stream as ``data: change``."""
+    import httpx
+
+    reader = open_reader(journal_file)
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    try:
+        async with anyio.create_task_group() as group:
+            await group.start(
+                lambda task_status: serve(
+                    reader, sock, PageSettings(journal_file), tick=30, task_status=task_status
+                )
+            )
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+                assert "t1" in (await client.get("/")).text
+                async with client.stream("GET", "/changes") as stream:
+                    lines = stream.aiter_lines()
+                    assert await lines.__anext__() == "retry: 2000"
+                    with SQLiteJournal(journal_file) as journal:
+                        await journal.record(_fresh("t9", 9))
+                    with anyio.fail_after(20):
+                        async for line in lines:
+                            if line.startswith("data:"):
+                                assert line == "data: change"
+                                break
+            group.cancel_scope.cancel()
+    finally:
+        await reader.aclose()
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c"]),
+            st.integers(-7200, 600),
+            st.sampled_from(["working", "input_required", "completed", "failed"]),
+        ),
+        max_size=40,
+    )
+)
+def test_hour_buckets_count_each_task_once_per_status_and_slice(
+    events: list[tuple[str, int, str]],
+) -> None:
+    now = 10_000.0
+    recent = [Event(SERVER, t, now + at, "status", s, None, None) for t, at, s in events]
+    slots = hour_buckets(recent, now)
+    assert len(slots) == 12
+    inside = [(t, at, s) for t, at, s in events if -3600 <= at < 0]
+    for n, slot in enumerate(slots):
+        for status, count in slot.items():
+            lo, hi = -3600 + n * 300, -3600 + (n + 1) * 300
+            tasks = {t for t, at, s in inside if s == status and lo <= at < hi}
+            assert count == len(tasks)
+    assert sum(sum(s.values()) for s in slots) <= len(inside)
