@@ -508,8 +508,8 @@ _SCHEMA_VERSION = 4
 (input requests queued for a worker with a handler, and the keys taken for answering). 3: each
 lease's generation (``lease_token``), which fences a paused worker's late writes. 4: what the
 monitor page reads (``_ACTIVITY``): each task's history (the ``events`` table, written by
-triggers in the statements that change a task), a count of its snapshots, and the workers'
-heartbeats. An older file is migrated in place when opened (columns and tables added)."""
+triggers in the statements that change a task) and the workers' heartbeats. An older file
+is migrated in place when opened (columns and tables added)."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's files beside the journal
 _SCHEMA = """
@@ -530,8 +530,6 @@ CREATE TABLE tasks (
     traceparent TEXT,
     tracestate TEXT,
     lease_token INTEGER NOT NULL DEFAULT 0,
-    snapshots INTEGER NOT NULL DEFAULT 0,
-    snapshot_at REAL,
     PRIMARY KEY (server, task_id)
 )
 """
@@ -551,7 +549,9 @@ CREATE TABLE inputs (
 """
 # Version 4: what the monitor page reads. The history of each task is written by triggers, in
 # the transaction of the statement that changed the task: a worker makes no extra round trip,
-# and a status is recorded only when it (or its message) changes, not at every poll.
+# and a status is recorded only when it (or its message) changes, not at every poll. No poll
+# counter either: a poll that brings the same snapshot changes no byte of the row, and SQLite
+# then writes nothing at all (no WAL frame, no fsync); a counter would make every poll a write.
 _SQLITE_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
 _EVENT = "INSERT INTO events (server, task_id, at, kind, status, detail, owner) VALUES "
 _STATUS_OF = "json_extract({}.snapshot_json, '$.status')"
@@ -609,11 +609,7 @@ _MIGRATIONS = {
         _INPUTS,
     ),
     2: ("ALTER TABLE tasks ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0",),
-    3: (
-        "ALTER TABLE tasks ADD COLUMN snapshots INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE tasks ADD COLUMN snapshot_at REAL",
-        *_ACTIVITY,
-    ),
+    3: (*_ACTIVITY,),
 }
 """From each older schema version to the next: the statements, run in one transaction."""
 _COLUMNS = (
@@ -625,8 +621,6 @@ _READ = f"{_COLUMNS}, lease_owner, lease_token, lease_until"
 # A new lease's generation: one more when the task changes hands (the owner given as the
 # statement's parameter), the same when its owner renews it.
 _NEXT_TOKEN = "lease_token + (lease_owner IS NOT ?)"
-# A snapshot written: counted, and when (the statement's parameter).
-_COUNTED = "snapshots=snapshots + 1, snapshot_at=?"
 
 
 class JournalFile:
@@ -897,9 +891,9 @@ class SQLiteJournal:
             if row is None:
                 return
             db.execute(
-                f"UPDATE tasks SET snapshot_json=?, {_COUNTED} WHERE server=? AND task_id=? "
+                "UPDATE tasks SET snapshot_json=? WHERE server=? AND task_id=? "
                 "AND outcome_json IS NULL",
-                (_dump_task(snapshot, Generation(row[0])), self._clock(), server, task_id),
+                (_dump_task(snapshot, Generation(row[0])), server, task_id),
             )
 
         await self._in_thread(update)
@@ -1083,11 +1077,10 @@ class SQLiteJournal:
             if row is None:
                 return 0
             return db.execute(
-                f"UPDATE tasks SET snapshot_json=?, {_COUNTED} WHERE server=? AND task_id=? "
+                "UPDATE tasks SET snapshot_json=? WHERE server=? AND task_id=? "
                 "AND outcome_json IS NULL AND lease_owner=? AND lease_token=?",
                 (
                     _dump_task(snapshot, Generation(row[0])),
-                    self._clock(),
                     server,
                     task_id,
                     lease.owner,

@@ -79,8 +79,8 @@ SCHEMA_VERSION = 4
 (``traceparent``, ``tracestate``) and the ``inputs`` table. 3: each lease's generation
 (``lease_token``), which fences a paused worker's late writes. 4: what the monitor page reads:
 each task's history (``events``, written by triggers in the statements that change a task, and
-announced on the channel ``<schema>.changes``), a count of its snapshots, and the workers'
-heartbeats (``workers``). An older journal is migrated when opened."""
+announced on the channel ``<schema>.changes``) and the workers' heartbeats (``workers``). An
+older journal is migrated when opened."""
 
 _APPLICATION = "mcp-tasks-client journal"
 _LOCK_CLASS = 0x4D435454  # "MCTT": the advisory lock that serialises creating a journal
@@ -96,11 +96,6 @@ _READ = _COLUMNS + ", lease_owner, lease_token, lease_until"
 _NEXT_TOKEN = "lease_token = lease_token + (lease_owner IS DISTINCT FROM %(owner)s)::int"
 # Seconds since the epoch: the caller's clock when one was given, else the server's.
 _NOW = "COALESCE(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
-# A snapshot written: counted, and when (the statement's positional parameter ``now``).
-_COUNTED = (
-    "snapshots = snapshots + 1, "
-    "snapshot_at = COALESCE(%s::float8, extract(epoch FROM clock_timestamp())::float8)"
-)
 # A worker's heartbeat, in the statement of each claim and renewal (a CTE of it, with the
 # parameters ``owner`` and ``lease``): written at most once a second (an idle worker looks for
 # work 20 times a second; a look that changes nothing writes nothing).
@@ -173,8 +168,6 @@ def _activity(schema: sql.Identifier, name: str) -> list[sql.Composed]:
             RETURN NULL;
         END $$"""
     statements = [
-        "ALTER TABLE {s}.tasks ADD COLUMN snapshots bigint NOT NULL DEFAULT 0, "
-        "ADD COLUMN snapshot_at float8",
         """CREATE TABLE {s}.events (
             seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             server text NOT NULL,
@@ -574,16 +567,13 @@ class PostgresJournal:
         raised."""
         select = self._sql("SELECT generation FROM {t} WHERE server=%s AND task_id=%s")
         update = self._sql(
-            f"UPDATE {{t}} SET snapshot=%s, {_COUNTED} WHERE server=%s AND task_id=%s "
-            "AND outcome IS NULL"
+            "UPDATE {t} SET snapshot=%s WHERE server=%s AND task_id=%s AND outcome IS NULL"
         )
-        now = self._args()["now"]
 
         def work(conn: psycopg.Connection[Any]) -> None:
             row = conn.execute(select, (server, task_id)).fetchone()
             if row is not None:
-                json = _task_json(snapshot, Generation(row[0]))
-                conn.execute(update, (json, now, server, task_id))
+                conn.execute(update, (_task_json(snapshot, Generation(row[0])), server, task_id))
 
         await self._run(work)
 
@@ -764,17 +754,16 @@ class PostgresJournal:
         raised."""
         select = self._sql("SELECT generation FROM {t} WHERE server=%s AND task_id=%s")
         update = self._sql(
-            f"UPDATE {{t}} SET snapshot=%s, {_COUNTED} WHERE server=%s AND task_id=%s "
-            "AND outcome IS NULL AND lease_owner=%s AND lease_token=%s"
+            "UPDATE {t} SET snapshot=%s WHERE server=%s AND task_id=%s AND outcome IS NULL "
+            "AND lease_owner=%s AND lease_token=%s"
         )
-        now = self._args()["now"]
 
         def work(conn: psycopg.Connection[Any]) -> bool:
             row = conn.execute(select, (server, task_id)).fetchone()
             if row is None:
                 return False
             json = _task_json(snapshot, Generation(row[0]))
-            args = (json, now, server, task_id, lease.owner, lease.token)
+            args = (json, server, task_id, lease.owner, lease.token)
             return bool(conn.execute(update, args).rowcount == 1)
 
         return await self._run(work)

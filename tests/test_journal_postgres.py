@@ -62,7 +62,7 @@ def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(postgres_url: str) 
     _sql(
         postgres_url,
         f"ALTER TABLE {schema}.tasks DROP COLUMN traceparent, DROP COLUMN tracestate, "
-        "DROP COLUMN lease_token, DROP COLUMN snapshots, DROP COLUMN snapshot_at",
+        "DROP COLUMN lease_token",
     )
     _sql(postgres_url, f"DROP TABLE {schema}.inputs, {schema}.events, {schema}.workers")
     _sql(

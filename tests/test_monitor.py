@@ -26,7 +26,7 @@ from mcp_tasks_client.journal import Lease, QueuedInput, RecordedOutcome, SQLite
 from mcp_tasks_client.models import TaskStatus
 
 with warnings.catch_warnings():  # starlette 1.x would rather drive the app with httpx2
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
 from mcp_tasks_client.monitor.board import Event, open_reader
@@ -114,7 +114,7 @@ def test_the_journal_records_each_tasks_history_for_the_page(store: Store) -> No
             ]
             assert events[1].owner == "worker-a"
             assert row.status == "completed"
-            assert row.snapshots == 4
+            assert row.changes == 3
             assert not row.is_open
             assert [e.at for e in events] == sorted(e.at for e in events)
             two = await reader.task(SERVER, "t2")

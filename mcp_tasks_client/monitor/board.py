@@ -59,8 +59,9 @@ class TaskRow:
     status: str
     """The outcome's status once recorded, else the last snapshot's (``recorded``: none yet)."""
     message: str | None
-    snapshots: int
-    snapshot_at: float | None
+    changes: int
+    """How many times its workers saw its status or message change (its ``status`` events)."""
+    changed_at: float | None
     owner: str | None
     lease_until: float | None
     lease_token: int
@@ -148,7 +149,7 @@ class BoardReader(Protocol):
 
 
 def _task_row(row: Sequence[Any]) -> TaskRow:
-    (server, task_id, tool, generation, created, status, message, snapshots, snapshot_at) = row[:9]
+    (server, task_id, tool, generation, created, status, message, changes, changed_at) = row[:9]
     owner, until, token, ended_status, ended_at, traceparent = row[9:15]
     ended = _epoch(ended_at) if ended_at is not None else None
     return TaskRow(
@@ -159,8 +160,8 @@ def _task_row(row: Sequence[Any]) -> TaskRow:
         created_at=_epoch(created),
         status=ended_status or status or "recorded",
         message=message,
-        snapshots=int(snapshots or 0),
-        snapshot_at=snapshot_at,
+        changes=int(changes or 0),
+        changed_at=changed_at,
         owner=owner if ended is None else None,
         lease_until=until if ended is None else None,
         lease_token=int(token or 0),
@@ -201,12 +202,21 @@ def _board(
     return Board(now, tuple(tasks), tuple(held), tuple(inputs), tuple(recent))
 
 
+# A task's status changes and the last one's time, from its history (the index on the events'
+# task); ``{s}`` the schema's prefix. ``tasks.`` is the outer row.
+_CHANGES = (
+    "(SELECT count(*) FROM {s}events e WHERE e.server = tasks.server AND "
+    "e.task_id = tasks.task_id AND e.kind = 'status'), "
+    "(SELECT max(at) FROM {s}events e WHERE e.server = tasks.server AND "
+    "e.task_id = tasks.task_id AND e.kind = 'status')"
+)
+
 # -- SQLite -------------------------------------------------------------------------------------
 
 _SQLITE_TASKS = (
     "SELECT server, task_id, tool, generation, created_at, "
     "json_extract(snapshot_json, '$.status'), json_extract(snapshot_json, '$.statusMessage'), "
-    "snapshots, snapshot_at, lease_owner, lease_until, lease_token, "
+    f"{_CHANGES.format(s='')}, lease_owner, lease_until, lease_token, "
     "json_extract(outcome_json, '$.status'), json_extract(outcome_json, '$.recordedAt'), "
     "traceparent FROM tasks"
 )
@@ -319,8 +329,8 @@ class SQLiteReader:
 
 _PG_TASKS = (
     "SELECT server, task_id, tool, generation, created_at, snapshot->>'status', "
-    "snapshot->>'statusMessage', snapshots, snapshot_at, lease_owner, lease_until, "
-    "lease_token, outcome->>'status', outcome->>'recordedAt', traceparent FROM {s}.tasks"
+    f"snapshot->>'statusMessage', {_CHANGES.format(s='{s}.')}, lease_owner, lease_until, "
+    "lease_token, outcome->>'status', outcome->>'recordedAt', traceparent FROM {s}.tasks AS tasks"
 )
 _PG_EVENTS = _EVENTS.replace("events", "{s}.events")
 

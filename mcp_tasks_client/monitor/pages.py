@@ -159,8 +159,8 @@ def _tasks_table(tasks: Sequence[TaskRow], board: Board, settings: PageSettings,
         return f'<p id="{ident}">none</p>'
     rows = []
     for t in tasks:
-        progress = f"{t.snapshots} snapshots" + (
-            f", last {_age(board.now - t.snapshot_at)} ago" if t.snapshot_at else ""
+        progress = f"{t.changes} changes" + (
+            f", last {_age(board.now - t.changed_at)} ago" if t.changed_at else ""
         )
         rows.append(
             f'<tr data-task="{escape(t.task_id)}" data-status="{escape(t.status)}">'
@@ -243,7 +243,7 @@ def task_live(task: TaskRow, events: Sequence[Event], now: float, settings: Page
         ("tool", escape(task.tool)),
         ("generation", escape(task.generation)),
         ("created", f"{_when(task.created_at)} ({_age(now - task.created_at)} ago)"),
-        ("snapshots", str(task.snapshots)),
+        ("status changes seen", str(task.changes)),
         ("worker and lease", _lease(task, now)),
         ("trace", _trace(task, settings)),
     ]

@@ -35,13 +35,14 @@ _MARKS: dict[
     "answered": (3, "#27ae60"),
     "outcome": (4, None),
 }
-_ROWS = ("created", "lease", "status", "inputs", "outcome")
+_ROWS = ("created", "lease", "status (polls)", "inputs", "outcome")
 
 
 def timeline(task: TaskRow, events: Sequence[Event], now: float) -> str:
     """One task from its creation to its outcome (or ``now``): a band coloured by status, a
     mark for each event on its row (lease changes and takeovers, status changes, inputs, the
-    outcome), and ticks for the snapshots counted (their last one at its time)."""
+    outcome). A poll shows where it saw a change (a status mark): a poll that saw nothing new
+    is not recorded (it would cost each worker a write per poll)."""
     width, left, row_h = 720, 80, 22
     start = min([task.created_at, *(e.at for e in events)])
     end = max([task.ended_at or now, *(e.at for e in events), start + 1e-3])
@@ -50,7 +51,7 @@ def timeline(task: TaskRow, events: Sequence[Event], now: float) -> str:
     def x(at: float) -> float:
         return left + (width - left - 10) * (at - start) / span
 
-    height = row_h * (len(_ROWS) + 1) + 20
+    height = row_h * len(_ROWS) + 20
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" '
         f'height="{height}" role="img" aria-label="timeline of task {escape(task.task_id)}">'
@@ -83,18 +84,6 @@ def timeline(task: TaskRow, events: Sequence[Event], now: float) -> str:
         parts.append(
             f'<circle class="mark mark-{escape(event.kind)}" cx="{x(event.at):.1f}" cy="{cy}" '
             f'r="5" fill="{colour}"><title>{label}</title></circle>'
-        )
-    if task.snapshot_at is not None:
-        y = 10 + row_h * len(_ROWS)
-        parts.append(f'<text x="4" y="{y + 14}" font-size="11">polls</text>')
-        parts.append(
-            f'<line class="last-poll" x1="{x(task.snapshot_at):.1f}" y1="{y + 2}" '
-            f'x2="{x(task.snapshot_at):.1f}" y2="{y + 18}" stroke="#2f80ed" stroke-width="2">'
-            f"<title>snapshot {task.snapshots} (the last)</title></line>"
-        )
-        parts.append(
-            f'<text x="{left}" y="{y + 14}" font-size="11">{task.snapshots} snapshots, '
-            "the last at the blue tick</text>"
         )
     parts.append(
         f'<text x="{left}" y="{height - 2}" font-size="10">0 s</text>'
