@@ -102,7 +102,12 @@ def main() -> None:
         else:
             journal = str(Path(folder) / "tasks.db")
         processes: list[subprocess.Popen[bytes]] = []
-        stack.callback(lambda: [stop_process(p) for p in processes])
+
+        def stop_all() -> None:
+            for process in processes:
+                stop_process(process)
+
+        stack.callback(stop_all)
         # The journal first (the starter makes it), then the page over it.
         starter = subprocess.Popen(
             [sys.executable, __file__, "--start-tasks", url, journal, str(ns.tasks_every)],
