@@ -97,13 +97,14 @@ _NEXT_TOKEN = "lease_token = lease_token + (lease_owner IS DISTINCT FROM %(owner
 # Seconds since the epoch: the caller's clock when one was given, else the server's.
 _NOW = "COALESCE(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
 # A worker's heartbeat, in the statement of each claim and renewal (a CTE of it, with the
-# parameters ``owner`` and ``lease``): written at most once a second (an idle worker looks for
-# work 20 times a second; a look that changes nothing writes nothing).
+# parameters ``owner`` and ``lease``): written at most once a second. An idle worker looks for
+# work 20 times a second, and a look within the second reads the row and writes nothing (not
+# even a row lock, which ON CONFLICT ... WHERE would take).
 _HEARTBEAT = (
     "beat AS (INSERT INTO {w} AS w (owner, seen_at, lease) "
-    f"VALUES (%(owner)s, {_NOW}, %(lease)s) ON CONFLICT (owner) DO UPDATE "
-    "SET seen_at = excluded.seen_at, lease = excluded.lease "
-    "WHERE w.seen_at < excluded.seen_at - 1.0)"
+    f"SELECT %(owner)s, {_NOW}, %(lease)s WHERE NOT EXISTS (SELECT 1 FROM {{w}} "
+    f"WHERE owner = %(owner)s AND seen_at >= {_NOW} - 1.0) ON CONFLICT (owner) DO UPDATE "
+    "SET seen_at = excluded.seen_at, lease = excluded.lease)"
 )
 
 
