@@ -184,7 +184,16 @@ def _activity(schema: sql.Identifier, name: str) -> list[sql.Composed]:
         "CREATE TABLE {s}.workers (owner text PRIMARY KEY, seen_at float8 NOT NULL, "
         "lease float8 NOT NULL)",
         task_events,
-        "CREATE TRIGGER task_events AFTER INSERT OR UPDATE ON {s}.tasks FOR EACH ROW "
+        "CREATE TRIGGER task_created AFTER INSERT ON {s}.tasks FOR EACH ROW "
+        "EXECUTE FUNCTION {s}.task_events()",
+        # The function runs only for an update that adds history: a renewal or a poll that
+        # changed nothing the page shows is judged here, without a call.
+        f"CREATE TRIGGER task_changed AFTER UPDATE ON {{s}}.tasks FOR EACH ROW WHEN ("
+        "(NEW.lease_owner IS NOT NULL AND NEW.lease_owner IS DISTINCT FROM OLD.lease_owner) "
+        f"OR {status} IS DISTINCT FROM "
+        "(OLD.snapshot->>'status', OLD.snapshot->>'statusMessage') "
+        "OR NEW.answered IS DISTINCT FROM OLD.answered "
+        "OR (OLD.outcome IS NULL AND NEW.outcome IS NOT NULL)) "
         "EXECUTE FUNCTION {s}.task_events()",
         input_events,
         "CREATE TRIGGER input_events AFTER INSERT ON {s}.inputs FOR EACH ROW "
