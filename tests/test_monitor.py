@@ -9,6 +9,7 @@ tests/test_monitor_browser.py."""
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,13 +17,21 @@ from typing import Any
 
 import anyio
 import attrs
+import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pg import postgres_url
+from test_cli import CLI, RUN_TIMEOUT, env
 from test_journal_protocol import SERVER, Store, _task, entry_of, make_store
 
-from mcp_tasks_client.journal import Lease, QueuedInput, RecordedOutcome, SQLiteJournal
+from mcp_tasks_client.journal import (
+    JournalError,
+    Lease,
+    QueuedInput,
+    RecordedOutcome,
+    SQLiteJournal,
+)
 from mcp_tasks_client.models import TaskStatus
 
 with warnings.catch_warnings():  # starlette 1.x would rather drive the app with httpx2
@@ -377,3 +386,45 @@ def test_hour_buckets_count_each_task_once_per_status_and_slice(
             tasks = {t for t, at, s in inside if s == status and lo <= at < hi}
             assert count == len(tasks)
     assert sum(sum(s.values()) for s in slots) <= len(inside)
+
+
+def test_a_missing_journal_is_refused_and_not_made(tmp_path: Path) -> None:
+    """The monitor only reads: pointed at no journal, it says so and creates nothing."""
+    path = tmp_path / "none.db"
+    with pytest.raises(JournalError, match="no journal there"):
+        open_reader(str(path))
+    assert not path.exists()
+    ran = subprocess.run(
+        [*CLI, "monitor", "--journal", str(path)],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    assert ran.returncode == 2
+    assert "no journal there" in ran.stderr
+    assert not path.exists()
+
+
+def test_the_postgres_reader_rides_out_a_dropped_connection(postgres_url: str) -> None:
+    """A database restart drops the reader's connection: the next read connects again."""
+    store = Store("postgres", postgres_url)
+
+    async def main() -> None:
+        with store.open() as journal:
+            await journal.record(_fresh("a"))
+        reader = open_reader(postgres_url, schema=store.schema)
+        try:
+            assert [t.task_id for t in (await reader.board()).tasks] == ["a"]
+            with psycopg.connect(postgres_url, autocommit=True) as admin:
+                killed = admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE application_name = 'mcp-tasks monitor'"
+                ).fetchall()
+            assert killed  # the reader's connection
+            assert [t.task_id for t in (await reader.board()).tasks] == ["a"]
+        finally:
+            await reader.aclose()
+
+    anyio.run(main)

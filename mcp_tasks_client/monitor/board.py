@@ -19,8 +19,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -145,6 +147,15 @@ class BoardReader(Protocol):
         """Wait until the journal changes (True) or ``timeout`` seconds pass (False)."""
         ...
 
+    async def reset_watch(self) -> None:
+        """Drop what :meth:`wait_change` keeps open (after it failed): the next wait starts
+        anew."""
+        ...
+
+    async def now(self) -> float:
+        """The journal's clock (seconds since the epoch): what ages and leases are judged by."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -230,13 +241,18 @@ class SQLiteReader:
     def __init__(self, path: str, *, watch_interval: float = 0.2) -> None:
         import sqlite3
 
+        if not os.path.isfile(path):  # never made by looking at it
+            raise JournalError(path, "no journal there (workers make it: --journal FILE)")
         SQLiteJournal(path).close()  # the owner and mode checks, and any migration
         self.name = path
         self.watch_interval = watch_interval
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(
-                f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+                f"{Path(path).resolve().as_uri()}?mode=ro",
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,
             )
         except sqlite3.Error as exc:
             raise JournalError(path, f"cannot open for reading: {exc}") from None
@@ -320,6 +336,12 @@ class SQLiteReader:
                     return True
         return False
 
+    async def now(self) -> float:
+        return dt.datetime.now(dt.timezone.utc).timestamp()  # leases are timed by this clock
+
+    async def reset_watch(self) -> None:
+        pass  # nothing kept open between waits
+
     async def aclose(self) -> None:
         with self._lock:
             self._db.close()
@@ -332,6 +354,8 @@ _PG_TASKS = (
     f"snapshot->>'statusMessage', {_CHANGES.format(s='{s}.')}, lease_owner, lease_until, "
     "lease_token, outcome->>'status', outcome->>'recordedAt', traceparent FROM {s}.tasks AS tasks"
 )
+_APPLICATION = "mcp-tasks monitor"
+"""The reader's connections' ``application_name``: ``pg_stat_activity`` shows the page's."""
 _PG_EVENTS = _EVENTS.replace("events", "{s}.events")
 
 
@@ -353,23 +377,43 @@ class PostgresReader:
         self._schema = schema
         self._sql = sql
         self._lock = threading.Lock()
-        self._conn = psycopg.Connection.connect(conninfo, autocommit=True)
+        self._conn = psycopg.Connection.connect(
+            conninfo, autocommit=True, application_name=_APPLICATION
+        )
         self._listener: Any = None
 
     def _q(self, text: str) -> Any:
         return self._sql.SQL(text).format(s=self._sql.Identifier(self._schema))
 
     async def _read(self, work: Callable[[Any], R]) -> R:
+        """``work`` on the reader's connection; a connection the database dropped (a restart)
+        is replaced once, and the read made again (reads are safe to repeat)."""
         import psycopg
 
         def run() -> R:
             with self._lock:
-                try:
-                    return work(self._conn)
-                except psycopg.Error as exc:
-                    raise JournalError(self.name, f"{type(exc).__name__}: {exc}") from None
+                for attempt in (1, 2):
+                    try:
+                        if self._conn.closed or self._conn.broken:
+                            self._conn = psycopg.Connection.connect(
+                                self._conninfo, autocommit=True, application_name=_APPLICATION
+                            )
+                        return work(self._conn)
+                    except psycopg.OperationalError as exc:
+                        if attempt == 2 or not (self._conn.closed or self._conn.broken):
+                            raise JournalError(self.name, f"{type(exc).__name__}: {exc}") from None
+                    except psycopg.Error as exc:
+                        raise JournalError(self.name, f"{type(exc).__name__}: {exc}") from None
+                raise AssertionError("unreachable")
 
         return await anyio.to_thread.run_sync(run)
+
+    async def now(self) -> float:
+        def read(conn: Any) -> float:
+            row = conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8")
+            return float(row.fetchone()[0])
+
+        return await self._read(read)
 
     async def board(self, *, limit: int = 500) -> Board:
         """Deadline: the server's ``statement_timeout`` if any. Cancelled: the read, in a
@@ -440,10 +484,20 @@ class PostgresReader:
 
         return await self._read(read)
 
+    async def reset_watch(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await anyio.to_thread.run_sync(listener.close)
+
     def _listen(self) -> Any:
         import psycopg
 
-        conn = psycopg.Connection.connect(self._conninfo, autocommit=True)
+        try:
+            conn = psycopg.Connection.connect(
+                self._conninfo, autocommit=True, application_name=_APPLICATION
+            )
+        except psycopg.Error as exc:
+            raise JournalError(self.name, f"cannot listen: {exc}") from None
         for channel in ("changes", "outcomes"):
             conn.execute(
                 self._sql.SQL("LISTEN {}").format(self._sql.Identifier(f"{self._schema}.{channel}"))
@@ -456,10 +510,17 @@ class PostgresReader:
         if self._listener is None:
             self._listener = await anyio.to_thread.run_sync(self._listen)
         conn = self._listener
+        import psycopg
+
+        def announced() -> bool:
+            try:
+                return bool(list(conn.notifies(timeout=0)))
+            except psycopg.Error as exc:
+                raise JournalError(self.name, f"listening: {exc}") from None
+
         with anyio.move_on_after(timeout):
             while True:
-                notes = await anyio.to_thread.run_sync(lambda: list(conn.notifies(timeout=0)))
-                if notes:
+                if await anyio.to_thread.run_sync(announced):
                     return True
                 await anyio.wait_readable(conn.fileno())
         return False

@@ -38,10 +38,14 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from .. import observability as _obs
+from ..journal import JournalError
 from .board import BoardReader
 from .pages import FILTERS, PageSettings, board_live, board_page, task_live, task_page
 
 __all__ = ["Changes", "make_app"]
+
+log = _obs.get_logger("monitor")
 
 Cancel = Callable[[str, str], Awaitable[str]]
 """Cancels a task (server, task id) through its server; returns what to tell the user."""
@@ -84,8 +88,17 @@ async def _form(request: Request) -> dict[str, str]:
 
 
 async def _watch(reader: BoardReader, changes: Changes, tick: float) -> None:
+    """Wake the streams on each change. A journal that cannot be read (a database restart) is
+    logged and looked at again a tick later: the page stays up and catches up."""
     while True:
-        if await reader.wait_change(tick):
+        try:
+            changed = await reader.wait_change(tick)
+        except JournalError as exc:
+            log.warning("monitor: %s; looking again in %.0f s", exc, tick)
+            await reader.reset_watch()
+            await anyio.sleep(tick)
+            changed = True
+        if changed:
             changes.bump()
 
 
@@ -128,7 +141,7 @@ def make_app(
         if found is None:
             return PlainTextResponse(f"no task {task_id!r} of {server!r} in the journal", 404)
         row, events = found
-        now = (await reader.board(limit=1)).now
+        now = await reader.now()
         if request.query_params.get("part") == "live":
             return HTMLResponse(task_live(row, events, now, settings))
         return HTMLResponse(task_page(row, events, now, settings))
