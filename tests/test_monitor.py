@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -428,3 +429,22 @@ def test_the_postgres_reader_rides_out_a_dropped_connection(postgres_url: str) -
             await reader.aclose()
 
     anyio.run(main)
+
+
+def test_without_the_extra_the_command_names_it(journal_file: str) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['starlette'] = None  # as if the monitor extra were not installed\n"
+        "from mcp_tasks_client.cli import main\n"
+        f"sys.exit(main(['monitor', '--journal', {journal_file!r}]))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    assert ran.returncode == 2
+    assert "pip install 'mcp-tasks-client[monitor]'" in ran.stderr
