@@ -573,8 +573,9 @@ _ACTIVITY = (
         (NEW.server, NEW.task_id, (julianday(NEW.created_at) - 2440587.5) * 86400.0, 'created',
         {_STATUS_OF.format("NEW")}, {_MESSAGE_OF.format("NEW")}, NULL); END""",
     f"""CREATE TRIGGER task_status AFTER UPDATE OF snapshot_json ON tasks
-        WHEN {_STATUS_OF.format("OLD")} IS NOT {_STATUS_OF.format("NEW")}
-        OR {_MESSAGE_OF.format("OLD")} IS NOT {_MESSAGE_OF.format("NEW")}
+        WHEN OLD.snapshot_json IS NOT NEW.snapshot_json
+        AND ({_STATUS_OF.format("OLD")} IS NOT {_STATUS_OF.format("NEW")}
+        OR {_MESSAGE_OF.format("OLD")} IS NOT {_MESSAGE_OF.format("NEW")})
         BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'status',
         {_STATUS_OF.format("NEW")}, {_MESSAGE_OF.format("NEW")}, NEW.lease_owner); END""",
     f"""CREATE TRIGGER task_leased AFTER UPDATE OF lease_owner ON tasks

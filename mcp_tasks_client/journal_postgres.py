@@ -133,35 +133,47 @@ def _activity(schema: sql.Identifier, name: str) -> list[sql.Composed]:
     each statement that adds history announces it on ``<schema>.changes`` (empty payload)."""
     event = "INSERT INTO {s}.events (server, task_id, at, kind, status, detail, owner) VALUES "
     now = "extract(epoch FROM clock_timestamp())"
-    status = "(NEW.snapshot->>'status', NEW.snapshot->>'statusMessage')"
+    # One function, told by its trigger which event to write (a row the same statement
+    # changes in two ways gets each event once).
     task_events = f"""CREATE FUNCTION {{s}}.task_events() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            IF TG_OP = 'INSERT' THEN
+            IF TG_ARGV[0] = 'created' THEN
                 {event} (NEW.server, NEW.task_id, extract(epoch FROM NEW.created_at),
                     'created', NEW.snapshot->>'status', NEW.snapshot->>'statusMessage', NULL);
-                RETURN NULL;
-            END IF;
-            IF NEW.lease_owner IS NOT NULL AND NEW.lease_owner IS DISTINCT FROM OLD.lease_owner
-            THEN
+            ELSIF TG_ARGV[0] = 'lease' THEN
                 {event} (NEW.server, NEW.task_id, {now},
                     CASE WHEN OLD.lease_owner IS NULL THEN 'leased' ELSE 'takeover' END, NULL,
                     OLD.lease_owner, NEW.lease_owner);
-            END IF;
-            IF {status} IS DISTINCT FROM
-                (OLD.snapshot->>'status', OLD.snapshot->>'statusMessage') THEN
+            ELSIF TG_ARGV[0] = 'status' THEN
                 {event} (NEW.server, NEW.task_id, {now}, 'status', NEW.snapshot->>'status',
                     NEW.snapshot->>'statusMessage', NEW.lease_owner);
-            END IF;
-            IF NEW.answered IS DISTINCT FROM OLD.answered THEN
+            ELSIF TG_ARGV[0] = 'answered' THEN
                 {event} (NEW.server, NEW.task_id, {now}, 'answered', NULL, NEW.answered->>-1,
                     NEW.lease_owner);
-            END IF;
-            IF OLD.outcome IS NULL AND NEW.outcome IS NOT NULL THEN
+            ELSE
                 {event} (NEW.server, NEW.task_id, {now}, 'outcome', NEW.outcome->>'status',
                     NEW.outcome->>'error', OLD.lease_owner);
             END IF;
             RETURN NULL;
         END $$"""
+    # Each update trigger names its column (UPDATE OF): a statement that does not set the
+    # column never evaluates the trigger (a renewal sets the lease, not the snapshot), and its
+    # WHEN judges, without a call, whether the change is one the page shows (a poll that
+    # brought the same snapshot is not: the cheap whole-value comparison comes first).
+    when = {
+        "lease": "NEW.lease_owner IS NOT NULL AND NEW.lease_owner IS DISTINCT FROM OLD.lease_owner",
+        "status": "NEW.snapshot IS DISTINCT FROM OLD.snapshot AND "
+        "(NEW.snapshot->>'status', NEW.snapshot->>'statusMessage') IS DISTINCT FROM "
+        "(OLD.snapshot->>'status', OLD.snapshot->>'statusMessage')",
+        "answered": "NEW.answered IS DISTINCT FROM OLD.answered",
+        "outcome": "OLD.outcome IS NULL AND NEW.outcome IS NOT NULL",
+    }
+    column = {"lease": "lease_owner", "status": "snapshot", "answered": "answered"}
+    triggers = [
+        f"CREATE TRIGGER task_{kind} AFTER UPDATE OF {column.get(kind, kind)} ON {{s}}.tasks "
+        f"FOR EACH ROW WHEN ({condition}) EXECUTE FUNCTION {{s}}.task_events('{kind}')"
+        for kind, condition in when.items()
+    ]
     input_events = f"""CREATE FUNCTION {{s}}.input_events() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             {event} (NEW.server, NEW.task_id, {now}, 'input', NEW.request->>'method', NEW.key,
@@ -185,16 +197,8 @@ def _activity(schema: sql.Identifier, name: str) -> list[sql.Composed]:
         "lease float8 NOT NULL)",
         task_events,
         "CREATE TRIGGER task_created AFTER INSERT ON {s}.tasks FOR EACH ROW "
-        "EXECUTE FUNCTION {s}.task_events()",
-        # The function runs only for an update that adds history: a renewal or a poll that
-        # changed nothing the page shows is judged here, without a call.
-        f"CREATE TRIGGER task_changed AFTER UPDATE ON {{s}}.tasks FOR EACH ROW WHEN ("
-        "(NEW.lease_owner IS NOT NULL AND NEW.lease_owner IS DISTINCT FROM OLD.lease_owner) "
-        f"OR {status} IS DISTINCT FROM "
-        "(OLD.snapshot->>'status', OLD.snapshot->>'statusMessage') "
-        "OR NEW.answered IS DISTINCT FROM OLD.answered "
-        "OR (OLD.outcome IS NULL AND NEW.outcome IS NOT NULL)) "
-        "EXECUTE FUNCTION {s}.task_events()",
+        "EXECUTE FUNCTION {s}.task_events('created')",
+        *triggers,
         input_events,
         "CREATE TRIGGER input_events AFTER INSERT ON {s}.inputs FOR EACH ROW "
         "WHEN (NEW.request IS NOT NULL) EXECUTE FUNCTION {s}.input_events()",
