@@ -299,6 +299,28 @@ def test_cancel_is_refused_without_the_flag_and_the_token(journal_file: str) -> 
         make_app(open_reader(journal_file), PageSettings(journal_file, cancel_token="s3cret"))
 
 
+def test_reading_needs_the_runs_access_token_then_its_cookie(journal_file: str) -> None:
+    """The page lists task ids (bearer capabilities) and every user of the machine reaches
+    127.0.0.1: without the printed URL's token, nothing is shown."""
+    settings = PageSettings(journal_file)
+    app = make_app(open_reader(journal_file), settings, tick=0.5, access_token="let-me-in")
+    with TestClient(app, base_url="http://127.0.0.1:4321") as client:
+        for path in ("/", "/task?server=x&id=y", "/changes", "/?token=let-me-out"):
+            refused = client.get(path)
+            assert refused.status_code == 403
+            assert "printed" in refused.text
+        assert client.post("/cancel", data={"token": "let-me-in"}).status_code == 403
+        entry = client.get("/?token=let-me-in")
+        assert entry.status_code == 200
+        cookie = entry.headers["set-cookie"]
+        assert cookie.startswith("mcp_tasks_monitor_4321=let-me-in;")
+        assert "HttpOnly" in cookie
+        assert "SameSite=Strict" in cookie
+        assert 'data-task="t1"' in client.get("/").text  # the cookie, now
+        client.cookies.clear()
+        assert client.get("/").status_code == 403
+
+
 def test_a_foreign_host_header_is_refused(journal_file: str) -> None:
     """A DNS-rebinding page reaches the app under its own name: refused."""
     for client in _client(journal_file):

@@ -18,6 +18,8 @@ import os
 import re
 import subprocess
 import tempfile
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -95,12 +97,14 @@ class Monitor:
         )
         assert self.process.stdout is not None
         first = self.process.stdout.readline()
-        match = re.fullmatch(r"monitor: (http://127\.0\.0\.1:\d+/)\n", first)
+        match = re.fullmatch(r"monitor: (http://127\.0\.0\.1:\d+/)(\?token=\S+)\n", first)
         if match is None:
             self.stop()
             said = self.process.stderr.read() if self.process.stderr else ""
             raise AssertionError(f"no URL: {first!r} {said!r}")
         self.url = match.group(1)
+        self.entry = self.url + match.group(2)
+        """The printed URL, with the run's access token (sets the page's cookie)."""
         self.token: str | None = None
         if "--allow-cancel" in options:
             self.token = self.process.stdout.readline().split(": ", 1)[1].strip()
@@ -143,7 +147,7 @@ def test_smoke_the_page_lists_a_journals_tasks_and_updates_live(
     monitor = Monitor(path)
     try:
         page = browser.new_page()
-        page.goto(monitor.url)
+        page.goto(monitor.entry)
         page.wait_for_selector('tr[data-task="first"]')
         page.evaluate("window.sameDocument = true")
         _record(path, _entry("second", 1))
@@ -209,7 +213,7 @@ def test_the_page_follows_workers_live_and_cancels_only_with_flag_and_token(
     try:
         page = browser.new_page()
         page.set_viewport_size({"width": 1400, "height": 1000})
-        page.goto(read_only.url)
+        page.goto(read_only.entry)
         page.evaluate("window.sameDocument = true")
         for task_id in [*quick, slow]:  # listed as the workers run them
             page.wait_for_selector(f'#tasks tr[data-task="{task_id}"][data-status="working"]')
@@ -247,10 +251,18 @@ def test_the_page_follows_workers_live_and_cancels_only_with_flag_and_token(
         form = {"server": mcp1_http_url, "id": slow}
         said = page.request.post(read_only.url + "cancel", form={**form, "token": "x"})
         assert said.status == 403
+        assert "read-only" in said.text()
+        page.goto(writable.entry)  # this page's access cookie: the cancel token is what is judged
         said = page.request.post(writable.url + "cancel", form=form)
         assert said.status == 403
+        assert "token" in said.text()
         said = page.request.post(writable.url + "cancel", form={**form, "token": "wrong"})
         assert said.status == 403
+        assert "token" in said.text()
+        # Without the access token (another user of the machine), not even the page is shown.
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(writable.url, timeout=30)
+        assert refused.value.code == 403
         page.goto(f"{writable.url}task?server={mcp1_http_url}&id={slow}")
         assert _row_text(page, "status") == "working"
 

@@ -4,8 +4,9 @@
         [--port 0] [--trace-url 'https://tracing.example/trace/{trace_id}'] [--allow-cancel]
 
 It binds ``--host`` (127.0.0.1 unless told) on ``--port`` (0: a free one), prints the page's URL
-on its first line (with ``--allow-cancel``, the run's token on the next: the page carries it
-in its forms), and serves until interrupted. Cancelling sends ``tasks/cancel`` to the task's
+with the run's access token (``?token=``: every user of the machine reaches 127.0.0.1, and the
+page lists task ids) on its first line (with ``--allow-cancel``, the cancel token on the next:
+the page carries it in its forms), and serves until interrupted. Cancelling sends ``tasks/cancel`` to the task's
 server (HTTP servers only: a stdio server's command is never started by the page), as the
 client the journal says the task was started with; the worker that follows the task records
 the outcome as usual.
@@ -112,6 +113,7 @@ async def serve(
     *,
     cancel: Callable[[str, str], Any] | None = None,
     tick: float = 5.0,
+    access_token: str | None = None,
     task_status: Any = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the page on ``sock`` (a listening socket; hypercorn takes it over) until
@@ -126,7 +128,14 @@ async def serve(
     host = sock.getsockname()[0]
     loopback = host in ("127.0.0.1", "::1", "localhost")
     hosts = ["127.0.0.1", "localhost", "[::1]"] if loopback else ["*"]
-    app: Any = make_app(reader, settings, cancel=cancel, allowed_hosts=hosts, tick=tick)
+    app: Any = make_app(
+        reader,
+        settings,
+        cancel=cancel,
+        allowed_hosts=hosts,
+        tick=tick,
+        access_token=access_token,
+    )
     config = Config()
     config.bind = [f"fd://{sock.detach()}"]
     config.accesslog = None
@@ -181,14 +190,15 @@ def main(argv: Sequence[str]) -> int:
     sock = bind(ns.host, ns.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"monitor: http://{shown}:{port}/", flush=True)
+    access = secrets.token_urlsafe(24)
+    print(f"monitor: http://{shown}:{port}/?token={access}", flush=True)
     if token is not None:
         print(f"cancel token: {token}", flush=True)
     cancel = cancel_through_server(ns.journal, ns.schema) if ns.allow_cancel else None
 
     async def run() -> None:
         try:
-            await serve(reader, sock, settings, cancel=cancel)
+            await serve(reader, sock, settings, cancel=cancel, access_token=access)
         finally:
             with anyio.CancelScope(shield=True):
                 await reader.aclose()

@@ -12,6 +12,13 @@ time; a wrong or missing token is 403. A page from another site cannot read the 
 same-origin rule), so it cannot make a browser cancel (CSRF). A request whose ``Host`` is not
 one of ``allowed_hosts`` is refused (400): a DNS rebinding page cannot reach the app either.
 
+Reading needs a token too when the app is made with ``access_token`` (``mcp-tasks monitor``
+always makes one): the page lists task ids, which are bearer capabilities, and 127.0.0.1 is
+reachable by every user of the machine. The URL the command prints carries it
+(``?token=...``); a request with it gets an HttpOnly, SameSite=Strict cookie (named after the
+port, so two monitors on one host keep theirs), and every later request needs that cookie or
+the token again (else 403), as Jupyter does.
+
 One background task watches the journal for the whole app (its lifespan) and wakes every
 ``/changes`` stream; the streams themselves read nothing.
 """
@@ -72,6 +79,43 @@ class Changes:
         return self.count
 
 
+class AccessToken:
+    """ASGI middleware: every HTTP request needs the run's access token, in the query
+    (``?token=``, which sets the cookie) or in the cookie; else 403."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        cookie = f"mcp_tasks_monitor_{request.url.port or 80}"
+        given = request.query_params.get("token")
+        if given is not None and hmac.compare_digest(given.encode(), self.token):
+
+            async def with_cookie(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    value = (
+                        f"{cookie}={self.token.decode()}; Path=/; HttpOnly; SameSite=Strict"
+                    ).encode()
+                    message = {**message, "headers": [*message["headers"], (b"set-cookie", value)]}
+                await send(message)
+
+            await self.app(scope, receive, with_cookie)
+            return
+        kept = request.cookies.get(cookie, "")
+        if kept and hmac.compare_digest(kept.encode(), self.token):
+            await self.app(scope, receive, send)
+            return
+        refused = PlainTextResponse(
+            "open the URL `mcp-tasks monitor` printed: it carries this run's token", 403
+        )
+        await refused(scope, receive, send)
+
+
 async def _form(request: Request) -> dict[str, str]:
     """A urlencoded form's fields (the first value of each; at most 64 KiB read)."""
     if request.headers.get("content-type", "").split(";")[0] != (
@@ -109,6 +153,7 @@ def make_app(
     cancel: Cancel | None = None,
     allowed_hosts: Sequence[str] = ("127.0.0.1", "localhost"),
     tick: float = 5.0,
+    access_token: str | None = None,
 ) -> Starlette:
     """The app over ``reader``. ``cancel`` (with ``settings.cancel_token``) enables cancelling;
     without both, the app is read-only."""
@@ -186,5 +231,7 @@ def make_app(
         Route("/cancel", cancel_task, methods=["POST"], name="cancel"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    if access_token is not None:
+        middleware.append(Middleware(AccessToken, token=access_token))
     app: Any = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     return app  # type: ignore[no-any-return]
