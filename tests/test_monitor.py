@@ -470,3 +470,47 @@ def test_without_the_extra_the_command_names_it(journal_file: str) -> None:
     )
     assert ran.returncode == 2
     assert "pip install 'mcp-tasks-client[monitor]'" in ran.stderr
+
+
+@pytest.mark.anyio
+async def test_a_2026_task_followed_by_a_worker_has_its_history(
+    fastmcp4_http_url: str, tmp_path: Path
+) -> None:
+    """The other generation, for real: a 2026-07-28 task on fastmcp 4, started with a journal
+    and followed by ``resume`` in worker mode; the page's reader shows its history."""
+    from mcp_tasks_client import Client, HttpTransport, PollPolicy, ToolCall, client_for, resume
+    from mcp_tasks_client._generation import Generation
+    from mcp_tasks_client.models import Implementation
+
+    info = Implementation("monitor-test", "0")
+    path = tmp_path / "j.db"
+    with SQLiteJournal(path) as journal:
+        transport = HttpTransport(fastmcp4_http_url)
+        async with Client(transport, generation=Generation.V2026_07_28, client_info=info) as c:
+            call = ToolCall("slow_compute", {"seconds": 0.5, "label": "seen"})
+            task_id = (await c.start(call.as_task(), journal=journal)).task.task_id
+        ended = await resume(
+            journal,
+            lambda entry: client_for(entry, client_info=info),
+            policy=PollPolicy(floor=0.1, jitter=0.0),
+            workers=2,
+            owner="worker-2026",
+            idle=0.05,
+        )
+        assert [r.entry.task_id for r in ended] == [task_id]
+    reader = open_reader(str(path))
+    try:
+        found = await reader.task(fastmcp4_http_url, task_id)
+        assert found is not None
+        row, events = found
+        assert row.generation == "2026-07-28"
+        assert row.status == "completed"
+        kinds = [e.kind for e in events]
+        assert kinds[0] == "created"
+        assert ("leased", "worker-2026") in [(e.kind, e.owner) for e in events]
+        assert kinds[-1] == "outcome"
+        assert events[-1].status == "completed"
+        (worker,) = (await reader.board()).workers
+        assert worker.owner == "worker-2026"
+    finally:
+        await reader.aclose()
