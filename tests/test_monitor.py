@@ -480,7 +480,7 @@ async def test_a_2026_task_followed_by_a_worker_has_its_history(
     and followed by ``resume`` in worker mode; the page's reader shows its history."""
     from mcp_tasks_client import Client, HttpTransport, PollPolicy, ToolCall, client_for, resume
     from mcp_tasks_client._generation import Generation
-    from mcp_tasks_client.models import Implementation
+    from mcp_tasks_client.models import CreateTaskResult, Implementation
 
     info = Implementation("monitor-test", "0")
     path = tmp_path / "j.db"
@@ -488,7 +488,9 @@ async def test_a_2026_task_followed_by_a_worker_has_its_history(
         transport = HttpTransport(fastmcp4_http_url)
         async with Client(transport, generation=Generation.V2026_07_28, client_info=info) as c:
             call = ToolCall("slow_compute", {"seconds": 0.5, "label": "seen"})
-            task_id = (await c.start(call.as_task(), journal=journal)).task.task_id
+            created = await c.start(call.as_task(), journal=journal)
+            assert isinstance(created, CreateTaskResult)  # slow_compute: the server makes a task
+            task_id = created.task.task_id
         ended = await resume(
             journal,
             lambda entry: client_for(entry, client_info=info),

@@ -6,10 +6,10 @@
 It binds ``--host`` (127.0.0.1 unless told) on ``--port`` (0: a free one), prints the page's URL
 with the run's access token (``?token=``: every user of the machine reaches 127.0.0.1, and the
 page lists task ids) on its first line (with ``--allow-cancel``, the cancel token on the next:
-the page carries it in its forms), and serves until interrupted. Cancelling sends ``tasks/cancel`` to the task's
-server (HTTP servers only: a stdio server's command is never started by the page), as the
-client the journal says the task was started with; the worker that follows the task records
-the outcome as usual.
+the page carries it in its forms), and serves until interrupted. Cancelling sends
+``tasks/cancel`` to the task's server (HTTP servers only: a stdio server's command is never
+started by the page), as the client the journal says the task was started with; the worker
+that follows the task records the outcome as usual.
 """
 
 from __future__ import annotations
