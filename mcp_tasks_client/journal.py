@@ -503,11 +503,13 @@ def _task_of(entry: JournalEntry, status: TaskStatus, recorded: RecordedOutcome)
 # -- SQLite -------------------------------------------------------------------------------------
 
 _APPLICATION_ID = 0x4D435454  # "MCTT": this file is an mcp-tasks-client journal
-_SCHEMA_VERSION = 3
+_SCHEMA_VERSION = 4
 """2: each task's trace context (``traceparent``, ``tracestate``) and the ``inputs`` table
 (input requests queued for a worker with a handler, and the keys taken for answering). 3: each
-lease's generation (``lease_token``), which fences a paused worker's late writes. An older file
-is migrated in place when opened (columns and a table added)."""
+lease's generation (``lease_token``), which fences a paused worker's late writes. 4: what the
+monitor page reads (``_ACTIVITY``): each task's history (the ``events`` table, written by
+triggers in the statements that change a task) and the workers' heartbeats. An older file
+is migrated in place when opened (columns and tables added)."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's files beside the journal
 _SCHEMA = """
@@ -545,6 +547,62 @@ CREATE TABLE inputs (
     PRIMARY KEY (server, task_id, key)
 )
 """
+# Version 4: what the monitor page reads. The history of each task is written by triggers, in
+# the transaction of the statement that changed the task: a worker makes no extra round trip,
+# and a status is recorded only when it (or its message) changes, not at every poll. No poll
+# counter either: a poll that brings the same snapshot changes no byte of the row, and SQLite
+# then writes nothing at all (no WAL frame, no fsync); a counter would make every poll a write.
+_SQLITE_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+_EVENT = "INSERT INTO events (server, task_id, at, kind, status, detail, owner) VALUES "
+_STATUS_OF = "json_extract({}.snapshot_json, '$.status')"
+_MESSAGE_OF = "json_extract({}.snapshot_json, '$.statusMessage')"
+_ACTIVITY = (
+    """CREATE TABLE events (
+        server TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT,
+        detail TEXT,
+        owner TEXT
+    )""",
+    "CREATE INDEX events_task ON events (server, task_id)",
+    "CREATE INDEX events_at ON events (at)",
+    "CREATE TABLE workers (owner TEXT PRIMARY KEY, seen_at REAL NOT NULL, lease REAL NOT NULL)",
+    f"""CREATE TRIGGER task_created AFTER INSERT ON tasks BEGIN {_EVENT}
+        (NEW.server, NEW.task_id, (julianday(NEW.created_at) - 2440587.5) * 86400.0, 'created',
+        {_STATUS_OF.format("NEW")}, {_MESSAGE_OF.format("NEW")}, NULL); END""",
+    f"""CREATE TRIGGER task_status AFTER UPDATE OF snapshot_json ON tasks
+        WHEN OLD.snapshot_json IS NOT NEW.snapshot_json
+        AND ({_STATUS_OF.format("OLD")} IS NOT {_STATUS_OF.format("NEW")}
+        OR {_MESSAGE_OF.format("OLD")} IS NOT {_MESSAGE_OF.format("NEW")})
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'status',
+        {_STATUS_OF.format("NEW")}, {_MESSAGE_OF.format("NEW")}, NEW.lease_owner); END""",
+    f"""CREATE TRIGGER task_leased AFTER UPDATE OF lease_owner ON tasks
+        WHEN NEW.lease_owner IS NOT NULL AND NEW.lease_owner IS NOT OLD.lease_owner
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW},
+        CASE WHEN OLD.lease_owner IS NULL THEN 'leased' ELSE 'takeover' END, NULL,
+        OLD.lease_owner, NEW.lease_owner); END""",
+    f"""CREATE TRIGGER task_answered AFTER UPDATE OF answered_json ON tasks
+        WHEN NEW.answered_json IS NOT OLD.answered_json
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'answered', NULL,
+        json_extract(NEW.answered_json, '$[#-1]'), NEW.lease_owner); END""",
+    f"""CREATE TRIGGER task_outcome AFTER UPDATE OF outcome_json ON tasks
+        WHEN OLD.outcome_json IS NULL AND NEW.outcome_json IS NOT NULL
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'outcome',
+        json_extract(NEW.outcome_json, '$.status'), json_extract(NEW.outcome_json, '$.error'),
+        OLD.lease_owner); END""",
+    f"""CREATE TRIGGER input_queued AFTER INSERT ON inputs WHEN NEW.request_json IS NOT NULL
+        BEGIN {_EVENT} (NEW.server, NEW.task_id, {_SQLITE_NOW}, 'input',
+        json_extract(NEW.request_json, '$.method'), NEW.key, NEW.queued_by); END""",
+)
+# A worker's heartbeat, written with its claims and renewals: at most once a second (an idle
+# worker looks for work 20 times a second; a look that changes nothing writes nothing).
+_HEARTBEAT = (
+    "INSERT INTO workers (owner, seen_at, lease) VALUES (?, ?, ?) ON CONFLICT (owner) DO "
+    "UPDATE SET seen_at=excluded.seen_at, lease=excluded.lease "
+    "WHERE workers.seen_at < excluded.seen_at - 1.0"
+)
 _MIGRATIONS = {
     1: (
         "ALTER TABLE tasks ADD COLUMN traceparent TEXT",
@@ -552,6 +610,7 @@ _MIGRATIONS = {
         _INPUTS,
     ),
     2: ("ALTER TABLE tasks ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0",),
+    3: (*_ACTIVITY,),
 }
 """From each older schema version to the next: the statements, run in one transaction."""
 _COLUMNS = (
@@ -565,41 +624,21 @@ _READ = f"{_COLUMNS}, lease_owner, lease_token, lease_until"
 _NEXT_TOKEN = "lease_token + (lease_owner IS NOT ?)"
 
 
-class SQLiteJournal:
-    """A :class:`Journal` in one SQLite file (stdlib ``sqlite3``, WAL), shared safely by many
-    processes on one machine. Create it with ``SQLiteJournal(path)`` (the file is made, owner-
-    only, if it does not exist; checked, and never modified, if it is not a journal), and
-    ``close()`` it when done (or use ``with``).
+class JournalFile:
+    """Opens an SQLite journal file as only its owner may: the one job of making the file (owner-
+    only, with the current schema), or checking one that exists (its owner, mode, companions,
+    that it is a journal, its schema and integrity) and migrating an older schema. The checks
+    and their refusals are the module's (see its docstring); nothing it refuses is modified.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        busy_timeout: float = 10.0,
-        max_answered_keys: int = 10_000,
-        clock: Callable[[], float] | None = None,
-        watch_interval: float = 0.05,
-    ) -> None:
-        if max_answered_keys < 1:
-            raise UsageError("max_answered_keys must be at least 1")
-        if not watch_interval > 0:
-            raise UsageError("watch_interval must be positive (seconds)")
-        self.path = str(path)
-        self.watch_interval = watch_interval
-        """How often :meth:`wait_outcomes` looks at the file (a stat, no SQL)."""
-        self._clock = clock or _now
-        """Seconds since the epoch that leases are timed by (this machine's clock)."""
-        self.max_answered_keys = max_answered_keys
-        """How many answered input keys a task keeps (the oldest go first): a server that
-        asks for ever new keys cannot grow a journal row without bound."""
-        self._lock = threading.Lock()
-        self._db = self._open(busy_timeout)
+    def __init__(self, path: str) -> None:
+        self.path = path
 
     def _fail(self, problem: str) -> JournalError:
         return JournalError(self.path, problem)
 
-    def _open(self, busy_timeout: float) -> sqlite3.Connection:
+    def open(self, busy_timeout: float) -> sqlite3.Connection:
+        """The file's connection (autocommit, usable from any thread), made or checked first."""
         import sqlite3
 
         created = False
@@ -625,6 +664,8 @@ class SQLiteJournal:
                 db.execute("BEGIN IMMEDIATE")
                 db.execute(_SCHEMA)
                 db.execute(_INPUTS)
+                for statement in _ACTIVITY:
+                    db.execute(statement)
                 db.execute(f"PRAGMA application_id={_APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
                 db.execute("COMMIT")
@@ -732,6 +773,41 @@ class SQLiteJournal:
             raise
         db.execute("COMMIT")
         log.info("journal schema migrated to version %d", version)
+
+
+class SQLiteJournal:
+    """A :class:`Journal` in one SQLite file (stdlib ``sqlite3``, WAL), shared safely by many
+    processes on one machine. Create it with ``SQLiteJournal(path)`` (the file is made, owner-
+    only, if it does not exist; checked, and never modified, if it is not a journal), and
+    ``close()`` it when done (or use ``with``).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 10.0,
+        max_answered_keys: int = 10_000,
+        clock: Callable[[], float] | None = None,
+        watch_interval: float = 0.05,
+    ) -> None:
+        if max_answered_keys < 1:
+            raise UsageError("max_answered_keys must be at least 1")
+        if not watch_interval > 0:
+            raise UsageError("watch_interval must be positive (seconds)")
+        self.path = str(path)
+        self.watch_interval = watch_interval
+        """How often :meth:`wait_outcomes` looks at the file (a stat, no SQL)."""
+        self._clock = clock or _now
+        """Seconds since the epoch that leases are timed by (this machine's clock)."""
+        self.max_answered_keys = max_answered_keys
+        """How many answered input keys a task keeps (the oldest go first): a server that
+        asks for ever new keys cannot grow a journal row without bound."""
+        self._lock = threading.Lock()
+        self._db = JournalFile(self.path).open(busy_timeout)
+
+    def _fail(self, problem: str) -> JournalError:
+        return JournalError(self.path, problem)
 
     def close(self) -> None:
         with self._lock:
@@ -924,6 +1000,7 @@ class SQLiteJournal:
                         (owner, now + lease, token, row[0], row[1]),
                     )
                     taken.append((*row[:13], owner, token, now + lease))
+                db.execute(_HEARTBEAT, (owner, now, lease))
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -955,6 +1032,7 @@ class SQLiteJournal:
                     ).rowcount
                     if changed == 1:
                         held.add((server, task_id))
+                db.execute(_HEARTBEAT, (owner, now, lease))
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -1144,32 +1222,40 @@ class SQLiteJournal:
         return {row[0]: row[1] for row in rows}
 
     def _entry(self, row: tuple[Any, ...]) -> JournalEntry:
-        (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
-        snapshot_json, answered_json, outcome_json, traceparent, tracestate = row[8:13]
-        owner, token, until = row[13:16] if len(row) >= 16 else (None, 0, None)
-        try:
-            gen = Generation(generation)
-            return JournalEntry(
-                server=server,
-                task_id=task_id,
-                generation=gen,
-                protocol_version=version,
-                tool=tool,
-                created_at=dt.datetime.fromisoformat(created),
-                session=(
-                    RecordedSession(session_id, json.loads(initialize))
-                    if session_id is not None and initialize is not None
-                    else None
-                ),
-                snapshot=(decode(json.loads(snapshot_json), Task, gen) if snapshot_json else None),
-                answered_inputs=tuple(json.loads(answered_json)),
-                outcome=_load_outcome(outcome_json),
-                traceparent=traceparent,
-                tracestate=tracestate,
-                lease=Lease(owner, token, until) if owner is not None and until else None,
-            )
-        except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
-            raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None
+        return _entry_of(row, self._fail, json.loads)
+
+
+def _entry_of(
+    row: Sequence[Any], fail: Callable[[str], JournalError], load: Callable[[Any], Any]
+) -> JournalEntry:
+    """A tasks row (the columns ``_READ`` names, in either journal) as a JournalEntry;
+    ``load`` reads a JSON column (SQLite keeps text, PostgreSQL hands back the value)."""
+    (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
+    snapshot_json, answered_json, outcome_json, traceparent, tracestate = row[8:13]
+    owner, token, until = row[13:16] if len(row) >= 16 else (None, 0, None)
+    try:
+        gen = Generation(generation)
+        return JournalEntry(
+            server=server,
+            task_id=task_id,
+            generation=gen,
+            protocol_version=version,
+            tool=tool,
+            created_at=dt.datetime.fromisoformat(created) if isinstance(created, str) else created,
+            session=(
+                RecordedSession(session_id, load(initialize))
+                if session_id is not None and initialize is not None
+                else None
+            ),
+            snapshot=(decode(load(snapshot_json), Task, gen) if snapshot_json else None),
+            answered_inputs=tuple(load(answered_json)),
+            outcome=_outcome_from(load(outcome_json) if outcome_json is not None else None),
+            traceparent=traceparent,
+            tracestate=tracestate,
+            lease=Lease(owner, token, until) if owner is not None and until else None,
+        )
+    except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
+        raise fail(f"unreadable entry for task {task_id!r}: {exc}") from None
 
 
 def _now() -> float:
@@ -1221,9 +1307,13 @@ def _dump_outcome(outcome: RecordedOutcome | None) -> str | None:
 
 
 def _load_outcome(raw: str | None) -> RecordedOutcome | None:
-    if raw is None:
+    return None if raw is None else _outcome_from(json.loads(raw))
+
+
+def _outcome_from(data: Any) -> RecordedOutcome | None:
+    """An outcome column's JSON value (None: open) as a RecordedOutcome."""
+    if data is None:
         return None
-    data = json.loads(raw)
     return RecordedOutcome(
         status=data["status"],
         result=data.get("result"),

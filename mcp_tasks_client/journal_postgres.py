@@ -28,7 +28,6 @@ is never logged and never part of an error: errors name the journal by
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -50,7 +49,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from . import observability as _obs
-from ._exceptions import MCPTasksError, UsageError
+from ._exceptions import UsageError
 from ._generation import Generation
 from .journal import (
     JournalBusy,
@@ -61,12 +60,13 @@ from .journal import (
     Lease,
     QueuedInput,
     RecordedOutcome,
-    RecordedSession,
+    _entry_of,
+    _outcome_from,
     _queued,
     _request_json,
 )
 from .models import Task
-from .wire import decode, encode
+from .wire import encode
 
 __all__ = ["SCHEMA_VERSION", "PostgresJournal", "Reconnect"]
 
@@ -74,11 +74,13 @@ log = _obs.get_logger("journal")
 
 R = TypeVar("R")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The version of the tables this release reads and writes. 2: each task's trace context
 (``traceparent``, ``tracestate``) and the ``inputs`` table. 3: each lease's generation
-(``lease_token``), which fences a paused worker's late writes. An older journal is migrated
-when opened."""
+(``lease_token``), which fences a paused worker's late writes. 4: what the monitor page reads:
+each task's history (``events``, written by triggers in the statements that change a task, and
+announced on the channel ``<schema>.changes``) and the workers' heartbeats (``workers``). An
+older journal is migrated when opened."""
 
 _APPLICATION = "mcp-tasks-client journal"
 _LOCK_CLASS = 0x4D435454  # "MCTT": the advisory lock that serialises creating a journal
@@ -94,6 +96,16 @@ _READ = _COLUMNS + ", lease_owner, lease_token, lease_until"
 _NEXT_TOKEN = "lease_token = lease_token + (lease_owner IS DISTINCT FROM %(owner)s)::int"
 # Seconds since the epoch: the caller's clock when one was given, else the server's.
 _NOW = "COALESCE(%(now)s::float8, extract(epoch FROM clock_timestamp())::float8)"
+# A worker's heartbeat, in the statement of each claim and renewal (a CTE of it, with the
+# parameters ``owner`` and ``lease``): written at most once a second. An idle worker looks for
+# work 20 times a second, and a look within the second reads the row and writes nothing (not
+# even a row lock, which ON CONFLICT ... WHERE would take).
+_HEARTBEAT = (
+    "beat AS (INSERT INTO {w} AS w (owner, seen_at, lease) "
+    f"SELECT %(owner)s, {_NOW}, %(lease)s WHERE NOT EXISTS (SELECT 1 FROM {{w}} "
+    f"WHERE owner = %(owner)s AND seen_at >= {_NOW} - 1.0) ON CONFLICT (owner) DO UPDATE "
+    "SET seen_at = excluded.seen_at, lease = excluded.lease)"
+)
 
 
 def _inputs_table(schema: sql.Identifier) -> sql.Composed:
@@ -114,7 +126,92 @@ def _inputs_table(schema: sql.Identifier) -> sql.Composed:
     ).format(schema)
 
 
-def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
+def _activity(schema: sql.Identifier, name: str) -> list[sql.Composed]:
+    """Version 4: what the monitor page reads. Each task's history is written by triggers in
+    the transaction of the statement that changed the task (a worker makes no extra round
+    trip, and a status is recorded only when it or its message changes, not at every poll);
+    each statement that adds history announces it on ``<schema>.changes`` (empty payload)."""
+    event = "INSERT INTO {s}.events (server, task_id, at, kind, status, detail, owner) VALUES "
+    now = "extract(epoch FROM clock_timestamp())"
+    # One function, told by its trigger which event to write (a row the same statement
+    # changes in two ways gets each event once).
+    task_events = f"""CREATE FUNCTION {{s}}.task_events() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_ARGV[0] = 'created' THEN
+                {event} (NEW.server, NEW.task_id, extract(epoch FROM NEW.created_at),
+                    'created', NEW.snapshot->>'status', NEW.snapshot->>'statusMessage', NULL);
+            ELSIF TG_ARGV[0] = 'lease' THEN
+                {event} (NEW.server, NEW.task_id, {now},
+                    CASE WHEN OLD.lease_owner IS NULL THEN 'leased' ELSE 'takeover' END, NULL,
+                    OLD.lease_owner, NEW.lease_owner);
+            ELSIF TG_ARGV[0] = 'status' THEN
+                {event} (NEW.server, NEW.task_id, {now}, 'status', NEW.snapshot->>'status',
+                    NEW.snapshot->>'statusMessage', NEW.lease_owner);
+            ELSIF TG_ARGV[0] = 'answered' THEN
+                {event} (NEW.server, NEW.task_id, {now}, 'answered', NULL, NEW.answered->>-1,
+                    NEW.lease_owner);
+            ELSE
+                {event} (NEW.server, NEW.task_id, {now}, 'outcome', NEW.outcome->>'status',
+                    NEW.outcome->>'error', OLD.lease_owner);
+            END IF;
+            RETURN NULL;
+        END $$"""
+    # Each update trigger names its column (UPDATE OF): a statement that does not set the
+    # column never evaluates the trigger (a renewal sets the lease, not the snapshot), and its
+    # WHEN judges, without a call, whether the change is one the page shows (a poll that
+    # brought the same snapshot is not: the cheap whole-value comparison comes first).
+    when = {
+        "lease": "NEW.lease_owner IS NOT NULL AND NEW.lease_owner IS DISTINCT FROM OLD.lease_owner",
+        "status": "NEW.snapshot IS DISTINCT FROM OLD.snapshot AND "
+        "(NEW.snapshot->>'status', NEW.snapshot->>'statusMessage') IS DISTINCT FROM "
+        "(OLD.snapshot->>'status', OLD.snapshot->>'statusMessage')",
+        "answered": "NEW.answered IS DISTINCT FROM OLD.answered",
+        "outcome": "OLD.outcome IS NULL AND NEW.outcome IS NOT NULL",
+    }
+    column = {"lease": "lease_owner", "status": "snapshot", "answered": "answered"}
+    triggers = [
+        f"CREATE TRIGGER task_{kind} AFTER UPDATE OF {column.get(kind, kind)} ON {{s}}.tasks "
+        f"FOR EACH ROW WHEN ({condition}) EXECUTE FUNCTION {{s}}.task_events('{kind}')"
+        for kind, condition in when.items()
+    ]
+    input_events = f"""CREATE FUNCTION {{s}}.input_events() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            {event} (NEW.server, NEW.task_id, {now}, 'input', NEW.request->>'method', NEW.key,
+                NEW.queued_by);
+            RETURN NULL;
+        END $$"""
+    statements = [
+        """CREATE TABLE {s}.events (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            server text NOT NULL,
+            task_id text NOT NULL,
+            at float8 NOT NULL,
+            kind text NOT NULL,
+            status text,
+            detail text,
+            owner text
+        )""",
+        "CREATE INDEX events_task ON {s}.events (server, task_id)",
+        "CREATE INDEX events_at ON {s}.events (at)",
+        "CREATE TABLE {s}.workers (owner text PRIMARY KEY, seen_at float8 NOT NULL, "
+        "lease float8 NOT NULL)",
+        task_events,
+        "CREATE TRIGGER task_created AFTER INSERT ON {s}.tasks FOR EACH ROW "
+        "EXECUTE FUNCTION {s}.task_events('created')",
+        *triggers,
+        input_events,
+        "CREATE TRIGGER input_events AFTER INSERT ON {s}.inputs FOR EACH ROW "
+        "WHEN (NEW.request IS NOT NULL) EXECUTE FUNCTION {s}.input_events()",
+        """CREATE FUNCTION {s}.announce_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_notify({channel}, ''); RETURN NULL; END $$""",
+        "CREATE TRIGGER announce_change AFTER INSERT ON {s}.events FOR EACH STATEMENT "
+        "EXECUTE FUNCTION {s}.announce_change()",
+    ]
+    channel = sql.Literal(f"{name}.changes")
+    return [sql.SQL(text).format(s=schema, channel=channel) for text in statements]
+
+
+def _create_statements(schema: sql.Identifier, name: str) -> list[sql.Composed]:
     return [
         sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema),
         sql.SQL("CREATE TABLE {}.meta (key text PRIMARY KEY, value text NOT NULL)").format(schema),
@@ -145,13 +242,14 @@ def _create_statements(schema: sql.Identifier) -> list[sql.Composed]:
             "CREATE INDEX tasks_open ON {}.tasks (created_at, seq) WHERE outcome IS NULL"
         ).format(schema),
         _inputs_table(schema),
+        *_activity(schema, name),
         sql.SQL(
             "INSERT INTO {}.meta (key, value) VALUES ('application', {}), ('schema_version', {})"
         ).format(schema, sql.Literal(_APPLICATION), sql.Literal(str(SCHEMA_VERSION))),
     ]
 
 
-def _migration_1_to_2(schema: sql.Identifier) -> list[sql.Composed]:
+def _migration_1_to_2(schema: sql.Identifier, name: str) -> list[sql.Composed]:
     """Version 1 to 2: the trace context columns and the inputs table."""
     return [
         sql.SQL(
@@ -162,7 +260,15 @@ def _migration_1_to_2(schema: sql.Identifier) -> list[sql.Composed]:
     ]
 
 
-def _migration_2_to_3(schema: sql.Identifier) -> list[sql.Composed]:
+def _migration_3_to_4(schema: sql.Identifier, name: str) -> list[sql.Composed]:
+    """Version 3 to 4: what the monitor page reads."""
+    return [
+        *_activity(schema, name),
+        sql.SQL("UPDATE {}.meta SET value = '4' WHERE key = 'schema_version'").format(schema),
+    ]
+
+
+def _migration_2_to_3(schema: sql.Identifier, name: str) -> list[sql.Composed]:
     """Version 2 to 3: each lease's generation (the fence of late writes)."""
     return [
         sql.SQL("ALTER TABLE {}.tasks ADD COLUMN lease_token bigint NOT NULL DEFAULT 0").format(
@@ -172,7 +278,7 @@ def _migration_2_to_3(schema: sql.Identifier) -> list[sql.Composed]:
     ]
 
 
-_MIGRATIONS = {"1": _migration_1_to_2, "2": _migration_2_to_3}
+_MIGRATIONS = {"1": _migration_1_to_2, "2": _migration_2_to_3, "3": _migration_3_to_4}
 """From each older version to the next."""
 
 
@@ -362,7 +468,7 @@ class PostgresJournal:
             raise self._fail(f"cannot connect ({self._error(exc).problem})") from None
         try:
             with self._pool.connection() as conn:
-                self._check_schema(conn)
+                _check_schema(conn, self)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             self._pool.close()
             raise self._error(exc) from None
@@ -371,56 +477,6 @@ class PostgresJournal:
             raise
         self._opened = True
         log.debug("journal %s open (schema %s)", self.path, self.schema)
-
-    def _check_schema(self, conn: psycopg.Connection[Any]) -> None:
-        with conn.transaction():
-            # Two processes opening a new journal at once: one creates, the other checks.
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, self.schema)
-            )
-            tables = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
-                    "ON n.oid = c.relnamespace WHERE n.nspname = %s",
-                    (self.schema,),
-                )
-            }
-            exists = conn.execute(
-                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
-            ).fetchone()
-            if not tables:
-                if not self.create:
-                    what = "is empty" if exists else "does not exist"
-                    raise self._fail(
-                        f"schema {self.schema!r} {what}: no journal there (create=True creates one)"
-                    )
-                for statement in _create_statements(self._ident):
-                    conn.execute(statement)
-                log.info("created journal schema %s in %s", self.schema, self.path)
-                return
-            if "meta" not in tables or "tasks" not in tables:
-                raise self._fail(
-                    f"schema {self.schema!r} holds something else, not a journal "
-                    "(it was left as it is)"
-                )
-            meta = dict(conn.execute(sql.SQL("SELECT key, value FROM {}.meta").format(self._ident)))
-            if meta.get("application") != _APPLICATION:
-                raise self._fail(
-                    f"schema {self.schema!r} holds something else, not a journal "
-                    "(it was left as it is)"
-                )
-            version = meta.get("schema_version")
-            if version in _MIGRATIONS:  # under the advisory lock: one process migrates
-                while version in _MIGRATIONS:
-                    for statement in _MIGRATIONS[version](self._ident):
-                        conn.execute(statement)
-                    version = str(int(version) + 1)
-                log.info("journal schema %s migrated to version %s", self.schema, version)
-            elif version != str(SCHEMA_VERSION):
-                raise self._fail(
-                    f"journal schema {version}; this version reads {SCHEMA_VERSION} (left as it is)"
-                )
 
     def close(self) -> None:
         self._opened = False
@@ -471,8 +527,10 @@ class PostgresJournal:
                 await anyio.sleep(delay)
 
     def _sql(self, text: str) -> sql.Composed:
-        """``text`` with each ``{t}`` the journal's tasks table."""
-        return sql.SQL(text).format(t=sql.SQL("{}.tasks").format(self._ident))
+        """``text`` with each ``{t}`` the journal's tasks table, each ``{w}`` its workers."""
+        return sql.SQL(text).format(
+            t=sql.SQL("{}.tasks").format(self._ident), w=sql.SQL("{}.workers").format(self._ident)
+        )
 
     def _args(self, **args: Any) -> dict[str, Any]:
         return {"now": self._clock() if self._clock is not None else None, **args}
@@ -627,7 +685,8 @@ class PostgresJournal:
         # SKIP LOCKED: rows another worker is claiming right now are passed over, not waited
         # for; the UPDATE re-checks each row it locked, so a lease is never taken twice.
         update = self._sql(
-            "WITH due AS (SELECT server, task_id FROM {t} WHERE outcome IS NULL AND "
+            f"WITH {_HEARTBEAT}, "
+            "due AS (SELECT server, task_id FROM {t} WHERE outcome IS NULL AND "
             f"(lease_owner IS NULL OR lease_until < {_NOW}) "
             "ORDER BY created_at, seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED) "
             f"UPDATE {{t}} AS t SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
@@ -651,7 +710,7 @@ class PostgresJournal:
         if not tasks:
             return set()
         update = self._sql(
-            f"UPDATE {{t}} AS t SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
+            f"WITH {_HEARTBEAT} UPDATE {{t}} AS t SET {_NEXT_TOKEN}, lease_owner=%(owner)s, "
             f"lease_until={_NOW} + %(lease)s "
             "FROM unnest(%(servers)s::text[], %(ids)s::text[]) AS k(server, task_id) "
             "WHERE t.server = k.server AND t.task_id = k.task_id AND t.outcome IS NULL AND "
@@ -838,13 +897,47 @@ class PostgresJournal:
         announce it).
         Deadline: ``timeout`` (None: none).
         """
+        listener = OutcomeListener(self)
+        return await listener.wait_outcomes(tasks, timeout=timeout, on_outcome=on_outcome)
+
+    # -- rows -----------------------------------------------------------------------------------
+
+    def _entry(self, row: Sequence[Any]) -> JournalEntry:
+        return _entry_of(row, self._fail, lambda value: value)
+
+
+class OutcomeListener:
+    """Waits for outcomes a :class:`PostgresJournal` announces (``NOTIFY`` on its channel when
+    an outcome is recorded), on one connection of its own per wait: the journal's one job of
+    being waited on, apart from its statements."""
+
+    def __init__(self, journal: PostgresJournal) -> None:
+        self.journal = journal
+
+    async def wait_outcomes(
+        self,
+        tasks: Iterable[tuple[str, str]],
+        *,
+        timeout: float | None = None,
+        on_outcome: Callable[[str, str, RecordedOutcome], None] | None = None,
+    ) -> dict[tuple[str, str], RecordedOutcome]:
+        """Wait until each ``(server, task_id)`` has an outcome, recorded by any process, or
+        ``timeout`` seconds pass; the outcomes recorded by then. ``on_outcome`` sees each one
+        as it is found (those already recorded first).
+
+        One connection of its own LISTENs for the journal's announcements while this waits
+        (no thread is held, and the MCP servers are not asked). Cancelling it closes that
+        connection. A task the journal does not hold is a JournalError (nothing would ever
+        announce it).
+        Deadline: ``timeout`` (None: none).
+        """
         wanted = {notify_payload(s, t): (s, t) for s, t in tasks}
         found: dict[tuple[str, str], RecordedOutcome] = {}
         if not wanted:
             return found
-        if not self._opened:
-            raise self._fail("not open (use `async with PostgresJournal(...)` or open())")
-        delays = iter(self.reconnect.delays() if self.reconnect is not None else ())
+        if not self.journal._opened:
+            raise self.journal._fail("not open (use `async with PostgresJournal(...)` or open())")
+        delays = iter(self.journal.reconnect.delays() if self.journal.reconnect is not None else ())
         check = True  # the first read: a task the journal does not hold is an error
         with anyio.move_on_after(timeout):
             while wanted:
@@ -856,7 +949,7 @@ class PostgresJournal:
                         raise
                     # Away from the channel: announcements may be missed; the outcomes are
                     # read again once listening anew.
-                    log.warning("journal %s: listening again in %.2f s", self.path, delay)
+                    log.warning("journal %s: listening again in %.2f s", self.journal.path, delay)
                     await anyio.sleep(delay)
                 check = False
         return found
@@ -894,23 +987,23 @@ class PostgresJournal:
     def _listener(self) -> psycopg.Connection[Any]:
         try:
             conn = psycopg.Connection.connect(
-                self._conninfo, connect_timeout=max(1, round(self.connect_timeout))
+                self.journal._conninfo, connect_timeout=max(1, round(self.journal.connect_timeout))
             )
         except psycopg.Error as exc:
-            error = self._error(exc)
-            raise type(error)(self.path, f"cannot connect ({error.problem})") from None
+            error = self.journal._error(exc)
+            raise type(error)(self.journal.path, f"cannot connect ({error.problem})") from None
         try:
-            self._configure(conn)
-            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
+            self.journal._configure(conn)
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.journal._channel)))
         except psycopg.Error as exc:
             conn.close()
-            raise self._error(exc) from None
+            raise self.journal._error(exc) from None
         return conn
 
     def _outcomes_of(
         self, conn: psycopg.Connection[Any], keys: Sequence[tuple[str, str]], check: bool
     ) -> list[tuple[str, str, RecordedOutcome | None]]:
-        select = self._sql(
+        select = self.journal._sql(
             "SELECT t.server, t.task_id, t.outcome FROM {t} AS t "
             "JOIN unnest(%s::text[], %s::text[]) AS k(server, task_id) "
             "ON t.server = k.server AND t.task_id = k.task_id"
@@ -918,18 +1011,18 @@ class PostgresJournal:
         try:
             rows = conn.execute(select, ([s for s, _ in keys], [t for _, t in keys])).fetchall()
         except psycopg.Error as exc:
-            raise self._error(exc) from None
+            raise self.journal._error(exc) from None
         if check and len(rows) < len(set(keys)):
             known = {(row[0], row[1]) for row in rows}
             missing = next(key for key in keys if key not in known)
-            raise self._fail(f"task {missing[1]!r} of {missing[0]} is not in the journal")
-        return [(row[0], row[1], _load_outcome(row[2])) for row in rows]
+            raise self.journal._fail(f"task {missing[1]!r} of {missing[0]} is not in the journal")
+        return [(row[0], row[1], _outcome_from(row[2])) for row in rows]
 
     def _announced(self, conn: psycopg.Connection[Any]) -> list[str]:
         try:
             return [note.payload for note in conn.notifies(timeout=0)]
         except psycopg.Error as exc:
-            raise self._error(exc) from None
+            raise self.journal._error(exc) from None
 
     @staticmethod
     def _take(
@@ -946,35 +1039,59 @@ class PostgresJournal:
             if on_outcome is not None:
                 on_outcome(server, task_id, outcome)
 
-    # -- rows -----------------------------------------------------------------------------------
 
-    def _entry(self, row: Sequence[Any]) -> JournalEntry:
-        (server, task_id, generation, version, tool, created, session_id, initialize) = row[:8]
-        snapshot, answered, outcome, traceparent, tracestate = row[8:13]
-        owner, token, until = row[13:16] if len(row) >= 16 else (None, 0, None)
-        try:
-            gen = Generation(generation)
-            return JournalEntry(
-                server=server,
-                task_id=task_id,
-                generation=gen,
-                protocol_version=version,
-                tool=tool,
-                created_at=created,
-                session=(
-                    RecordedSession(session_id, initialize)
-                    if session_id is not None and initialize is not None
-                    else None
-                ),
-                snapshot=decode(snapshot, Task, gen) if snapshot is not None else None,
-                answered_inputs=tuple(answered),
-                outcome=_load_outcome(outcome),
-                traceparent=traceparent,
-                tracestate=tracestate,
-                lease=Lease(owner, token, until) if owner is not None and until else None,
+def _check_schema(conn: psycopg.Connection[Any], journal: PostgresJournal) -> None:
+    """Check the journal's schema on ``conn`` (create it with ``journal.create``, migrate an
+    older one), under an advisory lock: two processes opening a new journal at once, one
+    creates and the other checks."""
+    with conn.transaction():
+        # Two processes opening a new journal at once: one creates, the other checks.
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, journal.schema)
+        )
+        tables = {
+            row[0]
+            for row in conn.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s",
+                (journal.schema,),
             )
-        except (ValueError, TypeError, KeyError, MCPTasksError) as exc:
-            raise self._fail(f"unreadable entry for task {task_id!r}: {exc}") from None
+        }
+        exists = conn.execute(
+            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (journal.schema,)
+        ).fetchone()
+        if not tables:
+            if not journal.create:
+                what = "is empty" if exists else "does not exist"
+                raise journal._fail(
+                    f"schema {journal.schema!r} {what}: no journal there (create=True creates one)"
+                )
+            for statement in _create_statements(journal._ident, journal.schema):
+                conn.execute(statement)
+            log.info("created journal schema %s in %s", journal.schema, journal.path)
+            return
+        if "meta" not in tables or "tasks" not in tables:
+            raise journal._fail(
+                f"schema {journal.schema!r} holds something else, not a journal "
+                "(it was left as it is)"
+            )
+        meta = dict(conn.execute(sql.SQL("SELECT key, value FROM {}.meta").format(journal._ident)))
+        if meta.get("application") != _APPLICATION:
+            raise journal._fail(
+                f"schema {journal.schema!r} holds something else, not a journal "
+                "(it was left as it is)"
+            )
+        version = meta.get("schema_version")
+        if version in _MIGRATIONS:  # under the advisory lock: one process migrates
+            while version in _MIGRATIONS:
+                for statement in _MIGRATIONS[version](journal._ident, journal.schema):
+                    conn.execute(statement)
+                version = str(int(version) + 1)
+            log.info("journal schema %s migrated to version %s", journal.schema, version)
+        elif version != str(SCHEMA_VERSION):
+            raise journal._fail(
+                f"journal schema {version}; this version reads {SCHEMA_VERSION} (left as it is)"
+            )
 
 
 def _task_json(task: Task | None, generation: Generation) -> Jsonb | None:
@@ -991,15 +1108,4 @@ def _outcome_json(outcome: RecordedOutcome | None) -> Jsonb | None:
             "error": outcome.error,
             "recordedAt": outcome.recorded_at.isoformat(),
         }
-    )
-
-
-def _load_outcome(data: Any) -> RecordedOutcome | None:
-    if data is None:
-        return None
-    return RecordedOutcome(
-        status=data["status"],
-        result=data.get("result"),
-        error=data.get("error"),
-        recorded_at=dt.datetime.fromisoformat(data["recordedAt"]),
     )

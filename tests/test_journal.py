@@ -198,7 +198,7 @@ def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(tmp_path: Path) -> 
             assert old.tracestate is None
             traced = attrs.evolve(_entry("new"), traceparent=TRACEPARENT, tracestate="k=v")
             await journal.record(traced)
-        with SQLiteJournal(path) as journal:  # opened again: version 3, nothing to migrate
+        with SQLiteJournal(path) as journal:  # opened again: version 4, nothing to migrate
             again = await journal.get(traced.server, "new")
             assert again is not None
             assert again.traceparent == TRACEPARENT
@@ -206,7 +206,7 @@ def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(tmp_path: Path) -> 
 
     anyio.run(main)
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 4
     db.close()
 
 

@@ -43,7 +43,7 @@ def test_a_missing_journal_is_an_error_unless_creating_it_was_asked(postgres_url
         pass
     assert schema in _schemas(postgres_url)
     rows = _sql(postgres_url, f"SELECT key, value FROM {schema}.meta ORDER BY key")
-    assert rows == [("application", "mcp-tasks-client journal"), ("schema_version", "3")]
+    assert rows == [("application", "mcp-tasks-client journal"), ("schema_version", "4")]
     with PostgresJournal(postgres_url, schema=schema):  # now it is there: checked, opened
         pass
 
@@ -64,7 +64,12 @@ def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(postgres_url: str) 
         f"ALTER TABLE {schema}.tasks DROP COLUMN traceparent, DROP COLUMN tracestate, "
         "DROP COLUMN lease_token",
     )
-    _sql(postgres_url, f"DROP TABLE {schema}.inputs")
+    _sql(postgres_url, f"DROP TABLE {schema}.inputs, {schema}.events, {schema}.workers")
+    _sql(
+        postgres_url,
+        f"DROP FUNCTION {schema}.task_events, {schema}.input_events, {schema}.announce_change "
+        "CASCADE",
+    )
     _sql(postgres_url, f"UPDATE {schema}.meta SET value = '1' WHERE key = 'schema_version'")
 
     async def main() -> None:
@@ -81,7 +86,7 @@ def test_a_version_1_journal_is_migrated_and_keeps_its_tasks(postgres_url: str) 
 
     anyio.run(main)
     rows = _sql(postgres_url, f"SELECT value FROM {schema}.meta WHERE key = 'schema_version'")
-    assert rows == [("3",)]
+    assert rows == [("4",)]
 
 
 def test_a_newer_schema_is_refused_and_left_as_it_is(postgres_url: str) -> None:

@@ -53,6 +53,7 @@ FLOORS: list[tuple[str, ...]] = [
         "testing",
         "_hypothesis",
         "cli",
+        "monitor",
         "sync",
         "__init__",
         "errors",

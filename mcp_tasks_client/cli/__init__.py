@@ -36,6 +36,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cancellation does), and a task started or followed is said to keep running, with the
     command that cancels it (with ``--json``, in a final "interrupted" line).
     """
+    if list(sys.argv[1:] if argv is None else argv)[:1] == ["monitor"]:
+        from ..monitor import main as monitor  # its own options and extra
+
+        return monitor(list(sys.argv[1:] if argv is None else argv)[1:])
     output: Output | None = None
     options: Options | None = None
     try:
