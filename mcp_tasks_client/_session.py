@@ -222,7 +222,7 @@ def _timed_out(scope: anyio.CancelScope) -> None:
         raise TimeoutError
 
 
-class _Waiter:
+class _AwaitedAnswer:
     """One request's caller, waiting for its answer: what arrived (``result`` or ``error``),
     and whether it did (``answered``). The ``anyio.Event`` to sleep on is made only once
     someone waits: a request answered in its caller's own task (``Transport.exchange``) never
@@ -308,7 +308,7 @@ class Session:
         self._state = SessionState.NEW
         self._reader = ReaderState.READING
         self._connection = RPCConnection(first_id)
-        self._waiters: dict[RequestId, _Waiter] = {}
+        self._waiters: dict[RequestId, _AwaitedAnswer] = {}
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, list[NotificationHandler]] = {}
         self._broken: MCPTasksError | None = None
@@ -630,7 +630,7 @@ class Session:
         message = self._connection.request(method, wire)
         if token is not None:
             on_result = self._open_progress(token, message.id, orphan_tool is not None, on_result)
-        waiter = _Waiter(method, on_result=on_result)
+        waiter = _AwaitedAnswer(method, on_result=on_result)
         self._waiters[message.id] = waiter
         if options.on_id is not None:
             options.on_id(message.id)
@@ -777,7 +777,7 @@ class Session:
     def _keep_reading(
         self,
         request_id: RequestId,
-        waiter: _Waiter,
+        waiter: _AwaitedAnswer,
         tool: str | None,
         sent: bool,
         reason: str,
@@ -790,7 +790,7 @@ class Session:
         return True
 
     async def _watch_orphan(
-        self, request_id: RequestId, waiter: _Waiter, tool: str, reason: str
+        self, request_id: RequestId, waiter: _AwaitedAnswer, tool: str, reason: str
     ) -> None:
         try:
             with anyio.move_on_after(self.timeouts.orphan_watch):
@@ -809,7 +809,7 @@ class Session:
         self._end_orphan_watch(request_id, waiter, tool, reason)
 
     def _end_orphan_watch(
-        self, request_id: RequestId, waiter: _Waiter, tool: str, reason: str
+        self, request_id: RequestId, waiter: _AwaitedAnswer, tool: str, reason: str
     ) -> None:
         """Report the task the watched answer created, or warn that no answer came: the close
         (or the connection's end) marks the waiter done with ClientClosed or what broke it,
@@ -826,7 +826,7 @@ class Session:
                 _UNANSWERED, tool, request_id, f"before its request failed ({waiter.error})"
             )
 
-    def _report_orphan(self, waiter: _Waiter, tool: str, reason: str) -> None:
+    def _report_orphan(self, waiter: _AwaitedAnswer, tool: str, reason: str) -> None:
         task_id = self._driver.created_task_id(waiter.result)
         if task_id is None or waiter.result is None:
             return  # an error, or no task: nothing runs on the server
