@@ -299,6 +299,8 @@ class Session:
         limits: Limits,
         on_warning: Callable[[MCPTasksError], None] | None = None,
         first_id: int = 1,
+        tracing: _obs.Tracing | None = None,
+        redaction: _obs.Redaction | None = None,
     ) -> None:
         self.transport = transport
         self.timeouts = timeouts
@@ -325,9 +327,13 @@ class Session:
         self._wall_clock: Callable[[], dt.datetime] = _utc_now
         notify = timeouts.notify_cancelled
         self._plain = (RequestOptions(None, notify), RequestOptions(None, notify, held=True))
-        self.traces = _obs.TaskTraces()
+        self.tracing = tracing if tracing is not None else _obs.default_tracing()
+        """The client's span settings (given, or the process default's copied now)."""
+        self.redaction = redaction if redaction is not None else _obs.default_redaction()
+        """The client's task-id redaction (given, or the process default's copied now)."""
+        self.traces = _obs.TaskTraces(self.tracing, self.redaction)
         """The open task spans, by task id (one trace per task)."""
-        self.received_traces = _obs.ReceivedTraces()
+        self.received_traces = _obs.ReceivedTraces(tracing=self.tracing)
         """The traces of the tasks this client runs for the server (a TaskReceiver's)."""
         self._opened_at = 0.0
         self.warnings: collections.deque[MCPTasksError] = collections.deque(
@@ -377,7 +383,7 @@ class Session:
         self.transport.take_notifications(None)
         self._break(ClientClosed(), replace=True)
         self.traces.close()
-        meters = _obs.meters()
+        meters = self.tracing.meters
         if meters is not None and self._opened_at:
             meters.session.record(time.monotonic() - self._opened_at)
         task_group.cancel_scope.cancel()
@@ -463,13 +469,13 @@ class Session:
         someone listens; see :meth:`_exchange`. Await it: it is the request's coroutine itself
         (a plain method choosing one, not a coroutine awaiting it: one frame fewer a request).
         Deadline and cancellation: :meth:`_exchange`'s."""
-        tracer = _obs.tracer()
-        if tracer is None and not _obs.REDACTION.enabled and not log.isEnabledFor(logging.DEBUG):
+        quiet = self.tracing.tracer is None and not self.redaction.enabled
+        if quiet and not log.isEnabledFor(logging.DEBUG):
             return self._exchange(method, params, options)
-        return self._observed(tracer, method, params, options)
+        return self._observed(method, params, options)
 
     async def _observed(
-        self, tracer: Any, method: str, params: JSONObject | None, options: RequestOptions
+        self, method: str, params: JSONObject | None, options: RequestOptions
     ) -> JSONObject:
         """One request with its DEBUG record (method, id, elapsed, outcome), its span (under
         its task's span when it has one), the trace context in its ``_meta`` and its
@@ -485,7 +491,9 @@ class Session:
         options = options._replace(on_id=seen)
         task_id = params.get("taskId") if isinstance(params, dict) else None
         task_id = task_id if isinstance(task_id, str) else None
-        _obs.remember(task_id)
+        redaction = self.redaction
+        redaction.remember(task_id)
+        tracer = self.tracing.tracer
         outcome = "cancelled"
         started = time.perf_counter()
         try:
@@ -494,7 +502,7 @@ class Session:
             else:
                 raw = await self._traced(method, params, options, task_id, ids)
             if options.tasks:
-                _obs.remember(self._driver.created_task_id(raw))
+                redaction.remember(self._driver.created_task_id(raw))
             outcome = "result"
         except RPCError as exc:
             outcome = f"error {exc.code}"
@@ -515,11 +523,12 @@ class Session:
                     "%s (id %r%s) %.1f ms: %s",
                     method,
                     ids[0] if ids else None,
-                    "" if task_id is None else f", task {_obs.task_id_label(task_id)}",
+                    "" if task_id is None else f", task {redaction.label(task_id)}",
                     elapsed * 1000.0,
                     outcome,
+                    extra=redaction.log_extra,
                 )
-            meters = _obs.meters() if tracer is not None else None
+            meters = self.tracing.meters
             if meters is not None:
                 metric = {"mcp.method.name": method}
                 if outcome != "result":
@@ -549,24 +558,24 @@ class Session:
         if isinstance(tool, str):
             attributes["gen_ai.tool.name"] = tool
         if task_id is not None:
-            attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
+            attributes["mcp_tasks.task.id"] = self.redaction.label(task_id)
         if options.cache_miss:
             attributes["mcp_tasks.cache.hit"] = False
         name = f"{method} {tool}" if isinstance(tool, str) else method
         if method == "tasks/get" and trace is not None:
-            if _obs.quiet_polls():
+            if self.tracing.quiet_polls:
                 return await self._quiet_poll(params, options, trace, attributes, ids)
             trace.polls += 1
         parent = None if trace is None else trace.context
-        with _obs.span(name, attributes, client=True, parent=parent) as span:
+        with self.tracing.span(name, attributes, client=True, parent=parent) as span:
             try:
-                raw = await self._exchange(method, params, options, _obs.carrier())
+                raw = await self._exchange(method, params, options, self.tracing.carrier())
             finally:
                 if ids:
                     span.set_attribute("jsonrpc.request.id", str(ids[0]))
             created = self._driver.created_task_id(raw) if options.tasks else None
             if created is not None:
-                span.set_attribute("mcp_tasks.task.id", _obs.task_attr(created))
+                span.set_attribute("mcp_tasks.task.id", self.redaction.label(created))
                 if options.trace is not None:
                     self.traces.bind(created, options.trace)
         return raw
@@ -582,11 +591,12 @@ class Session:
         start_ns = time.time_ns()
         trace.polls += 1
         try:
-            raw = await self._exchange("tasks/get", params, options, _obs.carrier(trace.context))
+            carried = self.tracing.carrier(trace.context)
+            raw = await self._exchange("tasks/get", params, options, carried)
         except MCPTasksError as exc:
             if ids:
                 attributes["jsonrpc.request.id"] = str(ids[0])
-            _obs.record_span("tasks/get", attributes, trace.context, start_ns, exc)
+            self.tracing.record_span("tasks/get", attributes, trace.context, start_ns, exc)
             raise
         try:
             task = self._driver.read_task(raw)
@@ -597,7 +607,7 @@ class Session:
         if trace.saw(key):
             if ids:
                 attributes["jsonrpc.request.id"] = str(ids[0])
-            _obs.record_span("tasks/get", attributes, trace.context, start_ns)
+            self.tracing.record_span("tasks/get", attributes, trace.context, start_ns)
         return raw
 
     async def _exchange(
@@ -831,13 +841,14 @@ class Session:
         if task_id is None or waiter.result is None:
             return  # an error, or no task: nothing runs on the server
         orphan = OrphanedTask(task_id, tool, reason, waiter.result)
-        _obs.remember(task_id)
+        self.redaction.remember(task_id)
         log.warning(
             "task %r of tool %r was created after its caller stopped waiting (%s); it runs "
             "on the server until it ends or is cancelled",
-            _obs.TaskId(task_id),
+            _obs.TaskId(task_id, self.redaction),
             tool,
             reason,
+            extra=self.redaction.log_extra,
         )
         for handler in list(self._orphan_handlers):
             try:
@@ -1103,7 +1114,8 @@ class Session:
         (``_meta.traceparent``, SEP-414); any other continues the server's trace, or is a root
         when it carries none (the reader's context is the one the client was entered in: no
         parent of the server's requests)."""
-        if _obs.tracer() is None:
+        tracing = self.tracing
+        if tracing.tracer is None:
             return await handler(request)
         params = request.params if isinstance(request.params, dict) else {}
         remote = _obs.extract(params.get("_meta"))
@@ -1117,16 +1129,16 @@ class Session:
             joined = None if trace is None else trace.context
         attributes: dict[str, Any] = {
             "mcp.method.name": request.method,
-            "jsonrpc.request.id": _obs.text_attr(str(request.id)),
+            "jsonrpc.request.id": self.redaction.text_attr(str(request.id)),
             "mcp_tasks.generation": self._driver.generation.value,
         }
         if isinstance(task_id, str):
-            attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
+            attributes["mcp_tasks.task.id"] = self.redaction.label(task_id)
         if joined is not None:
             parent, links = joined, None if remote is None else [remote[1]]
         else:  # the server's trace, or a root: never whatever span was open at open()
             parent, links = _obs.root_context() if remote is None else remote[0], None
-        with _obs.span(request.method, attributes, server=True, parent=parent, links=links):
+        with tracing.span(request.method, attributes, server=True, parent=parent, links=links):
             return await handler(request)
 
     async def _answer_one(self, request: JSONRPCRequest) -> None:

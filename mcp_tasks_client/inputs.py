@@ -473,13 +473,22 @@ class InputRouter:
             self._emit(InputEvent(kind, task_id, request.id, request.method, exc))
             raise
         except Exception as exc:  # the handler failed: answer with an error, by policy
-            log.exception("input handler for %s of task %s raised", request.method, task_id)
+            log.exception(
+                "input handler for %s of task %s raised",
+                request.method,
+                task_id,
+                extra=client.redaction.log_extra,
+            )
             error = RPCError(-32603, f"client input handler failed: {type(exc).__name__}: {exc}")
             if self.on_handler_error is HandlerErrorPolicy.ANSWER_ERROR_AND_CANCEL and task_id:
                 try:
                     await client.cancel_task(task_id)
                 except MCPTasksError as cancel_error:
-                    log.warning("tasks/cancel after a failed handler: %s", cancel_error)
+                    log.warning(
+                        "tasks/cancel after a failed handler: %s",
+                        cancel_error,
+                        extra=client.redaction.log_extra,
+                    )
             self._book.answered(task_id, request.id)
             self._emit(
                 InputEvent(
@@ -681,7 +690,7 @@ class InputRouter:
                     return None  # another worker answers it (or will)
             # Asked in a snapshot (no server request to hang under): the task's span is the
             # handler's parent, whoever polled.
-            trace = client._session.traces.get(task_id)
+            trace = client.task_traces.get(task_id)
             result = await self._dispatch(
                 task_id,
                 key,
@@ -697,7 +706,12 @@ class InputRouter:
             )
             error = exc
         except Exception as exc:
-            log.exception("input handler for %s of task %s raised", request.method, task_id)
+            log.exception(
+                "input handler for %s of task %s raised",
+                request.method,
+                task_id,
+                extra=client.redaction.log_extra,
+            )
             kind = InputEventKind.HANDLER_FAILED
             error = RPCError(-32603, f"client input handler failed: {type(exc).__name__}: {exc}")
             cancel = self.on_handler_error is HandlerErrorPolicy.ANSWER_ERROR_AND_CANCEL
@@ -705,7 +719,11 @@ class InputRouter:
                 try:
                     await client.cancel_task(task_id)
                 except MCPTasksError as cancel_error:
-                    log.warning("tasks/cancel after a failed handler: %s", cancel_error)
+                    log.warning(
+                        "tasks/cancel after a failed handler: %s",
+                        cancel_error,
+                        extra=client.redaction.log_extra,
+                    )
         if task_id is not None:
             self._book.answered(task_id, key)
         self._emit(InputEvent(kind, task_id, key, request.method, error))
@@ -761,7 +779,13 @@ class InputRouter:
             if await journal.claim_input(client.transport.identity, task_id, key, self.worker):
                 return True
         except MCPTasksError as exc:
-            log.warning("input %s of task %s: the journal failed: %s", key, task_id, exc)
+            log.warning(
+                "input %s of task %s: the journal failed: %s",
+                key,
+                task_id,
+                exc,
+                extra=client.redaction.log_extra,
+            )
             self._emit(InputEvent(InputEventKind.HANDLER_FAILED, task_id, said, method, exc))
             return False
         self._emit(InputEvent(InputEventKind.DUPLICATE, task_id, said, method))
@@ -806,7 +830,12 @@ class InputRouter:
                 self._emit(InputEvent(kind, task_id, said, queued.method, exc))
                 continue
             except Exception as exc:
-                log.exception("input handler for %s of task %s raised", queued.method, task_id)
+                log.exception(
+                    "input handler for %s of task %s raised",
+                    queued.method,
+                    task_id,
+                    extra=client.redaction.log_extra,
+                )
                 error = RPCError(-32603, f"client input handler failed: {type(exc).__name__}")
                 self._emit(
                     InputEvent(InputEventKind.HANDLER_FAILED, task_id, said, queued.method, error)
@@ -849,21 +878,22 @@ class InputRouter:
         the tracked tasks the caller passed, else the newest subscriber's (if any)."""
         if tasks is None and self._tasks:
             tasks = self._tasks[-1]
-        _obs.remember(task_id)
-        if _obs.tracer() is None:
+        client = self._client
+        assert client is not None
+        redaction, tracing = client.redaction, client.tracing
+        redaction.remember(task_id)
+        if tracing.tracer is None:
             return await self._dispatch_one(
                 task_id, request_id, method, params, receiving=receiving, mrtr=mrtr, tasks=tasks
             )
-        client = self._client
         attributes: dict[str, Any] = {
             "mcp.method.name": method,
-            "jsonrpc.request.id": _obs.text_attr(str(request_id)),
+            "jsonrpc.request.id": redaction.text_attr(str(request_id)),
+            "mcp_tasks.generation": client.generation.value,
         }
-        if client is not None:
-            attributes["mcp_tasks.generation"] = client.generation.value
         if task_id is not None:
-            attributes["mcp_tasks.task.id"] = _obs.task_attr(task_id)
-        with _obs.span("mcp_tasks.input", attributes, parent=parent):
+            attributes["mcp_tasks.task.id"] = redaction.label(task_id)
+        with tracing.span("mcp_tasks.input", attributes, parent=parent):
             return await self._dispatch_one(
                 task_id, request_id, method, params, receiving=receiving, mrtr=mrtr, tasks=tasks
             )
