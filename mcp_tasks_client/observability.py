@@ -682,7 +682,9 @@ class TaskTraces:
         self, task_id: str, attributes: dict[str, Any], parent: Any = None
     ) -> TaskTrace | None:
         """The task's span, begun now (under ``parent``) if it has none yet, owned by the
-        caller (a Poller) from now on."""
+        caller (a Poller) from now on. Its ``mcp_tasks.task.id`` is the table's to write (by
+        its client's redaction), whatever ``attributes`` says."""
+        attributes = {**attributes, "mcp_tasks.task.id": self.redaction.label(task_id)}
         found = self._open.get(task_id)
         if found is None:
             found = self.begin(attributes, parent)
