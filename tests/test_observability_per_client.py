@@ -130,7 +130,8 @@ async def test_two_clients_with_their_own_tracer_and_redaction_do_not_interfere(
             group.start_soon(_one_task, client_b, router_b, ids, "b")
     id_a, id_b = ids["a"], ids["b"]
     label_a = redact_a.label(id_a)
-    assert label_a != id_a and label_a.startswith("task-")
+    assert label_a != id_a
+    assert label_a.startswith("task-")
     assert label_a != observability.task_id_label(id_a)  # its own key, not the default's
 
     assert default_spans.get_finished_spans() == ()  # nothing went to the process default
@@ -184,7 +185,8 @@ def test_a_client_copies_the_process_default_when_made() -> None:
             client_info=INFO,
         )
         assert before.redaction.enabled is False
-        assert after.redaction.enabled is True and after.redaction.key == b"k"
+        assert after.redaction.enabled is True
+        assert after.redaction.key == b"k"
         assert after.redaction is not observability.REDACTION
         after.redaction.remember("task-one")
         assert "task-one" not in observability.REDACTION.labels
@@ -207,9 +209,9 @@ def test_tracing_off_is_a_client_choice() -> None:
 
 def test_a_wrong_setting_is_a_typed_error() -> None:
     transport = HttpTransport("http://127.0.0.1:9/mcp")
-    with pytest.raises(UsageError, match="tracing= takes an observability.Tracing"):
+    with pytest.raises(UsageError, match=r"tracing= takes an observability\.Tracing"):
         Client(transport, generation=Generation.V2025_11_25, client_info=INFO, tracing=True)  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="redaction= takes an observability.Redaction"):
+    with pytest.raises(UsageError, match=r"redaction= takes an observability\.Redaction"):
         Client(transport, generation=Generation.V2025_11_25, client_info=INFO, redaction=True)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="polls must be one of"):
         Tracing(polls="some")
