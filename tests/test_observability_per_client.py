@@ -153,7 +153,8 @@ async def test_two_clients_with_their_own_tracer_and_redaction_do_not_interfere(
         assert (task_span.attributes or {})["mcp_tasks.task.id"] == shown
         # One trace per task: everything but the handshake (a root of its own) is in it.
         trace_ids = {s.context.trace_id for s in found if s.context and s.name != "initialize"}
-        assert trace_ids == {task_span.context.trace_id}  # type: ignore[union-attr]
+        assert task_span.context is not None
+        assert trace_ids == {task_span.context.trace_id}
 
     # The records the client and its input router write for A carry A's label, never its
     # raw id; B's show B's id as it is. (The Poller's own records follow the process
