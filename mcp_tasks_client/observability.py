@@ -9,7 +9,8 @@ Redaction. Task ids (and session ids) are bearer capabilities: whoever reads one
 answer or cancel the task. After :func:`redact_task_ids` no record this library logs and no
 span attribute it sets carries a raw task id: each is replaced by a stable short hash
 (``task-1a2b3c4d5e6f``, the same for the same id, so the records of one task still
-correlate). It is one process-wide switch in the library, not a ``logging.Filter`` the host
+correlate). It is a setting of each Client (:class:`Redaction`; ``redact_task_ids`` sets the
+process default a Client copies when it is made), not a ``logging.Filter`` the host
 installs, because a filter on the ``mcp_tasks_client`` logger does not see the records of its
 child loggers, a filter on a handler misses every other handler, and neither reaches span
 attributes; the switch covers all three. Besides the ids the library formats itself, every
@@ -21,9 +22,12 @@ Tracing. With ``opentelemetry-api`` installed (the ``otel`` extra), requests, ta
 lifecycles and handler calls are spans on the tracer ``mcp_tasks_client``; ``import
 mcp_tasks_client`` never imports opentelemetry: it is looked up once, at the first span site.
 :func:`tracing` turns spans off (no span work at all), or on with a tracer provider of the
-host's. Span and attribute names follow the OpenTelemetry semantic conventions for MCP
-(status: development) where they exist: a request span is ``{mcp.method.name}`` (``tools/call
-{gen_ai.tool.name}`` for a tool call), kind CLIENT, with ``mcp.method.name``,
+host's; that is the process default, which each Client copies when it is made, and a
+Client given its own :class:`Tracing` (``Client(tracing=...)``) uses that instead: no request
+reads process-wide state. Span and attribute names follow the OpenTelemetry semantic
+conventions for MCP (status: development) where they exist: a request span is
+``{mcp.method.name}`` (``tools/call {gen_ai.tool.name}`` for a tool call), kind CLIENT, with
+``mcp.method.name``,
 ``jsonrpc.request.id``, ``mcp.protocol.version``, ``gen_ai.tool.name``, and on failure
 ``rpc.response.status_code`` (the JSON-RPC error code) and ``error.type``. What the
 conventions do not cover is under ``mcp_tasks.``: ``mcp_tasks.generation``,
@@ -299,7 +303,9 @@ def tracing(
     ``mcp_tasks_client`` of ``tracer_provider`` (an ``opentelemetry.trace.TracerProvider``), or
     of the global provider when None; ImportError if opentelemetry-api is not installed.
     Without a call, spans are on exactly when opentelemetry-api can be imported (looked up
-    once, at the first span site), with the defaults below.
+    once, when the first Client is made or at the first span site), with the defaults below.
+    A Client copies this default when it is made: a later call reaches only the Clients made
+    after it (``Client(tracing=Tracing.on(...))`` chooses for one client).
 
     ``polls``: ``"every"`` (default) records a CLIENT span for each ``tasks/get``;
     ``"changes"`` records only the polls that saw a change (of status or status message) or
