@@ -10,7 +10,8 @@ waiting (the orphan watch). What a message means in a generation is its driver's
 May import: ``_drivers``, ``_sansio``, ``_io.base``, ``models``, ``_exceptions``,
 ``_limits``, ``observability``. Never the Client, the Poller or the InputRouter.
 
-Its parts, one job each (each module's header says more); a part calls only the parts below it::
+Its parts, one job each (each module's header says more). The Session owns them; a part reaches
+the Session only through what it was given at construction (``warn``, give up, exchange)::
 
     Session (conversation.py)  life, requests out, answers back, the reader
       |-- RequestObserver (request_spans.py)  records, spans, metrics: only when observed
