@@ -44,7 +44,7 @@ import rows  # noqa: E402
 
 _LAYERS = (
     # (a path fragment, the layer): first match wins
-    ("mcp_tasks_client/_session.py", "session"),
+    ("mcp_tasks_client/_session/", "session"),
     ("mcp_tasks_client/_sansio/", "sans-I/O"),
     ("mcp_tasks_client/_io/", "transport"),
     ("mcp_tasks_client/_codec/", "codec"),

@@ -236,7 +236,9 @@ async def bare_httpx_burst(url: str, tasks: int, polls: int, pool: int) -> dict[
 # -- this library ------------------------------------------------------------------------------
 
 
-def _lib_client(url: str, transport: str = "http", pool: int | None = None) -> Any:
+def _lib_client(
+    url: str, transport: str = "http", pool: int | None = None, tracing: Any = None
+) -> Any:
     from mcp_tasks_client import Client, Generation, HttpTransport, observability
     from mcp_tasks_client.models import Implementation
 
@@ -250,7 +252,12 @@ def _lib_client(url: str, transport: str = "http", pool: int | None = None) -> A
         made: Any = LeanHttpTransport(url, **kwargs)
     else:
         made = HttpTransport(url, **kwargs)
-    return Client(made, generation=Generation.V2025_11_25, client_info=Implementation("bench", "0"))
+    return Client(
+        made,
+        generation=Generation.V2025_11_25,
+        client_info=Implementation("bench", "0"),
+        tracing=tracing,  # a Client's own spans (None: the process default, off above)
+    )
 
 
 async def _lib_start(client: Any, polls: int, interval: int = 1000) -> Any:
@@ -320,6 +327,7 @@ async def lib_trace(url: str, calls: int, mode: str, transport: str) -> dict[str
     from mcp_tasks_client import Poller, observability
 
     exporter: Any = None
+    spans: Any = None
     if mode != "off":
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -328,8 +336,9 @@ async def lib_trace(url: str, calls: int, mode: str, transport: str) -> dict[str
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-    async with _lib_client(url, transport) as client:
-        if mode != "off":  # _lib_client turned spans off
+        spans = observability.Tracing.on(tracer_provider=provider, polls=mode, metrics=False)
+    async with _lib_client(url, transport, tracing=spans) as client:
+        if mode != "off":  # _lib_client turned the process default off: the Poller's gate
             observability.tracing(True, tracer_provider=provider, polls=mode, metrics=False)
         warm = await _lib_start(client, WARMUP, 0)
         async with Poller(client, _eager()) as poller:

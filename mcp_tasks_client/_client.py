@@ -61,6 +61,7 @@ from .models import (
     ServerCapabilities,
     Tool,
 )
+from .observability import Redaction, Tracing
 
 __all__ = [
     "CallInputs",
@@ -116,6 +117,13 @@ class Client(TaskCalls, FeatureCalls):
             alone. ``"public"`` results are shared by every client of the cache that talks to
             the same server (the transport's URL; a transport without one is this client's
             alone).
+        tracing: This client's spans (:class:`~mcp_tasks_client.observability.Tracing`: its
+            tracer provider, which polls are spans, trace context on the wire). None: a copy
+            of the process default (``observability.tracing(...)``) taken now; a later
+            change of the default does not reach this client.
+        redaction: This client's task-id redaction
+            (:class:`~mcp_tasks_client.observability.Redaction`). None: a copy of the process
+            default (``observability.redact_task_ids(...)``) taken now.
     """
 
     def __init__(
@@ -132,6 +140,8 @@ class Client(TaskCalls, FeatureCalls):
         listen_stream: bool = False,
         cache: ResultCache | None = None,
         auth_context: Hashable | None = None,
+        tracing: Tracing | None = None,
+        redaction: Redaction | None = None,
     ) -> None:
         if cache is not None and not isinstance(cache, ResultCache):
             raise UsageError(f"cache= takes a ResultCache, got {type(cache).__name__}")
@@ -141,6 +151,14 @@ class Client(TaskCalls, FeatureCalls):
             raise UsageError(
                 f"auth_context= must be hashable (a str, an id), got {type(auth_context).__name__}"
             ) from None
+        if tracing is not None and not isinstance(tracing, Tracing):
+            raise UsageError(
+                f"tracing= takes an observability.Tracing, got {type(tracing).__name__}"
+            )
+        if redaction is not None and not isinstance(redaction, Redaction):
+            raise UsageError(
+                f"redaction= takes an observability.Redaction, got {type(redaction).__name__}"
+            )
         self._driver: Driver = driver_for(generation, capabilities, client_info)
         if listen_stream:
             self._driver.require("the standalone GET stream")
@@ -160,6 +178,8 @@ class Client(TaskCalls, FeatureCalls):
             limits=limits,
             on_warning=on_warning,
             first_id=_resumed_first_id() if resume is not None else 1,
+            tracing=tracing,
+            redaction=redaction,
         )
         self._known_tools: dict[str, Tool] = {}
         self._returned_task_ids: dict[str, None] = {}

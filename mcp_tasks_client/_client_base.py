@@ -52,13 +52,13 @@ T = TypeVar("T")
 log = _obs.get_logger("client")
 
 
-def _observe_hit(method: str) -> None:
+def _observe_hit(method: str, tracing: _obs.Tracing) -> None:
     """A result served from the ResultCache: a DEBUG record, and a span of its own (no
     request was sent, so no request span) with ``mcp_tasks.cache.hit`` true."""
     log.debug("%s served from the result cache (no request sent)", method)
-    if _obs.tracer() is not None:
+    if tracing.tracer is not None:
         attributes = {"mcp.method.name": method, "mcp_tasks.cache.hit": True}
-        with _obs.span(method, attributes, client=True):
+        with tracing.span(method, attributes, client=True):
             pass
 
 
@@ -130,6 +130,24 @@ class ClientBase:
     def cache(self) -> ResultCache | None:
         """The ResultCache the caller passed (``Client(cache=...)``), or None: nothing cached."""
         return self._cache
+
+    @property
+    def tracing(self) -> _obs.Tracing:
+        """This client's span settings (``Client(tracing=...)``, or the process default's
+        copied when it was made)."""
+        return self._session.tracing
+
+    @property
+    def redaction(self) -> _obs.Redaction:
+        """This client's task-id redaction (``Client(redaction=...)``, or the process
+        default's copied when it was made)."""
+        return self._session.redaction
+
+    @property
+    def task_traces(self) -> _obs.TaskTraces:
+        """The open task spans of this client, by task id (one trace per task): what the
+        Poller, the InputRouter and ``resume`` hang their spans under."""
+        return self._session.traces
 
     @property
     def warnings(self) -> Sequence[MCPTasksError]:
@@ -218,7 +236,7 @@ class ClientBase:
             sent = self._driver.params(method, params)  # the key: every param as sent
             hit = cache.get(self._cache_context, method, sent)
             if hit is not None:
-                _observe_hit(method)
+                _observe_hit(method, self._session.tracing)
                 return hit, True
             if not is_retry(sent):  # a miss (a retry is no cacheable request): on its span
                 options = options._replace(cache_miss=True)

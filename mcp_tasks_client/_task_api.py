@@ -105,7 +105,7 @@ class TaskCalls(ClientBase):
         self._check_related(call.call)
         # One trace per task: its span first (under the caller's current span, if any), the
         # call and everything after it under that.
-        trace = self._session.traces.begin(
+        trace = self.task_traces.begin(
             {"mcp_tasks.generation": self.generation.value, "gen_ai.tool.name": call.name}
         )
         once = functools.partial(
@@ -115,10 +115,10 @@ class TaskCalls(ClientBase):
             started = await self._mrtr(call, once, inputs)
         except BaseException as exc:
             if trace is not None:
-                self._session.traces.finish(trace, {"mcp_tasks.outcome": "not started"}, exc)
+                self.task_traces.finish(trace, {"mcp_tasks.outcome": "not started"}, exc)
             raise
         if trace is not None and not isinstance(started, CreateTaskResult):
-            self._session.traces.finish(trace, {"mcp_tasks.outcome": "inline"}, None)
+            self.task_traces.finish(trace, {"mcp_tasks.outcome": "inline"}, None)
         if journal is not None and isinstance(started, CreateTaskResult):
             await self._journal(journal, started, call.name, timeout)
         return started
@@ -150,10 +150,13 @@ class TaskCalls(ClientBase):
             task_id = self._driver.created_task_id(raw)
             if task_id is None:
                 raise exc.under("$.result") from None
-            _obs.remember(task_id)
+            self.redaction.remember(task_id)
             self._returned(task_id)
             log.warning(
-                "task %r was created, but its answer is malformed: %s", _obs.TaskId(task_id), exc
+                "task %r was created, but its answer is malformed: %s",
+                _obs.TaskId(task_id, self.redaction),
+                exc,
+                extra=self.redaction.log_extra,
             )
             error = exc.under("$.result")
             raise CreatedTaskUnreadable(
@@ -213,7 +216,7 @@ class TaskCalls(ClientBase):
         bound to with what it agreed, where the generation has one (to resume it later)."""
         session_id = self.transport.session
         kept = self._driver.session_to_keep(session_id)
-        open_trace = self._session.traces.get(task.task_id)
+        open_trace = self.task_traces.get(task.task_id)
         trace = {} if open_trace is None else open_trace.carrier()
         return JournalEntry(
             server=self.transport.identity,

@@ -9,7 +9,8 @@ Redaction. Task ids (and session ids) are bearer capabilities: whoever reads one
 answer or cancel the task. After :func:`redact_task_ids` no record this library logs and no
 span attribute it sets carries a raw task id: each is replaced by a stable short hash
 (``task-1a2b3c4d5e6f``, the same for the same id, so the records of one task still
-correlate). It is one process-wide switch in the library, not a ``logging.Filter`` the host
+correlate). It is a setting of each Client (:class:`Redaction`; ``redact_task_ids`` sets the
+process default a Client copies when it is made), not a ``logging.Filter`` the host
 installs, because a filter on the ``mcp_tasks_client`` logger does not see the records of its
 child loggers, a filter on a handler misses every other handler, and neither reaches span
 attributes; the switch covers all three. Besides the ids the library formats itself, every
@@ -21,9 +22,12 @@ Tracing. With ``opentelemetry-api`` installed (the ``otel`` extra), requests, ta
 lifecycles and handler calls are spans on the tracer ``mcp_tasks_client``; ``import
 mcp_tasks_client`` never imports opentelemetry: it is looked up once, at the first span site.
 :func:`tracing` turns spans off (no span work at all), or on with a tracer provider of the
-host's. Span and attribute names follow the OpenTelemetry semantic conventions for MCP
-(status: development) where they exist: a request span is ``{mcp.method.name}`` (``tools/call
-{gen_ai.tool.name}`` for a tool call), kind CLIENT, with ``mcp.method.name``,
+host's; that is the process default, which each Client copies when it is made, and a
+Client given its own :class:`Tracing` (``Client(tracing=...)``) uses that instead: no request
+reads process-wide state. Span and attribute names follow the OpenTelemetry semantic
+conventions for MCP (status: development) where they exist: a request span is
+``{mcp.method.name}`` (``tools/call {gen_ai.tool.name}`` for a tool call), kind CLIENT, with
+``mcp.method.name``,
 ``jsonrpc.request.id``, ``mcp.protocol.version``, ``gen_ai.tool.name``, and on failure
 ``rpc.response.status_code`` (the JSON-RPC error code) and ``error.type``. What the
 conventions do not cover is under ``mcp_tasks.``: ``mcp_tasks.generation``,
@@ -58,6 +62,8 @@ __all__ = [
     "MAX_REMEMBERED",
     "POLLS",
     "ROOT_LOGGER",
+    "Redaction",
+    "Tracing",
     "redact_task_ids",
     "task_id_label",
     "task_ids_redacted",
@@ -93,91 +99,152 @@ MAX_REMEMBERED = 4096
 still hashed where the library formats it, but no longer scrubbed out of free text."""
 
 
-class _Redaction:
-    enabled = False
-    key: bytes | None = None
-    labels: dict[str, str] = {}  # noqa: RUF012 - the process-wide memo of raw -> label
+class Redaction:
+    """One client's task-id redaction: whether ids are hidden, the key of their hashes, and
+    the ids met so far (the newest :data:`MAX_REMEMBERED`), which the scrub hides in free
+    text. Each Client holds its own (``Client(redaction=...)``; by default a copy of the
+    process default that :func:`redact_task_ids` sets), so two clients in one process may
+    choose differently and never share the ids they met."""
 
+    __slots__ = ("enabled", "key", "labels")
+
+    def __init__(self, enabled: bool = False, *, key: bytes | None = None) -> None:
+        self.enabled = enabled
+        self.key = key
+        self.labels: dict[str, str] = {}
+        """Raw id -> label, for the ids met (the scrub's memory)."""
+
+    def __repr__(self) -> str:
+        return f"Redaction(enabled={self.enabled!r}, key={'<set>' if self.key else None})"
+
+    def copy(self) -> Redaction:
+        """The same settings, with a memory of its own (what a Client takes at construction)."""
+        return Redaction(self.enabled, key=self.key)
+
+    def label(self, task_id: str) -> str:
+        """How ``task_id`` is shown in logs and spans: itself, or its hash when enabled."""
+        if not self.enabled:
+            return task_id
+        labels = self.labels
+        label = labels.get(task_id)
+        if label is None:
+            label = labels[task_id] = _hash(task_id, self.key)
+            while len(labels) > MAX_REMEMBERED:
+                del labels[next(iter(labels))]
+        return label
+
+    def remember(self, task_id: object) -> None:
+        """Note a task id met, so the scrub hides it in any later text (one attribute read
+        when disabled)."""
+        if self.enabled and isinstance(task_id, str):
+            self.label(task_id)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every remembered id replaced by its label."""
+        labels = self.labels
+        found = [task_id for task_id in labels if task_id and task_id in text]
+        if not found:
+            return text
+        found.sort(key=len, reverse=True)  # the longest first: one id inside another
+        pattern = re.compile("|".join(re.escape(task_id) for task_id in found))
+        return pattern.sub(lambda match: labels[match.group()], text)
+
+    def text_attr(self, text: str) -> str:
+        """Free text as a span attribute: scrubbed of known ids when enabled."""
+        return self.scrub(text) if self.enabled else text
+
+    @property
+    def log_extra(self) -> dict[str, Any]:
+        """``extra=`` for a log record about this client: the filter scrubs its text with
+        this redaction's memory instead of the process default's."""
+        return {RECORD_REDACTION: self}
+
+
+RECORD_REDACTION = "mcp_tasks_redaction"
+"""The LogRecord attribute naming the :class:`Redaction` a record is scrubbed with."""
+
+_Redaction = Redaction()
+"""The process default (:func:`redact_task_ids`): what a Client copies when given none, and
+what records about no client (a journal's) are scrubbed with."""
 
 REDACTION = _Redaction
-"""The switch's state, read on the hot path (one attribute read)."""
+"""The process default's state."""
 
 
 def redact_task_ids(enabled: bool = True, *, key: bytes | None = None) -> None:
     """Hide task ids in every log record and span attribute from now on (``False``: show
-    them again). Each id becomes ``task-`` and 12 hex digits of its BLAKE2b hash, keyed with
-    ``key`` when given (a secret of the host's: the hashes then cannot be checked against a
-    guessed id, and differ between hosts with different keys)."""
+    them again), for every Client made after this call (one made before keeps what it
+    copied; ``Client(redaction=Redaction(...))`` chooses for one client). Each id becomes
+    ``task-`` and 12 hex digits of its BLAKE2b hash, keyed with ``key`` when given (a secret
+    of the host's: the hashes then cannot be checked against a guessed id, and differ between
+    hosts with different keys)."""
     _Redaction.enabled = enabled
     _Redaction.key = key
     _Redaction.labels = {}
 
 
+def default_redaction() -> Redaction:
+    """A copy of the process default, for a new Client."""
+    return _Redaction.copy()
+
+
 def task_ids_redacted() -> bool:
-    """Whether :func:`redact_task_ids` is on."""
+    """Whether :func:`redact_task_ids` is on (the process default)."""
     return _Redaction.enabled
 
 
-def _hash(task_id: str) -> str:
-    key = _Redaction.key or b""
-    digest = hashlib.blake2b(task_id.encode("utf-8", "surrogatepass"), digest_size=6, key=key)
+def _hash(task_id: str, key: bytes | None) -> str:
+    digest = hashlib.blake2b(
+        task_id.encode("utf-8", "surrogatepass"), digest_size=6, key=key or b""
+    )
     return "task-" + digest.hexdigest()
 
 
 def task_id_label(task_id: str) -> str:
-    """How the library shows ``task_id`` in logs and spans: the id itself, or its hash when
-    redaction is on (for a host that wants to correlate its own records with the library's)."""
-    if not _Redaction.enabled:
-        return task_id
-    labels = _Redaction.labels
-    label = labels.get(task_id)
-    if label is None:
-        label = labels[task_id] = _hash(task_id)
-        while len(labels) > MAX_REMEMBERED:
-            del labels[next(iter(labels))]
-    return label
+    """How the library shows ``task_id`` in logs and spans by the process default: the id
+    itself, or its hash when redaction is on (for a host that wants to correlate its own
+    records with the library's)."""
+    return _Redaction.label(task_id)
 
 
 def remember(task_id: object) -> None:
-    """Note a task id the library met, so the scrub hides it in any later text (cheap: one
-    attribute read when redaction is off)."""
-    if _Redaction.enabled and isinstance(task_id, str):
-        task_id_label(task_id)
+    """Note a task id in the process default's memory (see :meth:`Redaction.remember`)."""
+    _Redaction.remember(task_id)
 
 
 class TaskId:
-    """A task id as a log argument: formatted (redacted or not) only if the record is."""
+    """A task id as a log argument: formatted (redacted or not, by ``redaction``, else the
+    process default) only if the record is."""
 
-    __slots__ = ("raw",)
+    __slots__ = ("raw", "redaction")
 
-    def __init__(self, raw: str) -> None:
+    def __init__(self, raw: str, redaction: Redaction | None = None) -> None:
         self.raw = raw
+        self.redaction = redaction
 
     def __str__(self) -> str:
-        return task_id_label(self.raw)
+        return (self.redaction or _Redaction).label(self.raw)
 
     def __repr__(self) -> str:
-        return task_id_label(self.raw) if _Redaction.enabled else repr(self.raw)
+        redaction = self.redaction or _Redaction
+        return redaction.label(self.raw) if redaction.enabled else repr(self.raw)
 
 
 def _scrub(text: str) -> str:
-    labels = _Redaction.labels
-    found = [task_id for task_id in labels if task_id and task_id in text]
-    if not found:
-        return text
-    found.sort(key=len, reverse=True)  # the longest first: one id inside another
-    pattern = re.compile("|".join(re.escape(task_id) for task_id in found))
-    return pattern.sub(lambda match: labels[match.group()], text)
+    return _Redaction.scrub(text)
 
 
 class _RedactingFilter(logging.Filter):
-    """On every library logger: with redaction on, the record's text (message, traceback,
+    """On every library logger: with redaction on (the record's own :class:`Redaction`, a
+    client's, else the process default), the record's text (message, traceback,
     stack) is formatted now and scrubbed of known task ids; the exception object is dropped
     from the record so no later formatter reads the raw text from it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not _Redaction.enabled:
+        redaction: Redaction = getattr(record, RECORD_REDACTION, None) or _Redaction
+        if not redaction.enabled:
             return True
+        _scrub = redaction.scrub
         record.msg = _scrub(record.getMessage())
         record.args = None
         if record.exc_info:
@@ -236,7 +303,9 @@ def tracing(
     ``mcp_tasks_client`` of ``tracer_provider`` (an ``opentelemetry.trace.TracerProvider``), or
     of the global provider when None; ImportError if opentelemetry-api is not installed.
     Without a call, spans are on exactly when opentelemetry-api can be imported (looked up
-    once, at the first span site), with the defaults below.
+    once, when the first Client is made or at the first span site), with the defaults below.
+    A Client copies this default when it is made: a later call reaches only the Clients made
+    after it (``Client(tracing=Tracing.on(...))`` chooses for one client).
 
     ``polls``: ``"every"`` (default) records a CLIENT span for each ``tasks/get``;
     ``"changes"`` records only the polls that saw a change (of status or status message) or
@@ -269,7 +338,8 @@ def _make_tracer(provider: Any) -> Any:
 
 
 def tracer() -> Any:
-    """The tracer, or None when spans are off: decided once, then one attribute read."""
+    """The process default's tracer, or None when spans are off: decided once, then one
+    attribute read."""
     if _Tracing.decided:
         return _Tracing.tracer
     _Tracing.decided = True
@@ -282,8 +352,115 @@ def tracer() -> Any:
 
 
 def quiet_polls() -> bool:
-    """Whether polls are recorded only when they saw a change (``tracing(polls="changes")``)."""
+    """Whether the process default records polls only when they saw a change
+    (``tracing(polls="changes")``)."""
     return _Tracing.polls == "changes"
+
+
+class Tracing:
+    """One client's span settings, fixed at construction: its tracer (None: no spans, no
+    metrics, no trace context on the wire), its metric instruments, which polls are spans and
+    whether trace context goes into ``_meta``. Each Client holds its own
+    (``Client(tracing=...)``; by default a copy of the process default that :func:`tracing`
+    sets), so two clients in one process may send their spans to different providers, or one
+    none at all. Make one with :meth:`on` or :data:`Tracing.OFF`."""
+
+    __slots__ = ("meters", "polls", "propagate", "tracer")
+
+    OFF: Tracing
+    """No spans at all (no span work on any path, nothing on the wire, no metrics)."""
+
+    def __init__(
+        self,
+        tracer: Any = None,
+        *,
+        meters: Any = None,
+        polls: str = "every",
+        propagate: bool = True,
+    ) -> None:
+        if polls not in POLLS:
+            raise ValueError(f"polls must be one of {POLLS}, not {polls!r}")
+        self.tracer = tracer
+        self.meters = meters if tracer is not None else None
+        self.polls = polls
+        self.propagate = propagate
+
+    def __repr__(self) -> str:
+        state = "off" if self.tracer is None else "on"
+        return f"Tracing({state}, polls={self.polls!r}, propagate={self.propagate!r})"
+
+    @classmethod
+    def on(
+        cls,
+        *,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        polls: str = "every",
+        propagate: bool = True,
+        metrics: bool = True,
+    ) -> Tracing:
+        """Spans on the tracer ``mcp_tasks_client`` of ``tracer_provider`` (None: the global
+        provider), as :func:`tracing` describes; ImportError without opentelemetry-api."""
+        if polls not in POLLS:
+            raise ValueError(f"polls must be one of {POLLS}, not {polls!r}")
+        made = _make_tracer(tracer_provider)
+        meters = _Meters(meter_provider) if metrics else None
+        return cls(made, meters=meters, polls=polls, propagate=propagate)
+
+    @property
+    def enabled(self) -> bool:
+        return self.tracer is not None
+
+    @property
+    def quiet_polls(self) -> bool:
+        """Only the polls that saw a change are spans (``polls="changes"``)."""
+        return self.polls == "changes"
+
+    def carrier(self, context: Any = None) -> dict[str, str]:
+        """:func:`carrier`, by this client's ``propagate``."""
+        return _carrier(context) if self.propagate else {}
+
+    def start_span(self, name: str, attributes: dict[str, Any]) -> Any:
+        """:func:`start_span` on this client's tracer."""
+        return _start_span(self.tracer, name, attributes)
+
+    def span(
+        self,
+        name: str,
+        attributes: dict[str, Any],
+        *,
+        client: bool = False,
+        server: bool = False,
+        parent: Any = None,
+        links: Any = None,
+    ) -> Any:
+        """:func:`span` on this client's tracer."""
+        return _span(
+            self.tracer, name, attributes, client=client, server=server, parent=parent, links=links
+        )
+
+    def record_span(
+        self,
+        name: str,
+        attributes: dict[str, Any],
+        parent: Any,
+        start_ns: int,
+        error: BaseException | None = None,
+    ) -> None:
+        """:func:`record_span` on this client's tracer."""
+        _record_span(self.tracer, name, attributes, parent, start_ns, error)
+
+
+Tracing.OFF = Tracing()
+
+
+def default_tracing() -> Tracing:
+    """The process default (:func:`tracing`, or the lazy decision), as a Tracing a new
+    Client holds."""
+    made = tracer()
+    if made is None:
+        return Tracing(None, polls=_Tracing.polls, propagate=_Tracing.propagate)
+    return Tracing(made, meters=_Tracing.meters, polls=_Tracing.polls, propagate=_Tracing.propagate)
 
 
 # -- metrics -----------------------------------------------------------------------------------
@@ -335,9 +512,13 @@ CARRIER_KEYS = ("traceparent", "tracestate", "baggage")
 
 def carrier(context: Any = None) -> dict[str, str]:
     """The trace context of ``context`` (the current one when None) as ``_meta`` entries:
-    empty when propagation is off or there is no valid span."""
+    empty when the process default's propagation is off or there is no valid span."""
     if not _Tracing.propagate:
         return {}
+    return _carrier(context)
+
+
+def _carrier(context: Any) -> dict[str, str]:
     from opentelemetry import propagate
 
     found: dict[str, str] = {}
@@ -462,21 +643,25 @@ grow the table without bound."""
 
 
 class TaskTraces:
-    """The open task spans of one session, by task id (the session owns it)."""
+    """The open task spans of one session, by task id (the session owns it), on its client's
+    :class:`Tracing` and labelled by its :class:`Redaction`."""
 
-    def __init__(self) -> None:
+    def __init__(self, tracing: Tracing | None = None, redaction: Redaction | None = None) -> None:
         self._open: dict[str, TaskTrace] = {}
+        self.tracing = tracing if tracing is not None else default_tracing()
+        """The spans' settings (None given: a copy of the process default's)."""
+        self.redaction = redaction if redaction is not None else default_redaction()
 
     def begin(self, attributes: dict[str, Any], parent: Any = None) -> TaskTrace | None:
         """A new task span under ``parent`` (a Context; None: the current one, so the caller's
         span), or None when spans are off."""
-        current = tracer()
+        current = self.tracing.tracer
         if current is None:
             return None
         from opentelemetry import trace
 
         span = current.start_span("mcp_tasks.task", context=parent, attributes=attributes)
-        found = meters()
+        found = self.tracing.meters
         if found is not None:
             found.in_flight.add(1)
         return TaskTrace(span, trace.set_span_in_context(span, parent))
@@ -485,7 +670,7 @@ class TaskTraces:
         """``trace`` is ``task_id``'s from now on."""
         trace.task_id = task_id
         trace.table = self
-        trace.span.set_attribute("mcp_tasks.task.id", task_attr(task_id))
+        trace.span.set_attribute("mcp_tasks.task.id", self.redaction.label(task_id))
         earlier = self._open.get(task_id)
         if earlier is not None and earlier is not trace:
             self._finish(earlier, {"mcp_tasks.outcome": "replaced"}, None)
@@ -503,7 +688,9 @@ class TaskTraces:
         self, task_id: str, attributes: dict[str, Any], parent: Any = None
     ) -> TaskTrace | None:
         """The task's span, begun now (under ``parent``) if it has none yet, owned by the
-        caller (a Poller) from now on."""
+        caller (a Poller) from now on. Its ``mcp_tasks.task.id`` is the table's to write (by
+        its client's redaction), whatever ``attributes`` says."""
+        attributes = {**attributes, "mcp_tasks.task.id": self.redaction.label(task_id)}
         found = self._open.get(task_id)
         if found is None:
             found = self.begin(attributes, parent)
@@ -546,9 +733,8 @@ class TaskTraces:
         for trace in opened.values():
             self._finish(trace, {"mcp_tasks.outcome": "client closed"}, None)
 
-    @staticmethod
     def _finish(
-        trace: TaskTrace, attributes: Mapping[str, Any], error: BaseException | None
+        self, trace: TaskTrace, attributes: Mapping[str, Any], error: BaseException | None
     ) -> None:
         if trace.span is None:
             return
@@ -563,7 +749,7 @@ class TaskTraces:
         if error is not None:
             _set_error(span, error)
         span.end(end_time=end_ns)
-        found = meters()
+        found = self.tracing.meters
         if found is not None:
             outcome = {"mcp_tasks.outcome": str(ended.get("mcp_tasks.outcome", ""))}
             found.in_flight.add(-1)
@@ -577,14 +763,15 @@ class ReceivedTraces:
     that trace (and link the server's own context), so a received task is one trace however
     many times the server polls. Bounded (the oldest forgotten first); the session owns it."""
 
-    def __init__(self, limit: int = MAX_OPEN_TASK_TRACES) -> None:
+    def __init__(self, limit: int = MAX_OPEN_TASK_TRACES, tracing: Tracing | None = None) -> None:
         self._contexts: dict[str, Any] = {}
         self._limit = limit
+        self.tracing = tracing if tracing is not None else default_tracing()
 
     def note(self, task_id: str) -> None:
         """``task_id``'s trace is the current context's (the creating request's span); nothing
         when spans are off."""
-        if tracer() is None:
+        if self.tracing.tracer is None:
             return
         from opentelemetry import context
 
@@ -604,9 +791,9 @@ class ReceivedTraces:
 
 
 def text_attr(text: str) -> str:
-    """Free text as a span attribute: scrubbed of known task ids when redaction is on (a
-    server's request id may spell the task's id inside it)."""
-    return _scrub(text) if _Redaction.enabled else text
+    """Free text as a span attribute: scrubbed of known task ids when the process default's
+    redaction is on (a server's request id may spell the task's id inside it)."""
+    return _Redaction.text_attr(text)
 
 
 def task_attr(task_id: str) -> str:
@@ -616,8 +803,12 @@ def task_attr(task_id: str) -> str:
 
 def start_span(name: str, attributes: dict[str, Any]) -> Any:
     """A span that is not made current (a task lifecycle outlives the code that starts it),
-    or None when spans are off. End it with :func:`end_span`."""
-    current = tracer()
+    or None when spans are off (the process default's tracer; a client's:
+    :meth:`Tracing.start_span`). End it with :func:`end_span`."""
+    return _start_span(tracer(), name, attributes)
+
+
+def _start_span(current: Any, name: str, attributes: dict[str, Any]) -> Any:
     if current is None:
         return None
     return current.start_span(name, attributes=attributes)
@@ -644,8 +835,24 @@ def _set_error(span: Any, error: BaseException) -> None:
     span.set_status(Status(StatusCode.ERROR, type(error).__name__))
 
 
-@contextmanager
 def span(
+    name: str,
+    attributes: dict[str, Any],
+    *,
+    client: bool = False,
+    server: bool = False,
+    parent: Any = None,
+    links: Any = None,
+) -> Any:
+    """:func:`_span` on the process default's tracer (a client's: :meth:`Tracing.span`)."""
+    return _span(
+        tracer(), name, attributes, client=client, server=server, parent=parent, links=links
+    )
+
+
+@contextmanager
+def _span(
+    current: Any,
     name: str,
     attributes: dict[str, Any],
     *,
@@ -659,7 +866,6 @@ def span(
     span contexts it links to (the server's, for a request the server sent). An exception the
     block raises marks it an error (type and JSON-RPC code only: an error's text may carry a
     task id)."""
-    current = tracer()
     if current is None:
         yield None
         return
@@ -690,8 +896,19 @@ def record_span(
     error: BaseException | None = None,
 ) -> None:
     """A CLIENT span recorded after the fact (a quiet poll that turned out to be news), from
-    ``start_ns`` (``time.time_ns()``) to now, under ``parent`` (a Context)."""
-    current = tracer()
+    ``start_ns`` (``time.time_ns()``) to now, under ``parent`` (a Context), on the process
+    default's tracer (a client's: :meth:`Tracing.record_span`)."""
+    _record_span(tracer(), name, attributes, parent, start_ns, error)
+
+
+def _record_span(
+    current: Any,
+    name: str,
+    attributes: dict[str, Any],
+    parent: Any,
+    start_ns: int,
+    error: BaseException | None,
+) -> None:
     if current is None:
         return
     from opentelemetry.trace import SpanKind

@@ -226,11 +226,16 @@ class TaskReceiver:
         running = _Running(client=client)
         self._running[task.task_id] = running
         self._expiry_changed.set()
-        _obs.remember(task.task_id)
-        if _obs.tracer() is not None:  # its trace: this request's (one trace per task)
+        client.redaction.remember(task.task_id)
+        if client.tracing.enabled:  # its trace: this request's (one trace per task)
             client._received_task(task.task_id)
             self._traced[task.task_id] = client
-        log.debug("received task %s created for %s", _obs.TaskId(task.task_id), request.method)
+        log.debug(
+            "received task %s created for %s",
+            _obs.TaskId(task.task_id, client.redaction),
+            request.method,
+            extra=client.redaction.log_extra,
+        )
         group.start_soon(self._run, client, task.task_id, body, running)
         return {"task": client.encode(task)}
 
@@ -260,13 +265,14 @@ class TaskReceiver:
     @staticmethod
     async def _body(client: Client, task_id: str, body: Body, control: ReceivedTask) -> JSONObject:
         """The task's body, in a span ``mcp_tasks.received_task`` when spans are on."""
-        if _obs.tracer() is None:
+        tracing = client.tracing
+        if tracing.tracer is None:
             return await body(control)
         attributes = {
-            "mcp_tasks.task.id": _obs.task_attr(task_id),
+            "mcp_tasks.task.id": client.redaction.label(task_id),
             "mcp_tasks.generation": client.generation.value,
         }
-        with _obs.span("mcp_tasks.received_task", attributes):
+        with tracing.span("mcp_tasks.received_task", attributes):
             return await body(control)
 
     async def _move(self, task_id: str, status: TaskStatus, message: str | None) -> None:

@@ -534,12 +534,12 @@ def _continue_trace(client: Client, entry: JournalEntry) -> _obs.TaskTrace | Non
     """The resumed task's span, when spans are on: a child of the span recorded with the task
     (a remote parent: the trace id stays the task's, whichever process started it), so its
     first poll, the rest of its polls and its outcome join the task's trace."""
-    if _obs.tracer() is None:
+    if not client.tracing.enabled:
         return None
-    return client._session.traces.track(
+    return client.task_traces.track(
         entry.task_id,
         {
-            "mcp_tasks.task.id": _obs.task_attr(entry.task_id),
+            "mcp_tasks.task.id": client.redaction.label(entry.task_id),
             "mcp_tasks.generation": entry.generation.value,
             "mcp_tasks.resumed": True,
         },

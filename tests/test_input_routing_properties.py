@@ -154,4 +154,4 @@ def test_forgetting_a_task_drops_its_handlers_and_records() -> None:
     router.forget("t0")
     assert router.book.state("t0", "r1") is None
     assert router.book.pending("t1") == [("r2", "elicitation/create")]
-    assert router._elicitation.keys() == {"t1"}
+    assert router.handlers.keys("elicitation/create") == {"t1"}

@@ -43,7 +43,7 @@ FLOORS: list[tuple[str, ...]] = [
     # 6: the typed Client
     ("_client", "_client_base", "_features", "_task_api"),
     # 7: services built on a Client: the Poller, input routing, the task receiver, the probe
-    ("engine", "_poller", "inputs", "receiver", "probe"),
+    ("engine", "_poller", "inputs", "_routing", "receiver", "probe"),
     # 8: resuming journaled tasks (opens Clients and Pollers)
     ("resume",),
     # 9: tools and the front door: conformance kit, testing kit, CLI, the package itself

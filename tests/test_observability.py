@@ -256,10 +256,14 @@ print("ok")
 def test_every_kept_warning_goes_through_the_logging_helper() -> None:
     """``Client.warnings`` and ``Poller.warnings`` are appended to only inside ``_warn``
     (which logs each at WARNING): a new append site elsewhere fails here (the Poller's
-    pieces in ``_poller/`` included: they warn through the ``_warn`` they are given)."""
+    pieces in ``_poller/`` and the session's parts in ``_session/`` included: they warn
+    through the ``_warn`` / ``warn`` they are given)."""
     pieces = sorted(p.name for p in (ROOT / "mcp_tasks_client" / "_poller").glob("*.py"))
     assert "following.py" in pieces
-    for module in ("_session.py", "engine.py", *(f"_poller/{name}" for name in pieces)):
+    parts = sorted(p.name for p in (ROOT / "mcp_tasks_client" / "_session").glob("*.py"))
+    assert "conversation.py" in parts
+    session = [f"_session/{name}" for name in parts]
+    for module in (*session, "engine.py", *(f"_poller/{name}" for name in pieces)):
         tree = ast.parse((ROOT / "mcp_tasks_client" / module).read_text())
         for func in ast.walk(tree):
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -272,7 +276,7 @@ def test_every_kept_warning_goes_through_the_logging_helper() -> None:
                     and isinstance(node.func.value, ast.Attribute)
                     and node.func.value.attr == "warnings"
                 ):
-                    helper = "warn" if module == "_session.py" else "_warn"
+                    helper = "warn" if module in session else "_warn"
                     assert func.name == helper, f"{module}: {func.name} appends a warning"
 
 

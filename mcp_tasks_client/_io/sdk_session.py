@@ -30,7 +30,9 @@ client follows is one a task call it sent created, or one it named in a ``tasks/
 resumed or adopted task). Task status and progress notifications are handed to this client
 and to the host's message handler both (observing is harmless twice; answering is not). The
 router is taken out again when the transport closes. One transport routes one SDK session at a
-time (a second raises UsageError).
+time (a second raises UsageError). What the transports over one SDK session share (which one
+routes, their id numbering, which take pushes) is that session's :class:`SdkSessionBridge`,
+kept on the session itself: no module state.
 
 Differences between the SDK majors are kept in :class:`_Major`: what a read timeout is (a
 ``timedelta`` in 1.x, seconds in 2.x), and who sends ``notifications/cancelled`` for a request
@@ -45,10 +47,9 @@ import datetime as dt
 import importlib
 import itertools
 import math
-import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, MutableSet
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -75,7 +76,7 @@ from ..models import (
 )
 from .base import HeadersFor, Incoming, Transport, TransportFault
 
-__all__ = ["RELATED_TASK", "SdkSessionTransport", "deliver_pushed"]
+__all__ = ["RELATED_TASK", "PushOwner", "SdkSessionBridge", "SdkSessionTransport", "deliver_pushed"]
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 """The ``_meta`` key that ties a server's request or notification to a task (C-25)."""
@@ -95,50 +96,105 @@ _ROUTED_METHODS = {
     "_elicitation_callback": "elicitation/create",
 }
 _NOTIFIED = frozenset({"notifications/tasks/status", "notifications/progress"})
-_ROUTING: weakref.WeakKeyDictionary[Any, SdkSessionTransport] = weakref.WeakKeyDictionary()
-_TRANSPORTS = itertools.count(1)
+_BRIDGE = "_mcp_tasks_client_bridge"
+"""The attribute of a host's SDK session that holds this library's :class:`SdkSessionBridge`."""
 _SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _PUSHED = frozenset({"notifications/tasks", "notifications/subscriptions/acknowledged"})
 
 
-class _Pushes:
-    """The transports open over one SDK session that take pushed task notifications: the
-    SDK hands ``notifications/tasks`` to a binding (the TasksExtension's, through
-    :func:`deliver_pushed`) and ``notifications/subscriptions/acknowledged`` to its message
-    handler, which this puts itself in front of while any such transport is open."""
+class PushOwner(Protocol):
+    """What hands pushed notifications to this library's transports (a TasksExtension, whose
+    notification binding the SDK calls): it keeps the bridges of the SDK sessions bound to
+    it, and hands each push to them (:func:`deliver_pushed`)."""
+
+    bridges: MutableSet[SdkSessionBridge]
+
+
+class SdkSessionBridge:
+    """What this library keeps for one host SDK session, held by that session itself (its
+    ``_mcp_tasks_client_bridge`` attribute), never in module state: several clients of this
+    library (a TasksExtension's, one per call) may share one SDK session, and what they share
+    lives and dies with it.
+
+    It keeps: the transport that routes the session's server requests (one at a time); the
+    numbering of the transports over the session (each prefixes its request ids with its own
+    number, so two never send the same id); and the transports that take pushed task
+    notifications, with the host's message handler it stands in front of while any is open
+    (``notifications/subscriptions/acknowledged`` reaches the SDK's message handler; the
+    SDK hands ``notifications/tasks`` to a binding, the TasksExtension's, which calls
+    :func:`deliver_pushed`)."""
 
     def __init__(self, session: Any) -> None:
         self.session = session
-        self.open: list[SdkSessionTransport] = []
-        self.host = session._message_handler
-        session._message_handler = self.route
+        self.router: SdkSessionTransport | None = None
+        """The transport routing this session's server requests, if one is open."""
+        self.numbers = itertools.count(1)
+        """The numbers of the transports made over this session (their request-id prefixes)."""
+        self.pushing: list[SdkSessionTransport] = []
+        """The open transports that take pushed task notifications."""
+        self._host: Any = None
+        self._owner: PushOwner | None = None
+
+    @classmethod
+    def of(cls, session: Any) -> SdkSessionBridge:
+        """The session's bridge, made on first use."""
+        bridge = getattr(session, _BRIDGE, None)
+        if not isinstance(bridge, cls):
+            bridge = cls(session)
+            setattr(session, _BRIDGE, bridge)
+        return bridge
+
+    def take_pushes(self, transport: SdkSessionTransport) -> None:
+        """``transport`` takes pushed notifications from now on (until :meth:`drop_pushes`)."""
+        if not self.pushing:
+            self._host = self.session._message_handler
+            self.session._message_handler = self.route
+            self._owner = _push_owner(self.session)
+            if self._owner is not None:
+                self._owner.bridges.add(self)
+        self.pushing.append(transport)
+
+    def drop_pushes(self, transport: SdkSessionTransport) -> None:
+        if transport not in self.pushing:
+            return
+        self.pushing.remove(transport)
+        if not self.pushing:
+            self.session._message_handler = self._host
+            self._host = None
+            if self._owner is not None:
+                self._owner.bridges.discard(self)
+                self._owner = None
 
     async def route(self, message: Any) -> None:
+        """In front of the host's message handler: an acknowledged listen (or a push the SDK
+        hands the message handler) to every transport that takes pushes, then to the host."""
         method = getattr(message, "method", None)
         if method in _PUSHED and hasattr(message, "model_dump"):
             raw = message.model_dump(by_alias=True, mode="json", exclude_none=True)
             params = raw.get("params")
-            for transport in list(self.open):
-                transport.pushed(method, params if isinstance(params, dict) else None)
-        await self.host(message)
+            self.deliver(method, params if isinstance(params, dict) else None)
+        await self._host(message)
 
-    def close(self) -> None:
-        self.session._message_handler = self.host
-
-
-_PUSHES: weakref.WeakKeyDictionary[Any, _Pushes] = weakref.WeakKeyDictionary()
+    def deliver(self, method: str, params: JSONObject | None) -> None:
+        for transport in list(self.pushing):
+            transport.pushed(method, params)
 
 
-def deliver_pushed(owner: object, method: str, params: JSONObject | None) -> None:
+def _push_owner(session: Any) -> PushOwner | None:
+    """Whoever the SDK session hands ``notifications/tasks`` to, if it keeps bridges (mcp 2.x
+    with a TasksExtension); None otherwise (nothing would hand a push over)."""
+    bindings = getattr(session, "_notification_bindings", None) or {}
+    binding = bindings.get("notifications/tasks")
+    owner = getattr(getattr(binding, "handler", None), "__self__", None)
+    return owner if isinstance(getattr(owner, "bridges", None), MutableSet) else None
+
+
+def deliver_pushed(owner: PushOwner, method: str, params: JSONObject | None) -> None:
     """A pushed notification the SDK handed ``owner``'s binding (a TasksExtension's): to every
-    transport of this library that takes pushes over an SDK session whose binding for
-    ``method`` is ``owner``'s (a transport reads the subscription ids it knows as its own)."""
-    for session, pushes in list(_PUSHES.items()):
-        bindings = getattr(session, "_notification_bindings", None) or {}
-        binding = bindings.get(method)
-        if getattr(getattr(binding, "handler", None), "__self__", None) is owner:
-            for transport in list(pushes.open):
-                transport.pushed(method, params)
+    transport of this library that takes pushes over an SDK session bound to ``owner`` (a
+    transport reads the subscription ids it knows as its own)."""
+    for bridge in list(owner.bridges):
+        bridge.deliver(method, params)
 
 
 class _RawRequest:
@@ -295,7 +351,8 @@ class SdkSessionTransport(Transport):
         self._route = route
         self._agreed = agreed
         self._session_id = session_id
-        self._id_prefix = f"mcp-tasks-{next(_TRANSPORTS)}-"
+        self._bridge = SdkSessionBridge.of(session)
+        self._id_prefix = f"mcp-tasks-{next(self._bridge.numbers)}-"
         self._headers_for: HeadersFor | None = None
         self._followed: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._send: MemoryObjectSendStream[Incoming] | None = None
@@ -321,10 +378,7 @@ class SdkSessionTransport(Transport):
             self._saved_stream = self._sdk._write_stream
             self._sdk._write_stream = _OneWriteAtATime(self._saved_stream)
         if self._push:
-            pushes = _PUSHES.get(self._sdk)
-            if pushes is None:
-                pushes = _PUSHES[self._sdk] = _Pushes(self._sdk)
-            pushes.open.append(self)
+            self._bridge.take_pushes(self)
         if self._route:
             try:
                 self._install_router()
@@ -344,12 +398,7 @@ class SdkSessionTransport(Transport):
         Cancelled: the close still completes; the host's callbacks are restored either way."""
         self._closed = True
         self._remove_router()
-        pushes = _PUSHES.get(self._sdk) if self._push else None
-        if pushes is not None and self in pushes.open:
-            pushes.open.remove(self)
-            if not pushes.open:
-                pushes.close()
-                del _PUSHES[self._sdk]
+        self._bridge.drop_pushes(self)
         if self._saved_stream is not None:
             self._sdk._write_stream = self._saved_stream
             self._saved_stream = None
@@ -600,8 +649,8 @@ class SdkSessionTransport(Transport):
     # -- routing the server's requests -------------------------------------------------------
 
     def _install_router(self) -> None:
-        other = _ROUTING.get(self._sdk)
-        if other is not None and not other._closed:
+        other = self._bridge.router
+        if other is not None and other is not self and not other._closed:
             raise UsageError(
                 "another client already routes this SDK session's server requests: share "
                 "that client (one per SDK session)"
@@ -617,7 +666,7 @@ class SdkSessionTransport(Transport):
         for name, method in _ROUTED_METHODS.items():
             setattr(self._sdk, name, self._router(method, self._saved[name]))
         self._sdk._message_handler = self._notification_router(self._saved[_ROUTED[2]])
-        _ROUTING[self._sdk] = self
+        self._bridge.router = self
 
     def _remove_router(self) -> None:
         if not self._saved:
@@ -625,8 +674,8 @@ class SdkSessionTransport(Transport):
         for name, callback in self._saved.items():
             setattr(self._sdk, name, callback)
         self._saved.clear()
-        if _ROUTING.get(self._sdk) is self:
-            del _ROUTING[self._sdk]
+        if self._bridge.router is self:
+            self._bridge.router = None
 
     def _router(
         self, method: str, host: Callable[..., Awaitable[Any]]

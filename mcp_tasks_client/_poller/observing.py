@@ -35,7 +35,7 @@ def tracking_started(tracked: Tracked, first: Task, client: Client) -> None:
     if _obs.tracer() is not None:
         # The task's span: the one its start (or a resume) began, else one begun now; the
         # Poller owns it from here and ends it with the outcome.
-        tracked.span = client._session.traces.track(
+        tracked.span = client.task_traces.track(
             tracked.task_id,
             {
                 "mcp_tasks.task.id": _obs.task_attr(tracked.task_id),
@@ -48,7 +48,7 @@ def tracking_started(tracked: Tracked, first: Task, client: Client) -> None:
 async def first_snapshot(client: Client, driver: Driver, task_id: str, until: float) -> Task:
     """The first snapshot of a task tracked by its bare id, read in the task's span (begun now
     unless its start or a resume began it), so that poll is in the task's trace too."""
-    traces = client._session.traces
+    traces = client.task_traces
     began = _obs.tracer() is not None and traces.get(task_id) is None
     trace = traces.track(task_id, {"mcp_tasks.task.id": _obs.task_attr(task_id)}) if began else None
     try:

@@ -25,6 +25,7 @@ raises :class:`~mcp_tasks_client.sdk.TaskNotCompleted`.
 from __future__ import annotations
 
 import datetime as dt
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -36,7 +37,7 @@ from pydantic import ConfigDict, Field
 
 from .._client import Client
 from .._generation import Generation
-from .._io.sdk_session import deliver_pushed
+from .._io.sdk_session import SdkSessionBridge, deliver_pushed
 from .._sansio.scheduler import PollPolicy
 from ..engine import Poller
 from ..inputs import InputRouter
@@ -99,6 +100,10 @@ class TasksExtension(ClientExtension):  # type: ignore[misc]  # the SDK's base c
         self._deadline = deadline
         self.resolved = 0
         """How many claimed tasks this extension drove to an outcome."""
+        self.bridges: weakref.WeakSet[SdkSessionBridge] = weakref.WeakSet()
+        """The SDK sessions bound to this extension on which a client of this library takes
+        pushed notifications (each session's bridge adds itself while one is open): where
+        ``notifications/tasks`` goes."""
 
     def settings(self) -> dict[str, Any]:
         return {}

@@ -26,13 +26,14 @@ from mcp_tasks_client import (
     PollPolicy,
     ToolCall,
 )
+from mcp_tasks_client._io.sdk_session import SdkSessionBridge
 from mcp_tasks_client.models import (
     ElicitAction,
     ElicitationCapability,
     ElicitRequestParams,
     ElicitResult,
 )
-from mcp_tasks_client.sdk import SdkUnsupported, TasksExtension, open_client
+from mcp_tasks_client.sdk import SdkUnsupported, TasksExtension, open_client, sdk_session_of
 from mcp_tasks_client.testing import HostileHTTPServer
 from sdk_hosts.shared import RequestLogView, confirming, lines, text_of
 
@@ -241,11 +242,18 @@ async def test_with_the_extension_a_listen_is_carried_and_pushes_arrive() -> Non
         open_client(host, generation=Generation.V2026_07_28) as client,
     ):
         created = await client.start(ToolCall("t-1").as_task())
+        # What the clients over this SDK session share is kept on the session (its bridge),
+        # bound to the extension while a push-taking client is open: no module state.
+        bridge = SdkSessionBridge.of(sdk_session_of(host))
+        assert list(extension.bridges) == [bridge]
+        assert len(bridge.pushing) == 1  # this client's transport
         async with Poller(client, PollPolicy(jitter=0.0, listen=True)) as poller:
             with anyio.fail_after(10):
                 outcome = await poller.wait(created)
             warnings = list(poller.warnings)
         gets = [m for m in server.rpc_methods() if m == "tasks/get"]
+    assert list(extension.bridges) == []  # let go once the client closed
+    assert bridge.pushing == []
     assert isinstance(outcome, Completed), outcome
     assert listens == [["t-1"]]
     assert len(gets) <= 1, gets  # the first poll at most: the outcome came pushed
