@@ -42,3 +42,23 @@ def test_each_command_s_code_is_in_a_module_of_its_own() -> None:
     assert methods & moved == set(), methods & moved
     for module in ("_call", "_follow", "_journaled", "_probe", "_next_steps"):
         assert (CLI / f"{module}.py").exists(), module
+
+
+def test_every_registered_command_resolves_to_its_runner() -> None:
+    """``OWN_COMMANDS`` (one line per command that opens no client of the run's): each names
+    an async function taking the run and the parsed arguments, and a subparser of its name."""
+    import argparse
+    import importlib
+    import inspect
+
+    from mcp_tasks_client.cli import _commands, _options
+
+    parser = _options.build_parser()
+    (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    known = set(subparsers.choices)
+    for command, where in _commands.OWN_COMMANDS.items():
+        module, _, name = where.partition(":")
+        function = getattr(importlib.import_module(module, "mcp_tasks_client.cli"), name)
+        assert inspect.iscoroutinefunction(function), command
+        assert list(inspect.signature(function).parameters) == ["run", "ns"], command
+        assert command in known, command

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import importlib
 import os
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -41,36 +41,23 @@ if TYPE_CHECKING:
     from ..journal import Journal
     from ._inputs import Answering, FileAnswers
 
-__all__ = ["OWN_COMMANDS", "Run", "run"]
+__all__ = ["OWN_COMMANDS", "Run", "run", "run_own_command"]
 
-OwnCommand = Callable[["Run", argparse.Namespace], Awaitable[ExitCode]]
-
-
-def _probe(run: Run, ns: argparse.Namespace) -> Awaitable[ExitCode]:
-    from ._probe import probe
-
-    return probe(run, ns)
-
-
-def _conformance_client(run: Run, ns: argparse.Namespace) -> Awaitable[ExitCode]:
-    from ._probe import conformance_client
-
-    return conformance_client(run, ns)
-
-
-def _explore(run: Run, ns: argparse.Namespace) -> Awaitable[ExitCode]:
-    from ._probe import explore
-
-    return explore(run, ns)
-
-
-OWN_COMMANDS: dict[str, OwnCommand] = {
-    "probe": _probe,
-    "conformance-client": _conformance_client,
-    "explore": _explore,
+OWN_COMMANDS: dict[str, str] = {
+    "probe": "._probe:probe",
+    "conformance-client": "._probe:conformance_client",
+    "explore": "._probe:explore",
 }
-"""The commands that open no Client of the run's own (each its module, imported when it
-runs): register such a command here, one line, beside its subparser in ``_options``."""
+"""The commands that open no Client of the run's own, each as the ``module:function`` that
+runs it (``async def function(run: Run, ns: argparse.Namespace) -> ExitCode``), imported when
+that command runs. A new such command is one line here, beside its subparser in ``_options``."""
+
+
+async def run_own_command(run: Run, command: str, ns: argparse.Namespace) -> ExitCode:
+    """The command of ``OWN_COMMANDS``: its module imported now, its function awaited."""
+    module, _, name = OWN_COMMANDS[command].partition(":")
+    function = getattr(importlib.import_module(module, __package__), name)
+    return ExitCode(await function(run, ns))
 
 
 class Run:
@@ -167,7 +154,7 @@ class Run:
                 )
                 self.answers = self.answering.answers if self.answering is not None else None
             if command in OWN_COMMANDS:
-                return await OWN_COMMANDS[command](self, ns)
+                return await run_own_command(self, command, ns)
             if command == "call":
                 from ._call import check_call
 
