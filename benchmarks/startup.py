@@ -2,7 +2,10 @@
 each beside the baseline its target names, measured in one run (``bench.py --only startup``).
 
 Every sample is a fresh interpreter; rows are interleaved (A, B, C, A, B, C...) so the
-machine's load touches them alike, and a row's figure is the median of its rounds.
+machine's load touches them alike, and a row's figure is the median of its rounds. The
+package's bytecode is compiled first, as installing it does (pip compiles what it installs,
+and the baselines' packages were): a tree run with ``PYTHONDONTWRITEBYTECODE`` set would
+otherwise compile the library's source in every sample, and the baselines' never.
 
 - import rows: the time of the ``import`` statement itself, inside the process
   (``time.perf_counter`` around it): the library's runtime dependencies (httpx, httpx-sse,
@@ -75,8 +78,22 @@ def _wall_seconds(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def compile_package(python: str) -> None:
+    """The package's bytecode, as an install leaves it (``compileall``: written whatever
+    ``PYTHONDONTWRITEBYTECODE`` says)."""
+    targets = [str(REPO / "mcp_tasks_client"), str(REPO / "mcp_tasks_cli.py")]
+    subprocess.run(
+        [python, "-m", "compileall", "-q", *targets],
+        capture_output=True,
+        check=True,
+        cwd=REPO,
+        timeout=300,
+    )
+
+
 def measure(python: str, rounds: int) -> dict[str, list[float]]:
     """Every row's samples (seconds), the rows interleaved within each round."""
+    compile_package(python)
     url = f"http://127.0.0.1:{_closed_port()}/mcp"
     cli = _mcp_tasks(python)
     rows: dict[str, Callable[[], float]] = {
@@ -109,8 +126,9 @@ def run(rounds: int, say: Callable[[str], None], python: str | None = None) -> d
     }
     say(
         f"**Start-up** (issue 34): median of {rounds} rounds, each sample a fresh interpreter, "
-        f"rows interleaved; load average {os.getloadavg()[0]:.2f}. Import rows time the "
-        "`import` statement inside the process; command rows time the whole process."
+        f"rows interleaved, the package's bytecode compiled; load average "
+        f"{os.getloadavg()[0]:.2f}. Import rows time the `import` statement inside the "
+        "process; command rows time the whole process."
     )
     say("")
     say("| row | ms | ratio | target |")

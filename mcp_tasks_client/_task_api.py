@@ -11,7 +11,7 @@ import datetime as dt
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -34,7 +34,6 @@ from ._exceptions import (
 from ._features import Pages, unmarked
 from ._session import RequestOptions
 from .builders import TaskToolCall, ToolCall
-from .journal import Journal, JournalEntry, JournalError, NotJournaled, RecordedSession
 from .models import (
     CallToolResult,
     CreateTaskResult,
@@ -45,6 +44,9 @@ from .models import (
     Task,
     Tool,
 )
+
+if TYPE_CHECKING:  # imported where a journal is used: a client without one never loads it
+    from .journal import Journal, JournalEntry
 
 __all__ = ["TaskCalls"]
 
@@ -197,6 +199,8 @@ class TaskCalls(ClientBase):
     async def _journal(
         self, journal: Journal, started: CreateTaskResult, tool: str, timeout: float | None
     ) -> None:
+        from .journal import JournalError, NotJournaled  # (a run with a journal alone)
+
         limit = self.timeouts.request if timeout is None else timeout
         try:
             with anyio.fail_after(limit):  # a journal that hangs must not hold the task
@@ -214,6 +218,8 @@ class TaskCalls(ClientBase):
         """What a journal records for ``task`` (started on this client with ``tool``): this
         server's identity, the generation and protocol version, and the session the task is
         bound to with what it agreed, where the generation has one (to resume it later)."""
+        from .journal import JournalEntry, RecordedSession
+
         session_id = self.transport.session
         kept = self._driver.session_to_keep(session_id)
         open_trace = self.task_traces.get(task.task_id)

@@ -37,6 +37,9 @@ REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
 
 RUN = "run here"
+FIRST_LOOK_RUNS = "".join(
+    f'python3 first_look.py "$MCP1_URL"{how}\n' for how in ("", " asyncio", " sync", " notebook")
+)
 SUITE = "the whole suite: what .ci/run runs (tests/test_readme.py)"
 CLI = "line by line: CLI_LINES"
 
@@ -50,7 +53,7 @@ BLOCKS: dict[str, str] = {
         "python3 -m nox -s serve > serve.log 2>&1 &\n"
     ): RUN,
     "python3 tests/peers/serve_env.py --wait && . ./serve.env\n": RUN,
-    'python3 first_look.py "$MCP1_URL"\npython3 first_look.py "$MCP1_URL" asyncio\n': RUN,
+    FIRST_LOOK_RUNS: RUN,
 }
 # The command-line block has placeholders (URL, ID, a server.py of yours): the lines run here
 # get the served URLs and a task id put in; the others are run by the tests named.
@@ -289,11 +292,11 @@ def test_readme_commands_work_as_written_in_a_fresh_clone(
     bash("python3 -m nox -s lint", fresh_clone, env)  # saved where README says: lint passes
     with serving(fresh_clone, env):
         venv = VENV + SERVED
-        both = 'python3 first_look.py "$MCP1_URL"\npython3 first_look.py "$MCP1_URL" asyncio\n'
-        out = bash(venv + block(both), fresh_clone, env)
-        # A task started, its question answered, its outcome waited for: on trio, on asyncio.
-        assert out.count("the task asks: Confirm: ship it?") == 2, out
-        assert out.count("completed: confirmed=True action=accept") == 2, out
+        out = bash(venv + block(FIRST_LOOK_RUNS), fresh_clone, env)
+        # A task started, its question answered, its outcome waited for: on trio, on asyncio,
+        # blocking in a plain script, and blocking inside a running loop (a notebook cell).
+        assert out.count("the task asks: Confirm: ship it?") == 4, out
+        assert out.count("completed: confirmed=True action=accept") == 4, out
 
         out = bash(venv + AGENT_HOST, fresh_clone, env)
         assert "deploy: completed -> confirmed=True action=accept" in out

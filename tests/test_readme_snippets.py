@@ -55,22 +55,29 @@ def client(url: str, generation: Generation, **options: Any) -> Client:
     return Client(HttpTransport(url), generation=generation, client_info=INFO, **options)
 
 
+FIRST_LOOK = ("ask", "main", "main_sync", "notebook_cell", "report")
+
+
 async def first_look(urls: dict[str, str], tmp: Path) -> None:
-    """A program: saved as first_look.py and run as README says, with the mcp1 URL, on trio
-    and on asyncio. It starts a task, answers the question the task asks, and waits for it
-    (issue 34: it made a plain call before)."""
-    (code,) = [c for c in SNIPPETS if defines(c) == ("answer", "main")]
+    """A program: saved as first_look.py and run as README says, with the mcp1 URL: on trio,
+    on asyncio, as a plain script (no async code: SyncClient) and as a notebook cell (the
+    blocking calls made inside a running asyncio loop's thread). It starts a task, answers the
+    question the task asks, and waits for it (issue 34: it made a plain call before, and the
+    blocking path was a link)."""
+    (code,) = [c for c in SNIPPETS if defines(c) == FIRST_LOOK]
     (tmp / "first_look.py").write_text(code)
-    for loop in ([], ["asyncio"]):
+    runs = re.findall(r'^python3 first_look.py "\$MCP1_URL" ?(\w*)$', README, flags=re.M)
+    assert runs == ["", "asyncio", "sync", "notebook"]  # the lines README gives, in its order
+    answered = ["the task asks: Confirm: ship it?", "completed: confirmed=True action=accept"]
+    for how in runs:
         ran = await anyio.run_process(
-            [sys.executable, str(tmp / "first_look.py"), urls["mcp1"], *loop]
+            [sys.executable, str(tmp / "first_look.py"), urls["mcp1"], *([how] if how else [])]
         )
         said = ran.stdout.decode().splitlines()
-        assert said[0].startswith("started task "), said
-        assert said[1:] == [
-            "the task asks: Confirm: ship it?",
-            "completed: confirmed=True action=accept",
-        ]
+        if how in ("", "asyncio"):  # the async program says which task it started
+            assert said[0].startswith("started task "), (how, said)
+            said = said[1:]
+        assert said == answered, (how, said)
 
 
 async def tasks_explicitly(urls: dict[str, str], _tmp: Path) -> None:
@@ -145,7 +152,7 @@ async def property_test(_urls: dict[str, str], _tmp: Path) -> None:
 
 Runner = Callable[[dict[str, str], Path], Awaitable[None]]
 RUNNERS: dict[str, Runner] = {
-    "answer,main": first_look,
+    ",".join(FIRST_LOOK): first_look,
     "run": tasks_explicitly,
     "wait_pushed": push,
     "show": progress,

@@ -86,22 +86,75 @@ def test_mcp_tasks_version_loads_neither_the_library_nor_its_dependencies() -> N
     }
 
 
+STATUS = (
+    "import contextlib, io\n"
+    "from mcp_tasks_client.cli import main\n"
+    "out, err = io.StringIO(), io.StringIO()\n"
+    "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+    "    main(['--url', 'http://127.0.0.1:9/mcp', 'status', 't-1'])\n"
+)
+"""``mcp-tasks status`` against a port nothing listens on (the benchmark's run): the refused
+connection ends it, after everything the command imports before it sends."""
+
+STATUS_CLI_MODULES = {
+    "mcp_tasks_client.cli",
+    "mcp_tasks_client.cli._commands",
+    "mcp_tasks_client.cli._connect",
+    "mcp_tasks_client.cli._exit",
+    "mcp_tasks_client.cli._interrupt",
+    "mcp_tasks_client.cli._journal",  # (journal_name, for the hints: no journal module)
+    "mcp_tasks_client.cli._next_steps",
+    "mcp_tasks_client.cli._options",
+    "mcp_tasks_client.cli._output",
+    "mcp_tasks_client.cli._safe",
+}
+"""The command line's own modules ``status`` loads: not ``call``'s, the follower's, the journal
+commands', the probe's, nor the ``--inputs`` answerers."""
+
+NOT_FOR_STATUS = [
+    # what only other commands or options use: following a task (the Poller), answering input,
+    # the task receiver, resume and the journal (--journal), the probe and the conformance kit,
+    # stdio (--stdio), the lean transport, the terminal display's live line
+    "mcp_tasks_client.engine", "mcp_tasks_client._poller", "mcp_tasks_client.inputs",
+    "mcp_tasks_client.receiver", "mcp_tasks_client.resume", "mcp_tasks_client.journal",
+    "mcp_tasks_client.journal_postgres", "mcp_tasks_client.probe",
+    "mcp_tasks_client.conformance", "mcp_tasks_client._io.stdio", "mcp_tasks_client._io.lean",
+    "mcp_tasks_client._sansio.scheduler", "sqlite3", "hypothesis", "psycopg", "rich.live",
+]  # fmt: skip
+
+
 def test_a_command_over_http_loads_no_conformance_kit_nor_journal_file() -> None:
     """``mcp-tasks status`` and the like (a script may call them in a loop): the command
     line's modules, the client's, not the probe's nor sqlite3 (no --journal) nor subprocess
     (no --stdio). A refused connection ends the run: nothing else is needed here."""
-    code = (
-        "import contextlib, io\n"
-        "from mcp_tasks_client.cli import main\n"
-        "out, err = io.StringIO(), io.StringIO()\n"
-        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
-        "    main(['--url', 'http://127.0.0.1:9/mcp', 'status', 't-1'])\n"
-    )
-    names = loaded(code)
-    # (subprocess itself comes with trio, the command line's loop: our stdio module does not)
+    names = loaded(STATUS)
+    # (subprocess itself comes with trio, which httpcore imports: our stdio module does not)
     for absent in ("sqlite3", "mcp_tasks_client._io.stdio", "mcp_tasks_client.conformance"):
         assert absent not in names, absent
     assert "mcp_tasks_client.cli._commands" in names
+
+
+def test_mcp_tasks_status_loads_the_client_and_its_own_command_alone() -> None:
+    """Issue 34, item 4: ``mcp-tasks status`` imports per command. Before, it loaded every
+    command's code (the Poller, input routing, the receiver, resume, the journal: 73 of the
+    package's modules); now the client, its HTTP transport and the command line's modules
+    that ``status`` uses. Pinned so it does not creep back: a new module on this path is a
+    decision (raise the count here, saying why), never a side effect."""
+    names = loaded(STATUS)
+    ours = {n for n in names if n.startswith("mcp_tasks_client")}
+    assert {n for n in ours if n.startswith("mcp_tasks_client.cli")} == STATUS_CLI_MODULES
+    for absent in NOT_FOR_STATUS:
+        assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
+    assert len(ours) <= 57, sorted(ours)  # the client's 47 (with __init__), the command line's 10
+
+
+def test_the_terminal_display_imports_no_other_commands_parts() -> None:
+    """On a terminal ``status`` shows its answer with rich: the display module itself loads
+    neither the Poller, the journal, resume nor input routing (each command that needs one
+    imports it), nor rich's live line (only a followed task shows one)."""
+    names = loaded("import mcp_tasks_client.cli._tty")
+    for absent in NOT_FOR_STATUS:
+        assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
 
 
 def test_every_top_level_name_has_one_home_and_is_the_same_object() -> None:

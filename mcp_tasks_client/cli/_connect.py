@@ -7,19 +7,21 @@ Everything that changes how a run connects or polls (a resumed session, a journa
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .._client import Client, Timeouts
 from .._io.base import Transport
 from .._io.http import HttpTransport
-from .._sansio.scheduler import BusyPolicy, PollPolicy
-from ..engine import Poller
-from ..inputs import InputRouter
-from ..journal import Journal, JournalEntry
 from ..models import ClientCapabilities, Implementation
-from ..resume import client_for
 from ._options import Options, Server
+
+if TYPE_CHECKING:  # imported where used: `status` needs none of them
+    from .._sansio.scheduler import PollPolicy
+    from ..engine import Poller
+    from ..inputs import InputRouter
+    from ..journal import Journal, JournalEntry
 
 __all__ = [
     "client_info",
@@ -68,6 +70,8 @@ def make_client(
     capabilities = router.capabilities() if router is not None else ClientCapabilities()
     timeouts = Timeouts(request=options.timeout, initialize=options.timeout)
     if entry is not None and entry.session is not None:
+        from ..resume import client_for
+
         return client_for(
             entry,
             client_info=client_info(options),
@@ -89,6 +93,8 @@ def make_policy(options: Options, *, answers_input: bool) -> PollPolicy:
     as floor and fixed cadence (the server's longer pollInterval still holds, C-19). With
     nothing to answer input, no ``tasks/result`` is held open on ``input_required``;
     ``--on-busy`` as ``on_busy``."""
+    from .._sansio.scheduler import BusyPolicy, PollPolicy
+
     policy = PollPolicy(
         request_timeout=options.timeout,
         open_result_on_input_required=answers_input,
@@ -108,5 +114,7 @@ def make_poller(
 ) -> Poller:
     """The run's Poller on ``client``, answering input through ``router`` (if any), and
     recording into ``journal`` (if any)."""
+    from ..engine import Poller
+
     policy = make_policy(options, answers_input=router is not None)
     return Poller(client, policy, inputs=router, journal=journal)

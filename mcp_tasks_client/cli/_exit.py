@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -80,9 +81,11 @@ def for_error(error: BaseException) -> ExitCode:
         UnexpectedPlainResult,
         UsageError,
     )
-    from ..journal import JournalError
 
-    if isinstance(error, JournalError):
+    # A JournalError exists only once the journal module is loaded: a run without --journal
+    # never loads it for this check.
+    journal = sys.modules.get("mcp_tasks_client.journal")
+    if journal is not None and isinstance(error, journal.JournalError):
         return ExitCode.JOURNAL
     if isinstance(error, DeadlineExceeded):
         return ExitCode.EXPIRED

@@ -12,7 +12,6 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from .._exceptions import UsageError
-from ..journal import SQLiteJournal
 
 _SCHEMES = ("postgresql://", "postgres://")
 
@@ -26,6 +25,8 @@ def open_journal(spec: str, reconnect: float = 0.0) -> AbstractContextManager[An
     ``reconnect``: seconds a PostgreSQL journal keeps trying to reach a lost database (0:
     none)."""
     if not is_postgres(spec):
+        from ..journal import SQLiteJournal
+
         return SQLiteJournal(spec)
     try:
         from ..journal_postgres import PostgresJournal, Reconnect

@@ -33,18 +33,18 @@ from .._exceptions import (
 )
 from .._generation import Generation
 from .._sansio.progress import StatusMessage, TaskProgress
-from ..engine import Poller, WatchItem
-from ..journal import JournalEntry
 from ..models import CallToolResult, Task, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
-from ..resume import Held, Resumed
 from ..wire import encode
 from ._exit import ExitCode, for_error, for_outcome
 from ._safe import for_terminal, json_line
 
-if TYPE_CHECKING:  # the probe and its rules are imported by `probe` alone
+if TYPE_CHECKING:  # each imported by the commands that use it alone (``status`` none)
     from ..conformance import ProbeReport
+    from ..engine import Poller, WatchItem
+    from ..journal import JournalEntry
     from ..probe import ServerProbe
+    from ..resume import Resumed
 
 __all__ = [
     "JsonOutput",
@@ -258,6 +258,8 @@ def result_of(outcome: Outcome) -> CallToolResult | None:
 
 def resumed_json(item: Resumed, generation: Generation) -> tuple[Event, ExitCode]:
     """A resumed task's line and exit code (a task held elsewhere is not a failure: 0)."""
+    from ..resume import Held  # (resume's commands alone come here)
+
     entry, ended = item.entry, item.ended
     where = {"server": entry.server, "tool": entry.tool, "resumed": True}
     if isinstance(ended, Lost):

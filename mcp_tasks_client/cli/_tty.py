@@ -16,21 +16,14 @@ import anyio
 import anyio.to_thread
 from rich.console import Console, RenderableType
 from rich.json import JSON
-from rich.live import Live
-from rich.progress_bar import ProgressBar
-from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
 from .._drivers import driver_for
 from .._exceptions import MCPTasksError
 from .._generation import Generation
-from ..engine import Poller, WatchItem
-from ..inputs import InputEvent, InputEventKind
-from ..journal import JournalEntry
 from ..models import CallToolResult, Task, TextContent, Tool
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
-from ..resume import Held, Resumed
 from ._exit import ExitCode, for_error, for_outcome
 from ._output import (
     HELD,
@@ -44,9 +37,14 @@ from ._output import (
 )
 from ._safe import for_terminal, safe_data
 
-if TYPE_CHECKING:  # the probe and its rules are imported by `probe` alone
+if TYPE_CHECKING:  # each imported by the commands that use it alone (``status`` none)
+    from rich.live import Live
+
     from ..conformance import ProbeReport
+    from ..engine import Poller, WatchItem
+    from ..journal import JournalEntry
     from ..probe import ServerProbe
+    from ..resume import Resumed
 
 __all__ = ["RichOutput"]
 
@@ -81,6 +79,8 @@ class _LiveLine:
     """The live line: spinner, task, status, message, elapsed, next poll, progress."""
 
     def __init__(self, view: TaskView) -> None:
+        from rich.spinner import Spinner  # (the commands that follow a task alone come here)
+
         self.view = view
         self.spinner = Spinner("dots")
         self.next_poll: float | None = None  # read in the event loop (the Poller's clock)
@@ -108,6 +108,8 @@ class _LiveLine:
             line.append(Text(when, style="dim"))
         if view.progress is not None:
             total = view.total
+            from rich.progress_bar import ProgressBar
+
             line.append(ProgressBar(total=total, completed=view.progress, width=24))
             shown = f"{view.progress:g}" + (f"/{total:g}" if total is not None else "")
             line.append(Text(shown))
@@ -329,6 +331,8 @@ class RichOutput(Output):
             text.append(for_terminal(f": {ended.reason}  [{entry.task_id}]"))
             self.console.print(text)
             return ExitCode.LOST
+        from ..resume import Held  # (resume's commands alone come here)
+
         if isinstance(ended, Held):
             self.console.print(_t(f"held elsewhere: {HELD}  [{entry.task_id}]"))
             return ExitCode.COMPLETED
@@ -385,6 +389,8 @@ class RichOutput(Output):
         if not show:
             yield view
             return
+        from rich.live import Live
+
         line = _LiveLine(view)
         live = Live(
             line, console=self.console, auto_refresh=False, transient=False, redirect_stderr=False
@@ -420,6 +426,8 @@ class RichOutput(Output):
                 live.stop()
 
     def item(self, view: TaskView, item: WatchItem) -> None:
+        from ..inputs import InputEvent, InputEventKind  # (a followed task's items alone)
+
         apply_watch_item(view, item, self.generation)
         settled = isinstance(item, InputEvent) and item.kind is not InputEventKind.ARRIVED
         if settled and self._live is not None:  # what became of a question stays on screen
