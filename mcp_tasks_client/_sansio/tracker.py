@@ -94,7 +94,7 @@ import datetime as dt
 import enum
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -183,10 +183,12 @@ class Tick:
 
 @attrs.frozen
 class PollTicket:
-    """What a poll was sent under: the machine's mark (the stale rule) and whether the ttl
-    backstop had run out when it went (the expiry rule)."""
+    """What a poll was sent under: the task's record (``life``: an answer to a poll of an
+    earlier record of the same id, released since, is dropped), the machine's mark (the stale
+    rule) and whether the ttl backstop had run out when it went (the expiry rule)."""
 
     task_id: str
+    life: int
     mark: int
     expired: bool
 
@@ -386,6 +388,7 @@ class TaskRecord:
     """One followed task (slotted: a poller may follow 100,000)."""
 
     machine: TaskMachine
+    life: int
     expires_at: float | None
     ttl_ends: float | None
     waits_until: float
@@ -413,6 +416,13 @@ def expiry_instant(task: Task) -> dt.datetime | None:
         return task.created_at + dt.timedelta(milliseconds=task.ttl)
     except OverflowError:
         return None
+
+
+def _acked(keys: dict[str, KeyState], requests: Mapping[str, InputRequest]) -> None:
+    """The answered keys a snapshot no longer shows: the server took their answers (C33)."""
+    for key, state in keys.items():
+        if state is KeyState.ANSWERED and key not in requests:
+            keys[key] = KeyState.ACKED
 
 
 def _interval(task: Task) -> float | None:
@@ -443,6 +453,7 @@ class Tracker:
         self._outcomes: collections.OrderedDict[str, Outcome] = collections.OrderedDict()
         self._cancelled: dict[str, None] = {}
         self._polled: set[str] = set()
+        self._lives = 0  # records made: each one's ``life``
         self.listening: frozenset[str] = frozenset()
         """The ids the listen asked for (the last ``Relisten``)."""
         self.acknowledged: frozenset[str] = frozenset()
@@ -469,7 +480,7 @@ class Tracker:
         if record is None or record.phase is not Phase.TRACKING:
             return None
         expired = record.expires_at is not None and now >= record.expires_at
-        return PollTicket(task_id, record.machine.mark(), expired)
+        return PollTicket(task_id, record.life, record.machine.mark(), expired)
 
     # -- events --------------------------------------------------------------------------
 
@@ -523,7 +534,10 @@ class Tracker:
             self._outcomes.move_to_end(task_id)
             return [End(task_id, outcome=remembered)]
         machine = TaskMachine(first)
-        record = TaskRecord(machine, event.expires_at, event.ttl_ends, event.waits_until)
+        self._lives += 1
+        record = TaskRecord(
+            machine, self._lives, event.expires_at, event.ttl_ends, event.waits_until
+        )
         self.records[task_id] = record
         actions: list[Action] = []
         if machine.is_terminal and not event.seed:
@@ -563,7 +577,7 @@ class Tracker:
     def _polled_answer(self, event: Polled) -> Sequence[Action]:
         ticket = event.ticket
         record = self.records.get(ticket.task_id)
-        if record is None or record.phase is not Phase.TRACKING:
+        if record is None or record.phase is not Phase.TRACKING or record.life != ticket.life:
             return _NOTHING  # released, finishing or ended while the poll was in flight
         record.busy_in_row = 0
         actions: list[Action] = []
@@ -591,8 +605,8 @@ class Tracker:
     def _poll_failed(self, event: PollFailed) -> Sequence[Action]:
         ticket, error = event.ticket, event.error
         record = self.records.get(ticket.task_id)
-        if record is None or record.phase is Phase.ENDED:
-            return _NOTHING
+        if record is None or record.phase is not Phase.TRACKING or record.life != ticket.life:
+            return _NOTHING  # released, finishing or ended while the poll was in flight
         actions: list[Action] = []
         if isinstance(error, TaskNotFound):
             if ticket.expired:  # the server may delete a task once its ttl ran out (T:459)
@@ -682,6 +696,8 @@ class Tracker:
             self._inputs(record, snapshot, actions)
         else:
             record.stuck_polls = 0
+            if record.keys:
+                _acked(record.keys, {})
         return actions
 
     def _inputs(self, record: TaskRecord, snapshot: Task, actions: list[Action]) -> None:
@@ -700,9 +716,7 @@ class Tracker:
         if keys is None:
             keys = record.keys = {}
         new = tuple((k, r) for k, r in requests.items() if k not in keys)
-        for key, state in keys.items():
-            if state is KeyState.ANSWERED and key not in requests:
-                keys[key] = KeyState.ACKED  # the server took the answer (C33)
+        _acked(keys, requests)
         if len(keys) + len(new) > self._max_keys:  # never forget a key: the task fails
             where = f"task {task_id!r}'s input requests"
             error = LimitExceeded("max_inputs_per_task", self._max_keys, where)
