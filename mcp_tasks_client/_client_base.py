@@ -127,6 +127,12 @@ class ClientBase:
         return self._driver
 
     @property
+    def traces(self) -> _obs.TaskTraces:
+        """The spans of this client's tasks (the Poller adopts a task's span when it tracks
+        it); read-only."""
+        return self._session.traces
+
+    @property
     def cache(self) -> ResultCache | None:
         """The ResultCache the caller passed (``Client(cache=...)``), or None: nothing cached."""
         return self._cache

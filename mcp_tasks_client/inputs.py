@@ -209,6 +209,25 @@ def _no_snapshot(task_id: str) -> Task | None:
     return None
 
 
+@attrs.frozen
+class _Subscribed:
+    """The tasks of every subscribed Poller, as one :class:`TrackedTasks`: a task's snapshot
+    from the Poller that tracks it (the newest subscriber first, should two track it), the
+    candidates of all of them."""
+
+    pollers: tuple[TrackedTasks, ...]
+
+    def snapshot(self, task_id: str) -> Task | None:
+        for tasks in reversed(self.pollers):
+            found = tasks.snapshot(task_id)
+            if found is not None:
+                return found
+        return None
+
+    def candidates(self) -> list[Task]:
+        return [task for tasks in self.pollers for task in tasks.candidates()]
+
+
 class InputRouter:
     """Handlers for server->client requests, keyed by the related task."""
 
@@ -365,8 +384,9 @@ class InputRouter:
     ) -> Callable[[], None]:
         """Call ``listener`` with every InputEvent until the returned function is called. A
         Poller passes its ``tasks``: the handlers of requests the server sends by itself
-        (2025-11-25) read them in ``ctx.latest()`` and ``ctx.candidates`` (the newest
-        subscriber's, while it is subscribed)."""
+        (2025-11-25) read them in ``ctx.latest()`` (the task's snapshot in the Poller that
+        tracks it) and ``ctx.candidates`` (those of every subscribed Poller), while it is
+        subscribed."""
         self._listeners.append(listener)
         if tasks is not None:
             self._tasks.append(tasks)
@@ -846,9 +866,10 @@ class InputRouter:
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
         """:meth:`_dispatch_one`, in a span ``mcp_tasks.input`` when spans are on (under
         ``parent``, a Context, when given: the task's span; else the current one). ``tasks``:
-        the tracked tasks the caller passed, else the newest subscriber's (if any)."""
+        the tracked tasks the caller passed, else those of every subscribed Poller: a handler
+        reads its task in the Poller that tracks it, never in whichever subscribed last."""
         if tasks is None and self._tasks:
-            tasks = self._tasks[-1]
+            tasks = _Subscribed(tuple(self._tasks))
         _obs.remember(task_id)
         if _obs.tracer() is None:
             return await self._dispatch_one(

@@ -33,7 +33,7 @@ def snapshot(task_id: str, status: TaskStatus) -> Task:
 
 
 def record(task_id: str = "t0", state: TrackState = TrackState.TRACKING) -> Tracked:
-    tracked = Tracked(task_id, TaskMachine(snapshot(task_id, TaskStatus.WORKING)), None)
+    tracked = Tracked(task_id, TaskMachine(snapshot(task_id, TaskStatus.WORKING)))
     tracked.state = state
     return tracked
 
@@ -78,9 +78,7 @@ class RegistryMachine(RuleBasedStateMachine):
         tracked = self.registry.held(task_id)
         if tracked is None:
             first = self.registry.terminal_snapshot(task_id)
-            tracked = Tracked(
-                task_id, TaskMachine(first or snapshot(task_id, TaskStatus.WORKING)), None
-            )
+            tracked = Tracked(task_id, TaskMachine(first or snapshot(task_id, TaskStatus.WORKING)))
             self.registry.add(tracked)
         tracked.refs += 1
         return tracked

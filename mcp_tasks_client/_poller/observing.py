@@ -5,8 +5,8 @@ spans are on) and its end (the outcome at INFO, a release at DEBUG, the error th
 the span ended with them), and each change of its status (DEBUG). Warnings are the poller's
 own (``Poller._warn``).
 
-May import: ``observability``, ``registry``, ``models``, ``_exceptions``, ``_client`` (its
-task spans), ``scheduling`` (the first poll of a task tracked by id). No I/O of its own.
+May import: ``observability``, ``registry``, ``models``, ``_exceptions``, ``port`` (the
+client's task spans), ``scheduling`` (the first poll of a task tracked by id). No I/O of its own.
 """
 
 from __future__ import annotations
@@ -20,22 +20,22 @@ from ..models import Task
 from .registry import Tracked
 
 if TYPE_CHECKING:
-    from .._client import Client
-    from .scheduling import Driver
+    from .port import PollPort
+    from .scheduling import PollLoop
 
 __all__ = ["first_snapshot", "status_changed", "tracking_ended", "tracking_started"]
 
 log = _obs.get_logger("poller")
 
 
-def tracking_started(tracked: Tracked, first: Task, client: Client) -> None:
+def tracking_started(tracked: Tracked, first: Task, client: PollPort) -> None:
     _obs.remember(tracked.task_id)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("tracking task %s (%s)", _obs.TaskId(tracked.task_id), first.status.value)
     if _obs.tracer() is not None:
         # The task's span: the one its start (or a resume) began, else one begun now; the
         # Poller owns it from here and ends it with the outcome.
-        tracked.span = client._session.traces.track(
+        tracked.span = client.traces.track(
             tracked.task_id,
             {
                 "mcp_tasks.task.id": _obs.task_attr(tracked.task_id),
@@ -45,14 +45,14 @@ def tracking_started(tracked: Tracked, first: Task, client: Client) -> None:
         )
 
 
-async def first_snapshot(client: Client, driver: Driver, task_id: str, until: float) -> Task:
+async def first_snapshot(client: PollPort, loop: PollLoop, task_id: str, until: float) -> Task:
     """The first snapshot of a task tracked by its bare id, read in the task's span (begun now
     unless its start or a resume began it), so that poll is in the task's trace too."""
-    traces = client._session.traces
+    traces = client.traces
     began = _obs.tracer() is not None and traces.get(task_id) is None
     trace = traces.track(task_id, {"mcp_tasks.task.id": _obs.task_attr(task_id)}) if began else None
     try:
-        return await driver.first(task_id, until)
+        return await loop.first(task_id, until)
     except BaseException as exc:
         if trace is not None:  # never tracked after all: its span ends with what stopped it
             error = exc if isinstance(exc, MCPTasksError) else None

@@ -25,6 +25,7 @@ from .._exceptions import DeadlineExceeded, MCPTasksError
 from .._sansio.progress import TaskProgress
 from .._sansio.scheduler import PollPolicy
 from .._sansio.task_machine import Violation
+from .._sansio.tracker import CancelAsked, Tracker
 from ..models import CallToolResult, CreateTaskResult, Task
 from ..outcomes import Completed, Outcome
 from .parking import Inbox, WatchItem, WatchQueue, bounded
@@ -65,20 +66,20 @@ def seconds(value: float | dt.timedelta | None) -> float:
 
 class Abandon:
     """The caller gave up on tasks: with ``cancel_on_abandon``, one ``tasks/cancel`` each for
-    those no other wait holds, never two for one task (the newest ``capacity`` ids sent)."""
+    those no other wait holds; whether one is worth sending (never two for one task, none
+    for a task reported terminal: its status won the race) is the Tracker's ``CancelAsked``."""
 
     def __init__(
         self,
         policy: PollPolicy,
         cancel: Callable[..., Awaitable[object]],
-        capacity: int,
+        tracker: Tracker,
         warn: Callable[[Violation | MCPTasksError], None],
     ) -> None:
         self.policy = policy
         self._cancel = cancel
-        self._capacity = capacity
+        self._tracker = tracker
         self._warn = warn
-        self._sent: dict[str, None] = {}
         self.count = 0
         """``tasks/cancel`` requests sent."""
 
@@ -91,13 +92,9 @@ class Abandon:
             tracked
             for tracked in dict.fromkeys(waiting)
             if not tracked.done
-            and tracked.task_id not in self._sent
             and tracked.refs <= held.count(tracked)  # another wait still holds it: keep it
+            and self._tracker.handle(CancelAsked(tracked.task_id))  # [SendCancel] or nothing
         ]
-        for tracked in chosen:
-            self._sent[tracked.task_id] = None
-            while len(self._sent) > self._capacity:
-                del self._sent[next(iter(self._sent))]
         self.count += len(chosen)
 
         async def cancel(task_id: str) -> None:

@@ -469,6 +469,15 @@ class Tracker:
         record = self.records.get(task_id)
         return None if record is None else record.machine.current
 
+    def candidates(self) -> list[Task]:
+        """The polled tasks a request naming no task may belong to (``working`` or
+        ``input_required``): what an input handler's ``ctx.candidates`` shows."""
+        return [
+            record.machine.current
+            for record in self.records.values()
+            if record.phase is Phase.TRACKING and not record.machine.is_terminal
+        ]
+
     def polled(self) -> frozenset[str]:
         """The ids of the tasks being polled."""
         return frozenset(self._polled)
