@@ -1,32 +1,29 @@
-"""The polling engine: many tasks, one scheduler, typed outcomes.
+"""The polling engine: many tasks, one sans-I/O Tracker, a thin loop, typed outcomes.
 
 Job of this module: the public :class:`Poller`, composing the pieces of ``_poller`` (each
-module there names its job) behind its methods: what happens when a task is held, observed,
-ends. May import every ``_poller`` module and the floors below; imported only by the package's
-front and its users (``cli``, ``resume``, ``conformance``).
+module there names its job) behind its methods. May import every ``_poller`` module and the
+floors below; imported only by the package's front and its users (``cli``, ``resume``,
+``conformance``). It reaches its connection only through one ``PollPort`` (the Client is one).
 
 Theory of operation. A :class:`Poller` lives inside an ``async with`` the caller wrote; it
-polls only the tasks the caller waits on or watches, and stops polling a task when nobody
-waits on it any more. One driver task sleeps until the earliest due poll of the sans-I/O
-:class:`PollScheduler` (a deadline heap, not a sleeping coroutine per task) and starts the
-``tasks/get`` calls that are due, at most ``PollPolicy.max_in_flight`` at once. Every snapshot
-(from a poll, or from a ``notifications/tasks/status`` the server pushed) goes through the
-task's :class:`TaskMachine`; an accepted snapshot reaches watchers at once, and a terminal one
-ends the task: its outcome is fetched and every waiter wakes. Notifications never replace
-polling (C-22): they only deliver news sooner. A task reported terminal is never polled
-again, for any waiter or watcher: its outcome is remembered (the newest
-``Limits.max_answered_inputs`` ended tasks), so a later wait on it, even from the caller's stale
-``working`` reference, returns it at once.
+polls only the tasks the caller waits on or watches, and stops when nobody waits on a task any
+more. Every decision about a task is the sans-I/O :class:`~._sansio.tracker.Tracker`'s: what
+happens is fed to it as an event (a wait holds or releases a task, a poll answered or failed,
+a status was pushed, an outcome fetched, an input answered, the listen acknowledged or ended,
+a cancel asked for, the connection ended) and the actions it returns are carried out here in
+order (``_perform``): accept a snapshot (journal, status message, watchers), fetch an outcome,
+serve input, record, end, warn, reopen the listen. ``_poller.scheduling.PollLoop`` sleeps until
+the earliest due poll and sends what is due, at most ``PollPolicy.max_in_flight`` at once.
+Notifications never replace polling (C-22); a task reported terminal is never polled again,
+and its outcome is remembered (the newest ``Limits.max_answered_inputs``) for later waits.
 
 A wait ends with the task's :data:`Outcome`, with the typed error that ended it (a transport
 failure, TaskNotFound, IllegalTransition under ``ViolationPolicy.RAISE``), or with
 DeadlineExceeded at the caller's deadline; with ``PollPolicy.cancel_on_abandon`` the task is
 then cancelled with exactly one ``tasks/cancel`` (all of a wait's cancels sent at once, bounded
 together by ``PollPolicy.abandon_timeout``; a task another wait still holds is not cancelled).
-When the connection ends (ClientClosed, or what broke it), every wait ends at once with that
-error. Leaving the ``async with`` cancels everything the poller started.
-How each task's input arrives and its outcome is fetched is its generation's driver's
-business (``_poller/following.py`` asks it; ``_drivers``).
+When the connection ends, every wait ends at once with that error. Leaving the ``async with``
+cancels everything the poller started.
 """
 
 from __future__ import annotations
@@ -54,7 +51,7 @@ from ._poller.scheduling import PollLoop
 from ._poller.waits import Abandon, ProgressCallback, TaskRef, Waits, task_id_of
 from ._sansio import tracker as _t
 from ._sansio.progress import StatusMessage, next_status_message
-from ._sansio.scheduler import PollPolicy, PollScheduler
+from ._sansio.scheduler import PollPolicy
 from ._sansio.task_machine import TaskMachine, Violation
 from .inputs import InputRouter
 from .journal import Journal
@@ -80,23 +77,17 @@ class Poller:
         journal: Journal | None = None,
         before_poll: Callable[[str], None] | None = None,
     ) -> None:
-        self.client = client
-        self.policy = policy = policy.for_client(client.timeouts.request)
-        self.inputs = inputs
-        self.journal = journal
-        """Where each accepted snapshot, answered 2026 input key and outcome of a tracked task
-        is recorded (a task the journal never recorded is not added). Snapshots are written in
-        the background, newest first-come; an outcome is written before its wait wakes; a
-        journal failure is a warning, never the end of a wait. ``before_poll`` is called with a
-        task's id before each ``tasks/get`` and before its outcome is fetched and recorded;
-        what it raises is raised instead and ends that task's waits (``resume`` checks there
-        that its lease on the task is still surely its own)."""
+        # ``journal`` records each accepted snapshot (in the background, newest first-come),
+        # answered 2026 input key and outcome (before its wait wakes) of a task it recorded; a
+        # journal failure is a warning. ``before_poll`` is called with a task's id before each
+        # tasks/get and each outcome's fetch; what it raises ends that task's waits (``resume``
+        # checks there that its lease on the task is still surely its own).
+        self._client, self._inputs, self._journal = client, inputs, journal
+        self._policy = policy = policy.for_client(client.timeouts.request)
         limits = client.limits
-        self.warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
+        self._warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
         )
-        """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
-        ``Limits.max_warnings`` of them."""
         self._registry = Registry(limits.max_answered_inputs)
         self._tracker = tracker = _t.Tracker(
             policy,
@@ -137,18 +128,30 @@ class Poller:
         self._closed = False
         self._unsubscribe: list[Callable[[], None]] = []
 
-    @property
-    def _tracked(self) -> dict[str, Tracked]:
-        """The records of the tasks being tracked, by id."""
-        return self._registry.live
+    # -- its configuration: read-only (each is woven into the pieces at construction) --------
 
     @property
-    def _acknowledged(self) -> frozenset[str]:
-        return self._tracker.acknowledged
+    def client(self) -> PollPort:
+        return self._client
 
     @property
-    def _scheduler(self) -> PollScheduler:
-        return self._tracker.scheduler
+    def policy(self) -> PollPolicy:
+        """The policy in force (the one given, with the client's request timeout if asked)."""
+        return self._policy
+
+    @property
+    def inputs(self) -> InputRouter | None:
+        return self._inputs
+
+    @property
+    def journal(self) -> Journal | None:
+        return self._journal
+
+    @property
+    def warnings(self) -> collections.deque[Violation | MCPTasksError]:
+        """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
+        ``Limits.max_warnings`` of them."""
+        return self._warnings
 
     @property
     def polls_sent(self) -> int:
@@ -334,7 +337,7 @@ class Poller:
         tracked = self._registry.live.get(task_id)
         if tracked is None or not tracked.tracking:
             return None
-        due = self._scheduler.due(task_id)
+        due = self._tracker.scheduler.due(task_id)
         return None if due is None else max(0.0, due - anyio.current_time())
 
     # -- tracking ----------------------------------------------------------------------------

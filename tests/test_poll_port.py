@@ -188,3 +188,14 @@ async def test_an_abandoned_wait_cancels_through_the_port_once() -> None:
             with pytest.raises(DeadlineExceeded):
                 await poller.wait("t3", deadline=dt.timedelta(milliseconds=50))
     assert port.cancels == ["t3"]
+
+
+@pytest.mark.parametrize("name", ["client", "policy", "inputs", "journal", "warnings"])
+def test_the_pollers_configuration_is_read_only(name: str) -> None:
+    """Setting one after construction used to do nothing, silently (issue 33, item 4): each
+    is woven into the Poller's pieces when it is made. Now it is refused."""
+    poller = Poller(MemoryPort({}), PollPolicy())
+    before = getattr(poller, name)
+    with pytest.raises(AttributeError):
+        setattr(poller, name, before)
+    assert getattr(poller, name) is before
