@@ -96,8 +96,8 @@ class Poller:
             max_inputs_per_task=limits.max_inputs_per_task,
             handles_inputs=inputs is not None,
         )
-        sink = (lambda: client.transport.identity, client.encode, policy.request_timeout)
-        self._sink = None if journal is None else JournalSink(journal, *sink, self._warn)
+        timeout = policy.request_timeout
+        self._sink = None if journal is None else JournalSink(journal, client, timeout, self._warn)
         self._generation = Following(
             client,
             policy,
@@ -110,19 +110,19 @@ class Poller:
             before_outcome=before_poll,
         )
         self._wall_clock = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
-        self._listener = Listener(client.listen_tasks, policy, self._feed, self._warn)
+        self._listener = Listener(client, policy, self._feed, self._warn)
         self._loop = PollLoop(
             policy,
             tracker,
             self._registry,
-            get=client.get_task,
+            client,
             perform=self._perform,
             failed=self._failed,
             before_poll=before_poll,
         )
-        self._abandon = Abandon(policy, client.cancel_task, tracker, self._warn)
+        self._abandon = Abandon(policy, client, tracker, self._warn)
         self._waits = Waits(
-            self._hold, self._release, self._abandon, client.progress, limits.max_watch_backlog
+            self._hold, self._release, self._abandon, client, limits.max_watch_backlog
         )
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False

@@ -10,13 +10,12 @@ to the task's watchers; one nobody handled ends the wait, by ``PollPolicy.on_unh
 
 May import: ``registry``, ``inputs`` (its events), ``models``, ``_exceptions``, ``_sansio``
 (the Tracker's events), ``observability``, anyio. The client is reached only through
-``listen`` (its ``listen_tasks``), passed in.
+the ``PollPort`` (its ``listen_tasks``), passed in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
 
 import anyio
 
@@ -28,6 +27,7 @@ from .._sansio.task_machine import Violation
 from .._sansio.tracker import Event, ListenAcknowledged, ListenEnded
 from ..inputs import InputEvent, InputEventKind
 from ..models import JSONRPCNotification
+from .port import PollPort
 from .registry import Registry
 
 __all__ = ["SUBSCRIPTION_ID_META", "Listener", "call_progress", "relay_input", "relay_progress"]
@@ -37,9 +37,6 @@ log = _obs.get_logger("poller")
 SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
 """``_meta`` key naming the listen a notification belongs to (2026-07-28, E C41)."""
 
-ListenCall = Callable[..., Awaitable[Any]]
-"""``Client.listen_tasks``: ``(task_ids, *, on_open)``, returning when the listen ends."""
-
 
 class Listener:
     """The one open listen of a Poller (E C39-C42): opens what the Tracker asks for
@@ -47,12 +44,12 @@ class Listener:
 
     def __init__(
         self,
-        listen: ListenCall,
+        port: PollPort,
         policy: PollPolicy,
         feed: Callable[[Event], None],
         warn: Callable[[MCPTasksError], None],
     ) -> None:
-        self._listen = listen
+        self._port = port
         self._floor = policy.floor
         self._feed = feed
         self._warn = warn
@@ -95,7 +92,7 @@ class Listener:
 
             error: MCPTasksError | None = None
             try:
-                await self._listen(sorted(task_ids), on_open=opened)
+                await self._port.listen_tasks(sorted(task_ids), on_open=opened)
             except MCPTasksError as exc:
                 error = exc
             # Ended or refused by the server: the Tracker falls back to polling (and reopens

@@ -13,14 +13,14 @@ anything about a task but when its poll is sent.
 
 May import: ``registry``, ``_sansio.tracker``, ``_sansio.scheduler``, ``_exceptions``,
 ``models``, anyio. What it needs from the Poller comes in through its constructor: the Tracker,
-``get`` (the port's ``get_task``), ``perform`` and ``failed``.
+the port (its ``get_task``), ``perform``, ``failed`` and ``before_poll``.
 """
 
 from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 import anyio.abc
@@ -29,6 +29,7 @@ from .._exceptions import DeadlineExceeded, MCPTasksError, RequestTimeout
 from .._sansio.scheduler import PollPolicy
 from .._sansio.tracker import Action, Poll, Polled, PollFailed, Tick, Tracker
 from ..models import Task
+from .port import PollPort
 from .registry import Registry, Tracked
 
 __all__ = ["PollLoop"]
@@ -42,8 +43,8 @@ class PollLoop:
         policy: PollPolicy,
         tracker: Tracker,
         registry: Registry,
+        port: PollPort,
         *,
-        get: Callable[..., Awaitable[Task]],
         perform: Callable[[Sequence[Action]], None],
         failed: Callable[[Tracked, Exception], None],
         before_poll: Callable[[str], None] | None = None,
@@ -55,7 +56,7 @@ class PollLoop:
         self._tracker = tracker
         self.scheduler = tracker.scheduler
         self._registry = registry
-        self._get = get
+        self._port = port
         self._perform = perform
         self._failed = failed
         self._wake = anyio.Event()
@@ -73,13 +74,13 @@ class PollLoop:
         """Polls that were due but waited for a slot (``PollPolicy.max_in_flight`` saturated)."""
 
     async def get(self, task_id: str, timeout: float | None = None) -> Task:
-        """One ``tasks/get`` (``get``: the port's ``get_task``), counted in ``sent``, once
+        """One ``tasks/get`` (the port's ``get_task``), counted in ``sent``, once
         ``before_poll`` let it go."""
         if self._before_poll is not None:
             self._before_poll(task_id)
         self.sent += 1
         limit = self.policy.request_timeout if timeout is None else timeout
-        return await self._get(task_id, timeout=limit)
+        return await self._port.get_task(task_id, timeout=limit)
 
     async def first(self, task_id: str, until: float) -> Task:
         """The first snapshot of a task resumed by its bare id, within the wait's deadline."""

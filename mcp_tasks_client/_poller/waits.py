@@ -8,7 +8,7 @@ deadline or the caller's cancellation, abandon what it still waits on (with
 
 May import: ``parking``, ``registry``, ``relays`` (to call a progress callback), ``models``,
 ``outcomes``, ``_exceptions``, ``_sansio``, anyio. It reaches the rest of the poller only
-through the callables its constructor takes (hold, release, the latest progress).
+through what its constructor takes (hold, release; the port: the latest progress, cancel).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .._sansio.tracker import CancelAsked, Tracker
 from ..models import CallToolResult, CreateTaskResult, Task
 from ..outcomes import Completed, Outcome
 from .parking import Inbox, WatchItem, WatchQueue, bounded
+from .port import PollPort
 from .registry import Tracked, add_item, discard_item
 from .relays import call_progress
 
@@ -72,12 +73,12 @@ class Abandon:
     def __init__(
         self,
         policy: PollPolicy,
-        cancel: Callable[..., Awaitable[object]],
+        port: PollPort,
         tracker: Tracker,
         warn: Callable[[Violation | MCPTasksError], None],
     ) -> None:
         self.policy = policy
-        self._cancel = cancel
+        self._port = port
         self._tracker = tracker
         self._warn = warn
         self.count = 0
@@ -99,7 +100,7 @@ class Abandon:
 
         async def cancel(task_id: str) -> None:
             try:
-                await self._cancel(task_id, timeout=self.policy.abandon_timeout)
+                await self._port.cancel_task(task_id, timeout=self.policy.abandon_timeout)
             except MCPTasksError as exc:
                 self._warn(exc)
 
@@ -118,13 +119,13 @@ class Waits:
         hold: Callable[[TaskRef, float], Awaitable[Tracked]],
         release: Callable[[Tracked], None],
         abandon: Abandon,
-        progress: Callable[[str], TaskProgress | None],
+        port: PollPort,
         backlog: int,
     ) -> None:
         self._hold = hold
         self._release = release
         self._abandon = abandon
-        self._progress = progress
+        self._progress = port.progress
         self._backlog = backlog
 
     def _report(self, tracked: Tracked, on_progress: ProgressCallback) -> None:
