@@ -6,7 +6,7 @@ blocking ``tasks/result`` held open on ``input_required``, C-21; 2026-07-28: eac
 ``inputRequests``, E C28-C33), how its outcome is fetched (``tasks/result`` or inline), the seed
 rule (E A-2), which notification pushes status, and whether a listen is possible. This module
 makes one driver follower per tracked task on first need (``TaskFollow``) and gives it a
-:class:`_Link` to act through: the requests it may send for that task, the Poller's guarded
+:class:`_FollowLink` to act through: the requests it may send for that task, the Poller's guarded
 task group, its warnings. It never branches on a generation.
 
 Which 2026-07-28 ``inputRequests`` keys are served is the Tracker's decision (each once, E
@@ -101,7 +101,7 @@ class Following:
     def follow(self, tracked: Tracked) -> TaskFollow:
         """The task's follower from the client's driver, made on first need."""
         if tracked.follow is None:
-            tracked.follow = self.client.driver.follow(_Link(self, tracked), self.policy)
+            tracked.follow = self.client.driver.follow(_FollowLink(self, tracked), self.policy)
             if self.inputs is not None and tracked.tracking:
                 self.inputs.hold(tracked.task_id)  # its questions are never forgotten now
         return tracked.follow
@@ -218,7 +218,7 @@ class Following:
         return wait
 
 
-class _Link:
+class _FollowLink:
     """What one tracked task's driver follower may do through the Poller (``TaskLink``)."""
 
     __slots__ = ("_following", "_tracked", "task_id")
