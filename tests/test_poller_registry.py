@@ -150,9 +150,6 @@ class RegistryMachine(RuleBasedStateMachine):
             assert tracked.state is not TrackState.RELEASED  # never polled again
             if tracked.done:
                 assert tracked.refs > 0  # kept only while a wait holds it
-        assert self.registry.polled() == {
-            t for t, r in self.registry.live.items() if r.state is TrackState.TRACKING
-        }
 
     @invariant()
     def memory_is_bounded_and_holds_ends(self) -> None:

@@ -35,7 +35,7 @@ from .._exceptions import MCPTasksError
 from .._sansio.progress import StatusMessage, TaskProgress
 from .._sansio.task_machine import TaskMachine
 from .._sansio.tracker import expiry_instant
-from ..models import Task, TaskStatus
+from ..models import Task
 from ..observability import TaskTrace
 from ..outcomes import Outcome
 from .parking import DoneWakeup, Inbox, WatchItem, WatchQueue
@@ -202,9 +202,6 @@ def monotonic_expiry(task: Task, wall_clock: Callable[[], dt.datetime]) -> float
     return anyio.current_time() + (ends - wall_clock()).total_seconds()
 
 
-_LIVE = (TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED)
-
-
 class Registry:
     """The records of the tasks being tracked (``live``, by id), and the newest ``capacity``
     tasks that ended once seen terminal (or with an outcome), to answer later waits."""
@@ -296,18 +293,6 @@ class Registry:
         """The latest accepted snapshot of a tracked task."""
         tracked = self.live.get(task_id)
         return tracked.machine.current if tracked is not None else None
-
-    def candidates(self) -> list[Task]:
-        """The tracked tasks a request naming no task may belong to."""
-        return [
-            t.machine.current
-            for t in self.live.values()
-            if not t.done and t.machine.current.status in _LIVE
-        ]
-
-    def polled(self) -> frozenset[str]:
-        """The ids of the tasks still polled (those a listen asks the server to push)."""
-        return frozenset(task_id for task_id, t in self.live.items() if t.tracking)
 
     def _drop(self, tracked: Tracked) -> None:
         if self.live.get(tracked.task_id) is tracked:
