@@ -90,7 +90,7 @@ class TrackerMachine(RuleBasedStateMachine):
 
     @initialize(
         listen=st.booleans(),
-        stuck=st.sampled_from([None, 2]),
+        stuck=st.sampled_from([None, 1, 2]),
         backstop=st.booleans(),
         busy=st.sampled_from(list(BusyPolicy)),
     )
