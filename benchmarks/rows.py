@@ -431,7 +431,7 @@ async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
                         pass
 
                 tg.start_soon(hold)
-            while len(poller._tracked) < count:  # noqa: ASYNC110 - a measurement loop
+            while len(poller._registry.live) < count:  # noqa: ASYNC110 - a measurement loop
                 await anyio.sleep(0.01)
             await anyio.sleep(0.05)
             gc.collect()
@@ -574,6 +574,18 @@ def scheduler_cost(count: int, polls: int) -> dict[str, float]:
     return {"cpu_us": cpu / done * 1e6, "polls": done}
 
 
+def _poll_sender(poller: Any) -> Any:
+    """What sends a Poller's tasks/get: its PollLoop (issue 33), its Driver (issue 20), or
+    the Poller itself (older commits)."""
+    return getattr(poller, "_loop", None) or getattr(poller, "_driver", poller)
+
+
+def _scheduler_of(poller: Any) -> Any:
+    """A Poller's poll scheduler: its Tracker's (issue 33), or its own (older commits)."""
+    tracker = getattr(poller, "_tracker", None)
+    return tracker.scheduler if tracker is not None else poller._scheduler
+
+
 async def lib_lateness(
     url: str,
     idle: int,
@@ -617,14 +629,16 @@ async def lib_lateness(
             for n, h in enumerate(hot)
         ]
         async with Poller(client, policy) as poller:
-            # Where a poll's tasks/get is sent: the scheduler's Driver.get since the Poller was
-            # split (issue 20), Poller._get before (so the row still runs on older commits).
-            owner: Any = getattr(poller, "_driver", poller)
+            # Where a poll's tasks/get is sent: PollLoop.get since issue 33, the scheduler's
+            # Driver.get since the Poller was split (issue 20), Poller._get before (so the row
+            # still runs on older commits).
+            owner: Any = _poll_sender(poller)
             name = "_get" if owner is poller else "get"
             original = getattr(owner, name)
+            scheduler = _scheduler_of(poller)
 
             async def timed(task_id: str, timeout: float | None = None) -> Any:
-                due = poller._scheduler.due(task_id)
+                due = scheduler.due(task_id)
                 if due is not None:
                     late.append(anyio.current_time() - due)
                 return await original(task_id, timeout)
@@ -640,7 +654,7 @@ async def lib_lateness(
                 tg.start_soon(hold, seeds)
                 tg.start_soon(hold, hot)
                 if freeze:
-                    while len(poller._tracked) < idle + active:  # noqa: ASYNC110
+                    while len(poller._registry.live) < idle + active:  # noqa: ASYNC110
                         await anyio.sleep(0.001)
                     gc.collect()
                     gc.freeze()
@@ -757,7 +771,7 @@ async def sustained(
     for _ in range(WARMUP):  # the request path's first-use costs (imports, compiles) first
         await client.get_task(refs[0].task.task_id)
     async with Poller(client, policy) as poller, anyio.create_task_group() as tg:
-        driver, due = poller._driver, poller._scheduler.due
+        driver, due = _poll_sender(poller), _scheduler_of(poller).due
         original = driver.get
 
         async def timed(task_id: str, timeout: float | None = None) -> Any:
@@ -779,7 +793,7 @@ async def sustained(
 
         start = now()
         tg.start_soon(hold)
-        while len(poller._tracked) < count:  # noqa: ASYNC110 - the tracking runs in one go
+        while len(poller._registry.live) < count:  # noqa: ASYNC110 - the tracking runs in one go
             await anyio.sleep(0.001)
         tracked = now() - start
         await anyio.sleep_until(start + lead + ramp)
@@ -791,7 +805,7 @@ async def sustained(
         full, delayed = gc.get_stats()[2]["collections"] - full0, poller.polls_delayed - delayed0
         pending = [  # due in the window, not started by its end (waiting for a slot or a pass)
             wall1 - when
-            for when, _, task_id, _ in poller._scheduler._entries.values()
+            for when, _, task_id, _ in _scheduler_of(poller)._entries.values()
             if wall0 <= when < wall1 and started_due.get(task_id) != when
         ]
         server1 = await anyio.to_thread.run_sync(bench_get, base, "/stats")
@@ -979,7 +993,7 @@ async def lib_latency(
 
             for n, ref in enumerate(created):  # started over one interval, as if created so
                 tg.start_soon(one, ref, n * min(interval, 1000) / 1000 / tasks)
-            while len(poller._tracked) < tasks:  # noqa: ASYNC110 - every wait holds its task
+            while len(poller._registry.live) < tasks:  # noqa: ASYNC110 - every wait holds its task
                 await anyio.sleep(0.001)
             # Setup garbage is not the window's: a full collection that came due while the
             # waits were set up (the process's first, over every module's objects: 30-70 ms)

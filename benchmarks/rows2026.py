@@ -397,7 +397,7 @@ async def lib_memory(url: str, a: argparse.Namespace, waited: bool) -> dict[str,
                         pass
 
                 tg.start_soon(hold)
-            while len(poller._tracked) < a.count:  # noqa: ASYNC110 - a measurement loop
+            while len(poller._registry.live) < a.count:  # noqa: ASYNC110 - a measurement loop
                 await anyio.sleep(0.01)
             await anyio.sleep(0.05)
             gc.collect()
@@ -459,10 +459,10 @@ async def lib_latency(url: str, a: argparse.Namespace, push: bool) -> dict[str, 
 
             for n, ref in enumerate(created):
                 tg.start_soon(one, ref, n * min(a.interval, 1000) / 1000 / a.tasks)
-            while len(poller._tracked) < a.tasks:  # noqa: ASYNC110 - every wait holds its task
+            while len(poller._registry.live) < a.tasks:  # noqa: ASYNC110 - every wait holds its task
                 await anyio.sleep(0.001)
             if push:  # the listen names every waited task before the window opens
-                while len(poller._acknowledged) < a.tasks:  # noqa: ASYNC110 - as above
+                while len(poller._tracker.acknowledged) < a.tasks:  # noqa: ASYNC110 - as above
                     await anyio.sleep(0.001)
             gc.collect()
             full = gc.get_stats()[2]["collections"]

@@ -1,32 +1,29 @@
-"""The polling engine: many tasks, one scheduler, typed outcomes.
+"""The polling engine: many tasks, one sans-I/O Tracker, a thin loop, typed outcomes.
 
 Job of this module: the public :class:`Poller`, composing the pieces of ``_poller`` (each
-module there names its job) behind its methods: what happens when a task is held, observed,
-ends. May import every ``_poller`` module and the floors below; imported only by the package's
-front and its users (``cli``, ``resume``, ``conformance``).
+module there names its job) behind its methods. May import every ``_poller`` module and the
+floors below; imported only by the package's front and its users (``cli``, ``resume``,
+``conformance``). It reaches its connection only through one ``PollPort`` (the Client is one).
 
 Theory of operation. A :class:`Poller` lives inside an ``async with`` the caller wrote; it
-polls only the tasks the caller waits on or watches, and stops polling a task when nobody
-waits on it any more. One driver task sleeps until the earliest due poll of the sans-I/O
-:class:`PollScheduler` (a deadline heap, not a sleeping coroutine per task) and starts the
-``tasks/get`` calls that are due, at most ``PollPolicy.max_in_flight`` at once. Every snapshot
-(from a poll, or from a ``notifications/tasks/status`` the server pushed) goes through the
-task's :class:`TaskMachine`; an accepted snapshot reaches watchers at once, and a terminal one
-ends the task: its outcome is fetched and every waiter wakes. Notifications never replace
-polling (C-22): they only deliver news sooner. A task reported terminal is never polled
-again, for any waiter or watcher: its outcome is remembered (the newest
-``Limits.max_answered_inputs`` ended tasks), so a later wait on it, even from the caller's stale
-``working`` reference, returns it at once.
+polls only the tasks the caller waits on or watches, and stops when nobody waits on a task any
+more. Every decision about a task is the sans-I/O :class:`~._sansio.tracker.Tracker`'s: what
+happens is fed to it as an event (a wait holds or releases a task, a poll answered or failed,
+a status was pushed, an outcome fetched, an input answered, the listen acknowledged or ended,
+a cancel asked for, the connection ended) and the actions it returns are carried out here in
+order (``_perform``): accept a snapshot (journal, status message, watchers), fetch an outcome,
+serve input, record, end, warn, reopen the listen. ``_poller.scheduling.PollLoop`` sleeps until
+the earliest due poll and sends what is due, at most ``PollPolicy.max_in_flight`` at once.
+Notifications never replace polling (C-22); a task reported terminal is never polled again,
+and its outcome is remembered (the newest ``Limits.max_answered_inputs``) for later waits.
 
 A wait ends with the task's :data:`Outcome`, with the typed error that ended it (a transport
 failure, TaskNotFound, IllegalTransition under ``ViolationPolicy.RAISE``), or with
 DeadlineExceeded at the caller's deadline; with ``PollPolicy.cancel_on_abandon`` the task is
 then cancelled with exactly one ``tasks/cancel`` (all of a wait's cancels sent at once, bounded
 together by ``PollPolicy.abandon_timeout``; a task another wait still holds is not cancelled).
-When the connection ends (ClientClosed, or what broke it), every wait ends at once with that
-error. Leaving the ``async with`` cancels everything the poller started.
-How each task's input arrives and its outcome is fetched is its generation's driver's
-business (``_poller/following.py`` asks it; ``_drivers``).
+When the connection ends, every wait ends at once with that error. Leaving the ``async with``
+cancels everything the poller started. Logs and spans follow the client's own settings.
 """
 
 from __future__ import annotations
@@ -42,23 +39,24 @@ import anyio
 import anyio.abc
 
 from . import observability as _obs
-from ._client import Client
-from ._exceptions import DecodeError, IllegalTransition, MCPTasksError, TransportError, UsageError
+from ._exceptions import DecodeError, MCPTasksError, TransportError, UsageError
 from ._poller.following import Following
 from ._poller.journal_sink import JournalSink
 from ._poller.observing import first_snapshot, status_changed, tracking_ended, tracking_started
 from ._poller.parking import WatchItem
-from ._poller.registry import Registry, Tracked, expires_at, monotonic_expiry
+from ._poller.port import PollPort
+from ._poller.registry import Registry, Tracked, monotonic_expiry
 from ._poller.relays import Listener, relay_input, relay_progress
-from ._poller.scheduling import Driver
+from ._poller.scheduling import PollLoop
 from ._poller.waits import Abandon, ProgressCallback, TaskRef, Waits, task_id_of
+from ._sansio import tracker as _t
 from ._sansio.progress import StatusMessage, next_status_message
-from ._sansio.scheduler import PollPolicy, PollScheduler
-from ._sansio.task_machine import TaskMachine, Violation, ViolationPolicy
+from ._sansio.scheduler import PollPolicy
+from ._sansio.task_machine import TaskMachine, Violation
 from .inputs import InputRouter
 from .journal import Journal
-from .models import CallToolResult, CreateTaskResult, JSONRPCNotification, Task, TaskStatus
-from .outcomes import Expired, Outcome
+from .models import CallToolResult, CreateTaskResult, JSONRPCNotification, Task
+from .outcomes import Outcome
 
 __all__ = ["Poller", "ProgressCallback", "TaskRef", "WatchItem"]
 
@@ -70,7 +68,7 @@ class Poller:
 
     def __init__(
         self,
-        client: Client,
+        client: PollPort,
         policy: PollPolicy = PollPolicy(),  # noqa: B008 - frozen value
         *,
         inputs: InputRouter | None = None,
@@ -79,74 +77,86 @@ class Poller:
         journal: Journal | None = None,
         before_poll: Callable[[str], None] | None = None,
     ) -> None:
-        self.client = client
-        self.policy = policy = policy.for_client(client.timeouts.request)
-        self.inputs = inputs
-        self.journal = journal
-        """Where each accepted snapshot, answered 2026 input key and outcome of a tracked task
-        is recorded (a task the journal never recorded is not added). Snapshots are written in
-        the background, newest first-come; an outcome is written before its wait wakes; a
-        journal failure is a warning, never the end of a wait. ``before_poll`` is called with a
-        task's id before each ``tasks/get`` and before its outcome is fetched and recorded;
-        what it raises is raised instead and ends that task's waits (``resume`` checks there
-        that its lease on the task is still surely its own)."""
+        # ``journal`` records each accepted snapshot (in the background, newest first-come),
+        # answered 2026 input key and outcome (before its wait wakes) of a task it recorded; a
+        # journal failure is a warning. ``before_poll`` is called with a task's id before each
+        # tasks/get and each outcome's fetch; what it raises ends that task's waits (``resume``
+        # checks there that its lease on the task is still surely its own).
+        self._client, self._inputs, self._journal = client, inputs, journal
+        self._policy = policy = policy.for_client(client.timeouts.request)
         limits = client.limits
-        self.warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
+        self._warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
         )
-        """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
-        ``Limits.max_warnings`` of them."""
         self._registry = Registry(limits.max_answered_inputs)
-        sink = (lambda: client.transport.identity, client.encode, policy.request_timeout)
-        self._sink = None if journal is None else JournalSink(journal, *sink, self._warn)
+        self._tracker = tracker = _t.Tracker(
+            policy,
+            rng=rng,
+            capacity=limits.max_answered_inputs,
+            max_inputs_per_task=limits.max_inputs_per_task,
+            handles_inputs=inputs is not None,
+        )
+        timeout = policy.request_timeout
+        self._sink = None if journal is None else JournalSink(journal, client, timeout, self._warn)
         self._generation = Following(
             client,
             policy,
             inputs,
-            self._registry,
+            tracker,
             self._sink,
             end=self._end,
             warn=self._warn,
             spawn=self._spawn,
             before_outcome=before_poll,
         )
-        self._scheduler = PollScheduler(policy, rng)
         self._wall_clock = wall_clock or (lambda: dt.datetime.now(dt.timezone.utc))
-        self._listener = Listener(self._registry, client.listen_tasks, policy, self._warn)
-        self._driver = Driver(
+        self._listener = Listener(client, policy, self._feed, self._warn)
+        self._loop = PollLoop(
             policy,
-            self._scheduler,
+            tracker,
             self._registry,
-            get=client.get_task,
-            observe=lambda tracked, snapshot: self._observe(tracked, snapshot),
-            end=lambda tracked, error: self._end(tracked, error=error),
-            expire=self._expire,
-            warn=self._warn,
+            client,
+            perform=self._perform,
             failed=self._failed,
-            acknowledged=lambda: self._listener.acknowledged,
             before_poll=before_poll,
         )
-        self._abandon = Abandon(policy, client.cancel_task, limits.max_answered_inputs, self._warn)
+        self._abandon = Abandon(policy, client, tracker, self._warn)
         self._waits = Waits(
-            self._hold, self._release, self._abandon, client.progress, limits.max_watch_backlog
+            self._hold, self._release, self._abandon, client, limits.max_watch_backlog
         )
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False
         self._unsubscribe: list[Callable[[], None]] = []
 
-    @property
-    def _tracked(self) -> dict[str, Tracked]:
-        """The records of the tasks being tracked, by id."""
-        return self._registry.live
+    # -- its configuration: read-only (each is woven into the pieces at construction) --------
 
     @property
-    def _acknowledged(self) -> frozenset[str]:
-        return self._listener.acknowledged
+    def client(self) -> PollPort:
+        return self._client
+
+    @property
+    def policy(self) -> PollPolicy:
+        """The policy in force (the one given, with the client's request timeout if asked)."""
+        return self._policy
+
+    @property
+    def inputs(self) -> InputRouter | None:
+        return self._inputs
+
+    @property
+    def journal(self) -> Journal | None:
+        return self._journal
+
+    @property
+    def warnings(self) -> collections.deque[Violation | MCPTasksError]:
+        """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
+        ``Limits.max_warnings`` of them."""
+        return self._warnings
 
     @property
     def polls_sent(self) -> int:
         """``tasks/get`` requests sent."""
-        return self._driver.sent
+        return self._loop.sent
 
     @property
     def cancels_sent(self) -> int:
@@ -156,7 +166,7 @@ class Poller:
     @property
     def polls_delayed(self) -> int:
         """Polls that were due but waited for a slot (``PollPolicy.max_in_flight`` saturated)."""
-        return self._driver.delayed
+        return self._loop.delayed
 
     @property
     def listens_opened(self) -> int:
@@ -185,10 +195,10 @@ class Poller:
             group.start_soon(self._listener.run)
         if self.inputs is not None:
             relay = functools.partial(relay_input, self._registry, self.policy, self._end)
-            unsubscribe.append(self.inputs.subscribe(relay, tasks=self._registry))
+            unsubscribe.append(self.inputs.subscribe(relay, tasks=self._tracker))
         if self._sink is not None:
             group.start_soon(self._sink.run)
-        group.start_soon(self._driver.run, group)
+        group.start_soon(self._loop.run, group)
         return self
 
     async def __aexit__(
@@ -327,7 +337,7 @@ class Poller:
         tracked = self._registry.live.get(task_id)
         if tracked is None or not tracked.tracking:
             return None
-        due = self._scheduler.due(task_id)
+        due = self._tracker.scheduler.due(task_id)
         return None if due is None else max(0.0, due - anyio.current_time())
 
     # -- tracking ----------------------------------------------------------------------------
@@ -348,28 +358,27 @@ class Poller:
                 elif isinstance(ref, Task):
                     first = ref
                 else:
-                    first = await first_snapshot(self.client, self._driver, ref, until)
+                    first = await first_snapshot(self.client, self._loop, ref, until)
             tracked = self._registry.held(first.task_id)  # held, or ended, while we awaited?
             if tracked is None:
                 tracked = self._track(first, seed, until)
-        tracked.hold(until)
+        elif tracked.tracking:  # one more wait: its deadline may pull a capped poll in
+            self._tracker.handle(_t.Track(tracked.machine.current, 0.0, waits_until=until))
+        tracked.hold()
         return tracked
 
     def _track(self, first: Task, seed: bool, until: float) -> Tracked:
-        machine = TaskMachine(first)
         ttl_ends = monotonic_expiry(first, self._wall_clock)
         expiry = ttl_ends if self.policy.ttl_backstop else None
-        tracked = Tracked(first.task_id, machine, expiry, ttl_ends=ttl_ends, waits_until=until)
+        now = anyio.current_time()
+        actions = self._tracker.handle(_t.Track(first, now, expiry, ttl_ends, until, seed))
+        record = self._tracker.records.get(first.task_id)
+        tracked = Tracked(first.task_id, record.machine if record else TaskMachine(first))
         tracked.message = next_status_message(None, first, now=self._wall_clock())
         self._registry.add(tracked)
         tracking_started(tracked, first, self.client)
-        if machine.is_terminal and not seed:
-            self._start_finish(tracked)
-            return tracked
-        if first.status is TaskStatus.INPUT_REQUIRED:
-            self._generation.needs_input(tracked, first)
-        self._driver.track(tracked, first)
-        self._listener.changed()
+        self._perform(actions)
+        self._loop.wake()
         return tracked
 
     def _release(self, tracked: Tracked) -> None:
@@ -377,10 +386,9 @@ class Poller:
             # Nobody waits on it any more: stop polling (the library never polls unasked),
             # hold no tasks/result open for it, ask none of its questions (the registry
             # cancelled its input handlers).
-            self._driver.untrack(tracked.task_id)
-            tracking_ended(tracked, "released")
+            self._perform(self._tracker.handle(_t.Release(tracked.task_id)))
+            tracking_ended(tracked, "released", self.client.redaction)
             self._generation.released(tracked)
-            self._listener.changed()
 
     # -- observability ---------------------------------------------------------------------
 
@@ -389,7 +397,7 @@ class Poller:
         self.warnings.append(item)
         log.warning("poller warning: %s: %s", type(item).__name__, item)
 
-    # -- news from the server --------------------------------------------------------------
+    # -- news from the server, and the tracker's actions -----------------------------------
 
     def _on_status(self, notification: JSONRPCNotification) -> None:
         """A status notification: news sooner than the next poll (C-22: never instead)."""
@@ -398,43 +406,7 @@ class Poller:
         except DecodeError as exc:
             self._warn(exc)
             return
-        tracked = self._registry.live.get(snapshot.task_id)
-        if tracked is not None and tracked.tracking:
-            self._observe(tracked, snapshot)
-
-    def _observe(self, tracked: Tracked, snapshot: Task) -> None:
-        machine = tracked.machine
-        previous = machine.current
-        observation = machine.observe(snapshot)
-        for violation in observation.violations:
-            if violation.soft or self.policy.on_violation is ViolationPolicy.WARN:
-                self._warn(violation)
-            else:
-                self._end(
-                    tracked,
-                    error=IllegalTransition(
-                        tracked.task_id, previous.status.value, snapshot.status.value
-                    ),
-                )
-                return
-        if not observation.accepted:
-            return
-        if self._sink is not None:
-            self._sink.snapshot(tracked.task_id, snapshot)
-        tracked.message = next_status_message(tracked.message, snapshot, now=self._wall_clock())
-        status_changed(tracked, previous, snapshot)
-        if (snapshot.status, snapshot.status_message, snapshot.last_updated_at) != (
-            previous.status,
-            previous.status_message,
-            previous.last_updated_at,
-        ):
-            tracked.push(snapshot)
-        if machine.is_terminal:  # the one place terminal is decided: the task machine
-            self._start_finish(tracked)
-        elif snapshot.status is TaskStatus.INPUT_REQUIRED:
-            self._generation.needs_input(tracked, snapshot)
-        else:
-            tracked.stuck_polls = 0
+        self._perform(self._tracker.handle(_t.Pushed(snapshot, anyio.current_time())))
 
     def _on_connection_end(self, error: MCPTasksError) -> None:
         """The connection ended (ClientClosed, or what broke it): every wait ends now with that
@@ -442,14 +414,55 @@ class Poller:
         for tracked in list(self._registry.live.values()):
             self._end(tracked, error=error)
 
+    def _feed(self, event: _t.Event) -> None:
+        self._perform(self._tracker.handle(event))
+
+    def _perform(self, actions: Sequence[_t.Action]) -> None:
+        """Carry out the tracker's actions, in order (those of a poll, a push, a release)."""
+        live = self._registry.live
+        for action in actions:
+            if isinstance(action, _t.Warn):
+                self._warn(action.problem)
+                continue
+            if isinstance(action, _t.Relisten):
+                self._listener.want(action.task_ids)
+                continue
+            tracked = live.get(action.task_id)
+            if tracked is None:
+                continue
+            if isinstance(action, _t.Accepted):
+                self._accepted(tracked, action)
+            elif isinstance(action, _t.FetchOutcome):
+                if self._registry.finishing(tracked):
+                    self._spawn(tracked, functools.partial(self._finish, tracked))
+            elif isinstance(action, _t.ServeInput):
+                if action.keys or action.snapshot.input_requests is None:
+                    self._generation.needs_input(tracked, action.snapshot, action.keys)
+            elif isinstance(action, _t.RecordOutcome):
+                if self._sink is not None and self._task_group is not None:
+                    self._task_group.start_soon(self._sink.outcome, tracked.task_id, action.outcome)
+            elif isinstance(action, _t.End):
+                self._ended(tracked, action.outcome, action.error)
+
+    def _accepted(self, tracked: Tracked, action: _t.Accepted) -> None:
+        snapshot = action.snapshot
+        if self._sink is not None:
+            self._sink.snapshot(tracked.task_id, snapshot)
+        tracked.message = next_status_message(tracked.message, snapshot, now=self._wall_clock())
+        status_changed(tracked, action.previous, snapshot, self.client.redaction)
+        if action.news:
+            tracked.push(snapshot)
+
     # -- ending ----------------------------------------------------------------------------
 
-    def _start_finish(self, tracked: Tracked) -> None:
-        if not self._registry.finishing(tracked):
-            return
-        self._driver.untrack(tracked.task_id)  # reported terminal: never polled again
-        self._listener.changed()
-        self._spawn(tracked, lambda: self._generation.finish(tracked))
+    async def _finish(self, tracked: Tracked) -> None:
+        """The terminal task's outcome fetched; recorded (awaited) before its waits wake."""
+        ended = await self._generation.outcome(tracked)
+        for action in self._tracker.handle(_t.OutcomeFetched(tracked.task_id, ended)):
+            if isinstance(action, _t.RecordOutcome) and self._sink is not None:
+                await self._sink.outcome(action.task_id, action.outcome)
+            elif not isinstance(action, _t.RecordOutcome):
+                self._perform((action,))
 
     def _spawn(self, tracked: Tracked, work: Callable[[], Awaitable[None]]) -> None:
         assert self._task_group is not None
@@ -471,26 +484,16 @@ class Poller:
             error.__cause__, exc = exc, error  # the typed error, caused by the foreign one
         self._end(tracked, error=exc)
 
-    def _expire(self, tracked: Tracked) -> None:
-        task = tracked.machine.current
-        expired_at = expires_at(task)
-        assert expired_at is not None  # only a task with a representable expiry expires
-        self._driver.untrack(tracked.task_id)
-        outcome = Expired(task, expired_at)
-        if self._sink is not None and self._task_group is not None:
-            self._task_group.start_soon(self._sink.outcome, tracked.task_id, outcome)
-        self._end(tracked, outcome=outcome)
+    def _end(self, tracked: Tracked, *, error: MCPTasksError) -> None:
+        """End ``tracked``'s waits with ``error`` from outside the protocol (the connection
+        ended, the poller closed, its own task failed): through the tracker, once."""
+        actions = self._tracker.handle(_t.TrackingFailed(tracked.task_id, error))
+        self._perform(actions)
+        self._ended(tracked, None, error)  # a record the tracker no longer follows
 
-    def _end(
-        self,
-        tracked: Tracked,
-        *,
-        outcome: Outcome | None = None,
-        error: MCPTasksError | None = None,
-    ) -> None:
-        if not self._registry.end(tracked, outcome, error):
+    def _ended(self, tracked: Tracked, outcome: Outcome | None, err: MCPTasksError | None) -> None:
+        if not self._registry.end(tracked, outcome, err):
             return
-        tracking_ended(tracked, type(outcome).__name__ if outcome is not None else "error", error)
+        name = "error" if outcome is None else type(outcome).__name__
+        tracking_ended(tracked, name, self.client.redaction, err)
         self._generation.ended(tracked)
-        self._driver.untrack(tracked.task_id)
-        self._listener.changed()

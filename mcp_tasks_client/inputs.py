@@ -66,6 +66,7 @@ from ._routing.events import (
     InputEventKind,
     RootsHandler,
     SamplingHandler,
+    Subscribed,
     TrackedTasks,
     Untagged,
     event_for,
@@ -317,8 +318,9 @@ class InputRouter:
     ) -> Callable[[], None]:
         """Call ``listener`` with every InputEvent until the returned function is called. A
         Poller passes its ``tasks``: the handlers of requests the server sends by itself
-        (2025-11-25) read them in ``ctx.latest()`` and ``ctx.candidates`` (the newest
-        subscriber's, while it is subscribed)."""
+        (2025-11-25) read them in ``ctx.latest()`` (the task's snapshot in the Poller that
+        tracks it) and ``ctx.candidates`` (those of every subscribed Poller), while it is
+        subscribed."""
         self._listeners.append(listener)
         if tasks is not None:
             self._tasks.append(tasks)
@@ -690,10 +692,11 @@ class InputRouter:
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
         """The handler (:meth:`InputHandlers.answer`), in a span ``mcp_tasks.input`` when
         spans are on (under ``parent``, a Context, when given: the task's span; else the
-        current one). ``tasks``: the tracked tasks the caller passed, else the newest
-        subscriber's (if any)."""
+        current one). ``tasks``: the tracked tasks the caller passed, else those of every
+        subscribed Poller: a handler reads its task in the Poller that tracks it, never in
+        whichever subscribed last."""
         if tasks is None and self._tasks:
-            tasks = self._tasks[-1]
+            tasks = Subscribed(tuple(self._tasks))
         client = self._client
         assert client is not None
         redaction, tracing = client.redaction, client.tracing

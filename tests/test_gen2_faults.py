@@ -729,6 +729,6 @@ async def test_an_acknowledgement_counts_only_for_its_own_listen(foreign: bool) 
                     group.start_soon(poller.wait, created)
                     await acknowledged.wait()
                     await anyio.sleep(0.2)
-                    seen = poller._acknowledged
+                    seen = poller._tracker.acknowledged
                     group.cancel_scope.cancel()
     assert seen == (frozenset() if foreign else frozenset({"t-1"}))

@@ -1005,7 +1005,7 @@ async def test_a_bug_inside_the_poller_ends_that_wait_with_a_typed_error() -> No
     concerns with a typed error; it never escapes `async with Poller` as an ExceptionGroup."""
     handler, _ = working_tasks(stall_cancel=False)
 
-    def broken_observe(*args: Any) -> None:
+    def broken_observe(*args: Any) -> None:  # what a poll answer is handed to
         raise RuntimeError("a bug")
 
     async with HostileHTTPServer(handler) as server:
@@ -1013,7 +1013,7 @@ async def test_a_bug_inside_the_poller_ends_that_wait_with_a_typed_error() -> No
             async with connected(server) as client:
                 poller = Poller(client, PollPolicy(floor=0.01, initial=0.01, jitter=0.0))
                 async with poller:
-                    poller._observe = broken_observe  # type: ignore[method-assign,assignment]
+                    poller._accepted = broken_observe  # type: ignore[method-assign,assignment]
                     with pytest.raises(TransportError) as caught:
                         await poller.wait(task_snapshot(client, "t-1"), deadline=5)
     assert isinstance(caught.value.__cause__, RuntimeError)

@@ -127,9 +127,9 @@ def _polls(server_box: list[SimServer]) -> int | None:
 
 def _leftovers(poller: Poller) -> list[str]:
     """Whatever the poller still holds for tasks nobody waits on."""
-    left = [f"tracked {task_id}" for task_id in poller._tracked]
-    if len(poller._scheduler):
-        left.append(f"{len(poller._scheduler)} scheduler entries")
+    left = [f"tracked {task_id}" for task_id in poller._registry.live]
+    if len(poller._tracker.scheduler):
+        left.append(f"{len(poller._tracker.scheduler)} scheduler entries")
     return left
 
 
@@ -146,7 +146,7 @@ def test_every_wait_kind_at_once_leaves_nothing_behind(plan: Plan) -> None:
 
         async def spy() -> None:  # every tracked record the poller made, to look at after
             while True:
-                records.extend(r for r in poller._tracked.values() if r not in records)
+                records.extend(r for r in poller._registry.live.values() if r not in records)
                 await trio.sleep(0.01)
 
         async with anyio.create_task_group() as tg:
@@ -214,7 +214,7 @@ def test_waits_on_one_task_share_one_event() -> None:
             for _ in range(10):
                 tg.start_soon(one)
             await trio.sleep(0.01)
-            (record,) = poller._tracked.values()
+            (record,) = poller._registry.live.values()
             seen["refs"] = record.refs
             seen["event"] = record.done_event
             seen["lists"] = (record.listeners, record.watchers, record.progress_callbacks)

@@ -14,6 +14,7 @@ PIECES = ROOT / "_poller"
 # Lowest floor first, as _poller/__init__.py lists them.
 ORDER = [
     "parking",
+    "port",
     "registry",
     "observing",
     "journal_sink",

@@ -6,24 +6,25 @@ blocking ``tasks/result`` held open on ``input_required``, C-21; 2026-07-28: eac
 ``inputRequests``, E C28-C33), how its outcome is fetched (``tasks/result`` or inline), the seed
 rule (E A-2), which notification pushes status, and whether a listen is possible. This module
 makes one driver follower per tracked task on first need (``TaskFollow``) and gives it a
-:class:`_Link` to act through: the requests it may send for that task, the Poller's guarded
+:class:`_FollowLink` to act through: the requests it may send for that task, the Poller's guarded
 task group, its warnings. It never branches on a generation.
 
-The 2026-07-28 ``inputRequests`` a follower hands back (``TaskLink.serve_inputs``) go to the
-InputRouter, the one owner of answering input in both generations: it takes each key once,
-runs the handler and sends the answer (``InputRouter.serve_task_inputs``). What stays here is
-the Poller's share: the taken keys queued on the task and drained by at most
-``Limits.max_server_requests`` workers per task (never one anyio task per key: a snapshot may
-carry tens of thousands), at most ``Limits.max_server_requests`` handlers at once in all, the
-workers cancelled and the queue dropped when the task's tracking ends, a task whose keys go
-past ``Limits.max_inputs_per_task`` failed with LimitExceeded (the router never forgets a
-tracked task's key, so a bound fails the task instead), the journal's record of an answered
-key, a task whose snapshots keep asking nothing new (``PollPolicy.stuck_input_polls``), and
-what a busy ``tasks/update`` (HTTP 429/503) does (``PollPolicy.on_busy``: the ServerBusy ends
-the task's waits, or the same answers are sent again after the busy rule's wait, with a
-``BackedOff`` warning).
+Which 2026-07-28 ``inputRequests`` keys are served is the Tracker's decision (each once, E
+C30-C31; a stuck task, ``PollPolicy.stuck_input_polls``; too many keys; no handlers): its
+``ServeInput`` action names them, and only those reach the InputRouter when the follower hands
+the snapshot back (``TaskLink.serve_inputs``). The router runs each key's handler and sends the
+answer (``InputRouter.serve_task_input``); a key the router does not take (another worker of a
+shared journal took it) is not answered here. What stays here is the Poller's share: the taken
+keys queued on the task and drained by at most ``Limits.max_server_requests`` workers per task
+(never one anyio task per key: a snapshot may carry tens of thousands), at most
+``Limits.max_server_requests`` handlers at once in all, the workers cancelled and the queue
+dropped when the task's tracking ends, each key's end told to the Tracker (``InputAnswered``)
+and an answered one recorded in the journal (``RecordAnswer``), and what a busy
+``tasks/update`` (HTTP 429/503) does (``PollPolicy.on_busy``: the ServerBusy ends the task's
+waits, or the same answers are sent again after the busy rule's wait, with a ``BackedOff``
+warning).
 
-May import: ``registry``, ``journal_sink``, ``_client`` (the Client it calls), ``_drivers``,
+May import: ``registry``, ``journal_sink``, ``port`` (the client it calls), ``_drivers``,
 ``inputs``, ``_sansio``, ``models``, ``outcomes``, ``_exceptions``, anyio.
 """
 
@@ -36,23 +37,17 @@ from typing import Any
 
 import anyio
 
-from .._client import Client
 from .._drivers import TaskFollow
-from .._exceptions import (
-    BackedOff,
-    InputNotHandled,
-    InputStuck,
-    InvalidParams,
-    LimitExceeded,
-    MCPTasksError,
-    ServerBusy,
-)
-from .._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
+from .._exceptions import BackedOff, InvalidParams, LimitExceeded, MCPTasksError, ServerBusy
+from .._sansio.scheduler import BusyPolicy, PollPolicy
 from .._sansio.task_machine import Violation
+from .._sansio.tracker import InputAnswered, RecordAnswer, Tracker
 from ..inputs import InputRouter
 from ..models import CallToolResult, InputRequest, JSONObject, Task
+from ..outcomes import Outcome
 from .journal_sink import JournalSink
-from .registry import Registry, Tracked
+from .port import PollPort
+from .registry import Tracked
 
 __all__ = ["EndTask", "Following"]
 
@@ -66,10 +61,10 @@ class Following:
 
     def __init__(
         self,
-        client: Client,
+        client: PollPort,
         policy: PollPolicy,
         inputs: InputRouter | None,
-        registry: Registry,
+        tracker: Tracker,
         journal: JournalSink | None,
         *,
         end: EndTask,
@@ -82,8 +77,10 @@ class Following:
         self.client = client
         self.policy = policy
         self.inputs = inputs
-        self._registry = registry
+        self._tracker = tracker
         self._journal = journal
+        # The keys of the ServeInput being carried out (the follower hands back the snapshot).
+        self._asked: tuple[tuple[str, InputRequest], ...] = ()
         self._end = end
         self._warn = warn
         self._spawn = spawn
@@ -104,7 +101,7 @@ class Following:
     def follow(self, tracked: Tracked) -> TaskFollow:
         """The task's follower from the client's driver, made on first need."""
         if tracked.follow is None:
-            tracked.follow = self.client.driver.follow(_Link(self, tracked), self.policy)
+            tracked.follow = self.client.driver.follow(_FollowLink(self, tracked), self.policy)
             if self.inputs is not None and tracked.tracking:
                 self.inputs.hold(tracked.task_id)  # its questions are never forgotten now
         return tracked.follow
@@ -120,39 +117,42 @@ class Following:
         if self.inputs is not None:
             self.inputs.release(tracked.task_id)
 
-    def needs_input(self, tracked: Tracked, snapshot: Task) -> None:
-        """An accepted snapshot says ``input_required``: the follower knows where from."""
+    def needs_input(
+        self, tracked: Tracked, snapshot: Task, keys: tuple[tuple[str, InputRequest], ...]
+    ) -> None:
+        """The Tracker's ``ServeInput``: the follower knows where the input comes from (the
+        snapshot's ``keys``, 2026-07-28; a held ``tasks/result``, 2025-11-25)."""
         if tracked.tracking:
-            self.follow(tracked).input_required(snapshot)
+            self._asked = keys
+            try:
+                self.follow(tracked).input_required(snapshot)
+            finally:
+                self._asked = ()
 
-    async def finish(self, tracked: Tracked) -> None:
-        """The terminal task's outcome (or the error that stands for it), then its end. The
-        Poller's ``before_poll`` is asked first, as for a poll: a fetch (``tasks/result``) and
-        the journal's record are actions too."""
+    async def outcome(self, tracked: Tracked) -> Outcome | MCPTasksError:
+        """The terminal task's outcome (or the error that stands for it). The Poller's
+        ``before_poll`` is asked first, as for a poll: a fetch (``tasks/result``) and the
+        journal's record are actions too."""
         if self._before_outcome is not None:
             self._before_outcome(tracked.task_id)
-        ended = await self.follow(tracked).outcome(tracked.machine.current)
-        if isinstance(ended, MCPTasksError):
-            self._end(tracked, error=ended)
-        else:
-            if self._journal is not None:
-                await self._journal.outcome(tracked.task_id, ended)
-            self._end(tracked, outcome=ended)
+        return await self.follow(tracked).outcome(tracked.machine.current)
 
     # -- 2026-07-28 inputRequests, handed back by the follower ---------------------------
 
     def serve_inputs(self, tracked: Tracked, snapshot: Task) -> None:
-        requests = snapshot.input_requests or {}
-        if self.inputs is None:
-            if requests and self.policy.on_unhandled_input is UnhandledInputPolicy.FAIL:
-                key, request = next(iter(requests.items()))
-                self._end(tracked, error=InputNotHandled(tracked.task_id, request.method, key))
-            return
+        """The keys the Tracker asked to serve (never the snapshot's others) to the router."""
+        requests = dict(self._asked)
+        if self.inputs is None or not requests:
+            return  # with no router the Tracker decided already (UnhandledInputPolicy)
         try:
             taken = self.inputs.take_inputs(tracked.task_id, requests)
         except LimitExceeded as exc:  # never forget a key: the task fails instead
             self._end(tracked, error=exc)
             return
+        if len(taken) < len(requests):  # taken before by this router (or another worker)
+            mine = {key for key, _ in taken}
+            for key in requests.keys() - mine:
+                self._tracker.handle(InputAnswered(tracked.task_id, key, sent=False))
         if taken:
             if tracked.input_queue is None:
                 tracked.input_queue = collections.deque()
@@ -161,11 +161,6 @@ class Following:
             for _ in range(wanted - tracked.input_workers):
                 tracked.input_workers += 1
                 self._spawn(tracked, functools.partial(self._drain, tracked))
-        busy = taken or tracked.inputs_running or tracked.input_queue
-        tracked.stuck_polls = 0 if busy else tracked.stuck_polls + 1
-        limit = self.policy.stuck_input_polls
-        if limit is not None and tracked.stuck_polls >= limit:
-            self._end(tracked, error=InputStuck(tracked.task_id, list(requests), limit))
 
     async def _drain(self, tracked: Tracked) -> None:
         """One worker of ``tracked``'s queue of taken keys: each answered by the InputRouter
@@ -181,11 +176,7 @@ class Following:
             with scope:  # the wait ended: the questions are moot, stop asking
                 while queue and not tracked.done:
                     key, request = queue.popleft()
-                    tracked.inputs_running += 1
-                    try:
-                        await self._answer(tracked, key, request)
-                    finally:
-                        tracked.inputs_running -= 1
+                    await self._answer(tracked, key, request)
         finally:
             tracked.input_workers -= 1
             tracked.input_scopes.discard(scope)
@@ -199,17 +190,19 @@ class Following:
                     tracked.task_id,
                     key,
                     request,
-                    tasks=self._registry,
+                    tasks=self._tracker,
                     still_wanted=lambda: not tracked.done,
                     timeout=self.policy.request_timeout,
                     busy=functools.partial(self._busy_update, tracked),
                 )
-            if sent and self._journal is not None:
-                await self._journal.answered(tracked.task_id, key)
         except InvalidParams as exc:
             # The server refused this answer (a key already answered, S13 says ignore; or the
             # task is gone, which the next poll tells as such): recorded, the wait goes on.
             self._warn(exc)
+            sent = False
+        for action in self._tracker.handle(InputAnswered(tracked.task_id, key, sent)):
+            if isinstance(action, RecordAnswer) and self._journal is not None:
+                await self._journal.answered(action.task_id, action.key)
 
     def _busy_update(self, tracked: Tracked, busy: ServerBusy, in_row: int) -> float | None:
         """The wait before a busy ``tasks/update`` of ``tracked`` is sent again (None: the
@@ -225,7 +218,7 @@ class Following:
         return wait
 
 
-class _Link:
+class _FollowLink:
     """What one tracked task's driver follower may do through the Poller (``TaskLink``)."""
 
     __slots__ = ("_following", "_tracked", "task_id")

@@ -5,15 +5,14 @@ first come first), the 2026-07-28 input keys it answered, and its outcome (its t
 snapshot, then the outcome, before the wait wakes). Every write is bounded by the policy's
 ``request_timeout``; a failure is a warning (``warn``), never the end of a wait.
 
-May import: ``journal``, ``models``, ``outcomes``, ``_exceptions``, anyio. It knows the client
-only as the two things it needs: the server's identity (read at each write, as before the
-split) and the codec's ``encode``.
+May import: ``journal``, ``models``, ``outcomes``, ``_exceptions``, ``port``, anyio. Of the
+client's ``PollPort`` it reads the server's identity (at each write) and the codec's
+``encode``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import anyio
 
@@ -21,6 +20,7 @@ from .._exceptions import MCPTasksError
 from ..journal import Journal, JournalError, recorded_outcome
 from ..models import Task
 from ..outcomes import Outcome
+from .port import PollPort
 
 __all__ = ["JournalSink"]
 
@@ -31,18 +31,20 @@ class JournalSink:
     def __init__(
         self,
         journal: Journal,
-        server: Callable[[], str],
-        encode: Callable[[Any], Any],
+        port: PollPort,
         timeout: float,
         warn: Callable[[MCPTasksError], None],
     ) -> None:
         self.journal = journal
-        self._server = server
-        self._encode = encode
+        self._port = port
         self._timeout = timeout
         self._warn = warn
         self._pending: dict[str, Task] = {}
         self._wake = anyio.Event()
+
+    def _server(self) -> str:
+        """The server's identity, read at each write."""
+        return self._port.transport.identity
 
     def snapshot(self, task_id: str, snapshot: Task) -> None:
         """An accepted snapshot: written by :meth:`run` (only the newest, if it falls behind)."""
@@ -58,7 +60,7 @@ class JournalSink:
         last = self._pending.pop(task_id, None) or outcome.task
         if last is not None:
             await self._journaled(self.journal.snapshot(self._server(), task_id, last))
-        recorded = recorded_outcome(outcome, self._encode)
+        recorded = recorded_outcome(outcome, self._port.encode)
         await self._journaled(self.journal.finish(self._server(), task_id, recorded))
 
     async def run(self) -> None:

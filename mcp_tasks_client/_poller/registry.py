@@ -25,7 +25,6 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import enum
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +34,8 @@ import attrs
 from .._exceptions import MCPTasksError
 from .._sansio.progress import StatusMessage, TaskProgress
 from .._sansio.task_machine import TaskMachine
-from ..models import Task, TaskStatus
+from .._sansio.tracker import expiry_instant
+from ..models import Task
 from ..observability import TaskTrace
 from ..outcomes import Outcome
 from .parking import DoneWakeup, Inbox, WatchItem, WatchQueue
@@ -49,7 +49,6 @@ __all__ = [
     "Registry",
     "TrackState",
     "Tracked",
-    "expires_at",
     "monotonic_expiry",
 ]
 
@@ -78,13 +77,14 @@ class IllegalMove(AssertionError):
 
 @attrs.define(eq=False)
 class Tracked:
-    """One tracked task (slotted, and small: a poller may hold 100,000 of them). What only
-    some tasks need (an event to wait on, watchers, listeners, progress callbacks, input
-    scopes) is made on first use; ``None`` until then."""
+    """One tracked task, the waiters' side (slotted, and small: a poller may hold 100,000 of
+    them): who waits and watches, and how they are told. Its protocol side (the machine, the
+    next poll, expiry, busy streak, input keys) is the Tracker's record; ``machine`` is that
+    record's, read here. What only some tasks need (an event to wait on, watchers, listeners,
+    progress callbacks, input scopes) is made on first use; ``None`` until then."""
 
     task_id: str
     machine: TaskMachine
-    expires_at: float | None  # monotonic, from createdAt + ttl
     refs: int = 0
     state: TrackState = TrackState.TRACKING
     outcome: Outcome | None = None
@@ -98,9 +98,6 @@ class Tracked:
     progress_callbacks: list[Callable[[TaskProgress], None]] | None = None
     message: StatusMessage | None = None
     """The latest accepted snapshot's status message, with when it was first seen."""
-    # 2026-07-28 input: handlers running, and snapshots in a row asking nothing new.
-    inputs_running: int = 0
-    stuck_polls: int = 0
     input_queue: collections.deque[tuple[str, Any]] | None = None
     """Taken 2026 input keys (key, InputRequest) no worker has started yet, oldest first."""
     input_workers: int = 0
@@ -113,20 +110,10 @@ class Tracked:
     follow: TaskFollow | None = None
     """How the task's input arrives and its outcome is fetched, in the client's generation
     (its driver's follower, ``following.py``): made on first need."""
-    ttl_ends: float | None = None
-    """Monotonic ``createdAt + ttl`` by the local clock, whatever ``ttl_backstop`` says: how
-    far a ``pollInterval`` past ``PollPolicy.max_server_interval`` may put the next poll."""
-    waits_until: float = -math.inf
-    """The latest deadline of the waits that held the task (``inf``: one has none)."""
-    interval_warned: bool = False
-    """Whether a ``pollInterval`` past ``max_server_interval`` was warned of (once a task)."""
-    busy_in_row: int = 0
-    """Busy answers (429/503) to this task's polls in a row (``PollPolicy.on_busy``)."""
 
-    def hold(self, until: float) -> None:
-        """One more wait holds the task, until ``until`` (monotonic; ``inf``: no deadline)."""
+    def hold(self) -> None:
+        """One more wait holds the task."""
         self.refs += 1
-        self.waits_until = max(self.waits_until, until)
 
     def move(self, to: TrackState) -> None:
         """Move to ``to``; IllegalMove unless :data:`MOVES` allows it."""
@@ -207,26 +194,12 @@ def discard_item(tracked: Tracked, name: str, item: object) -> None:
         items.remove(item)
 
 
-def expires_at(task: Task) -> dt.datetime | None:
-    """``createdAt + ttl``; None for no ttl (null: unlimited; UNSET: unknown, A-06) and for an
-    instant past the calendar's end (year 9999): such a task never expires in our time."""
-    if not isinstance(task.ttl, (int, float)):
-        return None
-    try:
-        return task.created_at + dt.timedelta(milliseconds=task.ttl)
-    except OverflowError:
-        return None
-
-
 def monotonic_expiry(task: Task, wall_clock: Callable[[], dt.datetime]) -> float | None:
     """Monotonic time of ``createdAt + ttl`` (``PollPolicy.ttl_backstop``), None for none."""
-    ends = expires_at(task)
+    ends = expiry_instant(task)
     if ends is None:
         return None
     return anyio.current_time() + (ends - wall_clock()).total_seconds()
-
-
-_LIVE = (TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED)
 
 
 class Registry:
@@ -320,18 +293,6 @@ class Registry:
         """The latest accepted snapshot of a tracked task."""
         tracked = self.live.get(task_id)
         return tracked.machine.current if tracked is not None else None
-
-    def candidates(self) -> list[Task]:
-        """The tracked tasks a request naming no task may belong to."""
-        return [
-            t.machine.current
-            for t in self.live.values()
-            if not t.done and t.machine.current.status in _LIVE
-        ]
-
-    def polled(self) -> frozenset[str]:
-        """The ids of the tasks still polled (those a listen asks the server to push)."""
-        return frozenset(task_id for task_id, t in self.live.items() if t.tracking)
 
     def _drop(self, tracked: Tracked) -> None:
         if self.live.get(tracked.task_id) is tracked:

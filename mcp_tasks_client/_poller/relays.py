@@ -1,21 +1,21 @@
 """News the server sends on its own, relayed to the tracked tasks: push and progress.
 
 Job: (1) with ``PollPolicy.listen`` (2026-07-28), keep one ``subscriptions/listen`` open for
-the tasks being polled, reopened when that set changes, and know which ids the server agreed
-to push (E C40, C41): those are then polled only as a slow safety net (A-25). (2) Hand each
-TaskProgress the client read to the task's watchers and progress callbacks; a problem with a
-progress notification becomes a warning. (3) Hand each InputEvent of the router to the task's
-watchers; one nobody handled ends the wait, by ``PollPolicy.on_unhandled_input``.
+the ids the Tracker asks for (its ``Relisten``: the tasks being polled), and tell the Tracker
+which ids the server agreed to push (E C40, C41; those are then polled only as a slow safety
+net, A-25) and when the listen ended or was refused (the Tracker falls back to polling).
+(2) Hand each TaskProgress the client read to the task's watchers and progress callbacks; a
+problem with a progress notification becomes a warning. (3) Hand each InputEvent of the router
+to the task's watchers; one nobody handled ends the wait, by ``PollPolicy.on_unhandled_input``.
 
-May import: ``registry``, ``inputs`` (its events), ``models``, ``_exceptions``, ``_sansio``,
-``observability``, anyio. The
-client is reached only through ``listen`` (its ``listen_tasks``), passed in.
+May import: ``registry``, ``inputs`` (its events), ``models``, ``_exceptions``, ``_sansio``
+(the Tracker's events), ``observability``, anyio. The client is reached only through
+the ``PollPort`` (its ``listen_tasks``), passed in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
 
 import anyio
 
@@ -24,8 +24,10 @@ from .._exceptions import DecodeError, InputNotHandled, MCPTasksError
 from .._sansio.progress import TaskProgress
 from .._sansio.scheduler import PollPolicy, UnhandledInputPolicy
 from .._sansio.task_machine import Violation
+from .._sansio.tracker import Event, ListenAcknowledged, ListenEnded
 from ..inputs import InputEvent, InputEventKind
 from ..models import JSONRPCNotification
+from .port import PollPort
 from .registry import Registry
 
 __all__ = ["SUBSCRIPTION_ID_META", "Listener", "call_progress", "relay_input", "relay_progress"]
@@ -35,54 +37,48 @@ log = _obs.get_logger("poller")
 SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
 """``_meta`` key naming the listen a notification belongs to (2026-07-28, E C41)."""
 
-ListenCall = Callable[..., Awaitable[Any]]
-"""``Client.listen_tasks``: ``(task_ids, *, on_open)``, returning when the listen ends."""
-
 
 class Listener:
-    """The one open listen of a Poller (E C39-C42), and what the server acknowledged."""
+    """The one open listen of a Poller (E C39-C42): opens what the Tracker asks for
+    (``Relisten``), and tells it what the server acknowledged and when the listen ended."""
 
     def __init__(
         self,
-        registry: Registry,
-        listen: ListenCall,
+        port: PollPort,
         policy: PollPolicy,
+        feed: Callable[[Event], None],
         warn: Callable[[MCPTasksError], None],
     ) -> None:
-        self._registry = registry
-        self._listen = listen
-        self._enabled = policy.listen
+        self._port = port
         self._floor = policy.floor
+        self._feed = feed
         self._warn = warn
-        self.listening: frozenset[str] = frozenset()
-        """The ids the open listen asked for."""
-        self.acknowledged: frozenset[str] = frozenset()
-        """Those the server acknowledged: polled only as a safety net."""
+        self._wanted: frozenset[str] = frozenset()
+        self._listening: frozenset[str] | None = None  # the ids of the listen open now
         self._listen_id: object = None  # the open listen's request id: its subscriptionId
         self._changed = anyio.Event()
         self.opened = 0
 
-    def changed(self) -> None:
-        """The set of polled tasks may have changed: reopen the listen if it did (only with
-        ``PollPolicy.listen``)."""
-        if self._enabled and self._registry.polled() != self.listening:
-            self._changed.set()
+    def want(self, task_ids: frozenset[str]) -> None:
+        """The Tracker's ``Relisten``: the listen should cover ``task_ids`` (none: closed)."""
+        self._wanted = task_ids
+        self._changed.set()
 
     async def run(self) -> None:
-        """One listen at a time for the tasks waited on, reopened when that set changes; a
-        listen that ends or fails falls back to polling (a warning), until the set changes."""
+        """One listen at a time for the ids the Tracker last asked for, reopened when it asks
+        again; a burst of changes within ``PollPolicy.floor`` is one reopen."""
         scope: anyio.CancelScope | None = None
         async with anyio.create_task_group() as group:
             while True:
                 await self._changed.wait()
                 self._changed = anyio.Event()
                 await anyio.sleep(self._floor)  # a burst of new waits: one reopen
-                wanted = self._registry.polled()
-                if wanted == self.listening:
+                wanted = self._wanted
+                if wanted == self._listening:
                     continue
                 if scope is not None:
                     scope.cancel()
-                self.listening, self.acknowledged = wanted, frozenset()
+                self._listening = wanted
                 if wanted:
                     scope = anyio.CancelScope()
                     group.start_soon(self._listen_once, wanted, scope)
@@ -94,15 +90,14 @@ class Listener:
             def opened(request_id: object) -> None:
                 self._listen_id = request_id
 
+            error: MCPTasksError | None = None
             try:
-                await self._listen(sorted(task_ids), on_open=opened)
+                await self._port.listen_tasks(sorted(task_ids), on_open=opened)
             except MCPTasksError as exc:
-                self._warn(exc)
-            if self.listening == task_ids:
-                # Ended or refused by the server: poll as usual again. ``listening`` keeps
-                # this set, so the listen is reopened only when the set of waited tasks
-                # changes, never in a loop against a server that will not listen.
-                self.acknowledged = frozenset()
+                error = exc
+            # Ended or refused by the server: the Tracker falls back to polling (and reopens
+            # only when the set of polled tasks changes, never in a loop).
+            self._feed(ListenEnded(task_ids, anyio.current_time(), error))
 
     def on_acknowledged(self, notification: JSONRPCNotification) -> None:
         """E C40: the ids the server agreed to push; the others keep their usual polling."""
@@ -118,7 +113,7 @@ class Listener:
                 DecodeError("$.params.notifications.taskIds", "expected an array of ids", ids)
             )
             return
-        self.acknowledged = frozenset(i for i in ids if isinstance(i, str)) & self.listening
+        self._feed(ListenAcknowledged(frozenset(i for i in ids if isinstance(i, str))))
 
 
 def relay_input(

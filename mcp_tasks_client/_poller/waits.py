@@ -8,7 +8,7 @@ deadline or the caller's cancellation, abandon what it still waits on (with
 
 May import: ``parking``, ``registry``, ``relays`` (to call a progress callback), ``models``,
 ``outcomes``, ``_exceptions``, ``_sansio``, anyio. It reaches the rest of the poller only
-through the callables its constructor takes (hold, release, the latest progress).
+through what its constructor takes (hold, release; the port: the latest progress, cancel).
 """
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ from .._exceptions import DeadlineExceeded, MCPTasksError
 from .._sansio.progress import TaskProgress
 from .._sansio.scheduler import PollPolicy
 from .._sansio.task_machine import Violation
+from .._sansio.tracker import CancelAsked, Tracker
 from ..models import CallToolResult, CreateTaskResult, Task
 from ..outcomes import Completed, Outcome
 from .parking import Inbox, WatchItem, WatchQueue, bounded
+from .port import PollPort
 from .registry import Tracked, add_item, discard_item
 from .relays import call_progress
 
@@ -65,20 +67,20 @@ def seconds(value: float | dt.timedelta | None) -> float:
 
 class Abandon:
     """The caller gave up on tasks: with ``cancel_on_abandon``, one ``tasks/cancel`` each for
-    those no other wait holds, never two for one task (the newest ``capacity`` ids sent)."""
+    those no other wait holds; whether one is worth sending (never two for one task, none
+    for a task reported terminal: its status won the race) is the Tracker's ``CancelAsked``."""
 
     def __init__(
         self,
         policy: PollPolicy,
-        cancel: Callable[..., Awaitable[object]],
-        capacity: int,
+        port: PollPort,
+        tracker: Tracker,
         warn: Callable[[Violation | MCPTasksError], None],
     ) -> None:
         self.policy = policy
-        self._cancel = cancel
-        self._capacity = capacity
+        self._port = port
+        self._tracker = tracker
         self._warn = warn
-        self._sent: dict[str, None] = {}
         self.count = 0
         """``tasks/cancel`` requests sent."""
 
@@ -91,18 +93,14 @@ class Abandon:
             tracked
             for tracked in dict.fromkeys(waiting)
             if not tracked.done
-            and tracked.task_id not in self._sent
             and tracked.refs <= held.count(tracked)  # another wait still holds it: keep it
+            and self._tracker.handle(CancelAsked(tracked.task_id))  # [SendCancel] or nothing
         ]
-        for tracked in chosen:
-            self._sent[tracked.task_id] = None
-            while len(self._sent) > self._capacity:
-                del self._sent[next(iter(self._sent))]
         self.count += len(chosen)
 
         async def cancel(task_id: str) -> None:
             try:
-                await self._cancel(task_id, timeout=self.policy.abandon_timeout)
+                await self._port.cancel_task(task_id, timeout=self.policy.abandon_timeout)
             except MCPTasksError as exc:
                 self._warn(exc)
 
@@ -121,13 +119,13 @@ class Waits:
         hold: Callable[[TaskRef, float], Awaitable[Tracked]],
         release: Callable[[Tracked], None],
         abandon: Abandon,
-        progress: Callable[[str], TaskProgress | None],
+        port: PollPort,
         backlog: int,
     ) -> None:
         self._hold = hold
         self._release = release
         self._abandon = abandon
-        self._progress = progress
+        self._progress = port.progress
         self._backlog = backlog
 
     def _report(self, tracked: Tracked, on_progress: ProgressCallback) -> None:

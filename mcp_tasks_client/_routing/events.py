@@ -48,6 +48,7 @@ __all__ = [
     "Key",
     "RootsHandler",
     "SamplingHandler",
+    "Subscribed",
     "TrackedTasks",
     "Untagged",
     "event_for",
@@ -188,3 +189,22 @@ class TrackedTasks(Protocol):
 
 def no_snapshot(task_id: str) -> Task | None:
     return None
+
+
+@attrs.frozen
+class Subscribed:
+    """The tasks of every subscribed Poller, as one :class:`TrackedTasks`: a task's snapshot
+    from the Poller that tracks it (the newest subscriber first, should two track it), the
+    candidates of all of them."""
+
+    pollers: tuple[TrackedTasks, ...]
+
+    def snapshot(self, task_id: str) -> Task | None:
+        for tasks in reversed(self.pollers):
+            found = tasks.snapshot(task_id)
+            if found is not None:
+                return found
+        return None
+
+    def candidates(self) -> list[Task]:
+        return [task for tasks in self.pollers for task in tasks.candidates()]

@@ -6,7 +6,8 @@ duplicate answers); ``task_machine.py`` the task status machine as a transition 
 ``scheduler.py`` poll deadlines on a heap (``PollPolicy``); ``progress.py`` progress tokens and
 status messages; ``answer_book.py`` which input keys were taken and answered, by task;
 ``receiver_book.py`` the tasks this client runs for a server; ``classify.py`` how a terminal
-task's outcome is read.
+task's outcome is read; ``tracker.py`` every per-task decision of a Poller (events in, actions
+out), built on the task machine and the scheduler.
 
 May import: ``models``, ``outcomes``, ``_exceptions`` (and each other). Never ``_codec``, I/O,
 the drivers or anything above them.
