@@ -29,14 +29,16 @@ May import: the Client and what it stands on (``_client``, ``_exceptions``, ``_g
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime as dt
 import pprint
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.from_thread
 import attrs
 from hypothesis import HealthCheck, Phase, settings
@@ -56,6 +58,7 @@ from ..models import (
     ElicitRequestParams,
     ElicitResult,
     Implementation,
+    JSONRPCNotification,
     Tool,
 )
 from ._explore_model import Broken, TaskModel
@@ -77,6 +80,16 @@ JSON = dict[str, Any]
 Step = tuple[str, JSON]
 EXPLORE_CLIENT_INFO = Implementation("mcp-tasks-client-explore", "0")
 NO_SUCH_TASK = "mcp-tasks-explore-no-such-task"
+ANSWERS: Mapping[str, ElicitAction] = {
+    "accept": ElicitAction.ACCEPT,
+    "decline": ElicitAction.DECLINE,
+    "cancel": ElicitAction.CANCEL,
+}
+"""How a fetch answers a 2025-11-25 question its ``tasks/result`` stream brings."""
+MAX_LISTENS = 2
+"""Listens open at once in a session (E C44 allows several; two is a listen opened twice)."""
+_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+_ACKNOWLEDGED, _PUSHED = "notifications/subscriptions/acknowledged", "notifications/tasks"
 
 _TTLS: Mapping[Generation, tuple[int | None, ...]] = {
     Generation.V2025_11_25: (None, 60_000),
@@ -85,7 +98,7 @@ _TTLS: Mapping[Generation, tuple[int | None, ...]] = {
 """The ttls a task may ask for, per generation."""
 _OPERATIONS: Mapping[Generation, frozenset[str]] = {
     Generation.V2025_11_25: frozenset({"list", "fetch"}),
-    Generation.V2026_07_28: frozenset({"answer"}),
+    Generation.V2026_07_28: frozenset({"answer", "listen"}),
 }
 """The operations a generation has beyond start, poll, cancel and wait."""
 
@@ -95,8 +108,9 @@ class ExploreBudget:
     """How much exploring to do: ``examples`` sequences of at most ``steps`` operations,
     stopping once ``wall_time`` seconds have passed (the example running then finishes, and
     a failure found still shrinks); at most ``concurrency`` tasks alive at once in a
-    sequence; ``request_timeout`` bounds each request, ``result_wait`` a blocking
-    ``tasks/result``."""
+    session, and ``sessions`` Client sessions open at once on the server in each sequence
+    (each operation drawn in one of them); ``request_timeout`` bounds each request,
+    ``result_wait`` a blocking ``tasks/result``."""
 
     examples: int = attrs.field(default=25, validator=attrs.validators.gt(0))
     steps: int = attrs.field(default=12, validator=attrs.validators.gt(0))
@@ -104,6 +118,7 @@ class ExploreBudget:
     concurrency: int = attrs.field(default=3, validator=attrs.validators.gt(0))
     request_timeout: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
     result_wait: float = attrs.field(default=1.0, validator=attrs.validators.gt(0))
+    sessions: int = attrs.field(default=1, validator=attrs.validators.gt(0))
 
 
 class _OutOfTime(BaseException):
@@ -208,6 +223,23 @@ def arguments_for(tool: Tool | None, given: Mapping[str, Any]) -> st.SearchStrat
     )
 
 
+@attrs.define
+class _Listen:
+    """One ``subscriptions/listen`` of a session: the tasks it named, what its
+    acknowledgement agreed to, and a model of its own judging its pushes in their order."""
+
+    ids: list[str]
+    model: TaskModel
+    request_id: Any = None
+    agreed: list[str] | None = None
+    refused: int | None = None
+    """The error code the listen was answered with (-32601: the server has no listens)."""
+    ended: bool = False
+    settled: anyio.Event | None = None
+    """Set once acknowledged or ended (made on the portal's loop)."""
+    future: Any = None
+
+
 class _Session:
     """One Client session on a portal of its own: the operations, each judged by the
     Validator (every message) and the model (every answer)."""
@@ -227,6 +259,13 @@ class _Session:
         self.answer_with = ElicitAction.ACCEPT
         self.open_inputs: dict[str, Any] = {}
         """The input requests the last poll showed (2026-07-28)."""
+        self.listens: list[_Listen] = []
+        """The listens opened, in order (2026-07-28)."""
+        self.no_listens = False
+        """The server answered a listen -32601: it offers none (no listen is drawn again)."""
+        self._by_request: dict[Any, _Listen] = {}
+        self._inbox: collections.deque[tuple[str, JSON]] = collections.deque()
+        """Listen notifications as the reader got them, judged by the test's thread."""
         self._stack = contextlib.ExitStack()
         self.portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal("trio"))
         transport = ValidatingTransport(
@@ -245,6 +284,9 @@ class _Session:
         try:
             self._stack.enter_context(self.portal.wrap_async_context_manager(self.client))
             router.attach(self.client)
+            if generation is Generation.V2026_07_28:
+                for method in (_ACKNOWLEDGED, _PUSHED):
+                    self.client.on_notification(method, self._notified)
             listed = self.portal.call(self._tools)
         except BaseException:
             self._stack.close()
@@ -253,7 +295,22 @@ class _Session:
         self.safe = {name: safe_tools[name] for name in self.tools}
 
     def close(self) -> None:
-        self._stack.close()
+        try:
+            for listen in self.listens:
+                if listen.future is not None:
+                    listen.future.cancel()
+        finally:
+            self._stack.close()
+
+    def _notified(self, note: JSONRPCNotification) -> None:
+        """Runs in the reader: only noted here (an acknowledgement settles its listen)."""
+        params = dict(note.params or {})
+        self._inbox.append((note.method, params))
+        meta = params.get("_meta")
+        sub = meta.get(_SUBSCRIPTION_ID) if isinstance(meta, Mapping) else None
+        listen = self._by_request.get(sub)
+        if note.method == _ACKNOWLEDGED and listen is not None and listen.settled is not None:
+            listen.settled.set()
 
     async def _tools(self) -> dict[str, Tool]:
         return {tool.name: tool async for tool in self.client.list_tools()}
@@ -263,14 +320,57 @@ class _Session:
         return ElicitResult(self.answer_with, content)
 
     def _run(self, fn: Any, *args: Any) -> Any:
-        """``fn(*args)`` on the portal; the validator's new failures noted."""
+        """``fn(*args)`` on the portal, judged (:meth:`_judged`)."""
+        return self._judged(lambda: self.portal.call(fn, *args))
+
+    def _judged(self, thunk: Callable[[], Any]) -> Any:
+        """``thunk()``, then the validator's new failures and the listens' new notifications
+        judged."""
         seen = len(self.validator.findings)
         try:
-            return self.portal.call(fn, *args)
+            return thunk()
         finally:
+            self._judge_pushes()
             for finding in self.validator.findings[seen:]:
                 if finding.verdict is Verdict.FAIL:
                     self.broken.append(Broken(finding.rule_id, finding.detail))
+
+    def _judge_pushes(self) -> None:
+        while self._inbox:
+            method, params = self._inbox.popleft()
+            meta = params.get("_meta")
+            sub = meta.get(_SUBSCRIPTION_ID) if isinstance(meta, Mapping) else None
+            listen = self._by_request.get(sub)
+            if listen is None:
+                continue  # no subscriptionId, or not ours: the Validator's (E C41)
+            if method == _ACKNOWLEDGED:
+                filters = params.get("notifications")
+                ids = filters.get("taskIds") if isinstance(filters, Mapping) else None
+                listen.agreed = (
+                    [t for t in ids if isinstance(t, str)] if isinstance(ids, list) else []
+                )
+                extra = sorted(set(listen.agreed) - set(listen.ids))
+                if extra:
+                    self.judge(
+                        self.model.unagreed(f"a listen of {listen.ids} acknowledged {extra}")
+                    )
+                continue
+            self._judge_push(listen, params)
+
+    def _judge_push(self, listen: _Listen, params: JSON) -> None:
+        try:
+            task = self.client.driver.read_task(params)
+        except (MCPTasksError, KeyError, TypeError, ValueError):
+            return  # a malformed push is the Validator's (E S25)
+        if listen.agreed is not None and task.task_id not in listen.agreed:
+            what = f"a listen agreed to {listen.agreed} pushed task {task.task_id}"
+            self.judge(self.model.unagreed(what))
+        requests = {k: _plain(v) for k, v in (task.input_requests or {}).items()}
+        status, created = task.status.value, task.created_at
+        self.judge(
+            listen.model.snapshot(task.task_id, status, created, task.last_updated_at, requests)
+        )
+        self.judge(self.model.seen_elsewhere(task.task_id, status, created, requests))
 
     def judge(self, broken: Sequence[Broken]) -> None:
         self.broken.extend(broken)
@@ -318,7 +418,11 @@ class _Session:
         self.open_inputs = dict(got.input_requests or {})
         return True
 
-    def fetch(self, task_id: str) -> None:
+    def fetch(self, task_id: str, answer: str = "accept") -> None:
+        """``tasks/result`` of ``task_id`` (2025-11-25), waiting ``result_wait`` at most; a
+        question its stream brings is answered ``answer`` (accept, decline or cancel)."""
+        self.answer_with = ANSWERS[answer]
+
         async def go() -> bool:
             try:
                 with anyio.fail_after(self.budget.result_wait):
@@ -330,7 +434,10 @@ class _Session:
         if self._run(go):
             self.model.result_answered(task_id)
 
-    def list_tasks(self) -> None:
+    def list_tasks(self, foreign: Sequence[str] = ()) -> None:
+        """``tasks/list`` (2025-11-25), every page; ``foreign``: the tasks the sequence's
+        other sessions created (none may be listed here, V-28)."""
+
         async def go() -> list[str]:
             return [task.task_id async for task in self.client.list_tasks()]
 
@@ -338,6 +445,7 @@ class _Session:
             ids = self._run(go)
         except MCPTasksError:
             return
+        self.judge(self.model.listed_foreign(ids, foreign))
         for task_id in self.model.unlisted(ids):  # V-19 is about what tasks/get retrieves
             if self.poll(task_id):
                 self.judge(self.model.left_out(task_id))
@@ -370,6 +478,59 @@ class _Session:
     def wait(self, ms: int) -> None:
         self._run(anyio.sleep, ms / 1000)
 
+    def open_listen(self, task_ids: Sequence[str]) -> None:
+        """``subscriptions/listen`` of ``task_ids`` (2026-07-28), held open in the
+        background; returns once it is acknowledged, refused or ended (``request_timeout`` at
+        most). A -32601 means the server offers no listens: none is drawn again."""
+        listen = _Listen(list(task_ids), TaskModel(self.generation))
+        self.listens.append(listen)
+
+        def opened(request_id: Any) -> None:
+            listen.request_id = request_id
+            self._by_request[request_id] = listen
+
+        async def body() -> None:
+            try:
+                await self.client.listen_tasks(listen.ids, on_open=opened)
+            except RPCError as exc:
+                listen.refused = exc.code
+            except MCPTasksError:
+                pass  # a stream that broke: the listen is over
+            finally:
+                listen.ended = True
+                if listen.settled is not None:
+                    listen.settled.set()
+
+        async def run(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+            listen.settled = anyio.Event()
+            async with anyio.create_task_group() as group:
+                group.start_soon(body)
+                with anyio.move_on_after(self.budget.request_timeout):
+                    await listen.settled.wait()
+                task_status.started()
+
+        def start() -> None:
+            listen.future, _ = self.portal.start_task(run)
+
+        self._judged(start)
+        if listen.refused == -32601:
+            self.no_listens = True
+
+    def close_listen(self, index: int) -> None:
+        """End one open listen (HTTP: its stream closed, E C44)."""
+        open_ = [listen for listen in self.listens if not listen.ended]
+        if not open_:
+            return
+        listen = open_[index % len(open_)]
+        listen.ended = True
+        if listen.future is not None:
+            listen.future.cancel()
+        self._run(anyio.sleep, 0)  # what came before the close is judged now
+
+    @property
+    def open_listens(self) -> int:
+        return sum(1 for listen in self.listens if not listen.ended)
+
 
 def _plain(value: Any) -> Any:
     """An attrs value (an input request) as plain data, to compare two of them."""
@@ -382,14 +543,46 @@ def _plain(value: Any) -> Any:
     return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
 
 
-def run_steps(session: _Session, steps: Sequence[Step]) -> None:
-    """Run recorded ``steps`` on ``session`` (a task named by its index among those the
-    session created; a step naming none it has is skipped)."""
+class _Explorer:
+    """The sessions of one sequence (``budget.sessions``), open on the same server."""
+
+    def __init__(
+        self,
+        url: str,
+        generation: Generation,
+        safe_tools: Mapping[str, Mapping[str, Any]],
+        budget: ExploreBudget,
+    ) -> None:
+        self._stack = contextlib.ExitStack()
+        self.sessions: list[_Session] = []
+        try:
+            for _ in range(budget.sessions):
+                session = _Session(url, generation, safe_tools, budget)
+                self._stack.callback(session.close)
+                self.sessions.append(session)
+        except BaseException:
+            self._stack.close()
+            raise
+
+    @property
+    def broken(self) -> list[Broken]:
+        return [b for session in self.sessions for b in session.broken]
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+def run_steps(explorer: _Explorer, steps: Sequence[Step]) -> None:
+    """Run recorded ``steps`` (a task named by its index among those its session created; a
+    step naming none it has is skipped)."""
     for name, args in steps:
-        apply_step(session, name, args)
+        apply_step(explorer, name, args)
 
 
-def apply_step(session: _Session, name: str, args: Mapping[str, Any]) -> None:
+def apply_step(explorer: _Explorer, name: str, args: Mapping[str, Any]) -> None:
+    """One recorded step, in the session its ``session`` names (default the first)."""
+    session = explorer.sessions[int(args.get("session", 0)) % len(explorer.sessions)]
+
     def task(i: int) -> str | None:
         return session.tasks[i % len(session.tasks)] if session.tasks else None
 
@@ -401,10 +594,20 @@ def apply_step(session: _Session, name: str, args: Mapping[str, Any]) -> None:
             return
         if name == "answer":
             session.answer(chosen, bool(args.get("accept", True)))
+        elif name == "fetch":
+            session.fetch(chosen, str(args.get("answer", "accept")))
         else:
             getattr(session, name)(chosen)
     elif name == "list":
-        session.list_tasks()
+        others = [t for other in explorer.sessions if other is not session for t in other.tasks]
+        session.list_tasks(others)
+    elif name == "listen":
+        chosen = task(int(args.get("task", 0)))
+        if chosen is None or session.no_listens:
+            return
+        session.open_listen(list(session.tasks) if args.get("all") else [chosen])
+    elif name == "unlisten":
+        session.close_listen(int(args.get("listen", 0)))
     elif name == "wait":
         session.wait(int(args["ms"]))
     else:
@@ -423,60 +626,96 @@ def server_machine(
     safe = {k: dict(v) for k, v in (safe_tools or {}).items()}
     limits = budget or ExploreBudget()
     ops = _OPERATIONS[generation]
+    many = limits.sessions > 1
+    which = st.integers(0, limits.sessions - 1)
+
+    def where(session: int) -> JSON:
+        return {"session": session} if many else {}  # one session: steps name none
 
     class ServerMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.session = _Session(url, generation, safe, limits)
+            self.explorer = _Explorer(url, generation, safe, limits)
             self.steps: list[Step] = []
+
+        def _s(self, index: int) -> _Session:
+            return self.explorer.sessions[index]
+
+        def _any(self, test: Callable[[_Session], bool]) -> bool:
+            return any(test(session) for session in self.explorer.sessions)
 
         def _step(self, name: str, **args: Any) -> None:
             self.steps.append((name, args))
-            apply_step(self.session, name, args)
-            if self.session.broken:
-                raise RuleBroken(self.session.broken, self.steps)
+            apply_step(self.explorer, name, args)
+            broken = self.explorer.broken
+            if broken:
+                raise RuleBroken(broken, self.steps)
 
         @precondition(
-            lambda self: bool(self.session.safe) and len(self.session.tasks) < limits.concurrency
+            lambda self: self._any(lambda s: bool(s.safe) and len(s.tasks) < limits.concurrency)
         )
-        @rule(data=st.data(), ttl=st.sampled_from(_TTLS[generation]))
-        def start(self, data: st.DataObject, ttl: int | None) -> None:
-            tool = data.draw(st.sampled_from(sorted(self.session.safe)), label="tool")
+        @rule(data=st.data(), ttl=st.sampled_from(_TTLS[generation]), session=which)
+        def start(self, data: st.DataObject, ttl: int | None, session: int) -> None:
+            at = self._s(session)
+            if not at.safe or len(at.tasks) >= limits.concurrency:
+                return
+            tool = data.draw(st.sampled_from(sorted(at.safe)), label="tool")
             arguments = data.draw(
-                arguments_for(self.session.tools.get(tool), self.session.safe[tool]),
-                label="arguments",
+                arguments_for(at.tools.get(tool), at.safe[tool]), label="arguments"
             )
-            self._step("start", tool=tool, arguments=arguments, ttl_ms=ttl)
+            self._step("start", tool=tool, arguments=arguments, ttl_ms=ttl, **where(session))
 
-        @rule(task=st.integers(0, 7), unknown=st.booleans())
-        def poll(self, task: int, unknown: bool) -> None:
-            self._step("poll", task=task, unknown=unknown or not self.session.tasks)
+        @rule(task=st.integers(0, 7), unknown=st.booleans(), session=which)
+        def poll(self, task: int, unknown: bool, session: int) -> None:
+            unknown = unknown or not self._s(session).tasks
+            self._step("poll", task=task, unknown=unknown, **where(session))
 
-        @precondition(lambda self: "fetch" in ops and bool(self.session.tasks))
-        @rule(task=st.integers(0, 7))
-        def fetch(self, task: int) -> None:
-            self._step("fetch", task=task)
+        @precondition(lambda self: "fetch" in ops and self._any(lambda s: bool(s.tasks)))
+        @rule(task=st.integers(0, 7), answer=st.sampled_from(sorted(ANSWERS)), session=which)
+        def fetch(self, task: int, answer: str, session: int) -> None:
+            self._step("fetch", task=task, answer=answer, **where(session))
 
         @precondition(lambda self: "list" in ops)
-        @rule()
-        def list_tasks(self) -> None:
-            self._step("list")
+        @rule(session=which)
+        def list_tasks(self, session: int) -> None:
+            self._step("list", **where(session))
 
-        @rule(task=st.integers(0, 7), unknown=st.booleans())
-        def cancel(self, task: int, unknown: bool) -> None:
-            self._step("cancel", task=task, unknown=unknown or not self.session.tasks)
+        @rule(task=st.integers(0, 7), unknown=st.booleans(), session=which)
+        def cancel(self, task: int, unknown: bool, session: int) -> None:
+            unknown = unknown or not self._s(session).tasks
+            self._step("cancel", task=task, unknown=unknown, **where(session))
 
-        @precondition(lambda self: "answer" in ops and bool(self.session.open_inputs))
-        @rule(task=st.integers(0, 7), accept=st.booleans())
-        def answer(self, task: int, accept: bool) -> None:
-            self._step("answer", task=task, accept=accept)
+        @precondition(lambda self: "answer" in ops and self._any(lambda s: bool(s.open_inputs)))
+        @rule(task=st.integers(0, 7), accept=st.booleans(), session=which)
+        def answer(self, task: int, accept: bool, session: int) -> None:
+            self._step("answer", task=task, accept=accept, **where(session))
+
+        @precondition(
+            lambda self: (
+                "listen" in ops
+                and self._any(
+                    lambda s: bool(s.tasks) and not s.no_listens and s.open_listens < MAX_LISTENS
+                )
+            )
+        )
+        @rule(task=st.integers(0, 7), every=st.booleans(), session=which)
+        def listen(self, task: int, every: bool, session: int) -> None:
+            at = self._s(session)
+            if at.open_listens >= MAX_LISTENS:
+                return
+            self._step("listen", task=task, all=every, **where(session))
+
+        @precondition(lambda self: self._any(lambda s: s.open_listens > 0))
+        @rule(listen=st.integers(0, MAX_LISTENS - 1), session=which)
+        def unlisten(self, listen: int, session: int) -> None:
+            self._step("unlisten", listen=listen, **where(session))
 
         @rule(ms=st.sampled_from([10, 50, 200]))
         def wait(self, ms: int) -> None:
             self._step("wait", ms=ms)
 
         def teardown(self) -> None:
-            self.session.close()
+            self.explorer.close()
 
     ServerMachine.__name__ = ServerMachine.__qualname__ = "ServerMachine"
     ServerMachine.TestCase.settings = _settings(limits)
@@ -582,12 +821,16 @@ def replay(
 ) -> list[Broken]:
     """Run recorded ``steps`` (``[name, args]`` pairs, as :meth:`ExploreReport.to_json` and
     the replay script give them) against ``url`` in one session; the rules they broke."""
-    session = _Session(url, generation, dict(safe_tools or {}), budget or ExploreBudget())
+    limits = budget or ExploreBudget()
+    needed = 1 + max((int(dict(args).get("session", 0)) for _, args in steps), default=0)
+    explorer = _Explorer(
+        url, generation, dict(safe_tools or {}), attrs.evolve(limits, sessions=needed)
+    )
     try:
         for name, args in steps:
-            apply_step(session, str(name), dict(args))
-            if session.broken:
+            apply_step(explorer, str(name), dict(args))
+            if explorer.broken:
                 break
     finally:
-        session.close()
-    return list(dict.fromkeys(session.broken))
+        explorer.close()
+    return list(dict.fromkeys(explorer.broken))
