@@ -110,7 +110,8 @@ class ExploreBudget:
     a failure found still shrinks); at most ``concurrency`` tasks alive at once in a
     session, and ``sessions`` Client sessions open at once on the server in each sequence
     (each operation drawn in one of them); ``request_timeout`` bounds each request,
-    ``result_wait`` a blocking ``tasks/result``."""
+    ``result_wait`` a blocking ``tasks/result``. A failure found is shrunk by hypothesis for
+    at most ``shrink_examples`` more sequences, then by replaying it with steps left out."""
 
     examples: int = attrs.field(default=25, validator=attrs.validators.gt(0))
     steps: int = attrs.field(default=12, validator=attrs.validators.gt(0))
@@ -119,6 +120,7 @@ class ExploreBudget:
     request_timeout: float = attrs.field(default=10.0, validator=attrs.validators.gt(0))
     result_wait: float = attrs.field(default=1.0, validator=attrs.validators.gt(0))
     sessions: int = attrs.field(default=1, validator=attrs.validators.gt(0))
+    shrink_examples: int = attrs.field(default=25, validator=attrs.validators.ge(0))
 
 
 class _OutOfTime(BaseException):
@@ -627,10 +629,12 @@ def server_machine(
     limits = budget or ExploreBudget()
     ops = _OPERATIONS[generation]
     many = limits.sessions > 1
-    which = st.integers(0, limits.sessions - 1)
+    # One session: no session is drawn nor named in a step (the draws, so the sequences
+    # found, are a one-session explorer's).
+    which: dict[str, Any] = {"session": st.integers(0, limits.sessions - 1)} if many else {}
 
     def where(session: int) -> JSON:
-        return {"session": session} if many else {}  # one session: steps name none
+        return {"session": session} if many else {}
 
     class ServerMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -654,8 +658,8 @@ def server_machine(
         @precondition(
             lambda self: self._any(lambda s: bool(s.safe) and len(s.tasks) < limits.concurrency)
         )
-        @rule(data=st.data(), ttl=st.sampled_from(_TTLS[generation]), session=which)
-        def start(self, data: st.DataObject, ttl: int | None, session: int) -> None:
+        @rule(data=st.data(), ttl=st.sampled_from(_TTLS[generation]), **which)
+        def start(self, data: st.DataObject, ttl: int | None, session: int = 0) -> None:
             at = self._s(session)
             if not at.safe or len(at.tasks) >= limits.concurrency:
                 return
@@ -665,50 +669,52 @@ def server_machine(
             )
             self._step("start", tool=tool, arguments=arguments, ttl_ms=ttl, **where(session))
 
-        @rule(task=st.integers(0, 7), unknown=st.booleans(), session=which)
-        def poll(self, task: int, unknown: bool, session: int) -> None:
+        @rule(task=st.integers(0, 7), unknown=st.booleans(), **which)
+        def poll(self, task: int, unknown: bool, session: int = 0) -> None:
             unknown = unknown or not self._s(session).tasks
             self._step("poll", task=task, unknown=unknown, **where(session))
 
-        @precondition(lambda self: "fetch" in ops and self._any(lambda s: bool(s.tasks)))
-        @rule(task=st.integers(0, 7), answer=st.sampled_from(sorted(ANSWERS)), session=which)
-        def fetch(self, task: int, answer: str, session: int) -> None:
-            self._step("fetch", task=task, answer=answer, **where(session))
+        if "fetch" in ops:  # each generation's own operations, defined only there
 
-        @precondition(lambda self: "list" in ops)
-        @rule(session=which)
-        def list_tasks(self, session: int) -> None:
-            self._step("list", **where(session))
+            @precondition(lambda self: self._any(lambda s: bool(s.tasks)))
+            @rule(task=st.integers(0, 7), answer=st.sampled_from(sorted(ANSWERS)), **which)
+            def fetch(self, task: int, answer: str, session: int = 0) -> None:
+                self._step("fetch", task=task, answer=answer, **where(session))
 
-        @rule(task=st.integers(0, 7), unknown=st.booleans(), session=which)
-        def cancel(self, task: int, unknown: bool, session: int) -> None:
+        if "list" in ops:
+
+            @rule(**which)
+            def list_tasks(self, session: int = 0) -> None:
+                self._step("list", **where(session))
+
+        @rule(task=st.integers(0, 7), unknown=st.booleans(), **which)
+        def cancel(self, task: int, unknown: bool, session: int = 0) -> None:
             unknown = unknown or not self._s(session).tasks
             self._step("cancel", task=task, unknown=unknown, **where(session))
 
-        @precondition(lambda self: "answer" in ops and self._any(lambda s: bool(s.open_inputs)))
-        @rule(task=st.integers(0, 7), accept=st.booleans(), session=which)
-        def answer(self, task: int, accept: bool, session: int) -> None:
-            self._step("answer", task=task, accept=accept, **where(session))
+        if "answer" in ops:
 
-        @precondition(
-            lambda self: (
-                "listen" in ops
-                and self._any(
+            @precondition(lambda self: self._any(lambda s: bool(s.open_inputs)))
+            @rule(task=st.integers(0, 7), accept=st.booleans(), **which)
+            def answer(self, task: int, accept: bool, session: int = 0) -> None:
+                self._step("answer", task=task, accept=accept, **where(session))
+
+        if "listen" in ops:
+
+            @precondition(
+                lambda self: self._any(
                     lambda s: bool(s.tasks) and not s.no_listens and s.open_listens < MAX_LISTENS
                 )
             )
-        )
-        @rule(task=st.integers(0, 7), every=st.booleans(), session=which)
-        def listen(self, task: int, every: bool, session: int) -> None:
-            at = self._s(session)
-            if at.open_listens >= MAX_LISTENS:
-                return
-            self._step("listen", task=task, all=every, **where(session))
+            @rule(task=st.integers(0, 7), every=st.booleans(), **which)
+            def listen(self, task: int, every: bool, session: int = 0) -> None:
+                if self._s(session).open_listens < MAX_LISTENS:
+                    self._step("listen", task=task, all=every, **where(session))
 
-        @precondition(lambda self: self._any(lambda s: s.open_listens > 0))
-        @rule(listen=st.integers(0, MAX_LISTENS - 1), session=which)
-        def unlisten(self, listen: int, session: int) -> None:
-            self._step("unlisten", listen=listen, **where(session))
+            @precondition(lambda self: self._any(lambda s: s.open_listens > 0))
+            @rule(listen=st.integers(0, MAX_LISTENS - 1), **which)
+            def unlisten(self, listen: int, session: int = 0) -> None:
+                self._step("unlisten", listen=listen, **where(session))
 
         @rule(ms=st.sampled_from([10, 50, 200]))
         def wait(self, ms: int) -> None:
@@ -749,6 +755,7 @@ def explore_sync(
     machine = server_machine(url, generation, safe, limits)
     last: list[RuleBroken] = []
     examples = 0
+    found_at = [0]  # the example that found the first failure
     timed_out = False
     started = time.monotonic()
 
@@ -759,6 +766,8 @@ def explore_sync(
             if time.monotonic() - started > limits.wall_time and not last:
                 timed_out = True
                 raise _OutOfTime  # no new example (a failure found still shrinks)
+            if last and examples - found_at[0] >= limits.shrink_examples:
+                raise _OutOfTime  # hypothesis has shrunk enough: the replays finish it
             examples += 1
             super().__init__()
 
@@ -766,6 +775,8 @@ def explore_sync(
             try:
                 super()._step(name, **args)
             except RuleBroken as exc:
+                if not last:
+                    found_at[0] = examples
                 last.append(exc)
                 raise
 
@@ -779,16 +790,60 @@ def explore_sync(
         # Out of time (hypothesis may report the interrupted example as flaky), or a session
         # failed while shrinking (the failure found stands).
         if last:
-            final = last[-1]
+            final = min(last, key=lambda exc: len(exc.steps))  # the shortest found so far
         elif timed_out:
             return ExploreReport(url, generation, (), (), examples, safe)
         else:
             raise
     else:
         return ExploreReport(url, generation, (), (), examples, safe)
-    return ExploreReport(
-        url, generation, tuple(dict.fromkeys(final.broken)), tuple(final.steps), examples, safe
-    )
+    broken, steps = _tightened(url, generation, safe, limits, final.broken, final.steps)
+    return ExploreReport(url, generation, tuple(broken), tuple(steps), examples, safe)
+
+
+_PLAINER = (("task", 0), ("all", False), ("listen", 0), ("answer", "accept"))
+"""The plainer value of a step's argument :func:`_tightened` tries."""
+
+
+def _tightened(
+    url: str,
+    generation: Generation,
+    safe: Mapping[str, Mapping[str, Any]],
+    budget: ExploreBudget,
+    broken: Sequence[Broken],
+    steps: Sequence[Step],
+) -> tuple[list[Broken], list[Step]]:
+    """The sequence hypothesis shrank, shrunk further by replaying it: a step left out, or a
+    task named by index 0 rather than another, is kept so while the replay still breaks the
+    same rules (hypothesis shrinks the draws, and a draw that is gone can shift the meaning of
+    the ones after it; this shrinks the steps themselves), and so is a plainer argument
+    (:data:`_PLAINER`). A replay that breaks them no more
+    (a timing-dependent failure) changes nothing."""
+    want = {b.rule for b in broken}
+    best_broken, best = list(dict.fromkeys(broken)), list(steps)
+
+    def still(candidate: list[Step]) -> bool:
+        nonlocal best_broken, best
+        try:
+            found, ran = _replayed(url, generation, candidate, safe, budget)
+        except MCPTasksError:
+            return False
+        if {b.rule for b in found} != want:
+            return False
+        best_broken, best = found, candidate[:ran]
+        return True
+
+    changed = True
+    while changed:
+        changed = any(still(best[:i] + best[i + 1 :]) for i in range(len(best)) if len(best) > 1)
+        if not changed:
+            changed = any(
+                still([*best[:i], (name, {**args, key: plain}), *best[i + 1 :]])
+                for i, (name, args) in enumerate(best)
+                for key, plain in _PLAINER
+                if key in args and args[key] != plain
+            )
+    return best_broken, best
 
 
 async def explore(
@@ -821,16 +876,30 @@ def replay(
 ) -> list[Broken]:
     """Run recorded ``steps`` (``[name, args]`` pairs, as :meth:`ExploreReport.to_json` and
     the replay script give them) against ``url`` in one session; the rules they broke."""
-    limits = budget or ExploreBudget()
-    needed = 1 + max((int(dict(args).get("session", 0)) for _, args in steps), default=0)
-    explorer = _Explorer(
-        url, generation, dict(safe_tools or {}), attrs.evolve(limits, sessions=needed)
+    broken, _ = _replayed(
+        url, generation, [(str(n), dict(a)) for n, a in steps], safe_tools or {}, budget
     )
+    return broken
+
+
+def _replayed(
+    url: str,
+    generation: Generation,
+    steps: Sequence[Step],
+    safe_tools: Mapping[str, Mapping[str, Any]],
+    budget: ExploreBudget | None,
+) -> tuple[list[Broken], int]:
+    """:func:`replay`, and how many steps ran (up to the first that broke a rule)."""
+    limits = budget or ExploreBudget()
+    needed = 1 + max((int(args.get("session", 0)) for _, args in steps), default=0)
+    explorer = _Explorer(url, generation, dict(safe_tools), attrs.evolve(limits, sessions=needed))
+    ran = 0
     try:
         for name, args in steps:
-            apply_step(explorer, str(name), dict(args))
+            ran += 1
+            apply_step(explorer, name, args)
             if explorer.broken:
                 break
     finally:
         explorer.close()
-    return list(dict.fromkeys(explorer.broken))
+    return list(dict.fromkeys(explorer.broken)), ran
