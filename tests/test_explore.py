@@ -5,8 +5,8 @@
   nothing broken; the state machine runs under pytest's own hands too.
 - A seeded bug in the scripted server is found and shrunk to its minimal sequence; that
   sequence is pinned, and its replay fails on the broken server only: tasks/list (V-19), a
-  task just created (E S5), a listen's pushes (E C40, E C41: 2026-07-28 listens), a list
-  across two sessions at once (V-28).
+  task just created (E S5), a listen's pushes (E C40, E C41: 2026-07-28 listens); a list
+  across two sessions at once is a SHOULD (V-28): a warning, not a failure.
 - Listens are opened and closed where the server offers them (and never again where it
   does not), 2025-11-25 questions are declined as well as accepted, several sessions run.
 - ``mcp-tasks explore`` writes a replay script that pytest runs and fails.
@@ -156,6 +156,7 @@ def test_a_server_that_keeps_the_rules_passes_a_smoke_run(generation: Generation
             lambda: explore(url, generation, safe_tools=ASKING, budget=budget), backend="trio"
         )
     assert report.ok, report.to_json()
+    assert "V-28" not in report.warned
     assert report.examples >= budget.examples
     assert report.steps == ()
     methods = [m.get("method") for m in server.received]
@@ -194,27 +195,21 @@ def test_the_state_machine_runs_under_pytest() -> None:
 # The seeded bugs and the minimal sequences explore shrinks them to (pinned): a 2025-11-25
 # server whose tasks/list leaves the newest task out (V-19), a 2026-07-28 one whose first
 # tasks/get of a task answers -32602 (E S5), 2026-07-28 listens whose pushes come before their
-# acknowledgement (E C40) or name no subscriptionId (E C41), and a 2025-11-25 server that
-# lists every session's tasks to each (V-28: two sessions at once).
-START = ["start", {"tool": "echo", "arguments": {"text": "hi"}, "ttl_ms": None}]
+# acknowledgement (E C40) or name no subscriptionId (E C41).
+START: list[Any] = ["start", {"tool": "echo", "arguments": {"text": "hi"}, "ttl_ms": None}]
 LISTEN = ["listen", {"task": 0, "all": False}]
 SEEDED = [
     pytest.param(G1, "V-19", {}, 1, [START, ["list", {}]], id="V-19"),
     pytest.param(G2, "E S5", {}, 1, [START, ["poll", {"task": 0, "unknown": False}]], id="E S5"),
     pytest.param(G2, "E C40", {"listen": True}, 1, [START, LISTEN], id="E C40"),
     pytest.param(G2, "E C41", {"listen": True}, 1, [START, LISTEN], id="E C41"),
-    pytest.param(
-        G1,
-        "V-28",
-        {},
-        2,
-        [[START[0], {**START[1], "session": 0}], ["list", {"session": 1}]],
-        id="V-28",
-    ),
 ]
 
 
-@pytest.mark.parametrize(("generation", "broken", "kwargs", "sessions", "minimal"), SEEDED)
+FOUND = [p for p in SEEDED if p.id != "E C40"]  # E C40's listen: replayed only (time)
+
+
+@pytest.mark.parametrize(("generation", "broken", "kwargs", "sessions", "minimal"), FOUND)
 def test_a_seeded_bug_is_found_and_shrunk_to_its_minimal_sequence(
     generation: Generation, broken: str, kwargs: dict[str, Any], sessions: int, minimal: list[Any]
 ) -> None:
@@ -245,6 +240,18 @@ def test_the_pinned_sequence_replays_the_bug_and_only_the_bug(
     assert [b.rule for b in found] == [broken]
     with serving(FaultServer(generation, **kwargs)) as url:
         assert run(lambda: replay(url, generation, minimal, safe_tools=SAFE)) == []
+
+
+def test_a_list_across_two_sessions_is_a_warning_not_a_failure() -> None:
+    """V-28 is a SHOULD (the Validator's verdict is WARN): a 2025-11-25 server that lists one
+    session's task to another, found with two sessions at once, is warned about and fails
+    nothing (the server that keeps its sessions apart gets none: the smoke run)."""
+    budget = attrs.evolve(SMALL, sessions=2, examples=10)
+    with serving(FaultServer(G1, breaks={"V-28"})) as url:
+        report = anyio.run(lambda: explore(url, G1, safe_tools=SAFE, budget=budget), backend="trio")
+    assert report.ok, report.to_json()
+    assert report.warned == ("V-28",), report.to_json()
+    assert "of another session" in report.warnings[0].detail
 
 
 def test_a_listen_the_server_does_not_offer_is_not_drawn_again() -> None:

@@ -62,7 +62,7 @@ from ..models import (
     Tool,
 )
 from ._explore_model import Broken, TaskModel
-from .rules import Verdict
+from .rules import RULES, Verdict
 from .transport import ConformancePolicy, ValidatingTransport
 from .validator import Validator
 
@@ -140,7 +140,9 @@ class RuleBroken(AssertionError):
 @attrs.frozen
 class ExploreReport:
     """What :func:`explore` found: the rules the shortest failing sequence broke (empty: none
-    found within the budget), that sequence, and how much was explored."""
+    found within the budget), that sequence, and how much was explored; ``warnings``: the
+    SHOULD rules (a WARN verdict, as the Validator gives them) any sequence broke, one
+    finding per rule. They fail nothing and are not shrunk."""
 
     url: str
     generation: Generation
@@ -148,6 +150,12 @@ class ExploreReport:
     steps: tuple[Step, ...]
     examples: int
     safe_tools: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    warnings: tuple[Broken, ...] = ()
+
+    @property
+    def warned(self) -> tuple[str, ...]:
+        """The ids of the SHOULD rules broken (:attr:`warnings`)."""
+        return tuple(sorted({b.rule for b in self.warnings}))
 
     @property
     def ok(self) -> bool:
@@ -164,6 +172,7 @@ class ExploreReport:
             "examples": self.examples,
             "broken": [{"rule": b.rule, "detail": b.detail} for b in self.broken],
             "steps": [[name, args] for name, args in self.steps],
+            "warnings": [{"rule": b.rule, "detail": b.detail} for b in self.warnings],
         }
 
     def replay_script(self) -> str:
@@ -257,6 +266,8 @@ class _Session:
         self.model = TaskModel(generation)
         self.validator = Validator(generation)
         self.broken: list[Broken] = []
+        self.warnings: list[Broken] = []
+        """What broke a SHOULD rule (a WARN verdict): noted, never failing the sequence."""
         self.tasks: list[str] = []
         self.answer_with = ElicitAction.ACCEPT
         self.open_inputs: dict[str, Any] = {}
@@ -336,6 +347,8 @@ class _Session:
             for finding in self.validator.findings[seen:]:
                 if finding.verdict is Verdict.FAIL:
                     self.broken.append(Broken(finding.rule_id, finding.detail))
+                elif finding.verdict is Verdict.WARN:
+                    self.warnings.append(Broken(finding.rule_id, finding.detail))
 
     def _judge_pushes(self) -> None:
         while self._inbox:
@@ -375,7 +388,13 @@ class _Session:
         self.judge(self.model.seen_elsewhere(task.task_id, status, created, requests))
 
     def judge(self, broken: Sequence[Broken]) -> None:
-        self.broken.extend(broken)
+        """The model's findings: a MUST rule's breaks the sequence, a SHOULD rule's warns."""
+        for found in broken:
+            known = RULES.get(found.rule)
+            if known is not None and known.default_verdict is Verdict.WARN:
+                self.warnings.append(found)
+            else:
+                self.broken.append(found)
 
     # -- the operations ---------------------------------------------------------------------
 
@@ -570,6 +589,10 @@ class _Explorer:
     def broken(self) -> list[Broken]:
         return [b for session in self.sessions for b in session.broken]
 
+    @property
+    def warnings(self) -> list[Broken]:
+        return [b for session in self.sessions for b in session.warnings]
+
     def close(self) -> None:
         self._stack.close()
 
@@ -742,6 +765,18 @@ def _settings(budget: ExploreBudget, *, seed_db: bool = False) -> settings:
     )
 
 
+def _seeded(machine: type[RuleBasedStateMachine]) -> Callable[[], RuleBasedStateMachine]:
+    """``machine``'s factory for hypothesis: a derandomized run draws from a seed hypothesis
+    hashes from the factory's source, so the factory is this fixed function, not the class
+    (whose source changes with the explorer's code: the same server then got other sequences,
+    and another table of findings, after any edit of it)."""
+
+    def explored() -> RuleBasedStateMachine:
+        return machine()
+
+    return explored
+
+
 def explore_sync(
     url: str,
     generation: Generation,
@@ -756,6 +791,7 @@ def explore_sync(
     last: list[RuleBroken] = []
     examples = 0
     found_at = [0]  # the example that found the first failure
+    warned: dict[str, Broken] = {}  # the first warning of each SHOULD rule, any sequence
     timed_out = False
     started = time.monotonic()
 
@@ -771,6 +807,11 @@ def explore_sync(
             examples += 1
             super().__init__()
 
+        def teardown(self) -> None:
+            for warning in self.explorer.warnings:
+                warned.setdefault(warning.rule, warning)
+            super().teardown()
+
         def _step(self, name: str, **args: Any) -> None:
             try:
                 super()._step(name, **args)
@@ -780,8 +821,12 @@ def explore_sync(
                 last.append(exc)
                 raise
 
+    def warnings() -> tuple[Broken, ...]:
+        return tuple(warned[rule] for rule in sorted(warned))
+
     try:
-        run_state_machine_as_test(RecordingMachine, settings=_settings(limits))
+        # a factory function is what its docstring allows; its stub says a class
+        run_state_machine_as_test(_seeded(RecordingMachine), settings=_settings(limits))  # type: ignore[arg-type]
     except RuleBroken as exc:
         final = exc
     except BaseException as exc:
@@ -792,13 +837,13 @@ def explore_sync(
         if last:
             final = min(last, key=lambda exc: len(exc.steps))  # the shortest found so far
         elif timed_out:
-            return ExploreReport(url, generation, (), (), examples, safe)
+            return ExploreReport(url, generation, (), (), examples, safe, warnings())
         else:
             raise
     else:
-        return ExploreReport(url, generation, (), (), examples, safe)
+        return ExploreReport(url, generation, (), (), examples, safe, warnings())
     broken, steps = _tightened(url, generation, safe, limits, final.broken, final.steps)
-    return ExploreReport(url, generation, tuple(broken), tuple(steps), examples, safe)
+    return ExploreReport(url, generation, tuple(broken), tuple(steps), examples, safe, warnings())
 
 
 _PLAINER = (("task", 0), ("all", False), ("listen", 0), ("answer", "accept"))
