@@ -297,7 +297,7 @@ class _Session:
         try:
             self._stack.enter_context(self.portal.wrap_async_context_manager(self.client))
             router.attach(self.client)
-            if generation is Generation.V2026_07_28:
+            if "listen" in _OPERATIONS[generation]:  # its listens' notifications
                 for method in (_ACKNOWLEDGED, _PUSHED):
                     self.client.on_notification(method, self._notified)
             listed = self.portal.call(self._tools)

@@ -31,8 +31,11 @@ from peers.harness import PEERS, peer_available, running_http_peer  # noqa: E402
 DOC = REPO / "docs" / "explore.md"
 BEGIN, END = "<!-- table: begin -->", "<!-- table: end -->"
 G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
-BUDGET = ExploreBudget(examples=50, steps=8, wall_time=120, request_timeout=20, result_wait=2)
-"""What each peer gets (fits CI: two minutes each at most, then the shrinking of a failure)."""
+BUDGET = ExploreBudget(
+    examples=50, steps=8, wall_time=120, request_timeout=20, result_wait=2, sessions=2
+)
+"""What each peer gets (fits CI: two minutes each at most, then the shrinking of a failure):
+two sessions at once, each drawing its own operations."""
 
 _MCP1_SAFE: Mapping[str, Mapping[str, Any]] = {
     "slow_echo": {"text": "hi", "seconds": 0.3},
@@ -69,6 +72,7 @@ async def measure(target: Target) -> ExploreReport:
 
 def row(target: Target, report: ExploreReport) -> str:
     rules = ", ".join(f"`{r}`" for r in report.rule_ids) or "none"
+    warned = ", ".join(f"`{r}`" for r in report.warned) or "none"
     steps = " → ".join(_step(name, args) for name, args in report.steps) or ""
     cells = (
         target.label,
@@ -76,6 +80,7 @@ def row(target: Target, report: ExploreReport) -> str:
         ", ".join(sorted(target.safe_tools)),
         rules,
         steps,
+        warned,
     )
     return "| " + " | ".join(cells) + " |"
 
@@ -99,8 +104,8 @@ def _step(name: str, args: Mapping[str, Any]) -> str:
 
 
 def render(rows: Sequence[str]) -> str:
-    head = "| Server | Version | Safe tools | Rules broken | Shortest sequence |\n"
-    return head + "|---|---|---|---|---|\n" + "".join(r + "\n" for r in rows)
+    head = "| Server | Version | Safe tools | Rules broken | Shortest sequence | SHOULD broken |\n"
+    return head + "|---|---|---|---|---|---|\n" + "".join(r + "\n" for r in rows)
 
 
 def write(table: str) -> None:
