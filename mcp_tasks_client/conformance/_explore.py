@@ -6,21 +6,23 @@ every message; a sequence that breaks a rule is shrunk to the shortest one that 
 and is given back as a replayable pytest file.
 
 - :func:`server_machine` builds the ``RuleBasedStateMachine`` for one server (pytest runs
-  ``server_machine(url, generation).TestCase``). Each example opens one Client session (its
-  own ``initialize`` in 2025-11-25) in a portal of its own (a trio loop in a thread), reads
-  ``tools/list`` once, and draws its rules: ``start`` a task (only of a tool the caller named
-  safe, with arguments drawn from its input schema over the caller's), ``poll`` one,
-  ``fetch`` its result (2025-11-25: ``tasks/result``, waiting ``result_wait`` at most),
-  ``list`` tasks (2025-11-25), ``cancel`` one (or an id no task has), ``answer`` or
-  ``decline`` its open input (2026-07-28 ``inputRequests``; 2025-11-25 questions are accepted
-  as they come on ``tasks/result``), and ``wait`` (let time pass). Without safe tools it is
-  read-only: it lists, and polls and cancels ids no task has.
+  ``server_machine(url, generation).TestCase``). Each example opens ``budget.sessions``
+  Client sessions (each its own ``initialize`` in 2025-11-25), each in a portal of its own (a
+  trio loop in a thread), each reading ``tools/list`` once, and draws its rules, each in one
+  session: ``start`` a task (only of a tool the caller named safe, with arguments drawn from
+  its input schema over the caller's), ``poll`` one, ``fetch`` its result (2025-11-25:
+  ``tasks/result``, waiting ``result_wait`` at most; the question it brings accepted,
+  declined or cancelled), ``list`` tasks (2025-11-25), ``cancel`` one (or an id no task
+  has), ``answer`` or decline its open input (2026-07-28 ``inputRequests``), ``listen`` to
+  one or all of its tasks and ``unlisten`` (2026-07-28 ``subscriptions/listen``, held open in
+  the background; a server answering -32601 has none, and none is drawn again), and
+  ``wait`` (let time pass). Without safe tools it is read-only: it lists, and polls and
+  cancels ids no task has.
 - :func:`explore` runs that machine within an :class:`ExploreBudget` (examples, steps, wall
-  time, tasks alive at once) and returns an :class:`ExploreReport`: the rules broken, the
-  shrunk steps, and :meth:`ExploreReport.replay_script`.
+  time, tasks alive at once, sessions at once) and returns an :class:`ExploreReport`: the
+  MUST rules broken, the shrunk steps (hypothesis's shrinking, then replays leaving steps
+  out), the SHOULD rules broken as warnings, and :meth:`ExploreReport.replay_script`.
 - :func:`replay` runs recorded steps again against a URL (what the replay script calls).
-
-Not here yet: ``subscriptions/listen`` open and close (2026-07-28), several sessions at once.
 
 May import: the Client and what it stands on (``_client``, ``_exceptions``, ``_generation``,
 ``_io``, ``builders``, ``inputs``, ``models``), this package's ``transport``, ``validator``,
@@ -846,7 +848,13 @@ def explore_sync(
     return ExploreReport(url, generation, tuple(broken), tuple(steps), examples, safe, warnings())
 
 
-_PLAINER = (("task", 0), ("all", False), ("listen", 0), ("answer", "accept"))
+_PLAINER = (
+    ("task", 0),
+    ("all", False),
+    ("listen", 0),
+    ("answer", "accept"),
+    ("ttl_ms", None),
+)
 """The plainer value of a step's argument :func:`_tightened` tries."""
 
 
