@@ -3,15 +3,18 @@
 ``python tests/peers/explore_peers.py [--write]`` starts each task-capable peer over HTTP on
 127.0.0.1 (installed by ``install.py``; one that is missing is left out with a note),
 explores it in its generation with the tools its probe test names safe (:data:`TARGETS`), within
-:data:`BUDGET`, prints the Markdown table and with ``--write`` puts it into
-``docs/explore.md`` between its markers. ``nox -s explore`` runs it, then
-``tests/test_explore_peers.py`` (``MCP_TASKS_EXPLORE_PEERS=1``) checks the published table is
-what the explorer measures.
+:data:`BUDGET`, prints the Markdown table and with ``--write`` keeps what it measured in
+:data:`FINDINGS` and puts the table rendered from it into ``docs/explore.md`` between its
+markers. ``nox -s explore`` runs it, then ``tests/test_explore_peers.py``
+(``MCP_TASKS_EXPLORE_PEERS=1``) checks the published table is what the explorer measures
+again, and that each published shortest sequence still breaks its rules; the default suite
+checks the table is the one rendered from :data:`FINDINGS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,10 +28,18 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 
 from mcp_tasks_client import Generation  # noqa: E402
-from mcp_tasks_client.conformance import ExploreBudget, ExploreReport, explore  # noqa: E402
+from mcp_tasks_client.conformance import (  # noqa: E402
+    ExploreBudget,
+    ExploreReport,
+    explore,
+    replay,
+)
 from peers.harness import PEERS, peer_available, running_http_peer  # noqa: E402
 
 DOC = REPO / "docs" / "explore.md"
+FINDINGS = HERE / "explore_findings.json"
+"""What the last ``--write`` measured, by peer: the rules broken, the shortest sequence (as
+``conformance.replay`` takes it), the SHOULD rules broken; the docs table is rendered from it."""
 BEGIN, END = "<!-- table: begin -->", "<!-- table: end -->"
 G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
 BUDGET = ExploreBudget(
@@ -70,10 +81,29 @@ async def measure(target: Target) -> ExploreReport:
         return await explore(url, target.generation, safe_tools=target.safe_tools, budget=BUDGET)
 
 
-def row(target: Target, report: ExploreReport) -> str:
-    rules = ", ".join(f"`{r}`" for r in report.rule_ids) or "none"
-    warned = ", ".join(f"`{r}`" for r in report.warned) or "none"
-    steps = " → ".join(_step(name, args) for name, args in report.steps) or ""
+async def replayed(target: Target, steps: Sequence[Any]) -> list[str]:
+    """The rules ``steps`` (a published shortest sequence) break on a fresh ``target``."""
+    with running_http_peer(PEERS[target.peer]) as url:
+        broken = await anyio.to_thread.run_sync(
+            lambda: replay(url, target.generation, steps, safe_tools=target.safe_tools)
+        )
+    return sorted({b.rule for b in broken})
+
+
+def finding(report: ExploreReport) -> dict[str, Any]:
+    """What the table shows of one peer (``FINDINGS`` keeps it by peer)."""
+    return {
+        "rules": list(report.rule_ids),
+        "steps": [[name, dict(args)] for name, args in report.steps],
+        "should": list(report.warned),
+        "examples": report.examples,
+    }
+
+
+def row(target: Target, found: Mapping[str, Any]) -> str:
+    rules = ", ".join(f"`{r}`" for r in found["rules"]) or "none"
+    warned = ", ".join(f"`{r}`" for r in found["should"]) or "none"
+    steps = " → ".join(_step(name, args) for name, args in found["steps"]) or ""
     cells = (
         target.label,
         target.generation.value,
@@ -86,21 +116,22 @@ def row(target: Target, report: ExploreReport) -> str:
 
 
 def rules_cell(line: str) -> str:
-    """The server and rules cells of a table row: what the check compares (the shortest
-    sequence is shown, not compared: on a live server, timing decides which of several
-    equally short sequences shrinking keeps)."""
-    cells = line.strip("|").split("|")
-    return "|".join(c.strip() for c in (cells[0], cells[1], cells[3]))
+    """The server, version and rules cells (MUST and SHOULD) of a table row: what the check
+    of a new measurement compares (the shortest sequence is replayed, not compared: on a live
+    server, timing can decide which of several equally short sequences shrinking keeps)."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    return "|".join((cells[0], cells[1], cells[3], cells[5]))
 
 
 def _step(name: str, args: Mapping[str, Any]) -> str:
+    where = f" (session {args['session'] + 1})" if args.get("session") else ""
     if name == "start":
-        return f"start `{args['tool']}`"
+        return f"start `{args['tool']}`{where}"
     if name in ("poll", "fetch", "cancel", "answer"):
-        return f"{name} {'an unknown id' if args.get('unknown') else 'it'}"
+        return f"{name} {'an unknown id' if args.get('unknown') else 'it'}{where}"
     if name == "wait":
         return f"wait {args['ms']} ms"
-    return name
+    return f"{name}{where}"
 
 
 def render(rows: Sequence[str]) -> str:
@@ -108,26 +139,35 @@ def render(rows: Sequence[str]) -> str:
     return head + "|---|---|---|---|---|---|\n" + "".join(r + "\n" for r in rows)
 
 
-def write(table: str) -> None:
+def render_findings(findings: Mapping[str, Mapping[str, Any]]) -> str:
+    """The table of ``findings`` (by peer), in the order of :data:`TARGETS`."""
+    return render([row(t, findings[t.peer]) for t in TARGETS if t.peer in findings])
+
+
+def published_table() -> str:
+    return DOC.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0].lstrip("\n")
+
+
+def write(findings: Mapping[str, Mapping[str, Any]]) -> None:
+    FINDINGS.write_text(json.dumps(findings, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     text = DOC.read_text(encoding="utf-8")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+    DOC.write_text(f"{head}{BEGIN}\n{render_findings(findings)}{END}{tail}", encoding="utf-8")
 
 
 async def main_async(args: argparse.Namespace) -> int:
-    rows = []
+    findings: dict[str, dict[str, Any]] = {}
     for target in TARGETS:
         if not peer_available(PEERS[target.peer]):
             print(f"{target.label}: not installed; run tests/peers/install.py", file=sys.stderr)
             continue
         report = await measure(target)
         print(report.to_json(), file=sys.stderr)
-        rows.append(row(target, report))
-    table = render(rows)
-    print(table)
+        findings[target.peer] = finding(report)
+    print(render_findings(findings))
     if args.write:
-        write(table)
+        write(findings)
     return 0
 
 
