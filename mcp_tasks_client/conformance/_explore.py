@@ -870,13 +870,16 @@ def _tightened(
     task named by index 0 rather than another, is kept so while the replay still breaks the
     same rules (hypothesis shrinks the draws, and a draw that is gone can shift the meaning of
     the ones after it; this shrinks the steps themselves), and so is a plainer argument
-    (:data:`_PLAINER`). A replay that breaks them no more
+    (:data:`_PLAINER`); for ``budget.wall_time`` at most. A replay that breaks them no more
     (a timing-dependent failure) changes nothing."""
     want = {b.rule for b in broken}
     best_broken, best = list(dict.fromkeys(broken)), list(steps)
+    until = time.monotonic() + budget.wall_time
 
     def still(candidate: list[Step]) -> bool:
         nonlocal best_broken, best
+        if time.monotonic() > until:
+            return False  # out of time: the shortest so far stands
         try:
             found, ran = _replayed(url, generation, candidate, safe, budget)
         except MCPTasksError:
@@ -911,7 +914,8 @@ async def explore(
     still fails; see the module docstring. ``safe_tools``: the tools it may call, with their
     base arguments (none: read-only).
     Deadline: ``budget.wall_time`` for drawing new examples, then the shrinking of a failure
-    found (each request bounded by ``budget.request_timeout``). Cancelled: the exploring
+    found: ``budget.shrink_examples`` more examples, then replays for ``budget.wall_time`` at
+    most (each request bounded by ``budget.request_timeout``). Cancelled: the exploring
     thread is abandoned to finish its current example."""
     return await anyio.to_thread.run_sync(
         lambda: explore_sync(url, generation, safe_tools=safe_tools, budget=budget),
