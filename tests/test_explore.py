@@ -313,6 +313,25 @@ def test_the_command_writes_a_replay_script_pytest_fails(tmp_path: Path) -> None
     assert "V-19" in replayed.stdout
 
 
+def test_the_command_warns_of_a_should_rule_and_exits_0() -> None:
+    """V-26 is a SHOULD: a server whose createdAt moves gets a warning in the JSON line and
+    the summary, and exit 0 (no MUST rule broken)."""
+    with serving(FaultServer(G1, breaks={"V-26"})) as url:
+        args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "10", "--steps", "6"]
+        ran = subprocess.run(
+            [*CLI, "--url", url, "explore", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert ran.returncode == 0, ran.stderr
+    line = json.loads(ran.stdout)
+    assert line["broken"] == []
+    assert {w["rule"] for w in line["warnings"]} == {"V-26"}
+    assert "SHOULD rules broken (warnings): V-26" in ran.stderr
+
+
 def test_explore_needs_a_url() -> None:
     ran = subprocess.run(
         [sys.executable, "-m", "mcp_tasks_client.cli", "--stdio", "true", "explore"],
