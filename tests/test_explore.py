@@ -91,6 +91,32 @@ def test_the_model_judges_a_push_only_by_what_holds_in_any_order() -> None:
     assert [b.rule for b in model.unagreed("a push of t9")] == ["E C40"]
 
 
+def test_answers_in_flight_at_once_are_judged_in_the_order_that_explains_them() -> None:
+    """A cancel racing a poll: the server may have served either first. An order that
+    explains both answers is kept (even when the order sent does not); only answers no order
+    explains are a finding."""
+
+    def race(status: str, cancelled: str | None, code: int | None) -> list[str]:
+        model = TaskModel(G1)
+        model.created("t1", "working", at(0), at(0))
+        found = model.in_some_order(
+            [
+                lambda m: m.snapshot("t1", status, at(0), at(1)),
+                lambda m: m.cancel_answered("t1", True, cancelled, code),
+            ]
+        )
+        return [b.rule for b in found]
+
+    assert race("working", "cancelled", None) == []  # the poll, then the cancel
+    assert race("cancelled", "cancelled", None) == []  # the cancel, then the poll
+    assert race("completed", None, -32602) == []  # it ended, then the cancel came too late
+    assert race("completed", "cancelled", None) != []  # no order: two terminal statuses
+    kept = TaskModel(G1)
+    kept.created("t1", "working", at(0), at(0))
+    kept.in_some_order([lambda m: m.cancel_answered("t1", True, "cancelled", None)])
+    assert [b.rule for b in kept.snapshot("t1", "working", at(0), at(2))] == ["V-09", "C-41"]
+
+
 def test_the_model_judges_a_list_across_sessions() -> None:
     """V-28 (2025-11-25): a session's list names no task another session created."""
     model = TaskModel(G1)

@@ -392,11 +392,7 @@ class _Session:
     def judge(self, broken: Sequence[Broken]) -> None:
         """The model's findings: a MUST rule's breaks the sequence, a SHOULD rule's warns."""
         for found in broken:
-            known = RULES.get(found.rule)
-            if known is not None and known.default_verdict is Verdict.WARN:
-                self.warnings.append(found)
-            else:
-                self.broken.append(found)
+            (self.broken if _fails(found) else self.warnings).append(found)
 
     # -- the operations ---------------------------------------------------------------------
 
@@ -419,27 +415,59 @@ class _Session:
             )
             self.tasks.append(task.task_id)
 
+    async def _get(self, task_id: str) -> Any:
+        try:
+            return await self.client.get_task(task_id)
+        except RPCError as exc:
+            return exc
+
+    def _got(self, model: TaskModel, task_id: str, got: Any) -> list[Broken]:
+        """What ``model`` makes of ``tasks/get`` of ``task_id`` answering ``got``."""
+        if isinstance(got, RPCError):
+            return model.get_refused(task_id, got.code)
+        requests = {k: _plain(v) for k, v in (got.input_requests or {}).items()}
+        return model.snapshot(
+            got.task_id, got.status.value, got.created_at, got.last_updated_at, requests
+        )
+
     def poll(self, task_id: str) -> bool:
         """``tasks/get`` of ``task_id``, judged; whether it retrieved the task."""
-
-        async def go() -> Any:
-            try:
-                return await self.client.get_task(task_id)
-            except RPCError as exc:
-                return exc
-
-        got = self._run(go)
+        got = self._run(self._get, task_id)
+        self.judge(self._got(self.model, task_id, got))
         if isinstance(got, RPCError):
-            self.judge(self.model.get_refused(task_id, got.code))
             return False
-        requests = {k: _plain(v) for k, v in (got.input_requests or {}).items()}
-        self.judge(
-            self.model.snapshot(
-                got.task_id, got.status.value, got.created_at, got.last_updated_at, requests
-            )
-        )
         self.open_inputs = dict(got.input_requests or {})
         return True
+
+    def race(self, task_id: str) -> None:
+        """``tasks/get`` and ``tasks/cancel`` of ``task_id`` sent at once (a cancel racing a
+        poll), judged in whichever order explains both answers (:meth:`TaskModel.in_some_order`)."""
+        answers: dict[str, Any] = {}
+
+        async def go() -> None:
+            async def get() -> None:
+                answers["get"] = await self._get(task_id)
+
+            async def cancel() -> None:
+                answers["cancel"] = await self._cancel(task_id)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(get)
+                group.start_soon(cancel)
+
+        self._run(go)
+        known = task_id in self.tasks
+        self.judge(
+            self.model.in_some_order(
+                [
+                    lambda model: self._got(model, task_id, answers["get"]),
+                    lambda model: model.cancel_answered(task_id, known, *answers["cancel"]),
+                ],
+                serious=_fails,
+            )
+        )
+        got = answers["get"]
+        self.open_inputs = {} if isinstance(got, RPCError) else dict(got.input_requests or {})
 
     def fetch(self, task_id: str, answer: str = "accept") -> None:
         """``tasks/result`` of ``task_id`` (2025-11-25), waiting ``result_wait`` at most; a
@@ -473,15 +501,16 @@ class _Session:
             if self.poll(task_id):
                 self.judge(self.model.left_out(task_id))
 
-    def cancel(self, task_id: str) -> None:
-        async def go() -> tuple[str | None, int | None]:
-            try:
-                task = await self.client.cancel_task(task_id)
-            except RPCError as exc:
-                return None, exc.code
-            return (task.status.value if task is not None else None), None
+    async def _cancel(self, task_id: str) -> tuple[str | None, int | None]:
+        """``tasks/cancel``'s answer: the task's status (None: an empty ack) or the error code."""
+        try:
+            task = await self.client.cancel_task(task_id)
+        except RPCError as exc:
+            return None, exc.code
+        return (task.status.value if task is not None else None), None
 
-        status, code = self._run(go)
+    def cancel(self, task_id: str) -> None:
+        status, code = self._run(self._cancel, task_id)
         self.judge(self.model.cancel_answered(task_id, task_id in self.tasks, status, code))
 
     def answer(self, task_id: str, accept: bool) -> None:
@@ -555,6 +584,13 @@ class _Session:
         return sum(1 for listen in self.listens if not listen.ended)
 
 
+def _fails(found: Broken) -> bool:
+    """Whether ``found`` fails a sequence: its rule's verdict is FAIL (a SHOULD rule's WARN
+    is a warning; a rule the registry lacks fails)."""
+    known = RULES.get(found.rule)
+    return known is None or known.default_verdict is not Verdict.WARN
+
+
 def _plain(value: Any) -> Any:
     """An attrs value (an input request) as plain data, to compare two of them."""
     if attrs.has(type(value)):
@@ -615,7 +651,7 @@ def apply_step(explorer: _Explorer, name: str, args: Mapping[str, Any]) -> None:
 
     if name == "start":
         session.start(args["tool"], dict(args["arguments"]), args.get("ttl_ms"))
-    elif name in ("poll", "fetch", "cancel", "answer"):
+    elif name in ("poll", "fetch", "cancel", "answer", "race"):
         chosen = NO_SUCH_TASK if args.get("unknown") else task(int(args.get("task", 0)))
         if chosen is None:
             return
@@ -716,6 +752,11 @@ def server_machine(
         def cancel(self, task: int, unknown: bool, session: int = 0) -> None:
             unknown = unknown or not self._s(session).tasks
             self._step("cancel", task=task, unknown=unknown, **where(session))
+
+        @precondition(lambda self: self._any(lambda s: bool(s.tasks)))
+        @rule(task=st.integers(0, 7), **which)
+        def race(self, task: int, session: int = 0) -> None:
+            self._step("race", task=task, **where(session))
 
         if "answer" in ops:
 
@@ -898,6 +939,12 @@ def _tightened(
                 for i, (name, args) in enumerate(best)
                 for key, plain in _PLAINER
                 if key in args and args[key] != plain
+            )
+        if not changed:  # a race is a poll and a cancel: the poll alone may do
+            changed = any(
+                still([*best[:i], ("poll", {**args, "unknown": False}), *best[i + 1 :]])
+                for i, (name, args) in enumerate(best)
+                if name == "race"
             )
     return best_broken, best
 

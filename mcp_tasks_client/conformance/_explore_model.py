@@ -25,6 +25,10 @@ Validator judges each message alone):
   own (all of the above that a snapshot shows); against the session's answers, whose order
   relative to a push is unknown, only what holds in any order (:meth:`TaskModel.seen_elsewhere`).
 
+Answers of requests in flight at once (a cancel racing a poll) are judged by
+:meth:`TaskModel.in_some_order`: a finding only when no order the server could have served
+them in explains them.
+
 Which of these a generation has is :data:`JUDGED` (a rule id per generation, or none).
 
 May import: ``_generation``.
@@ -32,9 +36,11 @@ May import: ``_generation``.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -98,6 +104,29 @@ class TaskModel:
     def __init__(self, generation: Generation) -> None:
         self.generation = generation
         self.tasks: dict[str, _Task] = {}
+
+    def in_some_order(
+        self,
+        judges: Sequence[Callable[[TaskModel], list[Broken]]],
+        serious: Callable[[Broken], bool] = lambda found: True,
+    ) -> list[Broken]:
+        """Judge the answers of requests that were in flight at once (each judge feeds one
+        answer to the model it is given): the server may have served them in any order, so
+        each order is judged on a copy of this model, and the first that breaks nothing
+        ``serious`` (a MUST rule, say) is kept, with what else it broke. Only when every order
+        breaks a serious rule is that a finding: the breaks of the order given (the order
+        sent), whose state is kept."""
+        tried: list[tuple[list[Broken], TaskModel]] = []
+        for order in itertools.permutations(judges):
+            model = copy.deepcopy(self)
+            broken = [found for judge in order for found in judge(model)]
+            if not any(serious(found) for found in broken):
+                self.tasks = model.tasks
+                return broken
+            tried.append((broken, model))
+        broken, model = tried[0]
+        self.tasks = model.tasks
+        return broken
 
     def _broke(self, concept: str, detail: str) -> list[Broken]:
         rule = JUDGED[concept].get(self.generation)
