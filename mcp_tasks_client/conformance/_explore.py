@@ -13,10 +13,11 @@ and is given back as a replayable pytest file.
   its input schema over the caller's), ``poll`` one, ``fetch`` its result (2025-11-25:
   ``tasks/result``, waiting ``result_wait`` at most; the question it brings accepted,
   declined or cancelled), ``list`` tasks (2025-11-25), ``cancel`` one (or an id no task
-  has), ``answer`` or decline its open input (2026-07-28 ``inputRequests``), ``listen`` to
-  one or all of its tasks and ``unlisten`` (2026-07-28 ``subscriptions/listen``, held open in
-  the background; a server answering -32601 has none, and none is drawn again), and
-  ``wait`` (let time pass). Without safe tools it is read-only: it lists, and polls and
+  has), ``race`` (``tasks/get`` and ``tasks/cancel`` of one task sent at once, judged in
+  whichever order explains both answers), ``answer`` or decline its open input (2026-07-28
+  ``inputRequests``), ``listen`` to one or all of its tasks and ``unlisten`` (2026-07-28
+  ``subscriptions/listen``, held open in the background; a server answering -32601 has none,
+  and none is drawn again), and ``wait`` (let time pass). Without safe tools it is read-only: it lists, and polls and
   cancels ids no task has.
 - :func:`explore` runs that machine within an :class:`ExploreBudget` (examples, steps, wall
   time, tasks alive at once, sessions at once) and returns an :class:`ExploreReport`: the
