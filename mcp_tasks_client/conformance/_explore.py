@@ -17,8 +17,8 @@ and is given back as a replayable pytest file.
   whichever order explains both answers), ``answer`` or decline its open input (2026-07-28
   ``inputRequests``), ``listen`` to one or all of its tasks and ``unlisten`` (2026-07-28
   ``subscriptions/listen``, held open in the background; a server answering -32601 has none,
-  and none is drawn again), and ``wait`` (let time pass). Without safe tools it is read-only: it lists, and polls and
-  cancels ids no task has.
+  and none is drawn again), and ``wait`` (let time pass). Without safe tools it is
+  read-only: it lists, and polls and cancels ids no task has.
 - :func:`explore` runs that machine within an :class:`ExploreBudget` (examples, steps, wall
   time, tasks alive at once, sessions at once) and returns an :class:`ExploreReport`: the
   MUST rules broken, the shrunk steps (hypothesis's shrinking, then replays leaving steps
