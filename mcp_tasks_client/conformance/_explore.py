@@ -64,7 +64,7 @@ from ..models import (
     JSONRPCNotification,
     Tool,
 )
-from ._explore_model import Broken, TaskModel
+from ._explore_model import JUDGED, Broken, TaskModel
 from .rules import RULES, Verdict
 from .transport import ConformancePolicy, ValidatingTransport
 from .validator import Validator
@@ -92,6 +92,9 @@ ANSWERS: Mapping[str, ElicitAction] = {
 MAX_LISTENS = 2
 """Listens open at once in a session (E C44 allows several; two is a listen opened twice)."""
 _SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+ORDERED = frozenset(rule for by in JUDGED.values() for rule in by.values())
+"""The rules the model judges across answers: for answers in flight at once, its judgment
+(in every order the server could have served them) is the one that counts."""
 _ACKNOWLEDGED, _PUSHED = "notifications/subscriptions/acknowledged", "notifications/tasks"
 
 _TTLS: Mapping[Generation, tuple[int | None, ...]] = {
@@ -339,15 +342,19 @@ class _Session:
         """``fn(*args)`` on the portal, judged (:meth:`_judged`)."""
         return self._judged(lambda: self.portal.call(fn, *args))
 
-    def _judged(self, thunk: Callable[[], Any]) -> Any:
+    def _judged(self, thunk: Callable[[], Any], *, in_flight: bool = False) -> Any:
         """``thunk()``, then the validator's new failures and the listens' new notifications
-        judged."""
+        judged. ``in_flight``: its requests were in flight at once, so their answers arrived
+        in an order that need not be the server's; the Validator's findings across answers
+        (a rule the model judges in every order, :data:`ORDERED`) are left to the model."""
         seen = len(self.validator.findings)
         try:
             return thunk()
         finally:
             self._judge_pushes()
             for finding in self.validator.findings[seen:]:
+                if in_flight and finding.rule_id in ORDERED:
+                    continue
                 if finding.verdict is Verdict.FAIL:
                     self.broken.append(Broken(finding.rule_id, finding.detail))
                 elif finding.verdict is Verdict.WARN:
@@ -456,7 +463,7 @@ class _Session:
                 group.start_soon(get)
                 group.start_soon(cancel)
 
-        self._run(go)
+        self._judged(lambda: self.portal.call(go), in_flight=True)
         known = task_id in self.tasks
         self.judge(
             self.model.in_some_order(
