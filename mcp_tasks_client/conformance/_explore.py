@@ -37,7 +37,7 @@ import contextlib
 import datetime as dt
 import pprint
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -267,8 +267,11 @@ class _Session:
         generation: Generation,
         safe_tools: Mapping[str, Mapping[str, Any]],
         budget: ExploreBudget,
+        known: frozenset[str] = frozenset(),
     ) -> None:
         self.generation, self.budget = generation, budget
+        self.known = known
+        """Rules an earlier run found: not judged here (to look for the next failure)."""
         self.model = TaskModel(generation)
         self.validator = Validator(generation)
         self.broken: list[Broken] = []
@@ -353,7 +356,7 @@ class _Session:
         finally:
             self._judge_pushes()
             for finding in self.validator.findings[seen:]:
-                if in_flight and finding.rule_id in ORDERED:
+                if finding.rule_id in self.known or (in_flight and finding.rule_id in ORDERED):
                     continue
                 if finding.verdict is Verdict.FAIL:
                     self.broken.append(Broken(finding.rule_id, finding.detail))
@@ -400,7 +403,8 @@ class _Session:
     def judge(self, broken: Sequence[Broken]) -> None:
         """The model's findings: a MUST rule's breaks the sequence, a SHOULD rule's warns."""
         for found in broken:
-            (self.broken if _fails(found) else self.warnings).append(found)
+            if found.rule not in self.known:
+                (self.broken if _fails(found) else self.warnings).append(found)
 
     # -- the operations ---------------------------------------------------------------------
 
@@ -619,12 +623,13 @@ class _Explorer:
         generation: Generation,
         safe_tools: Mapping[str, Mapping[str, Any]],
         budget: ExploreBudget,
+        known: frozenset[str] = frozenset(),
     ) -> None:
         self._stack = contextlib.ExitStack()
         self.sessions: list[_Session] = []
         try:
             for _ in range(budget.sessions):
-                session = _Session(url, generation, safe_tools, budget)
+                session = _Session(url, generation, safe_tools, budget, known)
                 self._stack.callback(session.close)
                 self.sessions.append(session)
         except BaseException:
@@ -690,10 +695,13 @@ def server_machine(
     generation: Generation,
     safe_tools: Mapping[str, Mapping[str, Any]] | None = None,
     budget: ExploreBudget | None = None,
+    known: Iterable[str] = (),
 ) -> type[RuleBasedStateMachine]:
     """The state machine exploring the server at ``url`` in ``generation``: a
     ``RuleBasedStateMachine`` whose ``TestCase`` pytest collects. ``safe_tools``: the tools
-    it may call, each with its base arguments (none: read-only)."""
+    it may call, each with its base arguments (none: read-only); ``known``: rules already
+    found, not judged (so a run looks for the next failure)."""
+    skip = frozenset(known)
     safe = {k: dict(v) for k, v in (safe_tools or {}).items()}
     limits = budget or ExploreBudget()
     ops = _OPERATIONS[generation]
@@ -708,7 +716,7 @@ def server_machine(
     class ServerMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.explorer = _Explorer(url, generation, safe, limits)
+            self.explorer = _Explorer(url, generation, safe, limits, skip)
             self.steps: list[Step] = []
 
         def _s(self, index: int) -> _Session:
@@ -834,11 +842,13 @@ def explore_sync(
     *,
     safe_tools: Mapping[str, Mapping[str, Any]] | None = None,
     budget: ExploreBudget | None = None,
+    known: Iterable[str] = (),
 ) -> ExploreReport:
     """:func:`explore` without an event loop (it starts its own, one per example)."""
     limits = budget or ExploreBudget()
     safe = {k: dict(v) for k, v in (safe_tools or {}).items()}
-    machine = server_machine(url, generation, safe, limits)
+    skip = frozenset(known)
+    machine = server_machine(url, generation, safe, limits, skip)
     last: list[RuleBroken] = []
     examples = 0
     found_at = [0]  # the example that found the first failure
@@ -893,7 +903,7 @@ def explore_sync(
             raise
     else:
         return ExploreReport(url, generation, (), (), examples, safe, warnings())
-    broken, steps = _tightened(url, generation, safe, limits, final.broken, final.steps)
+    broken, steps = _tightened(url, generation, safe, limits, final.broken, final.steps, skip)
     return ExploreReport(url, generation, tuple(broken), tuple(steps), examples, safe, warnings())
 
 
@@ -914,6 +924,7 @@ def _tightened(
     budget: ExploreBudget,
     broken: Sequence[Broken],
     steps: Sequence[Step],
+    known: frozenset[str] = frozenset(),
 ) -> tuple[list[Broken], list[Step]]:
     """The sequence hypothesis shrank, shrunk further by replaying it: a step left out, or a
     task named by index 0 rather than another, is kept so while the replay still breaks the
@@ -930,7 +941,7 @@ def _tightened(
         if time.monotonic() > until:
             return False  # out of time: the shortest so far stands
         try:
-            found, ran = _replayed(url, generation, candidate, safe, budget)
+            found, ran = _replayed(url, generation, candidate, safe, budget, known)
         except MCPTasksError:
             return False
         if {b.rule for b in found} != want:
@@ -963,17 +974,21 @@ async def explore(
     *,
     safe_tools: Mapping[str, Mapping[str, Any]] | None = None,
     budget: ExploreBudget | None = None,
+    known: Iterable[str] = (),
 ) -> ExploreReport:
     """Explore the server at ``url`` in ``generation``: draw sequences of operations within
     ``budget``, judge each answer, and shrink a failing sequence to the shortest one that
     still fails; see the module docstring. ``safe_tools``: the tools it may call, with their
-    base arguments (none: read-only).
+    base arguments (none: read-only). A run reports one failure: ``known`` (the rules of
+    failures found before) are not judged, so a run finds the next one.
     Deadline: ``budget.wall_time`` for drawing new examples, then the shrinking of a failure
     found: ``budget.shrink_examples`` more examples, then replays for ``budget.wall_time`` at
     most (each request bounded by ``budget.request_timeout``). Cancelled: the exploring
     thread is abandoned to finish its current example."""
     return await anyio.to_thread.run_sync(
-        lambda: explore_sync(url, generation, safe_tools=safe_tools, budget=budget),
+        lambda: explore_sync(
+            url, generation, safe_tools=safe_tools, budget=budget, known=frozenset(known)
+        ),
         abandon_on_cancel=True,
     )
 
@@ -985,12 +1000,13 @@ def replay(
     *,
     safe_tools: Mapping[str, Mapping[str, Any]] | None = None,
     budget: ExploreBudget | None = None,
+    known: Iterable[str] = (),
 ) -> list[Broken]:
     """Run recorded ``steps`` (``[name, args]`` pairs, as :meth:`ExploreReport.to_json` and
-    the replay script give them) against ``url`` in one session; the rules they broke."""
-    broken, _ = _replayed(
-        url, generation, [(str(n), dict(a)) for n, a in steps], safe_tools or {}, budget
-    )
+    the replay script give them) against ``url`` in one session; the rules they broke
+    (``known`` not judged, as the run that found them had it)."""
+    pairs = [(str(n), dict(a)) for n, a in steps]
+    broken, _ = _replayed(url, generation, pairs, safe_tools or {}, budget, frozenset(known))
     return broken
 
 
@@ -1000,11 +1016,13 @@ def _replayed(
     steps: Sequence[Step],
     safe_tools: Mapping[str, Mapping[str, Any]],
     budget: ExploreBudget | None,
+    known: frozenset[str] = frozenset(),
 ) -> tuple[list[Broken], int]:
     """:func:`replay`, and how many steps ran (up to the first that broke a rule)."""
     limits = budget or ExploreBudget()
     needed = 1 + max((int(args.get("session", 0)) for _, args in steps), default=0)
-    explorer = _Explorer(url, generation, dict(safe_tools), attrs.evolve(limits, sessions=needed))
+    limits = attrs.evolve(limits, sessions=needed)
+    explorer = _Explorer(url, generation, dict(safe_tools), limits, known)
     ran = 0
     try:
         for name, args in steps:
