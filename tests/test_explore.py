@@ -268,6 +268,23 @@ def test_the_pinned_sequence_replays_the_bug_and_only_the_bug(
         assert run(lambda: replay(url, generation, minimal, safe_tools=SAFE)) == []
 
 
+def test_a_known_rule_is_not_judged_so_a_run_finds_the_next_failure() -> None:
+    """``known``: the rules an earlier run found. The seeded V-19 sequence breaks nothing
+    with V-19 known, and a server that breaks V-19 and V-14 gives V-14 once V-19 is known."""
+    with serving(FaultServer(G1, breaks={"V-19"})) as url:
+        assert run(lambda: replay(url, G1, [START, ["list", {}]], known=["V-19"])) == []
+    budget = ExploreBudget(examples=30, steps=6, wall_time=120, shrink_examples=10)
+    with serving(FaultServer(G1, breaks={"V-19", "V-14"})) as url:
+        first = anyio.run(lambda: explore(url, G1, safe_tools=SAFE, budget=budget), backend="trio")
+        assert len(first.rule_ids) == 1
+        assert set(first.rule_ids) <= {"V-19", "V-14"}
+        then = anyio.run(
+            lambda: explore(url, G1, safe_tools=SAFE, budget=budget, known=first.rule_ids),
+            backend="trio",
+        )
+    assert set(then.rule_ids) == {"V-19", "V-14"} - set(first.rule_ids), then.to_json()
+
+
 def test_a_list_across_two_sessions_is_a_warning_not_a_failure() -> None:
     """V-28 is a SHOULD (the Validator's verdict is WARN): a 2025-11-25 server that lists one
     session's task to another, found with two sessions at once, is warned about and fails
