@@ -2,13 +2,15 @@
 
 ``python tests/peers/explore_peers.py [--write]`` starts each task-capable peer over HTTP on
 127.0.0.1 (installed by ``install.py``; one that is missing is left out with a note),
-explores it in its generation with the tools its probe test names safe (:data:`TARGETS`), within
-:data:`BUDGET`, prints the Markdown table and with ``--write`` keeps what it measured in
-:data:`FINDINGS` and puts the table rendered from it into ``docs/explore.md`` between its
-markers. ``nox -s explore`` runs it, then ``tests/test_explore_peers.py``
-(``MCP_TASKS_EXPLORE_PEERS=1``) checks the published table is what the explorer measures
-again, and that each published shortest sequence still breaks its rules; the default suite
-checks the table is the one rendered from :data:`FINDINGS`.
+explores it in its generation with the tools its probe test names safe (:data:`TARGETS`),
+within :data:`BUDGET`, prints the Markdown table and with ``--write`` keeps what it measured
+in :data:`FINDINGS`: a run reports the first failure it shrinks, so each peer gets up to
+:data:`ROUNDS` runs, each not judging the rules the ones before found, and each earlier
+finding whose sequence, replayed, still breaks its rules is kept; and it puts the table
+rendered from it into ``docs/explore.md`` between its markers.
+``nox -s explore`` runs ``tests/test_explore_peers.py`` (``MCP_TASKS_EXPLORE_PEERS=1``): a
+new run finds only published rules, and each published sequence still breaks its rules; the
+default suite checks the table is the one rendered from :data:`FINDINGS`.
 """
 
 from __future__ import annotations
@@ -76,58 +78,92 @@ TARGETS = (
 )
 
 
-async def measure(target: Target) -> ExploreReport:
+ROUNDS = 3
+"""Runs of ``--write`` per peer: each round does not judge the rules the rounds before found,
+so it finds the next failure (a run reports one)."""
+
+
+async def measure(target: Target, known: Sequence[str] = ()) -> ExploreReport:
     with running_http_peer(PEERS[target.peer]) as url:
-        return await explore(url, target.generation, safe_tools=target.safe_tools, budget=BUDGET)
+        return await explore(
+            url, target.generation, safe_tools=target.safe_tools, budget=BUDGET, known=known
+        )
 
 
-async def replayed(target: Target, steps: Sequence[Any]) -> list[str]:
-    """The rules ``steps`` (a published shortest sequence) break on a fresh ``target``."""
+async def measure_rounds(target: Target) -> list[ExploreReport]:
+    """Up to :data:`ROUNDS` runs, each not judging what the ones before found; the last
+    found nothing or was the last round."""
+    reports: list[ExploreReport] = []
+    known: list[str] = []
+    for _ in range(ROUNDS):
+        report = await measure(target, known)
+        reports.append(report)
+        if report.ok:
+            break
+        known += report.rule_ids
+    return reports
+
+
+async def replayed(target: Target, steps: Sequence[Any], known: Sequence[str] = ()) -> list[str]:
+    """The rules ``steps`` (a published shortest sequence, found with ``known`` not judged)
+    break on a fresh ``target``."""
     with running_http_peer(PEERS[target.peer]) as url:
         broken = await anyio.to_thread.run_sync(
-            lambda: replay(url, target.generation, steps, safe_tools=target.safe_tools)
+            lambda: replay(url, target.generation, steps, safe_tools=target.safe_tools, known=known)
         )
     return sorted({b.rule for b in broken})
 
 
-def finding(report: ExploreReport) -> dict[str, Any]:
-    """What the table shows of one peer (``FINDINGS`` keeps it by peer)."""
-    return {
-        "rules": list(report.rule_ids),
-        "steps": [[name, dict(args)] for name, args in report.steps],
-        "should": list(report.warned),
-        "examples": report.examples,
-    }
+def finding(
+    reports: Sequence[ExploreReport], kept: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """What the table shows of one peer (``FINDINGS`` keeps it by peer): ``found``, each
+    failure with its rules, its shortest sequence and the rules not judged when it was found
+    (``kept``: earlier ones whose sequence still breaks their rules, then each of these
+    rounds' whose rules are new), and the SHOULD rules these rounds broke."""
+    found = [dict(entry) for entry in kept]
+    known: list[str] = []
+    for report in reports:
+        rules = list(report.rule_ids)
+        if rules and all(entry["rules"] != rules for entry in found):
+            steps = [[name, dict(args)] for name, args in report.steps]
+            found.append({"rules": rules, "steps": steps, "known": list(known)})
+        known += rules
+    should = sorted({rule for report in reports for rule in report.warned})
+    return {"found": found, "should": should, "examples": sum(r.examples for r in reports)}
+
+
+def broken_rules(found: Mapping[str, Any]) -> list[str]:
+    """Every rule a peer's published findings broke."""
+    return sorted({rule for entry in found["found"] for rule in entry["rules"]})
 
 
 def row(target: Target, found: Mapping[str, Any]) -> str:
-    rules = ", ".join(f"`{r}`" for r in found["rules"]) or "none"
+    rules = ", ".join(f"`{r}`" for r in broken_rules(found)) or "none"
     warned = ", ".join(f"`{r}`" for r in found["should"]) or "none"
-    steps = " → ".join(_step(name, args) for name, args in found["steps"]) or ""
+    entries = found["found"]
+    sequences = [" → ".join(_step(name, args) for name, args in e["steps"]) for e in entries]
+    if len(entries) > 1:  # each sequence with the rules it broke
+        sequences = [
+            f"{', '.join(f'`{r}`' for r in e['rules'])}: {seq}"
+            for e, seq in zip(entries, sequences, strict=True)
+        ]
     cells = (
         target.label,
         target.generation.value,
         ", ".join(sorted(target.safe_tools)),
         rules,
-        steps,
+        "; ".join(sequences),
         warned,
     )
     return "| " + " | ".join(cells) + " |"
-
-
-def rules_cell(line: str) -> str:
-    """The server, version and rules cells (MUST and SHOULD) of a table row: what the check
-    of a new measurement compares (the shortest sequence is replayed, not compared: on a live
-    server, timing can decide which of several equally short sequences shrinking keeps)."""
-    cells = [c.strip() for c in line.strip().strip("|").split("|")]
-    return "|".join((cells[0], cells[1], cells[3], cells[5]))
 
 
 def _step(name: str, args: Mapping[str, Any]) -> str:
     where = f" (session {args['session'] + 1})" if args.get("session") else ""
     if name == "start":
         return f"start `{args['tool']}`{where}"
-    if name in ("poll", "fetch", "cancel", "answer"):
+    if name in ("poll", "fetch", "cancel", "answer", "race"):
         return f"{name} {'an unknown id' if args.get('unknown') else 'it'}{where}"
     if name == "wait":
         return f"wait {args['ms']} ms"
@@ -157,14 +193,24 @@ def write(findings: Mapping[str, Mapping[str, Any]]) -> None:
 
 
 async def main_async(args: argparse.Namespace) -> int:
+    before = json.loads(FINDINGS.read_text(encoding="utf-8")) if FINDINGS.exists() else {}
     findings: dict[str, dict[str, Any]] = {}
     for target in TARGETS:
         if not peer_available(PEERS[target.peer]):
             print(f"{target.label}: not installed; run tests/peers/install.py", file=sys.stderr)
             continue
-        report = await measure(target)
-        print(report.to_json(), file=sys.stderr)
-        findings[target.peer] = finding(report)
+        reports = await measure_rounds(target)
+        for report in reports:
+            print(report.to_json(), file=sys.stderr)
+        kept = []
+        if args.write:  # earlier findings stay while their sequence still breaks their rules
+            for entry in before.get(target.peer, {}).get("found", []):
+                known = entry.get("known", [])
+                if await replayed(target, entry["steps"], known) == entry["rules"]:
+                    kept.append(entry)
+                else:
+                    print(f"{target.label}: {entry['rules']} no longer replays", file=sys.stderr)
+        findings[target.peer] = finding(reports, kept)
     print(render_findings(findings))
     if args.write:
         write(findings)
