@@ -5,9 +5,9 @@
 explores it in its generation with the tools its probe test names safe (:data:`TARGETS`),
 within :data:`BUDGET`, prints the Markdown table and with ``--write`` keeps what it measured
 in :data:`FINDINGS`: a run reports the first failure it shrinks, so each peer gets up to
-:data:`ROUNDS` runs, each not judging the rules the ones before found, and each earlier
-finding whose sequence, replayed, still breaks its rules is kept; and it puts the table
-rendered from it into ``docs/explore.md`` between its markers.
+:data:`ROUNDS` runs, each not judging the rules the ones before found, and a finding (an
+earlier one, or a new one) is kept only while its sequence, replayed, still breaks its
+rules; and it puts the table rendered from it into ``docs/explore.md`` between its markers.
 ``nox -s explore`` runs ``tests/test_explore_peers.py`` (``MCP_TASKS_EXPLORE_PEERS=1``): a
 new run finds only published rules, and each published sequence still breaks its rules; the
 default suite checks the table is the one rendered from :data:`FINDINGS`.
@@ -121,7 +121,7 @@ def finding(
     failure with its rules, its shortest sequence and the rules not judged when it was found
     (``kept``: earlier ones whose sequence still breaks their rules, then each of these
     rounds' whose rules are new), and the SHOULD rules these rounds broke."""
-    found = [dict(entry) for entry in kept]
+    found = [{"known": [], **entry} for entry in kept]  # "known": written since (none before)
     known: list[str] = []
     for report in reports:
         rules = list(report.rule_ids)
@@ -210,7 +210,14 @@ async def main_async(args: argparse.Namespace) -> int:
                     kept.append(entry)
                 else:
                     print(f"{target.label}: {entry['rules']} no longer replays", file=sys.stderr)
-        findings[target.peer] = finding(reports, kept)
+        measured = finding(reports, kept)
+        if args.write:  # a new finding is published only if its sequence replays
+            fresh = measured["found"][len(kept) :]
+            for entry in fresh:
+                if await replayed(target, entry["steps"], entry["known"]) != entry["rules"]:
+                    print(f"{target.label}: {entry['rules']} does not replay", file=sys.stderr)
+                    measured["found"].remove(entry)
+        findings[target.peer] = measured
     print(render_findings(findings))
     if args.write:
         write(findings)
