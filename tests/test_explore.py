@@ -4,7 +4,11 @@
 - A fast smoke run on both generations against the scripted server, which keeps every rule:
   nothing broken; the state machine runs under pytest's own hands too.
 - A seeded bug in the scripted server is found and shrunk to its minimal sequence; that
-  sequence is pinned, and its replay fails on the broken server only.
+  sequence is pinned, and its replay fails on the broken server only: tasks/list (V-19), a
+  task just created (E S5), a listen's pushes (E C40, E C41: 2026-07-28 listens); a list
+  across two sessions at once is a SHOULD (V-28): a warning, not a failure.
+- Listens are opened and closed where the server offers them (and never again where it
+  does not), 2025-11-25 questions are declined as well as accepted, several sessions run.
 - ``mcp-tasks explore`` writes a replay script that pytest runs and fails.
 The long run against the bundled peers is ``nox -s explore``.
 """
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -39,6 +44,7 @@ from mcp_tasks_client.testing import FaultServer
 REPO = Path(__file__).resolve().parent.parent
 G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
 SAFE = {"echo": {"text": "hi"}}
+ASKING = {**SAFE, "ask": {}}
 SMALL = ExploreBudget(examples=6, steps=6, wall_time=60, request_timeout=10)
 CLI = [sys.executable, "-m", "mcp_tasks_client.cli"]
 T0 = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
@@ -67,6 +73,56 @@ def test_the_model_judges_answers_across_the_session() -> None:
     assert model.unlisted(["t1", "t2"]) == []
     model.get_refused("t2", -32602)  # gone (expired, deleted): no longer owed in a list
     assert model.unlisted(["t1"]) == []
+
+
+def test_the_model_judges_a_push_only_by_what_holds_in_any_order() -> None:
+    """A listen's push reaches the session by another road than its requests: a stale push
+    (working after the session saw the task completed) is fine, a second terminal status, a
+    moved createdAt or a key naming another request is not."""
+    model = TaskModel(G2)
+    model.created("t1", "working", at(0), at(0))
+    assert model.snapshot("t1", "input_required", at(0), at(1), {"q1": {"m": 1}}) == []
+    model.snapshot("t1", "completed", at(0), at(3))
+    assert model.seen_elsewhere("t1", "working", at(0), {"q1": {"m": 1}}) == []
+    assert [b.rule for b in model.seen_elsewhere("t1", "cancelled", at(0))] == ["E S22"]
+    assert [b.rule for b in model.seen_elsewhere("t1", "completed", at(1))] == ["V-26"]
+    assert [b.rule for b in model.seen_elsewhere("t1", "working", at(0), {"q1": {}})] == ["E S14"]
+    assert model.seen_elsewhere("unknown", "failed", at(9)) == []
+    assert [b.rule for b in model.unagreed("a push of t9")] == ["E C40"]
+
+
+def test_answers_in_flight_at_once_are_judged_in_the_order_that_explains_them() -> None:
+    """A cancel racing a poll: the server may have served either first. An order that
+    explains both answers is kept (even when the order sent does not); only answers no order
+    explains are a finding."""
+
+    def race(status: str, cancelled: str | None, code: int | None) -> list[str]:
+        model = TaskModel(G1)
+        model.created("t1", "working", at(0), at(0))
+        found = model.in_some_order(
+            [
+                lambda m: m.snapshot("t1", status, at(0), at(1)),
+                lambda m: m.cancel_answered("t1", True, cancelled, code),
+            ]
+        )
+        return [b.rule for b in found]
+
+    assert race("working", "cancelled", None) == []  # the poll, then the cancel
+    assert race("cancelled", "cancelled", None) == []  # the cancel, then the poll
+    assert race("completed", None, -32602) == []  # it ended, then the cancel came too late
+    assert race("completed", "cancelled", None) != []  # no order: two terminal statuses
+    kept = TaskModel(G1)
+    kept.created("t1", "working", at(0), at(0))
+    kept.in_some_order([lambda m: m.cancel_answered("t1", True, "cancelled", None)])
+    assert [b.rule for b in kept.snapshot("t1", "working", at(0), at(2))] == ["V-09", "C-41"]
+
+
+def test_the_model_judges_a_list_across_sessions() -> None:
+    """V-28 (2025-11-25): a session's list names no task another session created."""
+    model = TaskModel(G1)
+    assert model.listed_foreign(["a1", "a2"], ["b1"]) == []
+    assert [b.rule for b in model.listed_foreign(["a1", "b1"], ["b1", "b2"])] == ["V-28"]
+    assert TaskModel(G2).listed_foreign(["b1"], ["b1"]) == []  # no tasks/list there
 
 
 def test_the_model_cites_each_generations_rule_or_none() -> None:
@@ -116,13 +172,24 @@ def run(fn: Callable[[], Any]) -> Any:
 
 @pytest.mark.parametrize("generation", [G1, G2], ids=lambda g: g.value)
 def test_a_server_that_keeps_the_rules_passes_a_smoke_run(generation: Generation) -> None:
-    with serving(FaultServer(generation)) as url:
+    """Two sessions at once, tasks that ask (answered, declined, cancelled), and in
+    2026-07-28 listens on a server that serves them: nothing broken, and the listens and
+    the second session were really drawn (the server saw them)."""
+    server = FaultServer(generation, listen=True)
+    budget = attrs.evolve(SMALL, sessions=2, examples=8)
+    with serving(server) as url:
         report = anyio.run(
-            lambda: explore(url, generation, safe_tools=SAFE, budget=SMALL), backend="trio"
+            lambda: explore(url, generation, safe_tools=ASKING, budget=budget), backend="trio"
         )
     assert report.ok, report.to_json()
-    assert report.examples >= SMALL.examples
+    assert "V-28" not in report.warned
+    assert report.examples >= budget.examples
     assert report.steps == ()
+    methods = [m.get("method") for m in server.received]
+    if generation is G2:
+        assert "subscriptions/listen" in methods
+    else:
+        assert methods.count("initialize") >= 2 * budget.examples
 
 
 def test_the_wall_time_stops_new_examples() -> None:
@@ -153,20 +220,34 @@ def test_the_state_machine_runs_under_pytest() -> None:
 
 # The seeded bugs and the minimal sequences explore shrinks them to (pinned): a 2025-11-25
 # server whose tasks/list leaves the newest task out (V-19), a 2026-07-28 one whose first
-# tasks/get of a task answers -32602 (E S5).
-START = ["start", {"tool": "echo", "arguments": {"text": "hi"}, "ttl_ms": None}]
+# tasks/get of a task answers -32602 (E S5), 2026-07-28 listens whose pushes come before their
+# acknowledgement (E C40) or name no subscriptionId (E C41).
+START: list[Any] = ["start", {"tool": "echo", "arguments": {"text": "hi"}, "ttl_ms": None}]
+LISTEN = ["listen", {"task": 0, "all": False}]
 SEEDED = [
-    pytest.param(G1, "V-19", [START, ["list", {}]], id="V-19"),
-    pytest.param(G2, "E S5", [START, ["poll", {"task": 0, "unknown": False}]], id="E S5"),
+    pytest.param(G1, "V-19", {}, 1, [START, ["list", {}]], id="V-19"),
+    pytest.param(G2, "E S5", {}, 1, [START, ["poll", {"task": 0, "unknown": False}]], id="E S5"),
+    pytest.param(G2, "E C40", {"listen": True}, 1, [START, LISTEN], id="E C40"),
+    pytest.param(G2, "E C41", {"listen": True}, 1, [START, LISTEN], id="E C41"),
 ]
 
 
-@pytest.mark.parametrize(("generation", "broken", "minimal"), SEEDED)
+FOUND = [p for p in SEEDED if p.id != "E C40"]  # E C40's listen: replayed only (time)
+
+
+@pytest.mark.parametrize(("generation", "broken", "kwargs", "sessions", "minimal"), FOUND)
 def test_a_seeded_bug_is_found_and_shrunk_to_its_minimal_sequence(
-    generation: Generation, broken: str, minimal: list[Any]
+    generation: Generation, broken: str, kwargs: dict[str, Any], sessions: int, minimal: list[Any]
 ) -> None:
-    budget = ExploreBudget(examples=30, steps=6, wall_time=120, request_timeout=10)
-    with serving(FaultServer(generation, breaks={broken})) as url:
+    budget = ExploreBudget(
+        examples=30,
+        steps=6,
+        wall_time=120,
+        request_timeout=10,
+        sessions=sessions,
+        shrink_examples=10,
+    )
+    with serving(FaultServer(generation, breaks={broken}, **kwargs)) as url:
         report = anyio.run(
             lambda: explore(url, generation, safe_tools=SAFE, budget=budget), backend="trio"
         )
@@ -174,23 +255,83 @@ def test_a_seeded_bug_is_found_and_shrunk_to_its_minimal_sequence(
     assert [[n, a] for n, a in report.steps] == minimal
 
 
-@pytest.mark.parametrize(("generation", "broken", "minimal"), SEEDED)
+@pytest.mark.parametrize(("generation", "broken", "kwargs", "sessions", "minimal"), SEEDED)
 def test_the_pinned_sequence_replays_the_bug_and_only_the_bug(
-    generation: Generation, broken: str, minimal: list[Any]
+    generation: Generation, broken: str, kwargs: dict[str, Any], sessions: int, minimal: list[Any]
 ) -> None:
     """The shrunk sequence, pinned: its replay breaks the rule on the seeded server and
     nothing on the one that keeps the rules."""
-    with serving(FaultServer(generation, breaks={broken})) as url:
+    with serving(FaultServer(generation, breaks={broken}, **kwargs)) as url:
         found = run(lambda: replay(url, generation, minimal, safe_tools=SAFE))
     assert [b.rule for b in found] == [broken]
-    with serving(FaultServer(generation)) as url:
+    with serving(FaultServer(generation, **kwargs)) as url:
         assert run(lambda: replay(url, generation, minimal, safe_tools=SAFE)) == []
+
+
+def test_a_known_rule_is_not_judged_so_a_run_finds_the_next_failure() -> None:
+    """``known``: the rules an earlier run found. The seeded V-19 sequence breaks nothing
+    with V-19 known, and a server that breaks V-19 and V-14 gives V-14 once V-19 is known."""
+    with serving(FaultServer(G1, breaks={"V-19"})) as url:
+        assert run(lambda: replay(url, G1, [START, ["list", {}]], known=["V-19"])) == []
+    budget = ExploreBudget(examples=30, steps=6, wall_time=120, shrink_examples=10)
+    with serving(FaultServer(G1, breaks={"V-19", "V-14"})) as url:
+        first = anyio.run(lambda: explore(url, G1, safe_tools=SAFE, budget=budget), backend="trio")
+        assert len(first.rule_ids) == 1
+        assert set(first.rule_ids) <= {"V-19", "V-14"}
+        then = anyio.run(
+            lambda: explore(url, G1, safe_tools=SAFE, budget=budget, known=first.rule_ids),
+            backend="trio",
+        )
+    assert set(then.rule_ids) == {"V-19", "V-14"} - set(first.rule_ids), then.to_json()
+
+
+def test_a_list_across_two_sessions_is_a_warning_not_a_failure() -> None:
+    """V-28 is a SHOULD (the Validator's verdict is WARN): a 2025-11-25 server that lists one
+    session's task to another, found with two sessions at once, is warned about and fails
+    nothing (the server that keeps its sessions apart gets none: the smoke run)."""
+    budget = attrs.evolve(SMALL, sessions=2, examples=10)
+    with serving(FaultServer(G1, breaks={"V-28"})) as url:
+        report = anyio.run(lambda: explore(url, G1, safe_tools=SAFE, budget=budget), backend="trio")
+    assert report.ok, report.to_json()
+    assert report.warned == ("V-28",), report.to_json()
+    assert "of another session" in report.warnings[0].detail
+
+
+def test_a_listen_the_server_does_not_offer_is_not_drawn_again() -> None:
+    """Without listens (-32601, as on every bundled peer) the first listen is refused, and no
+    sequence opens another in that session; with them, a listen opened twice and closed
+    breaks nothing, and the server saw both listens."""
+    steps = [START, LISTEN, LISTEN, ["poll", {"task": 0, "unknown": False}], ["unlisten", {}]]
+    plain = FaultServer(G2)
+    with serving(plain) as url:
+        assert run(lambda: replay(url, G2, steps, safe_tools=SAFE)) == []
+    assert [m.get("method") for m in plain.received].count("subscriptions/listen") == 1
+    served = FaultServer(G2, listen=True)
+    with serving(served) as url:
+        assert run(lambda: replay(url, G2, steps, safe_tools=SAFE)) == []
+    assert [m.get("method") for m in served.received].count("subscriptions/listen") == 2
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline", "cancel"])
+def test_a_2025_question_is_answered_as_the_step_says(answer: str) -> None:
+    """A fetch answers the question its tasks/result stream brings: accepted, declined or
+    cancelled (the server saw that action), and nothing the model judges breaks."""
+    server = FaultServer(G1)
+    steps = [
+        ["start", {"tool": "ask", "arguments": {}, "ttl_ms": None}],
+        ["poll", {"task": 0, "unknown": False}],
+        ["fetch", {"task": 0, "answer": answer}],
+    ]
+    with serving(server) as url:
+        assert run(lambda: replay(url, G1, steps, safe_tools=ASKING)) == []
+    answers = [m["result"] for m in server.received if "result" in m and "action" in m["result"]]
+    assert [a["action"] for a in answers] == [answer]
 
 
 def test_the_command_writes_a_replay_script_pytest_fails(tmp_path: Path) -> None:
     script = tmp_path / "test_replay_v19.py"
     with serving(FaultServer(G1, breaks={"V-19"})) as url:
-        args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "30", "--steps", "6"]
+        args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "10", "--steps", "6"]
         ran = subprocess.run(
             [*CLI, "--url", url, "explore", *args, "--replay-file", str(script)],
             capture_output=True,
@@ -213,6 +354,25 @@ def test_the_command_writes_a_replay_script_pytest_fails(tmp_path: Path) -> None
         )
     assert replayed.returncode == 1, replayed.stdout
     assert "V-19" in replayed.stdout
+
+
+def test_the_command_warns_of_a_should_rule_and_exits_0() -> None:
+    """V-26 is a SHOULD: a server whose createdAt moves gets a warning in the JSON line and
+    the summary, and exit 0 (no MUST rule broken)."""
+    with serving(FaultServer(G1, breaks={"V-26"})) as url:
+        args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "10", "--steps", "6"]
+        ran = subprocess.run(
+            [*CLI, "--url", url, "explore", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert ran.returncode == 0, ran.stderr
+    line = json.loads(ran.stdout)
+    assert line["broken"] == []
+    assert {w["rule"] for w in line["warnings"]} == {"V-26"}
+    assert "SHOULD rules broken (warnings): V-26" in ran.stderr
 
 
 def test_explore_needs_a_url() -> None:

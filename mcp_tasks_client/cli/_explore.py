@@ -1,9 +1,9 @@
 """``mcp-tasks explore``: stateful, shrinking conformance testing of a live server.
 
 One JSON line on stdout (``"event": "explore"``: the generation, the sequences run, the rules
-broken and the shrunk steps), then a summary, on stdout when it is a terminal, else on
-stderr. A failure's replay script (a pytest file) goes to ``--replay-file``, else to stderr.
-Exit 1 when a rule broke.
+broken, the shrunk steps and the SHOULD rules broken as warnings), then a summary, on stdout
+when it is a terminal, else on stderr. A failure's replay script (a pytest file) goes to
+``--replay-file``, else to stderr. Exit 1 when a MUST rule broke (a SHOULD rule: a warning).
 
 May import: ``conformance``, ``_generation``, this package's ``_exit`` and ``_options``.
 """
@@ -43,6 +43,8 @@ async def explore(ns: argparse.Namespace, options: Options) -> ExitCode:
     sys.stdout.write(json.dumps({"event": "explore", **report.to_json()}) + "\n")
     sys.stdout.flush()
     human = sys.stdout if sys.stdout.isatty() else sys.stderr
+    if report.warnings:  # SHOULD rules: noted, never the exit code
+        human.write(f"SHOULD rules broken (warnings): {', '.join(report.warned)}\n")
     if report.ok:
         human.write(f"explored {report.examples} sequences: no rule broken\n")
         return ExitCode.COMPLETED

@@ -17,7 +17,17 @@ Validator judges each message alone):
   (V-11);
 - a task just created is found by ``tasks/get`` (E S5);
 - an input request key names one request for the task's whole life (E S14), also after it
-  was answered (the next snapshot may still show it, E C33).
+  was answered (the next snapshot may still show it, E C33);
+- a session's ``tasks/list`` names no task another session created (V-28: a server that
+  cannot tell requestors apart must not list);
+- a listen pushes only tasks its acknowledgement agreed to, and acknowledges only tasks it
+  was asked for (E C40). Each listen's pushes are judged in their order by a model of their
+  own (all of the above that a snapshot shows); against the session's answers, whose order
+  relative to a push is unknown, only what holds in any order (:meth:`TaskModel.seen_elsewhere`).
+
+Answers of requests in flight at once (a cancel racing a poll) are judged by
+:meth:`TaskModel.in_some_order`: a finding only when no order the server could have served
+them in explains them.
 
 Which of these a generation has is :data:`JUDGED` (a rule id per generation, or none).
 
@@ -26,9 +36,11 @@ May import: ``_generation``.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -51,6 +63,8 @@ JUDGED: Mapping[str, Mapping[Generation, str]] = {
     "result-at-end": {Generation.V2025_11_25: "V-11"},
     "found-when-created": {Generation.V2026_07_28: "E S5"},
     "key-one-request": {Generation.V2026_07_28: "E S14"},
+    "list-own-session": {Generation.V2025_11_25: "V-28"},
+    "pushed-agreed": {Generation.V2026_07_28: "E C40"},
 }
 """What the model judges, by what it is, with the rule id it cites in each generation (a
 generation absent: not judged there)."""
@@ -90,6 +104,29 @@ class TaskModel:
     def __init__(self, generation: Generation) -> None:
         self.generation = generation
         self.tasks: dict[str, _Task] = {}
+
+    def in_some_order(
+        self,
+        judges: Sequence[Callable[[TaskModel], list[Broken]]],
+        serious: Callable[[Broken], bool] = lambda found: True,
+    ) -> list[Broken]:
+        """Judge the answers of requests that were in flight at once (each judge feeds one
+        answer to the model it is given): the server may have served them in any order, so
+        each order is judged on a copy of this model, and the first that breaks nothing
+        ``serious`` (a MUST rule, say) is kept, with what else it broke. Only when every order
+        breaks a serious rule is that a finding: the breaks of the order given (the order
+        sent), whose state is kept."""
+        tried: list[tuple[list[Broken], TaskModel]] = []
+        for order in itertools.permutations(judges):
+            model = copy.deepcopy(self)
+            broken = [found for judge in order for found in judge(model)]
+            if not any(serious(found) for found in broken):
+                self.tasks = model.tasks
+                return broken
+            tried.append((broken, model))
+        broken, model = tried[0]
+        self.tasks = model.tasks
+        return broken
 
     def _broke(self, concept: str, detail: str) -> list[Broken]:
         rule = JUDGED[concept].get(self.generation)
@@ -142,6 +179,43 @@ class TaskModel:
                 f"task {task_id}'s lastUpdatedAt went back from {task.last_updated_at} "
                 f"to {updated}",
             )
+        out += self._keys(task_id, task, input_requests)
+        task.status = status
+        task.last_updated_at = max(task.last_updated_at, updated)
+        if status in TERMINAL and task.ended is None:
+            task.ended = status
+        return out
+
+    def seen_elsewhere(
+        self,
+        task_id: str,
+        status: str,
+        created_at: dt.datetime,
+        input_requests: Mapping[str, Any] | None = None,
+    ) -> list[Broken]:
+        """A snapshot of ``task_id`` that came by another road than the session's requests (a
+        listen's push): its order against the requests' answers is unknown, so only what
+        holds in any order is judged: one terminal status, one ``createdAt``, one request per
+        input key. (The listen's own stream is judged in its order by a model of its own.)"""
+        task = self.tasks.get(task_id)
+        if task is None:
+            return []
+        out: list[Broken] = []
+        if status in TERMINAL and task.ended is not None and status != task.ended:
+            out += self._broke(
+                "terminal-stays", f"task {task_id} was {task.ended}, and a push said {status}"
+            )
+        if created_at != task.created_at:
+            out += self._broke(
+                "stamps", f"task {task_id}'s createdAt {task.created_at}, a push said {created_at}"
+            )
+        out += self._keys(task_id, task, input_requests)
+        return out
+
+    def _keys(
+        self, task_id: str, task: _Task, input_requests: Mapping[str, Any] | None
+    ) -> list[Broken]:
+        out: list[Broken] = []
         for key, request in (input_requests or {}).items():
             text = json.dumps(request, sort_keys=True, default=str)
             first = task.requests.setdefault(key, text)
@@ -149,10 +223,6 @@ class TaskModel:
                 out += self._broke(
                     "key-one-request", f"task {task_id}'s input key {key!r} named another request"
                 )
-        task.status = status
-        task.last_updated_at = max(task.last_updated_at, updated)
-        if status in TERMINAL and task.ended is None:
-            task.ended = status
         return out
 
     def get_refused(self, task_id: str, code: int | None) -> list[Broken]:
@@ -196,11 +266,26 @@ class TaskModel:
         if task is not None:
             task.result_answered = True
 
+    def listed_foreign(self, task_ids: Iterable[str], foreign: Iterable[str]) -> list[Broken]:
+        """A ``tasks/list`` of this session named tasks of ``foreign`` (created by another
+        session on the same server, no credentials on either): a server that cannot tell
+        requestors apart must not list tasks at all (V-28)."""
+        shown = sorted(set(task_ids) & set(foreign))
+        if not shown:
+            return []
+        return self._broke(
+            "list-own-session", f"tasks/list listed task(s) {shown} of another session"
+        )
+
     def unlisted(self, task_ids: Iterable[str]) -> list[str]:
         """The session's tasks a complete ``tasks/list`` of ``task_ids`` left out that may
         still be retrievable: the explorer asks ``tasks/get`` of each (:meth:`left_out`)."""
         listed = set(task_ids)
         return sorted(t for t, task in self.tasks.items() if not task.gone and t not in listed)
+
+    def unagreed(self, what: str) -> list[Broken]:
+        """A listen pushed or acknowledged ``what`` beyond what it agreed to (E C40)."""
+        return self._broke("pushed-agreed", what)
 
     def left_out(self, task_id: str) -> list[Broken]:
         """``tasks/get`` retrieved ``task_id`` right after a complete ``tasks/list`` left it

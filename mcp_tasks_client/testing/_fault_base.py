@@ -217,3 +217,8 @@ class Dialect(abc.ABC):
     @abc.abstractmethod
     def tasks_list(self, params: JSON) -> JSON | Refusal:
         """The answer to ``tasks/list``."""
+
+    async def listen(self, params: JSON, channel: Channel, listen_id: Any) -> JSON | Refusal:
+        """The answer to ``subscriptions/listen`` (request ``listen_id``), after what it
+        pushed on ``channel``; a generation without it: -32601."""
+        return (-32601, "subscriptions/listen is not served", None)

@@ -46,6 +46,11 @@ client's standalone GET SSE stream instead (it waits until the client opens one)
 ``tasks/update`` (an empty ack); then the task runs ``steps`` polls. :data:`PRESETS` names
 servers that break several rules at once, as servers in the wild do (:meth:`FaultServer.preset`).
 
+``listen=True`` (2026-07-28) serves ``subscriptions/listen``: the acknowledgement naming the
+listened tasks it has, then a ``notifications/tasks`` (the task as ``tasks/get`` shows it, with
+the listen's ``subscriptionId``) of each at once and at each change, and the graceful close
+once every one has ended; without it a listen is -32601, as on the bundled peers.
+
 What differs by generation is one dialect module each (``_fault_v2025_11_25.py``,
 ``_fault_v2026_07_28.py``) on ``_fault_base.py``; :data:`DIALECTS` is the only map from a
 generation to its dialect. This module serves, keeps the tasks, and answers what both
@@ -158,6 +163,9 @@ BREAKABLE: Mapping[str, str] = {
     "E S17": "tasks/list answers a result",
     "E S21": "confirm creates its task at once and asks its input inside it, not by MRTR first",
     "E H1": "server/discover and tools/list answer without ttlMs and cacheScope (SEP-2549)",
+    "E C40": "a listen (served with listen=True) pushes its first notifications/tasks before "
+    "its acknowledgement",
+    "E C41": "a listen's notifications/tasks carry no _meta subscriptionId",
     "V-27": "over HTTP, a bogus MCP-Protocol-Version is served (not 400) and a session the "
     "client ended with DELETE goes on (not 404)",
     "V-28": "tasks/list lists the tasks of every session, not only the caller's (over HTTP; "
@@ -201,6 +209,7 @@ class FaultServer:
         tasks_settings: Mapping[str, Any] | None = None,
         clock: Callable[[], dt.datetime] = wall_clock,
         self_paced: float | None = None,
+        listen: bool = False,
     ) -> None:
         if ask_on not in _ASK_ON:
             raise ValueError(f"ask_on is one of {sorted(_ASK_ON)}, not {ask_on!r}")
@@ -252,6 +261,14 @@ class FaultServer:
         self.get_streams_opened = 0
         """How many GET SSE streams clients opened (over HTTP, 2025-11-25)."""
         self._session: str | None = None  # the session of the request being answered
+        self.serves_listen = listen
+        """2026-07-28: serve ``subscriptions/listen`` (E C39-C44): the acknowledgement, then
+        a ``notifications/tasks`` of each listened task at once and at each change, and the
+        graceful close once every one has ended (False: -32601, as the bundled peers)."""
+        self._request_id: Any = None  # the id of the request being answered
+        self._changed: anyio.Event | None = None
+        """Set (and dropped) at each stamp, that is at each change of a task: what a listen
+        waits on (made by the first waiter, inside the server's loop)."""
 
     @classmethod
     def preset(
@@ -394,6 +411,7 @@ class FaultServer:
         assert isinstance(params, dict)
         out: JSON | Refusal
         slow = getattr(self, "_a_" + method.replace("/", "_"), None)
+        self._request_id = message["id"]  # read by a handler before its first await
         if slow is not None:
             out = await slow(params, channel or Channel())
         else:
@@ -420,6 +438,9 @@ class FaultServer:
         if self._last_stamp is not None and moment <= self._last_stamp:
             moment = self._last_stamp + dt.timedelta(milliseconds=1)  # strictly later
         self._last_stamp = moment
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
         return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     # -- server->client requests -----------------------------------------------------------
@@ -584,6 +605,15 @@ class FaultServer:
 
     def _m_tasks_list(self, params: JSON) -> JSON | Refusal:
         return self._dialect.tasks_list(params)
+
+    async def _a_subscriptions_listen(self, params: JSON, channel: Channel) -> JSON | Refusal:
+        return await self._dialect.listen(params, channel, self._request_id)
+
+    async def changed(self) -> None:
+        """Wait until a task changes (its next stamp). Deadline: none (a listen's own)."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
 
     def _listing(self) -> JSON:
         """``tasks/list`` of every task the caller's session may see (one page)."""

@@ -9,10 +9,14 @@ before it creates its task (E S21 broken: inside it). A task carries ``ttlMs`` a
 ``pollIntervalMs``; a detailed one inlines its outcome (``fail``: ``completed`` with
 ``isError``; E S7 broken: ``failed`` with the result next to an error) or its open question as
 ``inputRequests`` (``q1``, then ``q2``; E S14 broken: the second reuses ``q1``, shown once),
-answered by ``tasks/update``. ``tasks/cancel`` answers an empty ack; ``tasks/result`` and
-``tasks/list`` are -32601 (E S16, E S17 broken: answered). E A-23 broken: the task-only
-tools' refusal is an earlier draft's -32003. ``server/discover`` and ``tools/list`` carry the
-caching hints (SEP-2549; E H1 broken: none).
+answered by ``tasks/update``. ``subscriptions/listen`` (served with ``listen=True``) needs the
+extension declared (-32021, E C39); it acknowledges the listened tasks it has, then pushes
+each as ``tasks/get`` shows it at once and at each change, and closes gracefully once all have
+ended (E C40-C42, C44; E C40 broken: the first pushes come before the acknowledgement; E C41
+broken: pushes without ``subscriptionId``). ``tasks/cancel`` answers an empty ack;
+``tasks/result`` and ``tasks/list`` are -32601 (E S16, E S17 broken: answered). E A-23
+broken: the task-only tools' refusal is an earlier draft's -32003. ``server/discover`` and
+``tools/list`` carry the caching hints (SEP-2549; E H1 broken: none).
 
 May import what ``_fault_base.py`` may, ``_fault_base``, and the 2026-07-28 driver's names of
 an earlier draft's forms (``DRAFT_MISSING_CAPABILITY``, to break E A-23).
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
+
+import anyio
 
 from .._drivers.v2026_07_28 import DRAFT_MISSING_CAPABILITY
 from .._generation import Generation
@@ -43,6 +49,7 @@ __all__ = ["Dialect2026"]
 
 _ERROR_STATUS = {-32601: 404, -32020: 400, -32021: 400, -32022: 400, -32003: 400}  # E S24
 _CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _CACHEABLE = frozenset({"server/discover", "tools/list"})
 """What this server answers of SEP-2549's cacheable methods."""
 
@@ -180,6 +187,51 @@ class Dialect2026(Dialect):
         if "E S17" not in self.server.breaks:
             return (-32601, "tasks/list is not a 2026-07-28 method", None)
         return self.server._listing()
+
+    # -- subscriptions/listen ---------------------------------------------------------------
+
+    async def listen(self, params: JSON, channel: Channel, listen_id: Any) -> JSON | Refusal:
+        server = self.server
+        if not server.serves_listen:
+            return (-32601, "subscriptions/listen is not served", None)
+        if not _declares(params):  # E C39
+            data: JSON = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+            return (-32021, "a listen for tasks needs the tasks extension", data)
+        filters = params.get("notifications")
+        asked = filters.get("taskIds") if isinstance(filters, dict) else None
+        if not isinstance(asked, list) or not all(isinstance(t, str) for t in asked):
+            return (-32602, "notifications.taskIds is a list of task ids", None)
+        agreed = [t for t in dict.fromkeys(asked) if t in server.tasks]
+        meta = {_SUBSCRIPTION_ID: listen_id}
+        pushed: dict[str, tuple[str, str, int]] = {}
+
+        async def push_changed() -> None:
+            for task_id in agreed:
+                task = server.tasks[task_id]
+                state = (task.status, task.updated_at, len(task.questions))
+                if pushed.get(task_id) != state:
+                    pushed[task_id] = state
+                    note = server._task(task)
+                    if "E C41" not in server.breaks:
+                        note["_meta"] = dict(meta)
+                    await channel.push(
+                        {"jsonrpc": "2.0", "method": "notifications/tasks", "params": note}
+                    )
+
+        ack = {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": dict(meta), "notifications": {"taskIds": agreed}},
+        }
+        if "E C40" in server.breaks:
+            await push_changed()
+        await channel.push(ack)
+        while True:
+            await push_changed()
+            if all(server.tasks[t].status in TERMINAL for t in agreed):
+                return {"_meta": dict(meta)}  # the graceful close (E C44)
+            with anyio.move_on_after(1.0):  # a change, or a look again (nothing missed)
+                await server.changed()
 
 
 def _declares(params: JSON) -> bool:
