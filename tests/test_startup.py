@@ -145,7 +145,9 @@ def test_mcp_tasks_status_loads_the_client_and_its_own_command_alone() -> None:
     assert {n for n in ours if n.startswith("mcp_tasks_client.cli")} == STATUS_CLI_MODULES
     for absent in NOT_FOR_STATUS:
         assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
-    assert len(ours) <= 57, sorted(ours)  # the client's 47 (with __init__), the command line's 10
+    # The client's 53 (with __init__; 47 before Session was split by job into the _session
+    # package: six modules where one was), the command line's 10.
+    assert len(ours) <= 63, sorted(ours)
 
 
 def test_the_terminal_display_imports_no_other_commands_parts() -> None:

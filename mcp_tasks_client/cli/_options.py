@@ -316,6 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     command("tools", "list the server's tools and their task support")
+    # Listed here for --help only: main() hands `monitor` its own arguments before this parser
+    # runs (its options and its extra are its own: `mcp-tasks monitor --help`).
+    commands.add_parser(
+        "monitor", help="a live web page over a journal (see: mcp-tasks monitor --help)"
+    )
     call = command("call", "call a tool, plainly or (--task) as a task")
     call.add_argument("tool", metavar="TOOL")
     call.add_argument(
