@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
-import http.cookiejar
 import math
 import ssl
+import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -77,6 +77,9 @@ from ..models import (
     JSONRPCResponse,
     RequestId,
 )
+from ._h1_engine import LeanEngine
+from ._http_engine import HttpEngine, InlineExchange
+from ._httpx_engine import HttpxEngine
 from ._sse_httpx import HttpxSSEDecoder
 from .base import (
     HeadersFor,
@@ -128,15 +131,28 @@ class _StreamState:
 
 
 class HttpTransport(Transport):
-    """Streamable HTTP to one MCP endpoint URL.
+    """Streamable HTTP to one MCP endpoint URL, on one of two HTTP engines.
+
+    **Engines.** ``lean`` (the default) is HTTP/1.1 of this library's own: a few times less
+    CPU per request than httpx's pool (benchmarks/RESULTS.md), plain HTTP and HTTPS (TLS
+    verified by ``ssl_context``, the system's trust store when None). ``httpx`` runs every
+    exchange through an ``httpx.AsyncClient``: yours (``http_client=``: its auth flow, proxies
+    and mounts, HTTP/2, event hooks, TLS settings all apply), or one the transport makes
+    (``engine="httpx"``: httpx's defaults, the environment's proxy settings honoured). With
+    neither asked for, the default is lean except where lean would not do what httpx did
+    before: a URL with credentials in it (httpx sends them as Basic auth) and a URL the
+    environment's ``HTTP(S)_PROXY``/``ALL_PROXY`` covers (``NO_PROXY`` aside) go through httpx.
+    ``engine="lean"`` is lean whatever the environment says. The engine in use is
+    ``transport.engine`` (``"lean"`` or ``"httpx"``), shown by ``repr`` with why it was chosen,
+    and logged (INFO, logger ``mcp_tasks_client.transport.http``) when the transport opens.
 
     ``headers`` are sent with every request, to this URL only: redirects are never followed
-    (a 3xx is :class:`~mcp_tasks_client.RedirectRefused`), whatever ``http_client`` the caller
-    injects. The transport's own timeouts (``connect_timeout``, ``write_timeout``; no read
-    timeout, because SSE streams and a blocking ``tasks/result`` stay open legitimately and
-    request deadlines belong to the Client) are set on every request, so an injected client's
-    defaults do not change them. ``max_connections`` sizes the pool of the client the transport
-    creates (ignored with ``http_client``). Sizes are bounded by the Client's ``Limits``.
+    (a 3xx is :class:`~mcp_tasks_client.RedirectRefused`), on either engine, whatever
+    ``http_client`` the caller injects. The transport's own timeouts (``connect_timeout``,
+    ``write_timeout``; no read timeout, because SSE streams and a blocking ``tasks/result``
+    stay open legitimately and request deadlines belong to the Client) are set on every
+    request, so an injected client's defaults do not change them. Sizes are bounded by the
+    Client's ``Limits``.
 
     Requests that wait on the server by design (a 2025-11-25 ``tasks/result``, which blocks
     until the task ends and carries the task's questions; ``subscriptions/listen``; the GET
@@ -146,22 +162,27 @@ class HttpTransport(Transport):
     request waits for one of them to end (its questions arrive then). An injected
     ``http_client`` serves both: size its pool for the held requests and the others.
 
-    With no ``http_client``, each request goes straight to the connection pool of the client
-    the transport creates (the one httpx would pick for the URL, a proxy's when the
-    environment names one), with header lines built once per session: the bytes on the wire
-    are those ``AsyncClient.send`` would write, without its per-request client layer (auth,
-    redirects, cookies, event hooks: none configured on that client). An injected client,
-    or a URL with credentials in it, goes through ``AsyncClient.send``.
+    **Throughput follows latency.** At most ``max_connections`` requests are on the wire at
+    once; each holds its connection for one round trip. So whatever the CPU, polls per second
+    are at most ``min(max_connections, PollPolicy.max_in_flight) / round trip``: 64
+    connections at a 0.5 s server latency carry at most 128 polls/s, so 2,000 tasks polled
+    every 2 s (1,000 polls/s) need about 500 in flight and as many connections (or a shorter
+    round trip). Size both to ``tasks / interval * latency``; the engine's CPU sets the limit
+    only when the round trip is short (see docs/transports.md).
 
     Args:
         url: The MCP endpoint, ``http://`` or ``https://`` (anything else is a UsageError).
         headers: Sent with every request, to this URL only (an ``Authorization`` header...).
-        http_client: An ``httpx.AsyncClient`` of your own (proxies, TLS settings); the
-            transport does not close it. Redirects stay refused and the transport's timeouts
-            are still set on each request.
+        engine: ``"lean"``, ``"httpx"``, or None (above: lean unless httpx is needed to
+            keep what httpx did by default).
+        http_client: An ``httpx.AsyncClient`` of your own (auth, proxies, mounts, HTTP/2,
+            event hooks, TLS settings): the httpx engine; the transport does not close it.
+            Redirects stay refused and the transport's timeouts are still set on each request.
+        ssl_context: For ``https://`` without ``http_client``: the context to verify the
+            server with (None: the system's default verification).
         connect_timeout: Seconds to establish a connection.
         write_timeout: Seconds to send a request body.
-        max_connections: The pool size of the client the transport creates (ignored with
+        max_connections: The most requests on the wire at once (ignored with
             ``http_client``); the default is ``PollPolicy.max_in_flight``'s (64): size it to
             yours.
         max_held_connections: The most held requests open at once (above; ignored with
@@ -179,7 +200,9 @@ class HttpTransport(Transport):
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        engine: Literal["lean", "httpx"] | None = None,
         http_client: httpx.AsyncClient | None = None,
+        ssl_context: ssl.SSLContext | None = None,
         connect_timeout: float = 10.0,
         write_timeout: float = 30.0,
         max_connections: int = 64,
@@ -212,16 +235,31 @@ class HttpTransport(Transport):
         """The session in use: the one to resume, then the one the server assigned."""
         self.protocol_version: str | None = None
         self.limits = Limits()
-        self._owns_client = http_client is None
-        self._timeout = httpx.Timeout(
-            connect=connect_timeout, read=None, write=write_timeout, pool=None
-        )
-        # Pool sized to the concurrency (measured: the default 20 idle connections churned
-        # ~1,100 TCP connections for 100 in flight; a pool of 100 under the Poller's 64 polls
-        # in flight opened up to 122 in a 200-task burst, a pool of 64 at most 63). No cookie
-        # is kept: MCP carries its session in a header, and a server could otherwise grow the
-        # jar without bound.
-        self._client = http_client or self._default_client(max_connections)
+        self._write_timeout = write_timeout
+        kind, why = _engine_for(parsed, engine, http_client, ssl_context)
+        self._engine: HttpEngine
+        if kind == "lean":
+            self._engine = LeanEngine(
+                url,
+                ssl_context=ssl_context,
+                connect_timeout=connect_timeout,
+                write_timeout=write_timeout,
+                max_connections=max_connections,
+                max_held=max_held_connections,
+                why=why,
+            )
+        else:
+            self._engine = HttpxEngine(
+                url,
+                client=http_client,
+                ssl_context=ssl_context,
+                timeout=httpx.Timeout(
+                    connect=connect_timeout, read=None, write=write_timeout, pool=None
+                ),
+                max_connections=max_connections,
+                max_held=max_held_connections,
+                why=why,
+            )
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
         self._incoming_send: MemoryObjectSendStream[Incoming]
@@ -237,64 +275,29 @@ class HttpTransport(Transport):
         self._queued = 0
         self._sending = 0  # _deliver calls inside their send
         self._headers_for: HeadersFor | None = None
-        self._handed_off: set[int] = set()  # responses whose drain a background task owns
         self._http_observer: HttpObserver | None = None
-        # The cheap path (issue 12): with a client of our own, a request goes straight to its
-        # connection pool (the transport httpx would pick for this URL), skipping the client
-        # layer (auth flow, redirects, cookies, event hooks: none of them configured on it).
-        self._url = parsed
-        self._extensions = {"timeout": self._timeout.as_dict()}
-        self._direct = self._direct_transport(self._client) if self._owns_client else None
-        # Held requests' own pool (a client of its own, made on the first held request; an
-        # injected client serves both).
-        self._max_held = max_held_connections
-        self._held_client: httpx.AsyncClient | None = None if self._owns_client else self._client
-        self._held_direct: httpx.AsyncBaseTransport | None = None
         # A POST's headers, built once per (session id, protocol version, caller's headers):
         self._post_key: tuple[str | None, str | None] | None = None
         self._post_seen: dict[str, str] = {}
-        self._post_headers = _Lines()
+        self._post_headers: dict[str, str] = {}
 
-    def _default_client(self, max_connections: int) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            timeout=self._timeout,
-            follow_redirects=False,
-            cookies=_no_cookies(),
-            limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
-            ),
-        )
+    @property
+    def engine(self) -> str:
+        """The HTTP engine in use: ``"lean"`` or ``"httpx"`` (read-only; chosen at
+        construction)."""
+        return self._engine.name
 
-    def _direct_transport(self, client: httpx.AsyncClient) -> httpx.AsyncBaseTransport | None:
-        """The pool our own ``client`` would send the URL through (a proxy's when the
-        environment names one), to send to it directly; None keeps the client's full ``send``:
-        a URL with credentials in it (httpx turns them into an Authorization header), a client
-        without that lookup (another httpx)."""
-        url = self._url
-        pick = getattr(client, "_transport_for_url", None)
-        if not isinstance(client, httpx.AsyncClient) or pick is None or url.userinfo:
-            return None
-        try:
-            transport = pick(url)
-        except Exception:  # pragma: no cover - another httpx: the full path works anyway
-            return None
-        return transport if isinstance(transport, httpx.AsyncBaseTransport) else None
+    @property
+    def connections_opened(self) -> int | None:
+        """TCP connections opened so far (a reused one is not counted again) on the lean
+        engine; None on httpx's, which does not count them."""
+        return self._engine.connections_opened
 
-    def _held_pool(self) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport | None]:
-        """The client (and its direct pool) for held requests: made on first use."""
-        client = self._held_client
-        if client is None:
-            client = self._held_client = self._default_client(self._max_held)
-            self._held_direct = self._direct_transport(client) if self._direct is not None else None
-        return client, self._held_direct
-
-    async def _close_http(self) -> None:
-        if self._owns_client:
-            try:
-                await self._client.aclose()
-            finally:
-                if self._held_client is not None:
-                    await self._held_client.aclose()
+    def __repr__(self) -> str:
+        # The URL without credentials or query (either may hold a secret); never the headers.
+        parsed = httpx.URL(self.url)
+        shown = parsed.copy_with(userinfo=b"", query=None, fragment=None)
+        return f"{type(self).__name__}({str(shown)!r}, engine={self.engine!r}: {self._engine.why})"
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -319,6 +322,7 @@ class HttpTransport(Transport):
         close still runs to its end, shielded."""
         assert self._task_group is not None
         self._closed = True
+        self._engine.closing()
         self._task_group.cancel_scope.cancel()
         for scope in list(self._scopes.values()):  # requests running in their callers' tasks
             scope.cancel()
@@ -334,7 +338,7 @@ class HttpTransport(Transport):
                                 pass
                         except httpx.HTTPError:
                             pass  # the server may be gone already; nothing to tell anyone
-                await self._close_http()
+                await self._engine.aclose()
             self._incoming_send.close()
             self._incoming_receive.close()
 
@@ -402,16 +406,20 @@ class HttpTransport(Transport):
             raise TransportClosed("the HTTP transport is not open")
         scope = anyio.CancelScope(deadline=deadline)
         self._scopes[message.id] = scope
+        inline = InlineExchange(scope, deadline)
         item: Incoming | None = None
         try:
             with scope:
                 try:
-                    item = await self._post_request(message, held, inline=True)
+                    item = await self._post_request(message, held, inline)
                 except Exception as exc:
                     item = self._inline_fault(message, exc)
         finally:
             self._scopes.pop(message.id, None)
         if scope.cancelled_caught:
+            if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
+                error = httpx.WriteTimeout(f"request not sent within {self._write_timeout} s")
+                return TransportFault(message.id, self._error(error, message.method))
             return self._ended(message, scope)
         return item
 
@@ -501,53 +509,20 @@ class HttpTransport(Transport):
             headers["MCP-Protocol-Version"] = self.protocol_version  # X:263, not on initialize
         return headers
 
-    @asynccontextmanager
-    async def _stream(
-        self, method: str, headers: dict[str, str], content: bytes | None = None, *, held: bool
-    ) -> AsyncIterator[httpx.Response]:
-        """One HTTP exchange with this transport's timeouts and never a redirect followed,
-        whatever the (possibly injected) client's defaults say; ``held`` ones (a request that
-        waits on the server by design) in the held pool. A response whose drain was handed to
-        a background task (``_consume_sse(hand_off=True)``) is closed by it."""
-        client, direct = self._held_pool() if held else (self._client, self._direct)
-        if direct is not None:
-            raw = headers.raw if isinstance(headers, _Lines) else self._raw_headers(headers)
-            if content is not None or method == "POST":
-                raw = [*raw, (b"Content-Length", str(len(content or b"")).encode("ascii"))]
-            request = httpx.Request(
-                method,
-                self._url,
-                headers=raw,
-                stream=httpx.ByteStream(content or b""),
-                extensions=self._extensions,
-            )
-            response = await direct.handle_async_request(request)
-        else:
-            request = client.build_request(
-                method, self.url, content=content, headers=headers, timeout=self._timeout
-            )
-            response = await client.send(request, stream=True, follow_redirects=False)
-        try:
-            yield response
-        finally:
-            if id(response) in self._handed_off:
-                self._handed_off.discard(id(response))
-            else:
-                await response.aclose()
-
-    def _raw_headers(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
-        """The header lines ``build_request`` would send (the client's defaults updated with
-        ``headers``, ``Host`` first; the body's ``Content-Length`` goes last)."""
-        merged = httpx.Headers(self._client.headers)
-        merged.update(headers)
-        return [(b"Host", self._url.netloc), *merged.raw]
-
-    def _chunks(self, response: httpx.Response) -> AsyncIterator[bytes]:
-        """A body's bytes as they arrive. Only identity encoding is accepted
-        (``_check_status``), so a direct response's raw stream is its content."""
-        if self._direct is not None:
-            return aiter(response.stream)  # type: ignore[arg-type]
-        return response.aiter_bytes()
+    def _stream(
+        self,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None = None,
+        *,
+        held: bool,
+        inline: InlineExchange | None = None,
+    ) -> AbstractAsyncContextManager[Any]:
+        """One HTTP exchange on the engine, with this transport's timeouts and never a redirect
+        followed; ``held`` ones (a request that waits on the server by design) in the held
+        pool. A response whose drain was handed to a background task
+        (``_consume_sse(hand_off=True)``) is closed by it."""
+        return self._engine.stream(method, headers, content, held=held, inline=inline)
 
     def _error(self, exc: BaseException, what: str) -> TransportError:
         """The one mapping from the HTTP stack's exceptions to this library's (STYLE: httpx)."""
@@ -583,26 +558,11 @@ class HttpTransport(Transport):
         not read (the connection is closed instead of drained)."""
         limit = self.limits.max_error_body_bytes
         kept = bytearray()
-        async for chunk in self._chunks(response):
+        async for chunk in self._engine.chunks(response):
             kept += chunk[: limit - len(kept)]
             if len(kept) >= limit:
                 break
         return bytes(kept)
-
-    async def _read_message(self, response: httpx.Response, what: str) -> bytes:
-        """A whole JSON body, refused past ``max_message_bytes`` without buffering more."""
-        limit = self.limits.max_message_bytes
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
-        parts: list[bytes] = []
-        size = 0
-        async for chunk in self._chunks(response):
-            size += len(chunk)
-            if size > limit:
-                raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
-            parts.append(chunk)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _sse_decoder(self) -> HttpxSSEDecoder:
         limit = self.limits.max_message_bytes
@@ -674,12 +634,9 @@ class HttpTransport(Transport):
         nothing downstream may change it."""
         key = (self.session_id, self.protocol_version)
         if key != self._post_key or self.headers != self._post_seen:
-            headers = _Lines(self._headers(f"{_JSON}, {_SSE}"))  # X:92 MUST
+            headers = self._headers(f"{_JSON}, {_SSE}")  # X:92 MUST
             headers["Content-Type"] = _JSON
-            if self._direct is not None:
-                headers.raw = self._raw_headers(headers)
-                headers.names = {name.lower() for name, _ in headers.raw}
-            self._post_headers, self._post_key = headers, key
+            self._post_headers, self._post_key = self._engine.prepare(headers), key
             self._post_seen = dict(self.headers)
         base = self._post_headers
         if self._headers_for is None:
@@ -687,28 +644,17 @@ class HttpTransport(Transport):
         extra = self._headers_for(message)
         if not extra:
             return base
-        if self._direct is None:
-            merged = dict(base)
-            merged.update(extra)
-            return merged
-        lines = _Lines(base)
-        lines.update(extra)
-        if any(name.lower().encode("ascii") in base.names for name in extra):
-            lines.raw = self._raw_headers(lines)  # one replaces a line: merge as httpx does
-        else:  # new lines go after the others, as httpx's merge puts them
-            encoded = [(k.encode("ascii"), v.encode("ascii")) for k, v in extra.items()]
-            lines.raw = [*base.raw, *encoded]
-        return lines
+        return self._engine.extend(base, extra)
 
     async def _post_request(
-        self, message: JSONRPCRequest, held: bool, inline: bool = False
+        self, message: JSONRPCRequest, held: bool, inline: InlineExchange | None = None
     ) -> Incoming | None:
         """One request's POST. ``inline`` (:meth:`exchange`): a single answer (a JSON body, an
         error body) is returned instead of delivered, and an SSE stream's drain is handed off."""
         headers = self._message_headers(message)
         body = serialize_message(message)
         state = _StreamState()
-        async with self._stream("POST", headers, body, held=held) as response:
+        async with self._stream("POST", headers, body, held=held, inline=inline) as response:
             if self._http_observer is not None:
                 self._http_observer(_exchange("request", response, message.method, message.id))
             if message.method == "initialize":
@@ -723,16 +669,18 @@ class HttpTransport(Transport):
                 content_type = response.headers.get("content-type", "")
                 content_type = content_type.split(";")[0].strip().lower()
                 if content_type == _SSE:
-                    await self._consume_sse(message, response, state, hand_off=inline)
+                    await self._consume_sse(message, response, state, hand_off=inline is not None)
                     answer = None
                 elif content_type == _JSON:
-                    raw = await self._read_message(response, message.method)
+                    raw = await self._engine.read_body(
+                        response, self.limits.max_message_bytes, message.method
+                    )
                     answer = _for_request(message, parse_message(raw))
                 else:
                     raise ProtocolError(
                         f"answer to {message.method} has content type {content_type!r} (X:101)"
                     )
-            if answer is not None and inline:
+            if answer is not None and inline is not None:
                 return answer
         if answer is not None:
             # Delivered once the exchange is over: its connection is back in the pool before
@@ -803,7 +751,7 @@ class HttpTransport(Transport):
         """
         request_id = message.id if message is not None else None
         decoder = self._sse_decoder()
-        chunks = self._chunks(response)
+        chunks = self._engine.chunks(response)
         try:
             while not state.answered:
                 try:
@@ -836,7 +784,7 @@ class HttpTransport(Transport):
                             state.answered = True
                     await self._deliver(incoming)
             if hand_off and self._task_group is not None and not self._closed:
-                self._handed_off.add(id(response))
+                self._engine.handed_off.add(id(response))
                 self._task_group.start_soon(self._drain, response, chunks)
                 return
             await _drain(chunks)
@@ -946,15 +894,6 @@ class HttpTransport(Transport):
                 return
 
 
-class _Lines(dict[str, str]):
-    """A request's headers with the header lines the direct path sends (``raw``: what
-    ``build_request`` would write before ``Content-Length``; ``names``: their names, lower
-    case). Built once per session for a POST; nothing downstream changes either."""
-
-    raw: list[tuple[bytes, bytes]] = []  # noqa: RUF012 - always replaced, never appended to
-    names: frozenset[bytes] | set[bytes] = frozenset()
-
-
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
     with anyio.move_on_after(_DRAIN_SECONDS):
         async for _ in chunks:
@@ -977,10 +916,6 @@ def _exchange(
         method,
         request_id,
     )
-
-
-def _no_cookies() -> http.cookiejar.CookieJar:
-    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
 
 def _for_request(message: JSONRPCRequest, incoming: Any) -> Any:
@@ -1026,3 +961,42 @@ def _retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         return None
     return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+
+
+def _engine_for(
+    url: httpx.URL,
+    engine: str | None,
+    http_client: httpx.AsyncClient | None,
+    ssl_context: ssl.SSLContext | None,
+) -> tuple[str, str]:
+    """Which engine serves ``url``, and why (what ``repr`` and the log line at open say)."""
+    if engine not in (None, "lean", "httpx"):
+        raise UsageError(f"engine must be 'lean', 'httpx' or None, got {engine!r}")
+    if http_client is not None:
+        if engine == "lean":
+            raise UsageError("an http_client is served by the httpx engine, not engine='lean'")
+        if ssl_context is not None:
+            raise UsageError("ssl_context is for the transport's own client: set TLS on yours")
+        return "httpx", "an injected httpx.AsyncClient"
+    if engine is not None:
+        return engine, f"engine={engine!r} asked for"
+    if url.userinfo:
+        return "httpx", "the URL carries credentials, which httpx sends as Basic auth"
+    proxy = _environment_proxy(url)
+    if proxy is not None:
+        return "httpx", f"the environment names a proxy for this URL ({proxy})"
+    return "lean", "the default"
+
+
+def _environment_proxy(url: httpx.URL) -> str | None:
+    """The environment variable that names a proxy for ``url`` (as httpx's ``trust_env``
+    reads it: ``<scheme>_proxy``, then ``all_proxy``, unless ``no_proxy`` covers the host);
+    None when there is none."""
+    proxies = urllib.request.getproxies_environment()
+    scheme = url.scheme
+    name = scheme if proxies.get(scheme) else "all" if proxies.get("all") else None
+    if name is None:
+        return None
+    if urllib.request.proxy_bypass_environment(url.host, proxies):  # type: ignore[attr-defined]
+        return None
+    return f"{name.upper()}_PROXY"
