@@ -1,4 +1,8 @@
-"""Streamable HTTP for 2025-11-25 (X:56-219), on httpx, its SSE parsed by httpx-sse under a bound.
+"""Streamable HTTP (X:56-219) on one of two HTTP engines: lean (the default) or httpx.
+
+The engine is the HTTP client beneath (``_http_engine.py``: ``lean``, HTTP/1.1 of our own,
+or ``httpx``, an ``httpx.AsyncClient``); this module is everything above one exchange, the
+same on both; the SSE streams are read by its base ``SseStreams`` (``_http_sse.py``).
 
 Every client message is its own POST (X:88). A request's answer comes back as one JSON body or
 as an SSE stream that may carry server->client requests and notifications before the response
@@ -38,7 +42,7 @@ import email.utils
 import math
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Literal
@@ -54,15 +58,12 @@ from .. import observability as _obs
 from .._codec.messages import parse_message, serialize_message
 from .._exceptions import (
     DecodeError,
-    GetStreamUnavailable,
     HTTPStatusError,
-    LimitExceeded,
     MCPTasksError,
     ProtocolError,
     RedirectRefused,
     ServerBusy,
     SessionExpired,
-    StreamInterrupted,
     TLSError,
     TransportClosed,
     TransportError,
@@ -74,16 +75,23 @@ from ..models import (
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
-    JSONRPCResponse,
     RequestId,
 )
 from ._h1_engine import LeanEngine
 from ._http_engine import HttpEngine, InlineExchange
+from ._http_sse import (
+    SseStreams,
+    StreamResumption,
+    _exchange,
+    _for_request,
+    _media_type,
+    _Opening,
+    _StreamState,
+    _text,
+)
 from ._httpx_engine import HttpxEngine
-from ._sse_httpx import HttpxSSEDecoder
 from .base import (
     HeadersFor,
-    HttpExchange,
     HttpObserver,
     Incoming,
     Transport,
@@ -95,42 +103,11 @@ log = _obs.get_logger("transport.http")
 __all__ = ["HttpTransport", "StreamResumption"]
 
 _JSON = "application/json"
-_DRAIN_SECONDS = 1.0
 _SSE = "text/event-stream"
 _INCOMING_BUFFER = 4  # messages waiting for the client's reader: a full buffer holds streams
-_MAX_RETRY_MS = 24 * 3600 * 1000  # an SSE ``retry`` beyond a day is no wait we take
 
 
-@attrs.frozen
-class StreamResumption:
-    """Opt-in: how to resume a broken SSE stream (X:167-189).
-
-    ``max_attempts`` reconnects per stream; the wait before each is the server's last ``retry``
-    (which the client MUST honour, X:3.1) or ``default_retry`` seconds when it sent none.
-    """
-
-    max_attempts: int = 3
-    default_retry: float = 1.0
-
-
-@attrs.define
-class _Opening:
-    """How the opening of the GET stream went: ``done`` once started, or failed (``error``).
-    ``scope`` is the stream task's: cancelled when the opener stops waiting for the start."""
-
-    done: anyio.Event = attrs.field(factory=anyio.Event)
-    error: MCPTasksError | None = None
-    scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
-
-
-@attrs.define
-class _StreamState:
-    last_event_id: str | None = None
-    retry_ms: int | None = None
-    answered: bool = False
-
-
-class HttpTransport(Transport):
+class HttpTransport(SseStreams, Transport):
     """Streamable HTTP to one MCP endpoint URL, on one of two HTTP engines.
 
     **Engines.** ``lean`` (the default) is HTTP/1.1 of this library's own: a few times less
@@ -229,7 +206,7 @@ class HttpTransport(Transport):
             raise UsageError(f"max_held_connections must be >= 1, got {max_held_connections}")
         self.url = url
         self.headers = dict(headers or {})
-        self.resumption = resumption
+        self.resumption: StreamResumption | None = resumption
         self.delete_session_on_close = delete_session_on_close
         self.session_id: str | None = session_id
         """The session in use: the one to resume, then the one the server assigned."""
@@ -306,9 +283,10 @@ class HttpTransport(Transport):
 
     async def __aenter__(self) -> HttpTransport:
         """Deadline: none (nothing is sent until the first request). Cancelled: the pools made are
-        closed again."""
+        closed again. Logs the engine in use and why (INFO)."""
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        log.info("HTTP engine %s (%s)", self._engine.name, self._engine.why)
         return self
 
     async def __aexit__(
@@ -564,10 +542,6 @@ class HttpTransport(Transport):
                 break
         return bytes(kept)
 
-    def _sse_decoder(self) -> HttpxSSEDecoder:
-        limit = self.limits.max_message_bytes
-        return HttpxSSEDecoder(max_line_bytes=limit + 16, max_event_bytes=limit)
-
     # -- internals ---------------------------------------------------------------------------
 
     async def _deliver(self, item: Incoming) -> None:
@@ -731,220 +705,6 @@ class HttpTransport(Transport):
             answer: Incoming = _for_request(message, incoming)
             return answer
         raise HTTPStatusError(response.status_code, _text(body), method=message.method)
-
-    async def _consume_sse(
-        self,
-        message: JSONRPCRequest | None,
-        response: httpx.Response,
-        state: _StreamState,
-        *,
-        hand_off: bool = False,
-    ) -> None:
-        """Read one SSE stream to its end, delivering every message in it.
-
-        After the response arrives the stream SHOULD end (X:125): it is read to its end, for
-        at most ``_DRAIN_SECONDS``, so the connection goes back to the pool instead of being
-        closed half-read (a new TCP connection per request costs more than the request).
-        A line or event past ``Limits.max_message_bytes``, or bytes that are not UTF-8, end
-        the stream with a typed error (LimitExceeded, DecodeError) for its request.
-        ``hand_off``: that drain runs in a background task, which closes the response.
-        """
-        request_id = message.id if message is not None else None
-        decoder = self._sse_decoder()
-        chunks = self._engine.chunks(response)
-        try:
-            while not state.answered:
-                try:
-                    chunk = await chunks.__anext__()
-                except StopAsyncIteration:
-                    return
-                try:
-                    events = decoder.feed(chunk)
-                except (LimitExceeded, DecodeError) as exc:
-                    await self._fault(request_id, exc)
-                    state.answered = True  # nothing more is read for this request
-                    return
-                finally:
-                    state.last_event_id = decoder.last_event_id
-                    state.retry_ms = decoder.retry
-                for event in events:
-                    if not event.data:
-                        continue  # a priming event (X:106): an id, nothing to parse
-                    try:
-                        incoming = parse_message(event.data)
-                    except DecodeError as exc:
-                        await self._fault(request_id, exc)
-                        state.answered = True
-                        return
-                    if message is not None:
-                        incoming = _for_request(message, incoming)
-                        if isinstance(incoming, (JSONRPCResponse, JSONRPCError)) and (
-                            incoming.id == message.id
-                        ):
-                            state.answered = True
-                    await self._deliver(incoming)
-            if hand_off and self._task_group is not None and not self._closed:
-                self._engine.handed_off.add(id(response))
-                self._task_group.start_soon(self._drain, response, chunks)
-                return
-            await _drain(chunks)
-        except httpx.HTTPError:
-            return  # a dropped connection; the caller decides about resuming
-
-    async def _drain(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
-        """The end of an answered SSE stream, read off the caller's task, then closed."""
-        try:
-            await _drain(chunks)
-        except httpx.HTTPError:
-            pass
-        finally:
-            await response.aclose()
-
-    async def _resume(self, message: JSONRPCRequest, state: _StreamState) -> None:
-        policy = self.resumption
-        attempts = 0
-        if self._headers_for is not None:
-            policy = None  # E C61: 2026-07-28 has no resumption; the caller re-issues
-        while not state.answered:
-            if policy is None or state.last_event_id is None or attempts >= policy.max_attempts:
-                raise StreamInterrupted(state.last_event_id, method=message.method)
-            attempts += 1
-            await anyio.sleep(_retry_seconds(state.retry_ms, policy.default_retry))
-            headers = self._headers(_SSE)
-            headers["Last-Event-ID"] = _header_value(state.last_event_id)
-            try:
-                async with self._stream("GET", headers, held=True) as response:
-                    if self._http_observer is not None:
-                        self._http_observer(_exchange("get", response))
-                    await self._check_status(response, message.method)
-                    if response.status_code >= 400:
-                        continue  # this attempt failed; the next one may not
-                    await self._consume_sse(message, response, state)
-            except httpx.HTTPError:
-                continue
-
-    async def _run_listen_stream(self, opening: _Opening) -> None:
-        """The GET stream's task. It tells ``opening`` once the stream started or failed to;
-        closing the transport first (a server that never sends headers) fails the opening
-        with TransportClosed instead of holding the close up (``task_group.start`` would).
-        The task runs in ``opening.scope``: an opener that stops waiting cancels it."""
-        with opening.scope:
-            try:
-                await self._listen(opening)
-            except Exception as exc:  # never a foreign exception out of the transport's tasks
-                error = (
-                    exc
-                    if isinstance(exc, MCPTasksError)
-                    else TransportError(f"GET stream: unexpected {type(exc).__name__}: {exc}")
-                )
-                if opening.done.is_set():
-                    await self._deliver(TransportFault(None, error, fatal=False))
-                else:
-                    opening.error = error
-            finally:
-                if not opening.done.is_set():
-                    opening.error = opening.error or TransportClosed(
-                        "the transport closed before the GET stream started"
-                    )
-                    opening.done.set()
-
-    async def _listen(self, opening: _Opening) -> None:
-        state = _StreamState()
-        started = False
-        attempts = 0
-        while True:
-            headers = self._headers(_SSE)
-            try:
-                if state.last_event_id is not None:
-                    headers["Last-Event-ID"] = _header_value(state.last_event_id)
-                async with self._stream("GET", headers, held=True) as response:
-                    if self._http_observer is not None:
-                        self._http_observer(_exchange("get", response))
-                    if response.status_code == 405:
-                        raise GetStreamUnavailable("the server offers no GET stream (HTTP 405)")
-                    await self._check_status(response, "GET")
-                    if response.status_code >= 400:
-                        body = await self._read_prefix(response)
-                        raise HTTPStatusError(response.status_code, _text(body), method="GET")
-                    if not started:
-                        started = True
-                        opening.done.set()
-                    await self._consume_sse(None, response, state)
-                    if state.answered:  # on this stream only a fault sets it: it was reported
-                        return
-            except httpx.HTTPError as exc:
-                if not started:
-                    raise self._error(exc, "GET stream") from exc
-            except MCPTasksError as exc:
-                if not started:
-                    raise
-                await self._deliver(TransportFault(None, exc, fatal=False))
-                return
-            # The stream ended. Reconnect only when the caller asked for resumption.
-            policy = self.resumption
-            if policy is None or attempts >= policy.max_attempts:
-                ended = StreamInterrupted(state.last_event_id, method="GET")
-                await self._deliver(TransportFault(None, ended, fatal=False))
-                return
-            attempts += 1
-            try:
-                await anyio.sleep(_retry_seconds(state.retry_ms, policy.default_retry))
-            except DecodeError as exc:
-                await self._deliver(TransportFault(None, exc, fatal=False))
-                return
-
-
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
-    with anyio.move_on_after(_DRAIN_SECONDS):
-        async for _ in chunks:
-            pass  # anything after the response belongs to no one (X:125)
-
-
-def _media_type(response: httpx.Response) -> str:
-    value: str = response.headers.get("content-type", "")
-    return value.split(";")[0].strip().lower()
-
-
-def _exchange(
-    kind: str, response: httpx.Response, method: str | None = None, request_id: Any = None
-) -> HttpExchange:
-    return HttpExchange(
-        kind,
-        response.status_code,
-        _media_type(response),
-        response.headers.get("mcp-session-id"),
-        method,
-        request_id,
-    )
-
-
-def _for_request(message: JSONRPCRequest, incoming: Any) -> Any:
-    """An error with a null id on a request's own stream is that request's answer."""
-    if isinstance(incoming, JSONRPCError) and incoming.id is None:
-        return JSONRPCError(message.id, incoming.error)
-    return incoming
-
-
-def _text(body: bytes) -> str:
-    return body.decode("utf-8", "replace")
-
-
-def _retry_seconds(retry_ms: int | None, default: float) -> float:
-    """The server's SSE ``retry`` as a wait; one no caller could mean is a DecodeError."""
-    if retry_ms is None:
-        return default
-    if retry_ms > _MAX_RETRY_MS:
-        raise DecodeError("SSE retry", f"{retry_ms} ms is beyond {_MAX_RETRY_MS} ms", retry_ms)
-    return retry_ms / 1000
-
-
-def _header_value(event_id: str) -> str:
-    """An SSE id to send back as Last-Event-ID: header values are printable ASCII here."""
-    if not (event_id.isascii() and event_id.isprintable()):
-        raise DecodeError(
-            "SSE id", "cannot be sent back as Last-Event-ID (not printable ASCII)", event_id
-        )
-    return event_id
 
 
 def _retry_after(value: str | None) -> float | None:
