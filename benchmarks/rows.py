@@ -248,9 +248,75 @@ def _lib_client(url: str, transport: str = "http", pool: int | None = None) -> A
         from mcp_tasks_client import LeanHttpTransport
 
         made: Any = LeanHttpTransport(url, **kwargs)
-    else:
+    elif transport == "httpx":  # the httpx engine, its own client (yesterday's default)
+        made = HttpTransport(url, engine="httpx", **kwargs)
+    elif transport == "httpx-lean":  # issue 39's second candidate: our pool under httpx's client
+        import httpx
+
+        limits = httpx.Limits(max_connections=pool or 64, max_keepalive_connections=pool or 64)
+        own = httpx.AsyncClient(transport=_lean_under_httpx(url, pool or 64), limits=limits)
+        made = HttpTransport(url, http_client=own)
+    elif transport == "httpx-lean-direct":  # the same, under the httpx engine's direct path
+        made = HttpTransport(url, engine="httpx", **kwargs)
+        made._engine.direct = _lean_under_httpx(url, pool or 64)  # what it sends to, skipping
+        # the client layer (as the httpx engine does with a client of its own)
+    else:  # "http": whatever HttpTransport(url) is (the lean engine since issue 39)
         made = HttpTransport(url, **kwargs)
     return Client(made, generation=Generation.V2025_11_25, client_info=Implementation("bench", "0"))
+
+
+def _lean_under_httpx(url: str, size: int) -> Any:
+    """Issue 39's second candidate, as a prototype: the lean engine's pool under httpx's
+    transport interface (``httpx.AsyncClient(transport=...)``), so the client layer (auth flow,
+    hooks, mounts) stays and the pool is ours. Only for measuring what that costs per poll."""
+    import httpx
+
+    from mcp_tasks_client._io._h1_engine import LeanEngine
+
+    skip = {b"host", b"content-length", b"transfer-encoding"}
+
+    class Stream(httpx.AsyncByteStream):
+        def __init__(self, exchange: Any, response: Any) -> None:
+            self.exchange, self.response = exchange, response
+
+        async def __aiter__(self) -> Any:
+            async for chunk in self.response.aiter_bytes():
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.exchange.__aexit__(None, None, None)
+
+    class LeanUnderHttpx(httpx.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.engine = LeanEngine(
+                url,
+                ssl_context=None,
+                connect_timeout=10.0,
+                write_timeout=30.0,
+                max_connections=size,
+                max_held=size,
+                why="a benchmark prototype",
+            )
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            headers = {
+                k.decode("latin-1"): v.decode("latin-1")
+                for k, v in request.headers.raw
+                if k.lower() not in skip
+            }
+            body = await request.aread()
+            exchange = self.engine.stream(request.method, headers, body, held=False, inline=None)
+            response = await exchange.__aenter__()
+            return httpx.Response(
+                response.status_code,
+                headers=list(response.headers.items()),
+                stream=Stream(exchange, response),
+            )
+
+        async def aclose(self) -> None:
+            await self.engine.aclose()
+
+    return LeanUnderHttpx()
 
 
 async def _lib_start(client: Any, polls: int, interval: int = 1000) -> Any:
