@@ -513,6 +513,68 @@ async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
     }
 
 
+async def lib_memory_polled(
+    url: str, count: int, interval: int, transport: str
+) -> dict[str, float]:
+    """Heap held while a Poller waits on ``count`` tasks that are being polled (each
+    ``interval`` ms; the server answers ``working`` for ever), one ``wait()`` each, measured
+    once every task was polled twice on average. Issue 39 item 4: the slope between two counts
+    is the memory per waited task, transport and polls in flight included."""
+    from mcp_tasks_client import Poller, PollPolicy
+
+    seconds = interval / 1000
+    policy = PollPolicy(floor=seconds, initial=seconds, jitter=0.0, backoff=1.0)
+    async with _lib_client(url, transport) as client:
+        created = _seeded(client, count, interval)
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        async with Poller(client, policy) as poller, anyio.create_task_group() as tg:
+            for one in created:
+                tg.start_soon(poller.wait, one)
+            while poller.polls_sent < 2 * count:  # noqa: ASYNC110 - a measurement loop
+                await anyio.sleep(0.01)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - base
+            tracemalloc.stop()
+            tg.cancel_scope.cancel()
+    return {"bytes": held, "bytes_per_task": held / count}
+
+
+async def bare_httpx_memory_polled(url: str, count: int, interval: int) -> dict[str, float]:
+    """The bare httpx loop's :func:`lib_memory_polled`: ``count`` coroutines on one client
+    (a pool of 64, as the library's default), each polling its task every ``interval`` ms."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    # No timeouts: a thousand polls wait in line for 64 connections (as the library's do).
+    async with httpx.AsyncClient(limits=limits, timeout=None) as client:
+        bare = _Bare(url, client)
+        await bare.open()
+        sent = 0
+
+        async def drive(task_id: str) -> None:
+            nonlocal sent
+            while True:
+                sent += 1
+                await bare.rpc("tasks/get", {"taskId": task_id})
+                await anyio.sleep(interval / 1000)
+
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        async with anyio.create_task_group() as tg:
+            for n in range(count):
+                tg.start_soon(drive, f"seeded-{interval}-{n}")
+            while sent < 2 * count:  # noqa: ASYNC110 - a measurement loop
+                await anyio.sleep(0.01)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - base
+            tracemalloc.stop()
+            tg.cancel_scope.cancel()
+    return {"bytes": held, "bytes_per_task": held / count}
+
+
 def _parker() -> Any:
     """A coroutine function that parks its task until cancelled, on the loop's own
     primitive (what ``Poller.wait`` parks on): a bare future, ``wait_task_rescheduled``."""
@@ -1245,6 +1307,12 @@ def main() -> None:
         ),
         "lib-mem-wait": lambda: anyio.run(lib_memory, a.url, a.count, True, backend=a.backend),
         "lib-mem-track": lambda: anyio.run(lib_memory, a.url, a.count, False, backend=a.backend),
+        "lib-mem-polled": lambda: anyio.run(
+            lib_memory_polled, a.url, a.count, a.interval, a.transport, backend=a.backend
+        ),
+        "httpx-mem-polled": lambda: anyio.run(
+            bare_httpx_memory_polled, a.url, a.count, a.interval, backend=a.backend
+        ),
         "scheduler": lambda: scheduler_cost(a.count, a.calls),
         "lib-lateness": lambda: anyio.run(
             lib_lateness,
