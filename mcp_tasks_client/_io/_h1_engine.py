@@ -384,6 +384,15 @@ class LeanEngine(HttpEngine):
 
     async def read_body(self, response: Any, limit: int, what: str) -> bytes:
         if type(response) is _Response and response._connection.h11 is None:
+            connection = response._connection
+            remaining = connection.remaining
+            buffer = connection.buffer
+            if remaining <= limit and len(buffer) >= remaining:
+                # The common answer: the whole body came with its head (one receive).
+                body, connection.buffer = buffer[:remaining], buffer[remaining:]
+                connection.remaining = 0
+                response.complete = True
+                return body
             return await response.read_body(limit, what)
         return await super().read_body(response, limit, what)
 
@@ -661,11 +670,22 @@ class _Exchange:
     async def __aexit__(self, *exc_info: object) -> None:
         response = self.response
         assert response is not None
-        handed_off = self.engine.handed_off
-        if id(response) in handed_off:
+        engine = self.engine
+        handed_off = engine.handed_off
+        if handed_off and id(response) in handed_off:
             handed_off.discard(id(response))  # its drain task closes it
-        else:
-            await response.aclose()
+        elif not response.closed:
+            response.closed = True
+            connection = response._connection
+            if (
+                response.complete
+                and not engine.closed
+                and connection.h11 is None
+                and connection.reusable()
+            ):
+                connection.pool.put(connection)  # the common end: nothing to await
+            else:
+                await engine._finish(connection, response)
 
 
 def _exchange_h11() -> h11.Connection:

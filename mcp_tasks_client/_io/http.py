@@ -627,14 +627,15 @@ class HttpTransport(SseStreams, Transport):
         error body) is returned instead of delivered, and an SSE stream's drain is handed off."""
         headers = self._message_headers(message)
         body = serialize_message(message)
-        state = _StreamState()
+        state: _StreamState | None = None  # an SSE answer's (its resumption's)
         async with self._stream("POST", headers, body, held=held, inline=inline) as response:
             if self._http_observer is not None:
                 self._http_observer(_exchange("request", response, message.method, message.id))
             if message.method == "initialize":
                 self._capture_session(response)
-            await self._check_status(response, message.method)
             status = response.status_code
+            if not 200 <= status < 300 or "content-encoding" in response.headers:
+                await self._check_status(response, message.method)  # nothing to check else
             if status >= 400:
                 answer = await self._error_body(message, response)
             elif status == 202:
@@ -643,6 +644,7 @@ class HttpTransport(SseStreams, Transport):
                 content_type = response.headers.get("content-type", "")
                 content_type = content_type.split(";")[0].strip().lower()
                 if content_type == _SSE:
+                    state = _StreamState()
                     await self._consume_sse(message, response, state, hand_off=inline is not None)
                     answer = None
                 elif content_type == _JSON:
@@ -661,7 +663,7 @@ class HttpTransport(SseStreams, Transport):
             # the caller, woken by the answer, sends its next request.
             await self._deliver(answer)
             return None
-        if not state.answered:
+        if state is not None and not state.answered:
             await self._resume(message, state)
         return None
 
