@@ -44,7 +44,16 @@ from ._http_engine import HttpEngine, InlineExchange
 from ._sse_httpx import HttpxSSEDecoder
 from .base import HeadersFor, HttpExchange, HttpObserver, Incoming, TransportFault
 
-__all__ = ["SseStreams", "StreamResumption"]
+__all__ = [
+    "ListenOpening",
+    "SseStreams",
+    "StreamResumption",
+    "StreamState",
+    "body_text",
+    "exchange_facts",
+    "for_request",
+    "media_type",
+]
 
 _DRAIN_SECONDS = 1.0
 _SSE = "text/event-stream"
@@ -64,7 +73,7 @@ class StreamResumption:
 
 
 @attrs.define
-class _Opening:
+class ListenOpening:
     """How the opening of the GET stream went: ``done`` once started, or failed (``error``).
     ``scope`` is the stream task's: cancelled when the opener stops waiting for the start."""
 
@@ -74,7 +83,10 @@ class _Opening:
 
 
 @attrs.define
-class _StreamState:
+class StreamState:
+    """Where one request's SSE stream is: its last event id, the server's last ``retry``, and
+    whether the request's answer came."""
+
     last_event_id: str | None = None
     retry_ms: int | None = None
     answered: bool = False
@@ -129,7 +141,7 @@ class SseStreams:
         self,
         message: JSONRPCRequest | None,
         response: httpx.Response,
-        state: _StreamState,
+        state: StreamState,
         *,
         hand_off: bool = False,
     ) -> None:
@@ -170,7 +182,7 @@ class SseStreams:
                         state.answered = True
                         return
                     if message is not None:
-                        incoming = _for_request(message, incoming)
+                        incoming = for_request(message, incoming)
                         if isinstance(incoming, (JSONRPCResponse, JSONRPCError)) and (
                             incoming.id == message.id
                         ):
@@ -193,7 +205,7 @@ class SseStreams:
         finally:
             await response.aclose()
 
-    async def _resume(self, message: JSONRPCRequest, state: _StreamState) -> None:
+    async def _resume(self, message: JSONRPCRequest, state: StreamState) -> None:
         policy = self.resumption
         attempts = 0
         if self._headers_for is not None:
@@ -208,7 +220,7 @@ class SseStreams:
             try:
                 async with self._stream("GET", headers, held=True) as response:
                     if self._http_observer is not None:
-                        self._http_observer(_exchange("get", response))
+                        self._http_observer(exchange_facts("get", response))
                     await self._check_status(response, message.method)
                     if response.status_code >= 400:
                         continue  # this attempt failed; the next one may not
@@ -216,7 +228,7 @@ class SseStreams:
             except httpx.HTTPError:
                 continue
 
-    async def _run_listen_stream(self, opening: _Opening) -> None:
+    async def _run_listen_stream(self, opening: ListenOpening) -> None:
         """The GET stream's task. It tells ``opening`` once the stream started or failed to;
         closing the transport first (a server that never sends headers) fails the opening
         with TransportClosed instead of holding the close up (``task_group.start`` would).
@@ -241,8 +253,8 @@ class SseStreams:
                     )
                     opening.done.set()
 
-    async def _listen(self, opening: _Opening) -> None:
-        state = _StreamState()
+    async def _listen(self, opening: ListenOpening) -> None:
+        state = StreamState()
         started = False
         attempts = 0
         while True:
@@ -252,13 +264,13 @@ class SseStreams:
                     headers["Last-Event-ID"] = _header_value(state.last_event_id)
                 async with self._stream("GET", headers, held=True) as response:
                     if self._http_observer is not None:
-                        self._http_observer(_exchange("get", response))
+                        self._http_observer(exchange_facts("get", response))
                     if response.status_code == 405:
                         raise GetStreamUnavailable("the server offers no GET stream (HTTP 405)")
                     await self._check_status(response, "GET")
                     if response.status_code >= 400:
                         body = await self._read_prefix(response)
-                        raise HTTPStatusError(response.status_code, _text(body), method="GET")
+                        raise HTTPStatusError(response.status_code, body_text(body), method="GET")
                     if not started:
                         started = True
                         opening.done.set()
@@ -293,32 +305,32 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
             pass  # anything after the response belongs to no one (X:125)
 
 
-def _media_type(response: httpx.Response) -> str:
+def media_type(response: httpx.Response) -> str:
     value: str = response.headers.get("content-type", "")
     return value.split(";")[0].strip().lower()
 
 
-def _exchange(
+def exchange_facts(
     kind: str, response: httpx.Response, method: str | None = None, request_id: Any = None
 ) -> HttpExchange:
     return HttpExchange(
         kind,
         response.status_code,
-        _media_type(response),
+        media_type(response),
         response.headers.get("mcp-session-id"),
         method,
         request_id,
     )
 
 
-def _for_request(message: JSONRPCRequest, incoming: Any) -> Any:
+def for_request(message: JSONRPCRequest, incoming: Any) -> Any:
     """An error with a null id on a request's own stream is that request's answer."""
     if isinstance(incoming, JSONRPCError) and incoming.id is None:
         return JSONRPCError(message.id, incoming.error)
     return incoming
 
 
-def _text(body: bytes) -> str:
+def body_text(body: bytes) -> str:
     return body.decode("utf-8", "replace")
 
 

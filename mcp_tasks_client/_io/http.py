@@ -80,14 +80,14 @@ from ..models import (
 from ._h1_engine import LeanEngine
 from ._http_engine import HttpEngine, InlineExchange
 from ._http_sse import (
+    ListenOpening,
     SseStreams,
     StreamResumption,
-    _exchange,
-    _for_request,
-    _media_type,
-    _Opening,
-    _StreamState,
-    _text,
+    StreamState,
+    body_text,
+    exchange_facts,
+    for_request,
+    media_type,
 )
 from ._httpx_engine import HttpxEngine
 from .base import (
@@ -462,7 +462,7 @@ class HttpTransport(SseStreams, Transport):
             raise UsageError("2026-07-28 has no GET stream (E C56); use subscriptions/listen")
         if self.session_id is None and self.protocol_version is None:
             raise UsageError("open the GET stream after the handshake")
-        opening = _Opening()
+        opening = ListenOpening()
         self._task_group.start_soon(self._run_listen_stream, opening)
         try:
             await opening.done.wait()  # set by the stream task, whatever happens to it
@@ -529,7 +529,7 @@ class HttpTransport(SseStreams, Transport):
         if status in (429, 503):
             body = await self._read_prefix(response)
             retry_after = _retry_after(response.headers.get("retry-after"))
-            raise ServerBusy(status, _text(body), retry_after=retry_after, method=what)
+            raise ServerBusy(status, body_text(body), retry_after=retry_after, method=what)
 
     async def _read_prefix(self, response: httpx.Response) -> bytes:
         """At most ``max_error_body_bytes`` of a body kept for an error message; the rest is
@@ -582,7 +582,7 @@ class HttpTransport(SseStreams, Transport):
                 await self._check_status(response, what)
                 if response.status_code >= 400:
                     body = await self._read_prefix(response)
-                    raise HTTPStatusError(response.status_code, _text(body), method=what)
+                    raise HTTPStatusError(response.status_code, body_text(body), method=what)
         except httpx.HTTPError as exc:
             raise self._error(exc, f"POST of {what}") from exc
 
@@ -627,10 +627,10 @@ class HttpTransport(SseStreams, Transport):
         error body) is returned instead of delivered, and an SSE stream's drain is handed off."""
         headers = self._message_headers(message)
         body = serialize_message(message)
-        state: _StreamState | None = None  # an SSE answer's (its resumption's)
+        state: StreamState | None = None  # an SSE answer's (its resumption's)
         async with self._stream("POST", headers, body, held=held, inline=inline) as response:
             if self._http_observer is not None:
-                self._http_observer(_exchange("request", response, message.method, message.id))
+                self._http_observer(exchange_facts("request", response, message.method, message.id))
             if message.method == "initialize":
                 self._capture_session(response)
             status = response.status_code
@@ -644,14 +644,14 @@ class HttpTransport(SseStreams, Transport):
                 content_type = response.headers.get("content-type", "")
                 content_type = content_type.split(";")[0].strip().lower()
                 if content_type == _SSE:
-                    state = _StreamState()
+                    state = StreamState()
                     await self._consume_sse(message, response, state, hand_off=inline is not None)
                     answer = None
                 elif content_type == _JSON:
                     raw = await self._engine.read_body(
                         response, self.limits.max_message_bytes, message.method
                     )
-                    answer = _for_request(message, parse_message(raw))
+                    answer = for_request(message, parse_message(raw))
                 else:
                     raise ProtocolError(
                         f"answer to {message.method} has content type {content_type!r} (X:101)"
@@ -678,12 +678,12 @@ class HttpTransport(SseStreams, Transport):
             declared = response.headers.get("content-length", "").strip()
             if declared.isdigit():
                 body = int(declared) > 0
-            elif _media_type(response) == _SSE:
+            elif media_type(response) == _SSE:
                 body = True
             else:
                 body = bool(await self._read_prefix(response))
         kind = "notification" if getattr(message, "method", None) is not None else "response"
-        exchange = _exchange(kind, response, getattr(message, "method", None))
+        exchange = exchange_facts(kind, response, getattr(message, "method", None))
         observer(attrs.evolve(exchange, body=body))
 
     def _capture_session(self, response: httpx.Response) -> None:
@@ -704,9 +704,9 @@ class HttpTransport(SseStreams, Transport):
         except DecodeError:
             incoming = None
         if isinstance(incoming, JSONRPCError) and incoming.id in (None, message.id):
-            answer: Incoming = _for_request(message, incoming)
+            answer: Incoming = for_request(message, incoming)
             return answer
-        raise HTTPStatusError(response.status_code, _text(body), method=message.method)
+        raise HTTPStatusError(response.status_code, body_text(body), method=message.method)
 
 
 def _retry_after(value: str | None) -> float | None:
