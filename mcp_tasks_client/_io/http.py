@@ -139,13 +139,9 @@ class HttpTransport(SseStreams, Transport):
     request waits for one of them to end (its questions arrive then). An injected
     ``http_client`` serves both: size its pool for the held requests and the others.
 
-    **Throughput follows latency.** At most ``max_connections`` requests are on the wire at
-    once; each holds its connection for one round trip. So whatever the CPU, polls per second
-    are at most ``min(max_connections, PollPolicy.max_in_flight) / round trip``: 64
-    connections at a 0.5 s server latency carry at most 128 polls/s, so 2,000 tasks polled
-    every 2 s (1,000 polls/s) need about 500 in flight and as many connections (or a shorter
-    round trip). Size both to ``tasks / interval * latency``; the engine's CPU sets the limit
-    only when the round trip is short (see docs/transports.md).
+    **Throughput follows latency.** Polls per second are at most ``min(max_connections,
+    PollPolicy.max_in_flight) / round trip``: size both to ``tasks / interval * latency``
+    (docs/transports.md).
 
     Args:
         url: The MCP endpoint, ``http://`` or ``https://`` (anything else is a UsageError).
