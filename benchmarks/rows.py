@@ -250,7 +250,19 @@ def _lib_client(
         from mcp_tasks_client import LeanHttpTransport
 
         made: Any = LeanHttpTransport(url, **kwargs)
-    else:
+    elif transport == "httpx":  # the httpx engine, its own client (yesterday's default)
+        made = HttpTransport(url, engine="httpx", **kwargs)
+    elif transport == "httpx-lean":  # issue 39's second candidate: our pool under httpx's client
+        import httpx
+
+        limits = httpx.Limits(max_connections=pool or 64, max_keepalive_connections=pool or 64)
+        own = httpx.AsyncClient(transport=_lean_under_httpx(url, pool or 64), limits=limits)
+        made = HttpTransport(url, http_client=own)
+    elif transport == "httpx-lean-direct":  # the same, under the httpx engine's direct path
+        made = HttpTransport(url, engine="httpx", **kwargs)
+        made._engine.direct = _lean_under_httpx(url, pool or 64)  # what it sends to, skipping
+        # the client layer (as the httpx engine does with a client of its own)
+    else:  # "http": whatever HttpTransport(url) is (the lean engine since issue 39)
         made = HttpTransport(url, **kwargs)
     return Client(
         made,
@@ -258,6 +270,60 @@ def _lib_client(
         client_info=Implementation("bench", "0"),
         tracing=tracing,  # a Client's own spans (None: the process default, off above)
     )
+
+
+def _lean_under_httpx(url: str, size: int) -> Any:
+    """Issue 39's second candidate, as a prototype: the lean engine's pool under httpx's
+    transport interface (``httpx.AsyncClient(transport=...)``), so the client layer (auth flow,
+    hooks, mounts) stays and the pool is ours. Only for measuring what that costs per poll."""
+    import httpx
+
+    from mcp_tasks_client._io._h1_engine import LeanEngine
+
+    skip = {b"host", b"content-length", b"transfer-encoding"}
+
+    class Stream(httpx.AsyncByteStream):
+        def __init__(self, exchange: Any, response: Any) -> None:
+            self.exchange, self.response = exchange, response
+
+        async def __aiter__(self) -> Any:
+            async for chunk in self.response.aiter_bytes():
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.exchange.__aexit__(None, None, None)
+
+    class LeanUnderHttpx(httpx.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self.engine = LeanEngine(
+                url,
+                ssl_context=None,
+                connect_timeout=10.0,
+                write_timeout=30.0,
+                max_connections=size,
+                max_held=size,
+                why="a benchmark prototype",
+            )
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            headers = {
+                k.decode("latin-1"): v.decode("latin-1")
+                for k, v in request.headers.raw
+                if k.lower() not in skip
+            }
+            body = await request.aread()
+            exchange = self.engine.stream(request.method, headers, body, held=False, inline=None)
+            response = await exchange.__aenter__()
+            return httpx.Response(
+                response.status_code,
+                headers=list(response.headers.items()),
+                stream=Stream(exchange, response),
+            )
+
+        async def aclose(self) -> None:
+            await self.engine.aclose()
+
+    return LeanUnderHttpx()
 
 
 async def _lib_start(client: Any, polls: int, interval: int = 1000) -> Any:
@@ -454,6 +520,68 @@ async def lib_memory(url: str, count: int, waited: bool) -> dict[str, float]:
         "raw_task_bytes": await _parked_tasks(n, raw=True),
         "event_task_bytes": await _bare_tasks(n),
     }
+
+
+async def lib_memory_polled(
+    url: str, count: int, interval: int, transport: str
+) -> dict[str, float]:
+    """Heap held while a Poller waits on ``count`` tasks that are being polled (each
+    ``interval`` ms; the server answers ``working`` for ever), one ``wait()`` each, measured
+    once every task was polled twice on average. Issue 39 item 4: the slope between two counts
+    is the memory per waited task, transport and polls in flight included."""
+    from mcp_tasks_client import Poller, PollPolicy
+
+    seconds = interval / 1000
+    policy = PollPolicy(floor=seconds, initial=seconds, jitter=0.0, backoff=1.0)
+    async with _lib_client(url, transport) as client:
+        created = _seeded(client, count, interval)
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        async with Poller(client, policy) as poller, anyio.create_task_group() as tg:
+            for one in created:
+                tg.start_soon(poller.wait, one)
+            while poller.polls_sent < 2 * count:  # noqa: ASYNC110 - a measurement loop
+                await anyio.sleep(0.01)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - base
+            tracemalloc.stop()
+            tg.cancel_scope.cancel()
+    return {"bytes": held, "bytes_per_task": held / count}
+
+
+async def bare_httpx_memory_polled(url: str, count: int, interval: int) -> dict[str, float]:
+    """The bare httpx loop's :func:`lib_memory_polled`: ``count`` coroutines on one client
+    (a pool of 64, as the library's default), each polling its task every ``interval`` ms."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    # No timeouts: a thousand polls wait in line for 64 connections (as the library's do).
+    async with httpx.AsyncClient(limits=limits, timeout=None) as client:
+        bare = _Bare(url, client)
+        await bare.open()
+        sent = 0
+
+        async def drive(task_id: str) -> None:
+            nonlocal sent
+            while True:
+                sent += 1
+                await bare.rpc("tasks/get", {"taskId": task_id})
+                await anyio.sleep(interval / 1000)
+
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        async with anyio.create_task_group() as tg:
+            for n in range(count):
+                tg.start_soon(drive, f"seeded-{interval}-{n}")
+            while sent < 2 * count:  # noqa: ASYNC110 - a measurement loop
+                await anyio.sleep(0.01)
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - base
+            tracemalloc.stop()
+            tg.cancel_scope.cancel()
+    return {"bytes": held, "bytes_per_task": held / count}
 
 
 def _parker() -> Any:
@@ -1202,6 +1330,12 @@ def main() -> None:
         ),
         "lib-mem-wait": lambda: anyio.run(lib_memory, a.url, a.count, True, backend=a.backend),
         "lib-mem-track": lambda: anyio.run(lib_memory, a.url, a.count, False, backend=a.backend),
+        "lib-mem-polled": lambda: anyio.run(
+            lib_memory_polled, a.url, a.count, a.interval, a.transport, backend=a.backend
+        ),
+        "httpx-mem-polled": lambda: anyio.run(
+            bare_httpx_memory_polled, a.url, a.count, a.interval, backend=a.backend
+        ),
         "scheduler": lambda: scheduler_cost(a.count, a.calls),
         "lib-lateness": lambda: anyio.run(
             lib_lateness,

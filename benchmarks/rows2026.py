@@ -248,7 +248,9 @@ def _lib_client(url: str, transport: str, router: Any = None, pool: int | None =
         from mcp_tasks_client import LeanHttpTransport
 
         made: Any = LeanHttpTransport(url, **kwargs)
-    else:
+    elif transport == "httpx":  # the httpx engine (yesterday's default)
+        made = HttpTransport(url, engine="httpx", **kwargs)
+    else:  # "http": whatever HttpTransport(url) is (the lean engine since issue 39)
         made = HttpTransport(url, **kwargs)
     extra = {} if router is None else {"capabilities": router.capabilities()}
     return Client(

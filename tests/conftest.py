@@ -197,7 +197,7 @@ def transport(request: pytest.FixtureRequest) -> Transport:
     peer = require_peer(name)
     if kind in ("http", "lean"):
         url: str = request.getfixturevalue(f"{name}_http_url")
-        return HttpTransport(url) if kind == "http" else LeanHttpTransport(url)
+        return HttpTransport(url, engine="httpx") if kind == "http" else LeanHttpTransport(url)
     return StdioTransport(stdio_command(peer))
 
 
@@ -208,5 +208,9 @@ def gen2(request: pytest.FixtureRequest) -> Transport:
     peer = require_peer("fastmcp4")
     if request.param in ("http", "lean"):
         url: str = request.getfixturevalue("fastmcp4_http_url")
-        return HttpTransport(url) if request.param == "http" else LeanHttpTransport(url)
+        return (
+            HttpTransport(url, engine="httpx")
+            if request.param == "http"
+            else LeanHttpTransport(url)
+        )
     return StdioTransport(stdio_command(peer), env=stdio_env(peer))

@@ -18,6 +18,7 @@ ServerBusy.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -195,7 +196,7 @@ async def busy_server(
     method: str,
     answers: list[Busy],
     *,
-    transport: type[HttpTransport] | type[LeanHttpTransport] = HttpTransport,
+    transport: Callable[..., HttpTransport] = HttpTransport,
     router: InputRouter | None = None,
 ) -> AsyncIterator[tuple[FaultServer, HostileHTTPServer, Client]]:
     server = FaultServer(generation, on_message=busy_for(method, answers), steps=2)
@@ -229,9 +230,13 @@ pytestmark = pytest.mark.anyio
 
 
 @GENERATIONS
-@pytest.mark.parametrize("transport", [HttpTransport, LeanHttpTransport], ids=["httpx", "lean"])
+@pytest.mark.parametrize(
+    "transport",
+    [functools.partial(HttpTransport, engine="httpx"), LeanHttpTransport],
+    ids=["httpx", "lean"],
+)
 async def test_by_default_a_busy_poll_ends_the_wait_with_server_busy(
-    generation: Generation, transport: type[HttpTransport] | type[LeanHttpTransport]
+    generation: Generation, transport: Callable[..., HttpTransport]
 ) -> None:
     """Today's behaviour kept as the default (``BusyPolicy.FAIL``): a 429 to ``tasks/get``
     ends the wait with the ServerBusy and its Retry-After; nothing is sent again."""

@@ -4,6 +4,7 @@ project's scripted HTTP server on 127.0.0.1 breaking one transport rule at a tim
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,10 @@ pytestmark = pytest.mark.anyio
 
 INFO = Implementation("mcp-tasks-client-tests", "0")
 G1, G2 = Generation.V2025_11_25, Generation.V2026_07_28
-TRANSPORTS: list[Callable[[str], Transport]] = [HttpTransport, LeanHttpTransport]
+TRANSPORTS: list[Callable[[str], Transport]] = [
+    functools.partial(HttpTransport, engine="httpx"),
+    LeanHttpTransport,
+]
 DISCOVER = {
     "supportedVersions": ["2026-07-28"],
     "capabilities": {"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},

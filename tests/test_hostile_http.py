@@ -9,11 +9,12 @@ what was buffered: tracemalloc's peak, the bytes the server wrote, the size of t
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import logging
 import subprocess
 import tracemalloc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -74,14 +75,18 @@ MiB = 1024 * 1024
 NOW = dt.datetime.now(dt.timezone.utc).isoformat()
 
 
-_KIND = {"http": HttpTransport}
+_KIND: dict[str, Callable[..., HttpTransport]] = {"http": HttpTransport}
 
 
 @pytest.fixture(autouse=True, params=["httpx", "lean"])
 def http_kind(request: pytest.FixtureRequest) -> str:
     """Every promise here is kept by both HTTP transports: HttpTransport on httpx, and the
-    opt-in LeanHttpTransport (h11), except what needs an injected httpx client."""
-    _KIND["http"] = HttpTransport if request.param == "httpx" else LeanHttpTransport
+    lean engine (LeanHttpTransport), except what needs an injected httpx client."""
+    _KIND["http"] = (
+        functools.partial(HttpTransport, engine="httpx")
+        if request.param == "httpx"
+        else LeanHttpTransport
+    )
     return str(request.param)
 
 

@@ -1,4 +1,4 @@
-"""HttpTransport's direct path (issue 12): with an httpx client of its own, a request goes
+"""The httpx engine's direct path (issue 12): with an httpx client of its own, a request goes
 straight to the connection pool httpx would pick for the URL, without the client layer. These
 tests hold it to sending what the full client path sends, and keep the full path wherever the
 client layer does something (an injected client's hooks, credentials in the URL).
@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from mcp_tasks_client import Client, Generation, HttpTransport, ToolCall
+from mcp_tasks_client._io._httpx_engine import HttpxEngine
 from mcp_tasks_client.errors import UsageError
 from mcp_tasks_client.models import CreateTaskResult, Implementation
 from mcp_tasks_client.testing import Conn, FaultServer, HostileHTTPServer, Received
@@ -28,6 +29,13 @@ INFO = Implementation("direct-tests", "0")
 
 async def pong(request: Received, conn: Conn) -> None:
     await conn.result(request, {})
+
+
+def httpx_of(transport: HttpTransport) -> HttpxEngine:
+    """The transport's httpx engine (its direct path)."""
+    engine = transport._engine
+    assert isinstance(engine, HttpxEngine)
+    return engine
 
 
 async def _session(transport: HttpTransport) -> None:
@@ -45,14 +53,16 @@ async def test_the_direct_path_sends_what_the_full_client_path_sends() -> None:
     directly, and an injected default client through ``send``."""
     with anyio.fail_after(20):
         async with HostileHTTPServer(pong) as direct_server:
-            direct = HttpTransport(direct_server.url, headers={"Authorization": "Bearer t"})
-            assert direct._direct is not None
+            direct = HttpTransport(
+                direct_server.url, headers={"Authorization": "Bearer t"}, engine="httpx"
+            )
+            assert httpx_of(direct).direct is not None
             await _session(direct)
         async with httpx.AsyncClient() as http, HostileHTTPServer(pong) as full_server:
             full = HttpTransport(
                 full_server.url, headers={"Authorization": "Bearer t"}, http_client=http
             )
-            assert full._direct is None
+            assert httpx_of(full).direct is None
             await _session(full)
     sent, expected = _wire(direct_server), _wire(full_server)
     assert [r[0] for r in sent] == ["POST", "POST", "POST", "POST", "DELETE"]
@@ -96,7 +106,8 @@ async def test_credentials_in_the_url_are_sent_as_basic_auth() -> None:
         async with HostileHTTPServer(pong) as server:
             url = server.url.replace("http://", "http://user:secret@")
             transport = HttpTransport(url)
-            assert transport._direct is None
+            assert transport.engine == "httpx"  # chosen for the credentials
+            assert httpx_of(transport).direct is None
             await _session(transport)
     basic = "Basic " + base64.b64encode(b"user:secret").decode()
     assert {r.headers.get("authorization") for r in server.received} == {basic}
@@ -151,8 +162,10 @@ async def test_2026_routing_headers_go_the_same_lines_on_the_direct_path() -> No
                 httpx.AsyncClient() as http,
                 FaultServer(Generation.V2026_07_28).http() as server,
             ):
-                transport = HttpTransport(server.url, http_client=http if inject else None)
-                assert (transport._direct is None) is inject
+                transport = HttpTransport(
+                    server.url, engine="httpx", http_client=http if inject else None
+                )
+                assert (httpx_of(transport).direct is None) is inject
                 await _gen2_session(transport)
                 port = str(server.port)
                 wires.append(

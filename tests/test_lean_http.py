@@ -23,8 +23,17 @@ import pytest
 import sniffio
 
 from mcp_tasks_client import Client, Generation, HttpTransport, LeanHttpTransport, Timeouts
+from mcp_tasks_client._io._h1_engine import LeanEngine
 from mcp_tasks_client.errors import RequestTimeout, TransportError, UsageError
 from mcp_tasks_client.models import Implementation
+
+
+def lean_of(transport: HttpTransport) -> LeanEngine:
+    """The transport's lean engine (its pools)."""
+    engine = transport._engine
+    assert isinstance(engine, LeanEngine)
+    return engine
+
 
 pytestmark = pytest.mark.anyio
 
@@ -201,7 +210,7 @@ async def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
                     server.closed_one = anyio.Event()
                     # Wait (no timing: a condition) until the close reached the client's idle
                     # connection, as it would have by the time a real poller polls again.
-                    while not all(c.stale() for c in transport._conns.idle):
+                    while not all(c.stale() for c in lean_of(transport).conns.idle):
                         await anyio.lowlevel.checkpoint()
                     task = await client.get_task("t-1")
                     assert task.task_id == "t-1"
@@ -228,7 +237,7 @@ async def test_connections_are_bounded_by_max_connections() -> None:
                     hold.set()
                 assert sorted(got) == sorted(f"t-{n}" for n in range(12))
         assert server.most_open <= 3
-        assert transport.connections_opened <= 3
+        assert lean_of(transport).connections_opened <= 3
 
 
 async def test_what_it_refuses() -> None:
@@ -325,7 +334,7 @@ async def test_a_request_the_server_never_reads_ends_at_the_write_timeout() -> N
                         else:
                             await client.notify("notifications/big", {"blob": blob}, timeout=20)
             assert transport.connections_opened == 1
-            assert transport._conns.open == 0  # the connection it was written on is closed
+            assert lean_of(transport).conns.open == 0  # the connection it was written on is closed
 
 
 async def test_a_request_deadline_sooner_than_the_write_timeout_is_a_request_timeout() -> None:
@@ -341,7 +350,7 @@ async def test_a_request_deadline_sooner_than_the_write_timeout_is_a_request_tim
             async with client_on(transport) as client:
                 with pytest.raises(RequestTimeout):
                     await client.request("x/big", {"blob": blob}, timeout=0.5)
-        assert transport._conns.open == 0
+        assert lean_of(transport).conns.open == 0
     async with running(KeepAliveServer(hold=anyio.Event())) as server:
         transport = LeanHttpTransport(server.url, write_timeout=60, delete_session_on_close=False)
         with anyio.fail_after(30):
@@ -391,14 +400,16 @@ async def test_a_caller_that_stops_waiting_for_a_connection_leaves_the_line() ->
 
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(poll, 1)
-                    while transport._conns.idle:  # until poll 1 took the handshake's connection
+                    while lean_of(
+                        transport
+                    ).conns.idle:  # until poll 1 took the handshake's connection
                         await anyio.lowlevel.checkpoint()
                     tg.start_soon(poll, 2, gave_up)
                     tg.start_soon(poll, 3)
-                    while len(transport._conns.waiting) < 2:
+                    while len(lean_of(transport).conns.waiting) < 2:
                         await anyio.lowlevel.checkpoint()
                     gave_up.cancel()
-                    while len(transport._conns.waiting) > 1:
+                    while len(lean_of(transport).conns.waiting) > 1:
                         await anyio.lowlevel.checkpoint()
                     hold.set()
                 assert sorted(got) == ["t-1", "t-3"]
@@ -475,16 +486,18 @@ async def test_a_held_request_given_up_frees_its_held_connection() -> None:
                     async with anyio.create_task_group() as tg:
                         ask = functools.partial(client.request, "tasks/result", held=True)
                         tg.start_soon(ask, {"taskId": "a"})
-                        while transport._held_conns.open < 1:
+                        while lean_of(transport).held_conns.open < 1:
                             await anyio.lowlevel.checkpoint()
                         scope.cancel()
-                assert transport._held_conns.open == 0
-                assert not transport._held_conns.idle
+                assert lean_of(transport).held_conns.open == 0
+                assert not lean_of(transport).held_conns.idle
                 hold.set()
                 raw = await client.request("tasks/result", {"taskId": "b"}, held=True)
                 assert raw["taskId"] == "b"
-                assert transport._held_conns.open == 1
-                assert transport._conns.open <= 1  # the handshake's: held requests are apart
+                assert lean_of(transport).held_conns.open == 1
+                assert (
+                    lean_of(transport).conns.open <= 1
+                )  # the handshake's: held requests are apart
 
 
 async def test_a_caller_that_frees_a_connection_and_asks_again_queues_behind_the_line() -> None:

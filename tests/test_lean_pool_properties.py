@@ -18,6 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_tasks_client import LeanHttpTransport
+from mcp_tasks_client._io._h1_engine import LeanEngine
+
+
+def lean_of(transport: LeanHttpTransport) -> LeanEngine:
+    """The transport's lean engine (its pools)."""
+    engine = transport._engine
+    assert isinstance(engine, LeanEngine)
+    return engine
+
 
 Caller = tuple[int, int, bool, int | None]  # start step, hold steps, keep, cancel at step
 
@@ -50,7 +59,7 @@ async def _run(size: int, callers: list[Caller]) -> None:
         await anyio.sleep_forever()
 
     transport = LeanHttpTransport(f"http://127.0.0.1:{port}/mcp", max_connections=size)
-    pool = transport._conns
+    pool = lean_of(transport).conns
     served: list[int] = []
     cancelled: list[int] = []
     holding = [0]
@@ -63,7 +72,7 @@ async def _run(size: int, callers: list[Caller]) -> None:
     async def caller(n: int, hold_steps: int, keep: bool) -> None:
         with scopes[n]:
             try:
-                connection = await transport._acquire(pool)
+                connection = await lean_of(transport)._acquire(pool)
             except anyio.get_cancelled_exc_class():
                 cancelled.append(n)
                 raise
@@ -76,7 +85,7 @@ async def _run(size: int, callers: list[Caller]) -> None:
             finally:
                 holding[0] -= 1
                 with anyio.CancelScope(shield=True):
-                    await transport._release(connection, keep)
+                    await lean_of(transport)._release(connection, keep)
                 check()
         if scopes[n].cancelled_caught and n not in cancelled:
             cancelled.append(n)  # cancelled while holding: it was served
@@ -103,7 +112,7 @@ async def _run(size: int, callers: list[Caller]) -> None:
             for n, (*_, cancel_at) in enumerate(callers):
                 if cancel_at is None:
                     assert n in served
-            await transport._close_http()
+            await lean_of(transport).aclose()
             server.cancel_scope.cancel()
     for stream in accepted:
         await stream.aclose()

@@ -7,6 +7,7 @@ pool's size, the next held call waits for a held connection and gets it once one
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import anyio
@@ -25,6 +26,8 @@ from mcp_tasks_client import (
     TaskRef,
     ToolCall,
 )
+from mcp_tasks_client._io._h1_engine import LeanEngine
+from mcp_tasks_client._io._httpx_engine import HttpxEngine
 from mcp_tasks_client.errors import UsageError
 from mcp_tasks_client.models import (
     CreateTaskResult,
@@ -43,7 +46,10 @@ INFO = Implementation("pool-starvation", "0")
 POLICY = PollPolicy(floor=0.05, initial=0.05, jitter=0.0)
 
 Make = Callable[..., HttpTransport]
-TRANSPORTS = [pytest.param(HttpTransport, id="httpx"), pytest.param(LeanHttpTransport, id="lean")]
+TRANSPORTS = [
+    pytest.param(functools.partial(HttpTransport, engine="httpx"), id="httpx"),
+    pytest.param(LeanHttpTransport, id="lean"),
+]
 
 
 def held_calls(server: FaultServer) -> int:
@@ -150,7 +156,9 @@ async def test_the_outcome_of_a_task_seen_terminal_takes_no_held_connection() ->
     server = FaultServer(G1)
     async with server.http() as http:
         lean = LeanHttpTransport(http.url)
-        plain = HttpTransport(http.url)
+        plain = HttpTransport(http.url, engine="httpx")
+        assert isinstance(lean._engine, LeanEngine)
+        assert isinstance(plain._engine, HttpxEngine)
         for transport in (lean, plain):
             with anyio.fail_after(30):
                 async with Client(transport, generation=G1, client_info=INFO) as client:
@@ -159,13 +167,13 @@ async def test_the_outcome_of_a_task_seen_terminal_takes_no_held_connection() ->
                     async with Poller(client, POLICY) as poller:
                         assert isinstance(await poller.wait(ref), Completed)
                     if transport is lean:
-                        assert lean._held_conns.open == 0
-                        assert not lean._held_conns.idle
+                        assert lean._engine.held_conns.open == 0
+                        assert not lean._engine.held_conns.idle
                     else:
-                        assert plain._held_client is None  # never made
-                    opened = lean.connections_opened
+                        assert plain._engine.held_client is None  # never made
+                    opened = lean._engine.connections_opened
                     await client.task_result(ref.task.task_id)  # done, but the caller's call
                     if transport is lean:  # a held connection of its own
-                        assert lean.connections_opened == opened + 1
+                        assert lean._engine.connections_opened == opened + 1
                     else:
-                        assert plain._held_client is not None
+                        assert plain._engine.held_client is not None

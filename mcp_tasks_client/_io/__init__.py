@@ -1,8 +1,10 @@
 """Transports: the I/O shell that moves JSON-RPC messages, and nothing else.
 
 Job: bytes in and out. ``base.py`` is the interface every transport implements (and the
-wrapper for observing one); ``http.py`` is Streamable HTTP on httpx, ``lean.py`` the same wire
-on a hand-written HTTP/1.1 connection pool (``_h1.py``, ``_aio.py``), ``stdio.py`` a child
+wrapper for observing one); ``http.py`` is Streamable HTTP (its SSE streams in
+``_http_sse.py``) on one of two engines behind ``_http_engine.py``: ``_h1_engine.py``, the
+default, a hand-written HTTP/1.1 connection pool (``_h1.py``, ``_aio.py``), or
+``_httpx_engine.py``, an httpx client; ``lean.py`` pins the first; ``stdio.py`` a child
 process, ``memory.py`` an in-process pair for tests; ``_sse_httpx.py`` (httpx-sse under the
 library's bound) and ``_framing.py`` are their shared readers, ``_sse.py`` the hand-written SSE
 decoder kept as the reference the SSE properties and the bench compare it with. A transport

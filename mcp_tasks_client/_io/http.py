@@ -1,4 +1,8 @@
-"""Streamable HTTP for 2025-11-25 (X:56-219), on httpx, its SSE parsed by httpx-sse under a bound.
+"""Streamable HTTP (X:56-219) on one of two HTTP engines: lean (the default) or httpx.
+
+The engine is the HTTP client beneath (``_http_engine.py``: ``lean``, HTTP/1.1 of our own,
+or ``httpx``, an ``httpx.AsyncClient``); this module is everything above one exchange, the
+same on both; the SSE streams are read by its base ``SseStreams`` (``_http_sse.py``).
 
 Every client message is its own POST (X:88). A request's answer comes back as one JSON body or
 as an SSE stream that may carry server->client requests and notifications before the response
@@ -35,13 +39,13 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
-import http.cookiejar
 import math
 import ssl
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+import urllib.request
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -54,15 +58,12 @@ from .. import observability as _obs
 from .._codec.messages import parse_message, serialize_message
 from .._exceptions import (
     DecodeError,
-    GetStreamUnavailable,
     HTTPStatusError,
-    LimitExceeded,
     MCPTasksError,
     ProtocolError,
     RedirectRefused,
     ServerBusy,
     SessionExpired,
-    StreamInterrupted,
     TLSError,
     TransportClosed,
     TransportError,
@@ -74,13 +75,23 @@ from ..models import (
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
-    JSONRPCResponse,
     RequestId,
 )
-from ._sse_httpx import HttpxSSEDecoder
+from ._h1_engine import LeanEngine
+from ._http_engine import HttpEngine, InlineExchange
+from ._http_sse import (
+    ListenOpening,
+    SseStreams,
+    StreamResumption,
+    StreamState,
+    body_text,
+    exchange_facts,
+    for_request,
+    media_type,
+)
+from ._httpx_engine import HttpxEngine
 from .base import (
     HeadersFor,
-    HttpExchange,
     HttpObserver,
     Incoming,
     Transport,
@@ -92,51 +103,33 @@ log = _obs.get_logger("transport.http")
 __all__ = ["HttpTransport", "StreamResumption"]
 
 _JSON = "application/json"
-_DRAIN_SECONDS = 1.0
 _SSE = "text/event-stream"
 _INCOMING_BUFFER = 4  # messages waiting for the client's reader: a full buffer holds streams
-_MAX_RETRY_MS = 24 * 3600 * 1000  # an SSE ``retry`` beyond a day is no wait we take
 
 
-@attrs.frozen
-class StreamResumption:
-    """Opt-in: how to resume a broken SSE stream (X:167-189).
+class HttpTransport(SseStreams, Transport):
+    """Streamable HTTP to one MCP endpoint URL, on one of two HTTP engines.
 
-    ``max_attempts`` reconnects per stream; the wait before each is the server's last ``retry``
-    (which the client MUST honour, X:3.1) or ``default_retry`` seconds when it sent none.
-    """
-
-    max_attempts: int = 3
-    default_retry: float = 1.0
-
-
-@attrs.define
-class _Opening:
-    """How the opening of the GET stream went: ``done`` once started, or failed (``error``).
-    ``scope`` is the stream task's: cancelled when the opener stops waiting for the start."""
-
-    done: anyio.Event = attrs.field(factory=anyio.Event)
-    error: MCPTasksError | None = None
-    scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
-
-
-@attrs.define
-class _StreamState:
-    last_event_id: str | None = None
-    retry_ms: int | None = None
-    answered: bool = False
-
-
-class HttpTransport(Transport):
-    """Streamable HTTP to one MCP endpoint URL.
+    **Engines.** ``lean`` (the default) is HTTP/1.1 of this library's own: a few times less
+    CPU per request than httpx's pool (benchmarks/RESULTS.md), plain HTTP and HTTPS (TLS
+    verified by ``ssl_context``, the system's trust store when None). ``httpx`` runs every
+    exchange through an ``httpx.AsyncClient``: yours (``http_client=``: its auth flow, proxies
+    and mounts, HTTP/2, event hooks, TLS settings all apply), or one the transport makes
+    (``engine="httpx"``: httpx's defaults, the environment's proxy settings honoured). With
+    neither asked for, the default is lean except where lean would not do what httpx did
+    before: a URL with credentials in it (httpx sends them as Basic auth) and a URL the
+    environment's ``HTTP(S)_PROXY``/``ALL_PROXY`` covers (``NO_PROXY`` aside) go through httpx.
+    ``engine="lean"`` is lean whatever the environment says. The engine in use is
+    ``transport.engine`` (``"lean"`` or ``"httpx"``), shown by ``repr`` with why it was chosen,
+    and logged (INFO, logger ``mcp_tasks_client.transport.http``) when the transport opens.
 
     ``headers`` are sent with every request, to this URL only: redirects are never followed
-    (a 3xx is :class:`~mcp_tasks_client.RedirectRefused`), whatever ``http_client`` the caller
-    injects. The transport's own timeouts (``connect_timeout``, ``write_timeout``; no read
-    timeout, because SSE streams and a blocking ``tasks/result`` stay open legitimately and
-    request deadlines belong to the Client) are set on every request, so an injected client's
-    defaults do not change them. ``max_connections`` sizes the pool of the client the transport
-    creates (ignored with ``http_client``). Sizes are bounded by the Client's ``Limits``.
+    (a 3xx is :class:`~mcp_tasks_client.RedirectRefused`), on either engine, whatever
+    ``http_client`` the caller injects. The transport's own timeouts (``connect_timeout``,
+    ``write_timeout``; no read timeout, because SSE streams and a blocking ``tasks/result``
+    stay open legitimately and request deadlines belong to the Client) are set on every
+    request, so an injected client's defaults do not change them. Sizes are bounded by the
+    Client's ``Limits``.
 
     Requests that wait on the server by design (a 2025-11-25 ``tasks/result``, which blocks
     until the task ends and carries the task's questions; ``subscriptions/listen``; the GET
@@ -146,22 +139,23 @@ class HttpTransport(Transport):
     request waits for one of them to end (its questions arrive then). An injected
     ``http_client`` serves both: size its pool for the held requests and the others.
 
-    With no ``http_client``, each request goes straight to the connection pool of the client
-    the transport creates (the one httpx would pick for the URL, a proxy's when the
-    environment names one), with header lines built once per session: the bytes on the wire
-    are those ``AsyncClient.send`` would write, without its per-request client layer (auth,
-    redirects, cookies, event hooks: none configured on that client). An injected client,
-    or a URL with credentials in it, goes through ``AsyncClient.send``.
+    **Throughput follows latency.** Polls per second are at most ``min(max_connections,
+    PollPolicy.max_in_flight) / round trip``: size both to ``tasks / interval * latency``
+    (docs/transports.md).
 
     Args:
         url: The MCP endpoint, ``http://`` or ``https://`` (anything else is a UsageError).
         headers: Sent with every request, to this URL only (an ``Authorization`` header...).
-        http_client: An ``httpx.AsyncClient`` of your own (proxies, TLS settings); the
-            transport does not close it. Redirects stay refused and the transport's timeouts
-            are still set on each request.
+        engine: ``"lean"``, ``"httpx"``, or None (above: lean unless httpx is needed to
+            keep what httpx did by default).
+        http_client: An ``httpx.AsyncClient`` of your own (auth, proxies, mounts, HTTP/2,
+            event hooks, TLS settings): the httpx engine; the transport does not close it.
+            Redirects stay refused and the transport's timeouts are still set on each request.
+        ssl_context: For ``https://`` without ``http_client``: the context to verify the
+            server with (None: the system's default verification).
         connect_timeout: Seconds to establish a connection.
         write_timeout: Seconds to send a request body.
-        max_connections: The pool size of the client the transport creates (ignored with
+        max_connections: The most requests on the wire at once (ignored with
             ``http_client``); the default is ``PollPolicy.max_in_flight``'s (64): size it to
             yours.
         max_held_connections: The most held requests open at once (above; ignored with
@@ -179,7 +173,9 @@ class HttpTransport(Transport):
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        engine: Literal["lean", "httpx"] | None = None,
         http_client: httpx.AsyncClient | None = None,
+        ssl_context: ssl.SSLContext | None = None,
         connect_timeout: float = 10.0,
         write_timeout: float = 30.0,
         max_connections: int = 64,
@@ -206,22 +202,37 @@ class HttpTransport(Transport):
             raise UsageError(f"max_held_connections must be >= 1, got {max_held_connections}")
         self.url = url
         self.headers = dict(headers or {})
-        self.resumption = resumption
+        self.resumption: StreamResumption | None = resumption
         self.delete_session_on_close = delete_session_on_close
         self.session_id: str | None = session_id
         """The session in use: the one to resume, then the one the server assigned."""
         self.protocol_version: str | None = None
         self.limits = Limits()
-        self._owns_client = http_client is None
-        self._timeout = httpx.Timeout(
-            connect=connect_timeout, read=None, write=write_timeout, pool=None
-        )
-        # Pool sized to the concurrency (measured: the default 20 idle connections churned
-        # ~1,100 TCP connections for 100 in flight; a pool of 100 under the Poller's 64 polls
-        # in flight opened up to 122 in a 200-task burst, a pool of 64 at most 63). No cookie
-        # is kept: MCP carries its session in a header, and a server could otherwise grow the
-        # jar without bound.
-        self._client = http_client or self._default_client(max_connections)
+        self._write_timeout = write_timeout
+        kind, why = _engine_for(parsed, engine, http_client, ssl_context)
+        self._engine: HttpEngine
+        if kind == "lean":
+            self._engine = LeanEngine(
+                url,
+                ssl_context=ssl_context,
+                connect_timeout=connect_timeout,
+                write_timeout=write_timeout,
+                max_connections=max_connections,
+                max_held=max_held_connections,
+                why=why,
+            )
+        else:
+            self._engine = HttpxEngine(
+                url,
+                client=http_client,
+                ssl_context=ssl_context,
+                timeout=httpx.Timeout(
+                    connect=connect_timeout, read=None, write=write_timeout, pool=None
+                ),
+                max_connections=max_connections,
+                max_held=max_held_connections,
+                why=why,
+            )
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
         self._incoming_send: MemoryObjectSendStream[Incoming]
@@ -237,64 +248,29 @@ class HttpTransport(Transport):
         self._queued = 0
         self._sending = 0  # _deliver calls inside their send
         self._headers_for: HeadersFor | None = None
-        self._handed_off: set[int] = set()  # responses whose drain a background task owns
         self._http_observer: HttpObserver | None = None
-        # The cheap path (issue 12): with a client of our own, a request goes straight to its
-        # connection pool (the transport httpx would pick for this URL), skipping the client
-        # layer (auth flow, redirects, cookies, event hooks: none of them configured on it).
-        self._url = parsed
-        self._extensions = {"timeout": self._timeout.as_dict()}
-        self._direct = self._direct_transport(self._client) if self._owns_client else None
-        # Held requests' own pool (a client of its own, made on the first held request; an
-        # injected client serves both).
-        self._max_held = max_held_connections
-        self._held_client: httpx.AsyncClient | None = None if self._owns_client else self._client
-        self._held_direct: httpx.AsyncBaseTransport | None = None
         # A POST's headers, built once per (session id, protocol version, caller's headers):
         self._post_key: tuple[str | None, str | None] | None = None
         self._post_seen: dict[str, str] = {}
-        self._post_headers = _Lines()
+        self._post_headers: dict[str, str] = {}
 
-    def _default_client(self, max_connections: int) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            timeout=self._timeout,
-            follow_redirects=False,
-            cookies=_no_cookies(),
-            limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
-            ),
-        )
+    @property
+    def engine(self) -> str:
+        """The HTTP engine in use: ``"lean"`` or ``"httpx"`` (read-only; chosen at
+        construction)."""
+        return self._engine.name
 
-    def _direct_transport(self, client: httpx.AsyncClient) -> httpx.AsyncBaseTransport | None:
-        """The pool our own ``client`` would send the URL through (a proxy's when the
-        environment names one), to send to it directly; None keeps the client's full ``send``:
-        a URL with credentials in it (httpx turns them into an Authorization header), a client
-        without that lookup (another httpx)."""
-        url = self._url
-        pick = getattr(client, "_transport_for_url", None)
-        if not isinstance(client, httpx.AsyncClient) or pick is None or url.userinfo:
-            return None
-        try:
-            transport = pick(url)
-        except Exception:  # pragma: no cover - another httpx: the full path works anyway
-            return None
-        return transport if isinstance(transport, httpx.AsyncBaseTransport) else None
+    @property
+    def connections_opened(self) -> int | None:
+        """TCP connections opened so far (a reused one is not counted again) on the lean
+        engine; None on httpx's, which does not count them."""
+        return self._engine.connections_opened
 
-    def _held_pool(self) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport | None]:
-        """The client (and its direct pool) for held requests: made on first use."""
-        client = self._held_client
-        if client is None:
-            client = self._held_client = self._default_client(self._max_held)
-            self._held_direct = self._direct_transport(client) if self._direct is not None else None
-        return client, self._held_direct
-
-    async def _close_http(self) -> None:
-        if self._owns_client:
-            try:
-                await self._client.aclose()
-            finally:
-                if self._held_client is not None:
-                    await self._held_client.aclose()
+    def __repr__(self) -> str:
+        # The URL without credentials or query (either may hold a secret); never the headers.
+        parsed = httpx.URL(self.url)
+        shown = parsed.copy_with(userinfo=b"", query=None, fragment=None)
+        return f"{type(self).__name__}({str(shown)!r}, engine={self.engine!r}: {self._engine.why})"
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -303,9 +279,10 @@ class HttpTransport(Transport):
 
     async def __aenter__(self) -> HttpTransport:
         """Deadline: none (nothing is sent until the first request). Cancelled: the pools made are
-        closed again."""
+        closed again. Logs the engine in use and why (INFO)."""
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        log.info("HTTP engine %s (%s)", self._engine.name, self._engine.why)
         return self
 
     async def __aexit__(
@@ -319,6 +296,7 @@ class HttpTransport(Transport):
         close still runs to its end, shielded."""
         assert self._task_group is not None
         self._closed = True
+        self._engine.closing()
         self._task_group.cancel_scope.cancel()
         for scope in list(self._scopes.values()):  # requests running in their callers' tasks
             scope.cancel()
@@ -334,7 +312,7 @@ class HttpTransport(Transport):
                                 pass
                         except httpx.HTTPError:
                             pass  # the server may be gone already; nothing to tell anyone
-                await self._close_http()
+                await self._engine.aclose()
             self._incoming_send.close()
             self._incoming_receive.close()
 
@@ -402,16 +380,20 @@ class HttpTransport(Transport):
             raise TransportClosed("the HTTP transport is not open")
         scope = anyio.CancelScope(deadline=deadline)
         self._scopes[message.id] = scope
+        inline = InlineExchange(scope, deadline)
         item: Incoming | None = None
         try:
             with scope:
                 try:
-                    item = await self._post_request(message, held, inline=True)
+                    item = await self._post_request(message, held, inline)
                 except Exception as exc:
                     item = self._inline_fault(message, exc)
         finally:
             self._scopes.pop(message.id, None)
         if scope.cancelled_caught:
+            if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
+                error = httpx.WriteTimeout(f"request not sent within {self._write_timeout} s")
+                return TransportFault(message.id, self._error(error, message.method))
             return self._ended(message, scope)
         return item
 
@@ -476,7 +458,7 @@ class HttpTransport(Transport):
             raise UsageError("2026-07-28 has no GET stream (E C56); use subscriptions/listen")
         if self.session_id is None and self.protocol_version is None:
             raise UsageError("open the GET stream after the handshake")
-        opening = _Opening()
+        opening = ListenOpening()
         self._task_group.start_soon(self._run_listen_stream, opening)
         try:
             await opening.done.wait()  # set by the stream task, whatever happens to it
@@ -501,53 +483,20 @@ class HttpTransport(Transport):
             headers["MCP-Protocol-Version"] = self.protocol_version  # X:263, not on initialize
         return headers
 
-    @asynccontextmanager
-    async def _stream(
-        self, method: str, headers: dict[str, str], content: bytes | None = None, *, held: bool
-    ) -> AsyncIterator[httpx.Response]:
-        """One HTTP exchange with this transport's timeouts and never a redirect followed,
-        whatever the (possibly injected) client's defaults say; ``held`` ones (a request that
-        waits on the server by design) in the held pool. A response whose drain was handed to
-        a background task (``_consume_sse(hand_off=True)``) is closed by it."""
-        client, direct = self._held_pool() if held else (self._client, self._direct)
-        if direct is not None:
-            raw = headers.raw if isinstance(headers, _Lines) else self._raw_headers(headers)
-            if content is not None or method == "POST":
-                raw = [*raw, (b"Content-Length", str(len(content or b"")).encode("ascii"))]
-            request = httpx.Request(
-                method,
-                self._url,
-                headers=raw,
-                stream=httpx.ByteStream(content or b""),
-                extensions=self._extensions,
-            )
-            response = await direct.handle_async_request(request)
-        else:
-            request = client.build_request(
-                method, self.url, content=content, headers=headers, timeout=self._timeout
-            )
-            response = await client.send(request, stream=True, follow_redirects=False)
-        try:
-            yield response
-        finally:
-            if id(response) in self._handed_off:
-                self._handed_off.discard(id(response))
-            else:
-                await response.aclose()
-
-    def _raw_headers(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
-        """The header lines ``build_request`` would send (the client's defaults updated with
-        ``headers``, ``Host`` first; the body's ``Content-Length`` goes last)."""
-        merged = httpx.Headers(self._client.headers)
-        merged.update(headers)
-        return [(b"Host", self._url.netloc), *merged.raw]
-
-    def _chunks(self, response: httpx.Response) -> AsyncIterator[bytes]:
-        """A body's bytes as they arrive. Only identity encoding is accepted
-        (``_check_status``), so a direct response's raw stream is its content."""
-        if self._direct is not None:
-            return aiter(response.stream)  # type: ignore[arg-type]
-        return response.aiter_bytes()
+    def _stream(
+        self,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None = None,
+        *,
+        held: bool,
+        inline: InlineExchange | None = None,
+    ) -> AbstractAsyncContextManager[Any]:
+        """One HTTP exchange on the engine, with this transport's timeouts and never a redirect
+        followed; ``held`` ones (a request that waits on the server by design) in the held
+        pool. A response whose drain was handed to a background task
+        (``_consume_sse(hand_off=True)``) is closed by it."""
+        return self._engine.stream(method, headers, content, held=held, inline=inline)
 
     def _error(self, exc: BaseException, what: str) -> TransportError:
         """The one mapping from the HTTP stack's exceptions to this library's (STYLE: httpx)."""
@@ -576,37 +525,18 @@ class HttpTransport(Transport):
         if status in (429, 503):
             body = await self._read_prefix(response)
             retry_after = _retry_after(response.headers.get("retry-after"))
-            raise ServerBusy(status, _text(body), retry_after=retry_after, method=what)
+            raise ServerBusy(status, body_text(body), retry_after=retry_after, method=what)
 
     async def _read_prefix(self, response: httpx.Response) -> bytes:
         """At most ``max_error_body_bytes`` of a body kept for an error message; the rest is
         not read (the connection is closed instead of drained)."""
         limit = self.limits.max_error_body_bytes
         kept = bytearray()
-        async for chunk in self._chunks(response):
+        async for chunk in self._engine.chunks(response):
             kept += chunk[: limit - len(kept)]
             if len(kept) >= limit:
                 break
         return bytes(kept)
-
-    async def _read_message(self, response: httpx.Response, what: str) -> bytes:
-        """A whole JSON body, refused past ``max_message_bytes`` without buffering more."""
-        limit = self.limits.max_message_bytes
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
-        parts: list[bytes] = []
-        size = 0
-        async for chunk in self._chunks(response):
-            size += len(chunk)
-            if size > limit:
-                raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
-            parts.append(chunk)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
-
-    def _sse_decoder(self) -> HttpxSSEDecoder:
-        limit = self.limits.max_message_bytes
-        return HttpxSSEDecoder(max_line_bytes=limit + 16, max_event_bytes=limit)
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -648,7 +578,7 @@ class HttpTransport(Transport):
                 await self._check_status(response, what)
                 if response.status_code >= 400:
                     body = await self._read_prefix(response)
-                    raise HTTPStatusError(response.status_code, _text(body), method=what)
+                    raise HTTPStatusError(response.status_code, body_text(body), method=what)
         except httpx.HTTPError as exc:
             raise self._error(exc, f"POST of {what}") from exc
 
@@ -674,12 +604,9 @@ class HttpTransport(Transport):
         nothing downstream may change it."""
         key = (self.session_id, self.protocol_version)
         if key != self._post_key or self.headers != self._post_seen:
-            headers = _Lines(self._headers(f"{_JSON}, {_SSE}"))  # X:92 MUST
+            headers = self._headers(f"{_JSON}, {_SSE}")  # X:92 MUST
             headers["Content-Type"] = _JSON
-            if self._direct is not None:
-                headers.raw = self._raw_headers(headers)
-                headers.names = {name.lower() for name, _ in headers.raw}
-            self._post_headers, self._post_key = headers, key
+            self._post_headers, self._post_key = self._engine.prepare(headers), key
             self._post_seen = dict(self.headers)
         base = self._post_headers
         if self._headers_for is None:
@@ -687,34 +614,24 @@ class HttpTransport(Transport):
         extra = self._headers_for(message)
         if not extra:
             return base
-        if self._direct is None:
-            merged = dict(base)
-            merged.update(extra)
-            return merged
-        lines = _Lines(base)
-        lines.update(extra)
-        if any(name.lower().encode("ascii") in base.names for name in extra):
-            lines.raw = self._raw_headers(lines)  # one replaces a line: merge as httpx does
-        else:  # new lines go after the others, as httpx's merge puts them
-            encoded = [(k.encode("ascii"), v.encode("ascii")) for k, v in extra.items()]
-            lines.raw = [*base.raw, *encoded]
-        return lines
+        return self._engine.extend(base, extra)
 
     async def _post_request(
-        self, message: JSONRPCRequest, held: bool, inline: bool = False
+        self, message: JSONRPCRequest, held: bool, inline: InlineExchange | None = None
     ) -> Incoming | None:
         """One request's POST. ``inline`` (:meth:`exchange`): a single answer (a JSON body, an
         error body) is returned instead of delivered, and an SSE stream's drain is handed off."""
         headers = self._message_headers(message)
         body = serialize_message(message)
-        state = _StreamState()
-        async with self._stream("POST", headers, body, held=held) as response:
+        state: StreamState | None = None  # an SSE answer's (its resumption's)
+        async with self._stream("POST", headers, body, held=held, inline=inline) as response:
             if self._http_observer is not None:
-                self._http_observer(_exchange("request", response, message.method, message.id))
+                self._http_observer(exchange_facts("request", response, message.method, message.id))
             if message.method == "initialize":
                 self._capture_session(response)
-            await self._check_status(response, message.method)
             status = response.status_code
+            if not 200 <= status < 300 or "content-encoding" in response.headers:
+                await self._check_status(response, message.method)  # nothing to check else
             if status >= 400:
                 answer = await self._error_body(message, response)
             elif status == 202:
@@ -723,23 +640,26 @@ class HttpTransport(Transport):
                 content_type = response.headers.get("content-type", "")
                 content_type = content_type.split(";")[0].strip().lower()
                 if content_type == _SSE:
-                    await self._consume_sse(message, response, state, hand_off=inline)
+                    state = StreamState()
+                    await self._consume_sse(message, response, state, hand_off=inline is not None)
                     answer = None
                 elif content_type == _JSON:
-                    raw = await self._read_message(response, message.method)
-                    answer = _for_request(message, parse_message(raw))
+                    raw = await self._engine.read_body(
+                        response, self.limits.max_message_bytes, message.method
+                    )
+                    answer = for_request(message, parse_message(raw))
                 else:
                     raise ProtocolError(
                         f"answer to {message.method} has content type {content_type!r} (X:101)"
                     )
-            if answer is not None and inline:
+            if answer is not None and inline is not None:
                 return answer
         if answer is not None:
             # Delivered once the exchange is over: its connection is back in the pool before
             # the caller, woken by the answer, sends its next request.
             await self._deliver(answer)
             return None
-        if not state.answered:
+        if state is not None and not state.answered:
             await self._resume(message, state)
         return None
 
@@ -754,12 +674,12 @@ class HttpTransport(Transport):
             declared = response.headers.get("content-length", "").strip()
             if declared.isdigit():
                 body = int(declared) > 0
-            elif _media_type(response) == _SSE:
+            elif media_type(response) == _SSE:
                 body = True
             else:
                 body = bool(await self._read_prefix(response))
         kind = "notification" if getattr(message, "method", None) is not None else "response"
-        exchange = _exchange(kind, response, getattr(message, "method", None))
+        exchange = exchange_facts(kind, response, getattr(message, "method", None))
         observer(attrs.evolve(exchange, body=body))
 
     def _capture_session(self, response: httpx.Response) -> None:
@@ -780,236 +700,9 @@ class HttpTransport(Transport):
         except DecodeError:
             incoming = None
         if isinstance(incoming, JSONRPCError) and incoming.id in (None, message.id):
-            answer: Incoming = _for_request(message, incoming)
+            answer: Incoming = for_request(message, incoming)
             return answer
-        raise HTTPStatusError(response.status_code, _text(body), method=message.method)
-
-    async def _consume_sse(
-        self,
-        message: JSONRPCRequest | None,
-        response: httpx.Response,
-        state: _StreamState,
-        *,
-        hand_off: bool = False,
-    ) -> None:
-        """Read one SSE stream to its end, delivering every message in it.
-
-        After the response arrives the stream SHOULD end (X:125): it is read to its end, for
-        at most ``_DRAIN_SECONDS``, so the connection goes back to the pool instead of being
-        closed half-read (a new TCP connection per request costs more than the request).
-        A line or event past ``Limits.max_message_bytes``, or bytes that are not UTF-8, end
-        the stream with a typed error (LimitExceeded, DecodeError) for its request.
-        ``hand_off``: that drain runs in a background task, which closes the response.
-        """
-        request_id = message.id if message is not None else None
-        decoder = self._sse_decoder()
-        chunks = self._chunks(response)
-        try:
-            while not state.answered:
-                try:
-                    chunk = await chunks.__anext__()
-                except StopAsyncIteration:
-                    return
-                try:
-                    events = decoder.feed(chunk)
-                except (LimitExceeded, DecodeError) as exc:
-                    await self._fault(request_id, exc)
-                    state.answered = True  # nothing more is read for this request
-                    return
-                finally:
-                    state.last_event_id = decoder.last_event_id
-                    state.retry_ms = decoder.retry
-                for event in events:
-                    if not event.data:
-                        continue  # a priming event (X:106): an id, nothing to parse
-                    try:
-                        incoming = parse_message(event.data)
-                    except DecodeError as exc:
-                        await self._fault(request_id, exc)
-                        state.answered = True
-                        return
-                    if message is not None:
-                        incoming = _for_request(message, incoming)
-                        if isinstance(incoming, (JSONRPCResponse, JSONRPCError)) and (
-                            incoming.id == message.id
-                        ):
-                            state.answered = True
-                    await self._deliver(incoming)
-            if hand_off and self._task_group is not None and not self._closed:
-                self._handed_off.add(id(response))
-                self._task_group.start_soon(self._drain, response, chunks)
-                return
-            await _drain(chunks)
-        except httpx.HTTPError:
-            return  # a dropped connection; the caller decides about resuming
-
-    async def _drain(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
-        """The end of an answered SSE stream, read off the caller's task, then closed."""
-        try:
-            await _drain(chunks)
-        except httpx.HTTPError:
-            pass
-        finally:
-            await response.aclose()
-
-    async def _resume(self, message: JSONRPCRequest, state: _StreamState) -> None:
-        policy = self.resumption
-        attempts = 0
-        if self._headers_for is not None:
-            policy = None  # E C61: 2026-07-28 has no resumption; the caller re-issues
-        while not state.answered:
-            if policy is None or state.last_event_id is None or attempts >= policy.max_attempts:
-                raise StreamInterrupted(state.last_event_id, method=message.method)
-            attempts += 1
-            await anyio.sleep(_retry_seconds(state.retry_ms, policy.default_retry))
-            headers = self._headers(_SSE)
-            headers["Last-Event-ID"] = _header_value(state.last_event_id)
-            try:
-                async with self._stream("GET", headers, held=True) as response:
-                    if self._http_observer is not None:
-                        self._http_observer(_exchange("get", response))
-                    await self._check_status(response, message.method)
-                    if response.status_code >= 400:
-                        continue  # this attempt failed; the next one may not
-                    await self._consume_sse(message, response, state)
-            except httpx.HTTPError:
-                continue
-
-    async def _run_listen_stream(self, opening: _Opening) -> None:
-        """The GET stream's task. It tells ``opening`` once the stream started or failed to;
-        closing the transport first (a server that never sends headers) fails the opening
-        with TransportClosed instead of holding the close up (``task_group.start`` would).
-        The task runs in ``opening.scope``: an opener that stops waiting cancels it."""
-        with opening.scope:
-            try:
-                await self._listen(opening)
-            except Exception as exc:  # never a foreign exception out of the transport's tasks
-                error = (
-                    exc
-                    if isinstance(exc, MCPTasksError)
-                    else TransportError(f"GET stream: unexpected {type(exc).__name__}: {exc}")
-                )
-                if opening.done.is_set():
-                    await self._deliver(TransportFault(None, error, fatal=False))
-                else:
-                    opening.error = error
-            finally:
-                if not opening.done.is_set():
-                    opening.error = opening.error or TransportClosed(
-                        "the transport closed before the GET stream started"
-                    )
-                    opening.done.set()
-
-    async def _listen(self, opening: _Opening) -> None:
-        state = _StreamState()
-        started = False
-        attempts = 0
-        while True:
-            headers = self._headers(_SSE)
-            try:
-                if state.last_event_id is not None:
-                    headers["Last-Event-ID"] = _header_value(state.last_event_id)
-                async with self._stream("GET", headers, held=True) as response:
-                    if self._http_observer is not None:
-                        self._http_observer(_exchange("get", response))
-                    if response.status_code == 405:
-                        raise GetStreamUnavailable("the server offers no GET stream (HTTP 405)")
-                    await self._check_status(response, "GET")
-                    if response.status_code >= 400:
-                        body = await self._read_prefix(response)
-                        raise HTTPStatusError(response.status_code, _text(body), method="GET")
-                    if not started:
-                        started = True
-                        opening.done.set()
-                    await self._consume_sse(None, response, state)
-                    if state.answered:  # on this stream only a fault sets it: it was reported
-                        return
-            except httpx.HTTPError as exc:
-                if not started:
-                    raise self._error(exc, "GET stream") from exc
-            except MCPTasksError as exc:
-                if not started:
-                    raise
-                await self._deliver(TransportFault(None, exc, fatal=False))
-                return
-            # The stream ended. Reconnect only when the caller asked for resumption.
-            policy = self.resumption
-            if policy is None or attempts >= policy.max_attempts:
-                ended = StreamInterrupted(state.last_event_id, method="GET")
-                await self._deliver(TransportFault(None, ended, fatal=False))
-                return
-            attempts += 1
-            try:
-                await anyio.sleep(_retry_seconds(state.retry_ms, policy.default_retry))
-            except DecodeError as exc:
-                await self._deliver(TransportFault(None, exc, fatal=False))
-                return
-
-
-class _Lines(dict[str, str]):
-    """A request's headers with the header lines the direct path sends (``raw``: what
-    ``build_request`` would write before ``Content-Length``; ``names``: their names, lower
-    case). Built once per session for a POST; nothing downstream changes either."""
-
-    raw: list[tuple[bytes, bytes]] = []  # noqa: RUF012 - always replaced, never appended to
-    names: frozenset[bytes] | set[bytes] = frozenset()
-
-
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
-    with anyio.move_on_after(_DRAIN_SECONDS):
-        async for _ in chunks:
-            pass  # anything after the response belongs to no one (X:125)
-
-
-def _media_type(response: httpx.Response) -> str:
-    value: str = response.headers.get("content-type", "")
-    return value.split(";")[0].strip().lower()
-
-
-def _exchange(
-    kind: str, response: httpx.Response, method: str | None = None, request_id: Any = None
-) -> HttpExchange:
-    return HttpExchange(
-        kind,
-        response.status_code,
-        _media_type(response),
-        response.headers.get("mcp-session-id"),
-        method,
-        request_id,
-    )
-
-
-def _no_cookies() -> http.cookiejar.CookieJar:
-    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-
-
-def _for_request(message: JSONRPCRequest, incoming: Any) -> Any:
-    """An error with a null id on a request's own stream is that request's answer."""
-    if isinstance(incoming, JSONRPCError) and incoming.id is None:
-        return JSONRPCError(message.id, incoming.error)
-    return incoming
-
-
-def _text(body: bytes) -> str:
-    return body.decode("utf-8", "replace")
-
-
-def _retry_seconds(retry_ms: int | None, default: float) -> float:
-    """The server's SSE ``retry`` as a wait; one no caller could mean is a DecodeError."""
-    if retry_ms is None:
-        return default
-    if retry_ms > _MAX_RETRY_MS:
-        raise DecodeError("SSE retry", f"{retry_ms} ms is beyond {_MAX_RETRY_MS} ms", retry_ms)
-    return retry_ms / 1000
-
-
-def _header_value(event_id: str) -> str:
-    """An SSE id to send back as Last-Event-ID: header values are printable ASCII here."""
-    if not (event_id.isascii() and event_id.isprintable()):
-        raise DecodeError(
-            "SSE id", "cannot be sent back as Last-Event-ID (not printable ASCII)", event_id
-        )
-    return event_id
+        raise HTTPStatusError(response.status_code, body_text(body), method=message.method)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -1026,3 +719,42 @@ def _retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         return None
     return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+
+
+def _engine_for(
+    url: httpx.URL,
+    engine: str | None,
+    http_client: httpx.AsyncClient | None,
+    ssl_context: ssl.SSLContext | None,
+) -> tuple[str, str]:
+    """Which engine serves ``url``, and why (what ``repr`` and the log line at open say)."""
+    if engine not in (None, "lean", "httpx"):
+        raise UsageError(f"engine must be 'lean', 'httpx' or None, got {engine!r}")
+    if http_client is not None:
+        if engine == "lean":
+            raise UsageError("an http_client is served by the httpx engine, not engine='lean'")
+        if ssl_context is not None:
+            raise UsageError("ssl_context is for the transport's own client: set TLS on yours")
+        return "httpx", "an injected httpx.AsyncClient"
+    if engine is not None:
+        return engine, f"engine={engine!r} asked for"
+    if url.userinfo:
+        return "httpx", "the URL carries credentials, which httpx sends as Basic auth"
+    proxy = _environment_proxy(url)
+    if proxy is not None:
+        return "httpx", f"the environment names a proxy for this URL ({proxy})"
+    return "lean", "the default"
+
+
+def _environment_proxy(url: httpx.URL) -> str | None:
+    """The environment variable that names a proxy for ``url`` (as httpx's ``trust_env``
+    reads it: ``<scheme>_proxy``, then ``all_proxy``, unless ``no_proxy`` covers the host);
+    None when there is none."""
+    proxies = urllib.request.getproxies_environment()
+    scheme = url.scheme
+    name = scheme if proxies.get(scheme) else "all" if proxies.get("all") else None
+    if name is None:
+        return None
+    if urllib.request.proxy_bypass_environment(url.host, proxies):  # type: ignore[attr-defined]
+        return None
+    return f"{name.upper()}_PROXY"

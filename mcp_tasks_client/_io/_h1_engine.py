@@ -1,0 +1,699 @@
+"""The lean engine under HttpTransport (its default): HTTP/1.1 of our own, no httpx client.
+
+Job: one HTTP exchange on a kept-alive connection of our own pools, at a fraction of httpx's
+cost per request (benchmarks/RESULTS.md, issue 39). Nothing here knows MCP.
+
+May import: ``_http_engine``, ``_h1``, ``_aio``, ``_exceptions``; h11, anyio, sniffio, httpx
+(its exception tree only: every error is raised as the matching ``httpx`` exception, so the
+transport's one mapping names it, a TLS failure as TLSError).
+
+Theory of operation: one request is written with a single ``send``. The common exchange (our
+own header set; an answer framed by ``Content-Length``) is written and read by a small bounded
+HTTP/1.1 reader of our own (``_h1``, a subset of what h11 accepts, read the same way); anything
+else (a caller's header it does not judge, a chunked or SSE answer, bare-LF heads,
+HTTP/1.0...) by h11, from the answer's first byte, so every HTTP error is h11's. Connections
+are kept alive in a pool of our own (a freed one goes to the first caller in line), an idle
+connection is checked (one non-blocking readability test) before it is reused, and one with
+bytes after an answer, or whose server said ``Connection: close``, is closed. In a caller's
+inline exchange the write timeout is that exchange's cancel scope's deadline for the length of
+the send, when sooner than the request's (one scope per request; the scope comes down as an
+argument, :class:`~._http_engine.InlineExchange`). Plain TCP skips its stream's scheduler pass
+after a send that did not wait: under trio a request goes straight to the socket (trio's stream
+keeps no buffer), under asyncio the connection is a protocol of our own (``_aio``: no loop pass
+per send, no ``pause_reading``/``resume_reading`` pair per receive); what must wait is sent by
+the stream, under the write timeout. What it does not do: proxies, HTTP/2, auth flows, event
+hooks, compression (never asked for anyway), cookies (never kept anyway): that is the httpx
+engine's, by the caller's choice.
+"""
+
+from __future__ import annotations
+
+import select
+import ssl
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import h11
+import httpx
+import sniffio
+
+from .._exceptions import LimitExceeded
+from . import _aio, _h1
+from ._http_engine import HttpEngine, InlineExchange
+
+__all__ = ["LeanEngine"]
+
+_READ = 65536
+
+
+class _Response:
+    """The part of ``httpx.Response`` the transport reads: status, headers, body chunks."""
+
+    def __init__(
+        self,
+        engine: LeanEngine,
+        connection: _Connection,
+        status_code: int,
+        headers: dict[str, str],
+    ) -> None:
+        self._engine = engine
+        self._connection = connection
+        self.status_code = status_code
+        self.headers = headers
+        self.complete = False
+        self.closed = False
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        connection = self._connection
+        if connection.h11 is None:  # a head read by _h1: Content-Length framing
+            while connection.remaining:
+                yield await connection.body_chunk()
+            self.complete = True
+            return
+        while True:
+            event = await connection.next_event()
+            if isinstance(event, h11.Data):
+                if event.data:
+                    yield bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                self.complete = True
+                return
+            else:  # pragma: no cover - h11 allows nothing else here
+                raise httpx.RemoteProtocolError(f"unexpected {type(event).__name__} in a body")
+
+    async def read_body(self, limit: int, what: str) -> bytes:
+        """A whole body framed by ``Content-Length`` (a head ``_h1`` read), without the async
+        generator of :meth:`aiter_bytes`; refused past ``limit`` before any of it is read
+        (``HttpTransport._read_message``'s promise)."""
+        connection = self._connection
+        if connection.remaining > limit:
+            raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
+        parts: list[bytes] = []
+        while connection.remaining:
+            parts.append(await connection.body_chunk())
+        self.complete = True
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    async def aclose(self) -> None:
+        """The exchange's end: a connection whose response was read to its end goes back to
+        the pool, any other is closed."""
+        if not self.closed:
+            self.closed = True
+            await self._engine._finish(self._connection, self)
+
+
+class _PlaceInLine:
+    """A caller in line for a connection: woken with one handed to it, or with a slot to
+    open one in (``open`` already counts it)."""
+
+    __slots__ = ("connection", "event")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.connection: _Connection | None = None
+
+
+class _Pool:
+    """Connections of one kind (the requests', or the held requests'): at most ``size`` open,
+    idle ones kept alive, callers waiting in line, first come first served. A freed connection
+    (or slot) is handed to the first in line, never left for whoever asks next: a caller that
+    frees one and asks again at once (a Poller's poll task going on with the next poll) joins
+    the line behind those already in it (measured before: with 64 polls in flight on 4
+    connections, waits reached the length of the whole run). Waking only the first keeps a
+    freed connection O(1) whatever the line's length. No connection is idle while someone
+    waits."""
+
+    __slots__ = ("idle", "open", "size", "waiting")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.idle: list[_Connection] = []
+        self.open = 0
+        self.waiting: deque[_PlaceInLine] = deque()
+
+    def put(self, connection: _Connection) -> None:
+        """A kept-alive connection is free: the first in line's, else idle."""
+        if self.waiting:
+            waiter = self.waiting.popleft()
+            waiter.connection = connection
+            waiter.event.set()
+        else:
+            self.idle.append(connection)
+
+    def drop(self) -> None:
+        """A connection closed (or never opened): its slot is the first in line's."""
+        if self.waiting:
+            self.waiting.popleft().event.set()  # ``open`` still counts the slot: the waiter's
+        else:
+            self.open -= 1
+
+
+class _Connection:
+    """One kept-alive connection. An exchange is read either by ``_h1`` (``h11`` is None:
+    ``buffer`` holds what was received and not read, ``remaining`` the body bytes yet to
+    come) or, for anything ``_h1`` declines, by an h11 connection made for that exchange."""
+
+    def __init__(
+        self,
+        stream: anyio.abc.ByteStream | _aio.AioStream,
+        raw: Any,
+        pool: _Pool,
+        direct: bool = False,
+    ) -> None:
+        self.stream = stream
+        self.raw = raw  # the socket, for the idle check
+        self.pool = pool
+        # Whether a request may be written without the stream's send (``send_now``): plain
+        # TCP under trio (straight to the socket: its stream keeps no buffer of its own, so
+        # bytes written past it cannot overtake any) or on our asyncio protocol.
+        self.direct = direct
+        # Plain TCP under trio: ``trio.lowlevel``, to receive straight from the socket.
+        self.trio: Any = None
+        self.h11: h11.Connection | None = None
+        self.buffer = b""
+        self.remaining = 0
+        self.keep = False
+
+    def stale(self) -> bool:
+        """An idle connection with something to read was closed by the server (or holds
+        bytes nobody asked for): not reusable."""
+        if isinstance(self.stream, _aio.AioStream) and self.stream.stale():
+            return True  # read (or ended) while idle: its protocol reads all along
+        if self.raw is None:
+            return False
+        try:
+            readable, _, _ = select.select([self.raw], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
+    def send_now(self, data: bytes) -> bytes | None:
+        """``data`` written without waiting (``direct`` only): None when it all went out, else
+        what the stream's ``send`` must still do (our asyncio protocol: b"", wait for its
+        buffer to drain). An error is raised as the stream's send would."""
+        if isinstance(self.stream, _aio.AioStream):
+            return self.stream.write_now(data)
+        try:
+            sent: int = self.raw.send(data)
+        except (BlockingIOError, InterruptedError):
+            return data
+        return data[sent:] if sent < len(data) else None
+
+    async def receive(self) -> bytes:
+        """The next bytes off the connection; b"" at its end."""
+        if self.trio is not None:
+            return await self._receive_direct(self.trio)
+        try:
+            return await self.stream.receive(_READ)
+        except (anyio.EndOfStream, anyio.IncompleteRead):
+            return b""
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
+        except ssl.SSLError as exc:
+            raise httpx.ReadError(str(exc)) from exc
+
+    async def body_chunk(self) -> bytes:
+        """The next bytes of a body framed by ``Content-Length`` (``remaining`` of it left):
+        what the buffer holds first, else what comes off the connection, never past its end."""
+        data = self.buffer
+        if not data:
+            data = await self.receive()
+            if not data:
+                raise httpx.RemoteProtocolError(
+                    "peer closed connection without sending complete message body: "
+                    f"{self.remaining} bytes missing"
+                )
+        take = self.remaining
+        chunk, self.buffer = data[:take], data[take:]
+        self.remaining -= len(chunk)
+        return chunk
+
+    async def _receive_direct(self, trio_lowlevel: Any) -> bytes:
+        """Under trio, from the socket as trio's own ``recv`` does it (a cancellation point,
+        one attempt, a schedule point after it if it read something, else a wait until the
+        socket is readable), less the stream's and trio's socket wrappers around it. An error
+        of the socket (or of trio: a close while waiting) is a ReadError, as from the stream."""
+        raw = self.raw
+        try:
+            await trio_lowlevel.checkpoint_if_cancelled()
+            try:
+                data: bytes = raw.recv(_READ)
+            except (BlockingIOError, InterruptedError):
+                pass
+            else:
+                await trio_lowlevel.cancel_shielded_checkpoint()
+                return data
+            while True:
+                await trio_lowlevel.wait_readable(raw)
+                try:
+                    return raw.recv(_READ)  # type: ignore[no-any-return]
+                except (BlockingIOError, InterruptedError):
+                    pass  # woken with nothing to read after all
+        except Exception as exc:
+            raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
+
+    async def next_event(self) -> Any:
+        h = self.h11
+        assert h is not None
+        while True:
+            try:
+                event = h.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise httpx.RemoteProtocolError(str(exc)) from exc
+            if event is not h11.NEED_DATA:
+                return event
+            data = await self.receive()
+            try:
+                h.receive_data(data)  # b"": the EOF, read as ConnectionClosed or an error
+            except h11.RemoteProtocolError as exc:  # pragma: no cover - raised on next_event
+                raise httpx.RemoteProtocolError(str(exc)) from exc
+
+    def ended_without_io(self) -> bool:
+        """Whether the unread rest of a body is already here and ends it (an empty 202, an
+        error body shorter than what was read): then the connection can be kept."""
+        h = self.h11
+        if h is None:
+            if len(self.buffer) < self.remaining:
+                return False
+            self.buffer = self.buffer[self.remaining :]
+            self.remaining = 0
+            return True
+        try:
+            while True:
+                event = h.next_event()
+                if isinstance(event, h11.EndOfMessage):
+                    return True
+                if not isinstance(event, h11.Data):
+                    return False  # NEED_DATA (more is coming), or the connection closed
+        except h11.RemoteProtocolError:
+            return False
+
+    def reusable(self) -> bool:
+        """Whether the exchange ended cleanly with nothing after it: then the next one starts
+        on this connection (bytes past the end of a response are nobody's: closed)."""
+        h = self.h11
+        if h is None:
+            return self.keep and not self.remaining and not self.buffer
+        self.h11 = None
+        return h.our_state is h11.DONE and h.their_state is h11.DONE and not h.trailing_data[0]
+
+
+class LeanEngine(HttpEngine):
+    """HTTP/1.1 of our own to one URL (see the module header): a pool of ``max_connections``
+    for requests and one of ``max_held`` for requests the server holds open by design."""
+
+    name = "lean"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        ssl_context: ssl.SSLContext | None,
+        connect_timeout: float,
+        write_timeout: float,
+        max_connections: int,
+        max_held: int,
+        why: str,
+    ) -> None:
+        super().__init__(why)
+        parsed = httpx.URL(url)
+        self._tls = parsed.scheme == "https"
+        self._host = parsed.host
+        self._port = parsed.port or (443 if self._tls else 80)
+        default_port = 443 if self._tls else 80
+        self._authority = (
+            parsed.netloc.decode("ascii")
+            if self._port != default_port
+            else parsed.host.encode("idna").decode("ascii")
+        )
+        target = parsed.raw_path.decode("ascii") or "/"
+        self._target = target
+        # The common exchange is written and read by _h1; a target or host it cannot write
+        # sends every request through h11 instead.
+        ok = _h1.target_ok(target, self._authority)
+        self._fast_target = target.encode("ascii") if ok else None
+        self._fast_host = self._authority.encode("ascii") if ok else b""
+        self._prefix_for: tuple[object, str, bytes | None] = (None, "", None)
+        self._ssl_context = ssl_context
+        self._connect_timeout = connect_timeout
+        self._write_timeout = write_timeout
+        self.conns = _Pool(max_connections)
+        self.held_conns = _Pool(max_held)
+        self.closed = False
+        self._opened = 0
+
+    @property
+    def connections_opened(self) -> int:
+        """TCP connections this engine opened (a reused one is not counted again)."""
+        return self._opened
+
+    def write_timeout_text(self) -> str:
+        return f"request not sent within {self._write_timeout} s"
+
+    def closing(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.closed = True
+        for pool in (self.conns, self.held_conns):
+            idle, pool.idle = pool.idle, []
+            for connection in idle:
+                await _close(connection)
+
+    def stream(
+        self,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        *,
+        held: bool,
+        inline: InlineExchange | None,
+    ) -> _Exchange:
+        """An :class:`_Exchange` (a context manager of its own, not a generator's: one per
+        request) on a connection of the held pool or the request pool."""
+        return _Exchange(
+            self, method, headers, content, self.held_conns if held else self.conns, inline
+        )
+
+    def chunks(self, response: Any) -> AsyncIterator[bytes]:
+        return response.aiter_bytes()  # type: ignore[no-any-return]
+
+    async def read_body(self, response: Any, limit: int, what: str) -> bytes:
+        if type(response) is _Response and response._connection.h11 is None:
+            connection = response._connection
+            remaining = connection.remaining
+            buffer = connection.buffer
+            if remaining <= limit and len(buffer) >= remaining:
+                # The common answer: the whole body came with its head (one receive).
+                body, connection.buffer = buffer[:remaining], buffer[remaining:]
+                connection.remaining = 0
+                response.complete = True
+                return body
+            return await response.read_body(limit, what)
+        return await super().read_body(response, limit, what)
+
+    async def _connect(self, pool: _Pool) -> _Connection:
+        try:
+            own: _aio.AioStream | None = None  # plain TCP under asyncio: our own protocol
+            with anyio.fail_after(self._connect_timeout):
+                stream: anyio.abc.ByteStream | _aio.AioStream
+                if self._tls:
+                    stream = await anyio.connect_tcp(
+                        self._host,
+                        self._port,
+                        ssl_context=self._ssl_context or ssl.create_default_context(),
+                        tls_standard_compatible=False,
+                    )
+                elif sniffio.current_async_library() == "asyncio":
+                    stream = own = await _aio.connect(self._host, self._port)
+                else:
+                    stream = await anyio.connect_tcp(self._host, self._port)
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout(f"no connection within {self._connect_timeout} s") from exc
+        except ssl.SSLError as exc:
+            raise httpx.ConnectError(str(exc)) from exc
+        except OSError as exc:
+            cause = exc.__cause__ or exc.__context__
+            if isinstance(cause, ssl.SSLError):
+                raise httpx.ConnectError(str(cause)) from cause
+            raise httpx.ConnectError(f"{type(exc).__name__}: {exc}") from exc
+        except anyio.BrokenResourceError as exc:
+            cause = exc.__cause__ or exc.__context__
+            raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
+        self._opened += 1
+        if own is not None:
+            return _Connection(own, own.raw_socket(), pool, direct=True)
+        assert not isinstance(stream, _aio.AioStream)
+        raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        direct = raw is not None and not self._tls and sniffio.current_async_library() == "trio"
+        connection = _Connection(stream, raw, pool, direct)
+        if direct:
+            import trio.lowlevel  # running under trio: installed
+
+            connection.trio = trio.lowlevel
+        return connection
+
+    async def _acquire(self, pool: _Pool) -> _Connection:
+        connection: _Connection | None = None
+        if not pool.waiting:  # nobody in line: an idle connection, or a new one
+            while pool.idle:
+                connection = pool.idle.pop()
+                if not connection.stale():
+                    return connection
+                pool.open -= 1
+                await _close(connection)
+            if pool.open < pool.size:
+                pool.open += 1
+                return await self._open_in_slot(pool)
+        waiter = _PlaceInLine()  # in line, behind whoever is there already
+        pool.waiting.append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            if not waiter.event.is_set():
+                pool.waiting.remove(waiter)
+            elif waiter.connection is not None and not self.closed:
+                pool.put(waiter.connection)  # handed one while leaving: the next one's
+            elif waiter.connection is not None:
+                with anyio.CancelScope(shield=True):
+                    await _close(waiter.connection)
+                pool.drop()
+            else:
+                pool.drop()
+            raise
+        connection = waiter.connection
+        if connection is not None:
+            if not connection.stale():
+                return connection
+            await _close(connection)  # closed by the server meanwhile: its slot is ours
+        return await self._open_in_slot(pool)
+
+    async def _open_in_slot(self, pool: _Pool) -> _Connection:
+        """A new connection in a slot ``pool.open`` already counts for this caller."""
+        try:
+            return await self._connect(pool)
+        except BaseException:
+            pool.drop()
+            raise
+
+    async def _release(self, connection: _Connection, keep: bool) -> None:
+        pool = connection.pool
+        if keep and not self.closed:
+            pool.put(connection)
+        else:
+            await _close(connection)
+            pool.drop()
+
+    async def _finish(self, connection: _Connection, response: _Response | None) -> None:
+        """Back to the pool if the response was read to its end (an error's body read only
+        in part, or a broken exchange, closes the connection)."""
+        if response is not None and not response.complete:
+            response.complete = connection.ended_without_io()
+        keep = response is not None and response.complete and connection.reusable()
+        if keep and not self.closed:  # back to the pool: nothing to await
+            connection.pool.put(connection)
+            return
+        with anyio.CancelScope(shield=True):
+            await self._release(connection, keep)
+
+    async def _start(
+        self,
+        connection: _Connection,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        inline: InlineExchange | None,
+    ) -> _Response:
+        if content is not None:
+            length: int | None = len(content)
+        elif method in ("POST", "PUT"):
+            length = 0
+        else:
+            length = None
+        head = None
+        if self._fast_target is not None:
+            # The head up to its Content-Length, kept for the next request with the same
+            # headers: a POST's are one dict, replaced (never changed) when a header changes
+            # (HttpTransport._message_headers); the reference kept here keeps its id unique.
+            kept = self._prefix_for
+            if kept[0] is headers and kept[1] == method:
+                prefix = kept[2]
+            else:
+                prefix = _h1.request_prefix(method, self._fast_target, self._fast_host, headers)
+                self._prefix_for = (headers, method, prefix)
+            if prefix is not None:
+                head = _h1.request_end(prefix, length)
+        if head is not None:
+            data = head + content if content else head
+        else:  # a header _h1 does not judge: h11 writes the request and reads its answer
+            h = connection.h11 = _exchange_h11()
+            try:
+                data = b"".join(h.send(e) or b"" for e in self._events(method, headers, content))
+            except h11.LocalProtocolError as exc:
+                raise httpx.LocalProtocolError(str(exc)) from exc
+        try:
+            rest: bytes | None = data
+            if connection.direct:
+                # Straight to the socket (trio) or the transport (our asyncio protocol), less
+                # the scheduler pass their streams take after a send that did not wait (the
+                # answer's receive is this exchange's schedule point, and its cancellation
+                # point is here); only what must wait goes below, with the write timeout.
+                await anyio.lowlevel.checkpoint_if_cancelled()
+                rest = connection.send_now(data)
+            if rest is None:
+                pass  # all of it went out: no write timeout to arm
+            elif inline is None:
+                with anyio.fail_after(self._write_timeout):
+                    await connection.stream.send(rest)
+            else:
+                # In an inline exchange the write timeout is the deadline of the exchange's
+                # own scope for the length of the send (when sooner than the request's): one
+                # cancel scope per request, not two.
+                scope = inline.scope
+                deadline = anyio.current_time() + self._write_timeout
+                if deadline < inline.deadline:
+                    scope.deadline = deadline
+                try:
+                    await connection.stream.send(rest)
+                except BaseException:
+                    if deadline < inline.deadline and anyio.current_time() >= deadline:
+                        inline.write_timed_out = True
+                    raise
+                finally:
+                    scope.deadline = inline.deadline
+        except TimeoutError as exc:
+            raise httpx.WriteTimeout(self.write_timeout_text()) from exc
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise httpx.WriteError(f"{type(exc).__name__}: {exc}") from exc
+        if connection.h11 is None:
+            read = connection.buffer
+            ended = False
+            while True:
+                parsed = _h1.parse_head(read) if read else _h1.NEED_DATA
+                if parsed is not _h1.NEED_DATA:
+                    break
+                more = await connection.receive()
+                if not more:
+                    ended = True  # the end before a whole head: h11 names it
+                    break
+                read += more
+            if isinstance(parsed, _h1.Head):
+                connection.buffer = read[parsed.size :]
+                connection.remaining = parsed.content_length
+                connection.keep = not parsed.close
+                return _Response(self, connection, parsed.status_code, parsed.headers)
+            # Declined: h11 reads this answer from its first byte, as if it had sent the
+            # request (it writes the same bytes; they are not sent again).
+            h = connection.h11 = _exchange_h11()
+            try:
+                for event in self._events(method, headers, content):
+                    h.send(event)
+            except h11.LocalProtocolError as exc:  # pragma: no cover - _h1 wrote it already
+                raise httpx.LocalProtocolError(str(exc)) from exc
+            connection.buffer = b""
+            h.receive_data(read)
+            if ended:
+                h.receive_data(b"")
+        while True:
+            event = await connection.next_event()
+            if isinstance(event, h11.InformationalResponse):
+                continue
+            if isinstance(event, h11.Response):
+                break
+            if isinstance(event, h11.ConnectionClosed):
+                raise httpx.RemoteProtocolError("server disconnected without sending a response")
+            raise httpx.RemoteProtocolError(
+                f"unexpected {type(event).__name__}"
+            )  # pragma: no cover
+        fields_in: dict[str, str] = {}
+        for name, value in event.headers:
+            key = name.decode("latin-1")
+            text = value.decode("latin-1")
+            fields_in[key] = f"{fields_in[key]}, {text}" if key in fields_in else text
+        return _Response(self, connection, event.status_code, fields_in)
+
+    def _events(self, method: str, headers: dict[str, str], content: bytes | None) -> list[Any]:
+        """The request as h11 events (h11 validates every header)."""
+        fields = [("Host", self._authority), *headers.items()]
+        if content is not None:
+            fields.append(("Content-Length", str(len(content))))
+        elif method in ("POST", "PUT"):
+            fields.append(("Content-Length", "0"))
+        events: list[Any] = [h11.Request(method=method, target=self._target, headers=fields)]
+        if content:
+            events.append(h11.Data(data=content))
+        events.append(h11.EndOfMessage())
+        return events
+
+
+class _Exchange:
+    """One HTTP exchange on a pooled connection, as ``async with``: entered, a connection
+    taken from ``pool`` and the request sent (the response's head read); left, the response
+    closed (its connection back to the pool when read to its end), unless a drain task owns
+    it (its id in the engine's ``handed_off``)."""
+
+    __slots__ = ("content", "engine", "headers", "inline", "method", "pool", "response")
+
+    def __init__(
+        self,
+        engine: LeanEngine,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        pool: _Pool,
+        inline: InlineExchange | None,
+    ) -> None:
+        self.engine = engine
+        self.method = method
+        self.headers = headers
+        self.content = content
+        self.pool = pool
+        self.inline = inline
+        self.response: _Response | None = None
+
+    async def __aenter__(self) -> _Response:
+        engine = self.engine
+        connection = await engine._acquire(self.pool)
+        try:
+            self.response = await engine._start(
+                connection, self.method, self.headers, self.content, self.inline
+            )
+        except BaseException:
+            await engine._finish(connection, None)
+            raise
+        return self.response
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        response = self.response
+        assert response is not None
+        engine = self.engine
+        handed_off = engine.handed_off
+        if handed_off and id(response) in handed_off:
+            handed_off.discard(id(response))  # its drain task closes it
+        elif not response.closed:
+            response.closed = True
+            connection = response._connection
+            if (
+                response.complete
+                and not engine.closed
+                and connection.h11 is None
+                and connection.reusable()
+            ):
+                connection.pool.put(connection)  # the common end: nothing to await
+            else:
+                await engine._finish(connection, response)
+
+
+def _exchange_h11() -> h11.Connection:
+    return h11.Connection(h11.CLIENT, max_incomplete_event_size=_h1.MAX_HEAD)
+
+
+async def _close(connection: _Connection) -> None:
+    try:
+        await connection.stream.aclose()
+    except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, ssl.SSLError):
+        pass

@@ -1,0 +1,113 @@
+"""The seam under :class:`~mcp_tasks_client.HttpTransport`: one HTTP exchange, by either engine.
+
+Job: what ``HttpTransport`` asks of the HTTP client beneath it, and nothing about MCP. An
+engine opens one exchange (``stream``: an ``async with`` that sends the request and yields the
+response once its head is in, in the held pool or the request pool), hands out the body's
+bytes (``chunks``, ``read_body``), builds a POST's header dict once per session (``prepare``,
+``extend``) and closes its connections (``aclose``). Two engines implement it: ``lean``
+(``_h1_engine.py``: HTTP/1.1 of our own, the default) and ``httpx`` (``_httpx_engine.py``: an
+``httpx.AsyncClient``, the caller's or one the transport makes). Both raise the ``httpx``
+exception tree, which the transport maps to this library's in one place.
+
+May import: ``_exceptions``, ``_limits``; httpx, anyio. Not the transport itself.
+
+Theory of operation: data travels in arguments. The one per-request fact an engine may need
+from the caller's exchange, the inline exchange's cancel scope (so the write timeout is that
+scope's deadline for the length of the send, not a second scope), is an
+:class:`InlineExchange` passed down with the request; nothing is kept in a ContextVar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio
+
+from .._exceptions import LimitExceeded
+
+__all__ = ["HttpEngine", "InlineExchange"]
+
+
+class InlineExchange:
+    """The exchange a caller runs in its own task (``HttpTransport.exchange``): its one cancel
+    scope, the request's deadline, and whether the engine's write timeout fired on it."""
+
+    __slots__ = ("deadline", "scope", "write_timed_out")
+
+    def __init__(self, scope: anyio.CancelScope, deadline: float) -> None:
+        self.scope = scope
+        self.deadline = deadline
+        self.write_timed_out = False
+
+
+class HttpEngine:
+    """One HTTP client under the transport (see the module header). ``name`` is what
+    ``repr`` and the log line at open show; ``why`` says how it was chosen."""
+
+    name = "?"
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        self.handed_off: set[int] = set()
+        """Responses whose drain a background task owns: their exchange does not close them."""
+
+    def stream(
+        self,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        *,
+        held: bool,
+        inline: InlineExchange | None,
+    ) -> AbstractAsyncContextManager[Any]:
+        """One exchange: the response (``status_code``, ``headers``) once its head is in;
+        closed (its connection back to the pool when read to its end) on leaving, unless its id
+        was put in ``handed_off``. Deadline: the connect and write timeouts given at
+        construction (``inline``: the write timeout as that scope's deadline); no read
+        timeout. Cancelled: the exchange is abandoned, its connection closed."""
+        raise NotImplementedError
+
+    def chunks(self, response: Any) -> AsyncIterator[bytes]:
+        """The body's bytes as they arrive (identity encoding only is ever asked for)."""
+        raise NotImplementedError
+
+    async def read_body(self, response: Any, limit: int, what: str) -> bytes:
+        """A whole body, refused (LimitExceeded) past ``limit`` without buffering more.
+        Deadline: none of its own (the exchange's). Cancelled: the rest stays unread."""
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in self.chunks(response):
+            size += len(chunk)
+            if size > limit:
+                raise LimitExceeded("max_message_bytes", limit, f"the JSON body of {what}")
+            parts.append(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def prepare(self, headers: dict[str, str]) -> dict[str, str]:
+        """A POST's header dict, built once per session: the engine may keep what it derives
+        from it (its header lines) on it or beside it; nothing changes it afterwards."""
+        return headers
+
+    def extend(self, base: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+        """``base`` (from ``prepare``) with a message's own headers added."""
+        merged = dict(base)
+        merged.update(extra)
+        return merged
+
+    def closing(self) -> None:
+        """The transport is closing: no connection goes back to a pool from now on (the
+        session's DELETE is the last exchange)."""
+
+    async def aclose(self) -> None:
+        """Close every connection this engine opened (an injected client stays open).
+        Deadline: none. Cancelled: connections not closed yet stay open."""
+
+    @property
+    def connections_opened(self) -> int | None:
+        """TCP connections opened so far, when the engine counts them (lean); else None."""
+        return None
