@@ -108,7 +108,9 @@ class CacheContext:
 
 
 @attrs.define
-class _Entry:
+class _CachedAnswer:
+    """One cached answer: its value, when it expires and was stored, and what it answered."""
+
     value: Any
     expires: float
     stored: float
@@ -155,7 +157,7 @@ class ResultCache:
             )
         self.max_entries = max_entries
         self._clock = clock
-        self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
+        self._entries: OrderedDict[_Key, _CachedAnswer] = OrderedDict()
         self.hits = 0
         """Results served from the cache."""
         self.misses = 0
@@ -183,7 +185,7 @@ class ResultCache:
         if key is None:
             return None
         now = self._clock()
-        found: tuple[_Key, _Entry] | None = None
+        found: tuple[_Key, _CachedAnswer] | None = None
         for full in (
             (context.origin, method, key, None),
             (context.origin, method, key, context.auth),
@@ -229,7 +231,7 @@ class ResultCache:
         public = hints.scope is CacheScope.PUBLIC
         full: _Key = (origin, method, key, None if public else context.auth)
         uri = params.get("uri") if params else None
-        self._entries[full] = _Entry(
+        self._entries[full] = _CachedAnswer(
             value, now + hints.ttl_ms / 1000.0, now, method, uri if isinstance(uri, str) else None
         )
         while len(self._entries) > self.max_entries:

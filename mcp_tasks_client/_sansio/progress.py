@@ -142,7 +142,9 @@ class ProgressStats:
 
 
 @attrs.define(eq=False)
-class _Entry:
+class _TokenRecord:
+    """One progress token in use: the request it came with, its task and its latest progress."""
+
     key: _TokenKey
     token: ProgressToken
     request_id: RequestId | None
@@ -226,7 +228,7 @@ class ProgressBook:
             raise ValueError(f"capacity must be positive, got {capacity}")
         self.capacity = capacity
         self.tasks_keep_tokens = tasks_keep_tokens
-        self._entries: dict[_TokenKey, _Entry] = {}  # insertion order: the oldest first
+        self._entries: dict[_TokenKey, _TokenRecord] = {}  # insertion order: the oldest first
         self._ended: dict[_TokenKey, None] = {}  # the order they ended in
         self._by_request: dict[RequestId, _TokenKey] = {}
         self._by_task: dict[str, _TokenKey] = {}
@@ -291,7 +293,7 @@ class ProgressBook:
         evicted_live = False
         while len(self._entries) >= self.capacity:
             evicted_live = self._evict() or evicted_live
-        self._entries[key] = _Entry(key, token, request_id, task_call)
+        self._entries[key] = _TokenRecord(key, token, request_id, task_call)
         self._by_request[request_id] = key
         return evicted_live
 
@@ -430,7 +432,9 @@ class ProgressBook:
         self._delivered += 1
         return TaskProgress(task_id, read.progress, read.total, read.message, now, read.token)
 
-    def _check_order(self, entry: _Entry, read: _Params) -> tuple[Violation | DecodeError, ...]:
+    def _check_order(
+        self, entry: _TokenRecord, read: _Params
+    ) -> tuple[Violation | DecodeError, ...]:
         previous = entry.highest
         if previous is None or read.progress > previous:
             entry.highest = read.progress
@@ -459,7 +463,7 @@ class ProgressBook:
 
     # -- bookkeeping -------------------------------------------------------------------------
 
-    def _end(self, entry: _Entry) -> None:
+    def _end(self, entry: _TokenRecord) -> None:
         if entry.ended:
             return
         entry.ended = True

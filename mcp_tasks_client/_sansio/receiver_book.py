@@ -97,7 +97,9 @@ class ReceiverFull(RuntimeError):
 
 
 @attrs.define
-class _Entry:
+class _ReceivedRecord:
+    """One task this client runs for the server: its latest state, whose it is, its outcome."""
+
     task: Task
     owner: Hashable
     method: str
@@ -128,7 +130,7 @@ class ReceiverBook:
         self.poll_interval_ms = poll_interval_ms
         self.capacity = capacity
         self._new_id = new_id
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, _ReceivedRecord] = {}
         self._seq = 0
         self._unreaped: list[str] = []
 
@@ -170,7 +172,7 @@ class ReceiverBook:
         )
         self._seq += 1
         expires = None if ttl is None else now + ttl / 1000.0
-        self._entries[task_id] = _Entry(task, owner, method, self._seq, expires)
+        self._entries[task_id] = _ReceivedRecord(task, owner, method, self._seq, expires)
         return task
 
     def get(self, owner: Hashable, task_id: str, *, now: float) -> Task:
@@ -264,7 +266,7 @@ class ReceiverBook:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _entry(self, owner: Hashable, task_id: str, now: float) -> _Entry:
+    def _entry(self, owner: Hashable, task_id: str, now: float) -> _ReceivedRecord:
         self.sweep(now)
         entry = self._entries.get(task_id)
         if entry is None or entry.owner != owner:
