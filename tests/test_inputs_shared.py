@@ -128,6 +128,12 @@ def test_a_version_1_sqlite_journal_is_brought_to_version_2(tmp_path: Path) -> N
     db.execute("ALTER TABLE tasks DROP COLUMN traceparent")
     db.execute("ALTER TABLE tasks DROP COLUMN tracestate")
     db.execute("ALTER TABLE tasks DROP COLUMN lease_token")  # nor (version 3) lease tokens
+    # nor (version 4) the history, the heartbeats and the triggers that write the history
+    triggers = db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for (trigger,) in triggers:
+        db.execute(f"DROP TRIGGER {trigger}")
+    db.execute("DROP TABLE events")
+    db.execute("DROP TABLE workers")
     db.execute("PRAGMA user_version=1")
     db.commit()
     db.close()
@@ -135,7 +141,7 @@ def test_a_version_1_sqlite_journal_is_brought_to_version_2(tmp_path: Path) -> N
         assert anyio.run(journal.claim_input, SERVER, "t-1", "k", "w1")
         assert [e.task_id for e in anyio.run(journal.entries)] == ["t-1"]
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 4
     db.close()
 
 
@@ -149,13 +155,19 @@ def test_a_version_1_postgres_journal_is_brought_to_version_2(postgres_url: str)
             f"ALTER TABLE {schema}.tasks DROP COLUMN traceparent, DROP COLUMN tracestate, "
             "DROP COLUMN lease_token"  # and (version 3) the lease tokens
         )
+        # nor (version 4) the history, the heartbeats and what writes them
+        conn.execute(f"DROP TABLE {schema}.events, {schema}.workers")
+        conn.execute(
+            f"DROP FUNCTION {schema}.task_events, {schema}.input_events, "
+            f"{schema}.announce_change CASCADE"
+        )
         conn.execute(f"UPDATE {schema}.meta SET value = '1' WHERE key = 'schema_version'")
     with PostgresJournal(postgres_url, schema=schema) as journal:
         assert anyio.run(journal.claim_input, SERVER, "t-1", "k", "w1")
         assert [e.task_id for e in anyio.run(journal.entries)] == ["t-1"]
     with psycopg.connect(postgres_url) as conn:
         row = conn.execute(f"SELECT value FROM {schema}.meta WHERE key = 'schema_version'")
-        assert row.fetchone() == ("3",)
+        assert row.fetchone() == ("4",)
 
 
 def test_a_router_with_a_journal_says_which_journal_it_needs() -> None:

@@ -32,18 +32,22 @@ import select
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
-import h11
 import httpx
 import sniffio
 
 from .._exceptions import LimitExceeded
-from . import _aio, _h1
+from . import _h1
 from ._http_engine import HttpEngine, InlineExchange
+
+if TYPE_CHECKING:
+    import h11
+
+    from . import _aio
 
 __all__ = ["LeanEngine"]
 
@@ -74,6 +78,8 @@ class _Response:
                 yield await connection.body_chunk()
             self.complete = True
             return
+        import h11  # an exchange h11 reads (never the common one): imported on first use
+
         while True:
             event = await connection.next_event()
             if isinstance(event, h11.Data):
@@ -163,8 +169,10 @@ class _Connection:
         raw: Any,
         pool: _Pool,
         direct: bool = False,
+        aio: bool = False,
     ) -> None:
         self.stream = stream
+        self.aio = aio  # ``stream`` is our asyncio protocol (``_aio.AioStream``)
         self.raw = raw  # the socket, for the idle check
         self.pool = pool
         # Whether a request may be written without the stream's send (``send_now``): plain
@@ -181,7 +189,7 @@ class _Connection:
     def stale(self) -> bool:
         """An idle connection with something to read was closed by the server (or holds
         bytes nobody asked for): not reusable."""
-        if isinstance(self.stream, _aio.AioStream) and self.stream.stale():
+        if self.aio and cast("_aio.AioStream", self.stream).stale():
             return True  # read (or ended) while idle: its protocol reads all along
         if self.raw is None:
             return False
@@ -195,8 +203,8 @@ class _Connection:
         """``data`` written without waiting (``direct`` only): None when it all went out, else
         what the stream's ``send`` must still do (our asyncio protocol: b"", wait for its
         buffer to drain). An error is raised as the stream's send would."""
-        if isinstance(self.stream, _aio.AioStream):
-            return self.stream.write_now(data)
+        if self.aio:
+            return cast("_aio.AioStream", self.stream).write_now(data)
         try:
             sent: int = self.raw.send(data)
         except (BlockingIOError, InterruptedError):
@@ -257,6 +265,8 @@ class _Connection:
             raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
 
     async def next_event(self) -> Any:
+        import h11  # only an exchange h11 reads gets here
+
         h = self.h11
         assert h is not None
         while True:
@@ -282,6 +292,8 @@ class _Connection:
             self.buffer = self.buffer[self.remaining :]
             self.remaining = 0
             return True
+        import h11
+
         try:
             while True:
                 event = h.next_event()
@@ -298,6 +310,8 @@ class _Connection:
         h = self.h11
         if h is None:
             return self.keep and not self.remaining and not self.buffer
+        import h11
+
         self.h11 = None
         return h.our_state is h11.DONE and h.their_state is h11.DONE and not h.trailing_data[0]
 
@@ -409,6 +423,8 @@ class LeanEngine(HttpEngine):
                         tls_standard_compatible=False,
                     )
                 elif sniffio.current_async_library() == "asyncio":
+                    from . import _aio  # asyncio runs: its import is already paid
+
                     stream = own = await _aio.connect(self._host, self._port)
                 else:
                     stream = await anyio.connect_tcp(self._host, self._port)
@@ -426,8 +442,8 @@ class LeanEngine(HttpEngine):
             raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
         self._opened += 1
         if own is not None:
-            return _Connection(own, own.raw_socket(), pool, direct=True)
-        assert not isinstance(stream, _aio.AioStream)
+            return _Connection(own, own.raw_socket(), pool, direct=True, aio=True)
+        stream = cast("anyio.abc.ByteStream", stream)
         raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         direct = raw is not None and not self._tls and sniffio.current_async_library() == "trio"
         connection = _Connection(stream, raw, pool, direct)
@@ -530,6 +546,8 @@ class LeanEngine(HttpEngine):
         if head is not None:
             data = head + content if content else head
         else:  # a header _h1 does not judge: h11 writes the request and reads its answer
+            import h11
+
             h = connection.h11 = _exchange_h11()
             try:
                 data = b"".join(h.send(e) or b"" for e in self._events(method, headers, content))
@@ -588,6 +606,8 @@ class LeanEngine(HttpEngine):
                 return _Response(self, connection, parsed.status_code, parsed.headers)
             # Declined: h11 reads this answer from its first byte, as if it had sent the
             # request (it writes the same bytes; they are not sent again).
+            import h11
+
             h = connection.h11 = _exchange_h11()
             try:
                 for event in self._events(method, headers, content):
@@ -598,6 +618,8 @@ class LeanEngine(HttpEngine):
             h.receive_data(read)
             if ended:
                 h.receive_data(b"")
+        import h11  # read by h11 from here (imported already, by one of the two above)
+
         while True:
             event = await connection.next_event()
             if isinstance(event, h11.InformationalResponse):
@@ -618,6 +640,8 @@ class LeanEngine(HttpEngine):
 
     def _events(self, method: str, headers: dict[str, str], content: bytes | None) -> list[Any]:
         """The request as h11 events (h11 validates every header)."""
+        import h11
+
         fields = [("Host", self._authority), *headers.items()]
         if content is not None:
             fields.append(("Content-Length", str(len(content))))
@@ -689,6 +713,8 @@ class _Exchange:
 
 
 def _exchange_h11() -> h11.Connection:
+    import h11  # imported on first use: most exchanges never need it
+
     return h11.Connection(h11.CLIENT, max_incomplete_event_size=_h1.MAX_HEAD)
 
 

@@ -610,7 +610,8 @@ class FaultServer:
         return await self._dialect.listen(params, channel, self._request_id)
 
     async def changed(self) -> None:
-        """Wait until a task changes (its next stamp). Deadline: none (a listen's own)."""
+        """Wait until a task changes (its next stamp). Deadline: none (a listen's own).
+        Cancelled: the wait ends; nothing changes."""
         if self._changed is None:
             self._changed = anyio.Event()
         await self._changed.wait()
