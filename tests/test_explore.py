@@ -375,6 +375,24 @@ def test_the_command_warns_of_a_should_rule_and_exits_0() -> None:
     assert "SHOULD rules broken (warnings): V-26" in ran.stderr
 
 
+def test_the_commands_sessions_reach_the_budget() -> None:
+    """``--sessions 2``: two sessions at once, so a 2025-11-25 list that names the other
+    session's task is seen (V-28, a SHOULD: a warning, exit 0). One session cannot see it."""
+    with serving(FaultServer(G1, breaks={"V-28"})) as url:
+        args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "10", "--steps", "6"]
+        ran = subprocess.run(
+            [*CLI, "--url", url, "explore", *args, "--sessions", "2"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert ran.returncode == 0, ran.stderr
+    line = json.loads(ran.stdout)
+    assert line["broken"] == []
+    assert {w["rule"] for w in line["warnings"]} == {"V-28"}
+
+
 def test_explore_needs_a_url() -> None:
     ran = subprocess.run(
         [sys.executable, "-m", "mcp_tasks_client.cli", "--stdio", "true", "explore"],

@@ -35,6 +35,7 @@ async def explore(ns: argparse.Namespace, options: Options) -> ExitCode:
         steps=ns.steps,
         wall_time=ns.wall_time,
         concurrency=ns.concurrency,
+        sessions=ns.sessions,
         request_timeout=options.timeout,
     )
     report = await explore_server(

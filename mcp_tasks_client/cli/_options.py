@@ -470,6 +470,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="tasks alive at once in a sequence (3)",
     )
     explorer.add_argument(
+        "--sessions",
+        type=_workers,
+        default=1,
+        metavar="N",
+        help="client sessions open at once on the server in a sequence (1); with 2 or more, "
+        "what one session may see of another's tasks is judged too",
+    )
+    explorer.add_argument(
         "--replay-file",
         default=None,
         metavar="PATH",
