@@ -921,16 +921,8 @@ class OutcomeListener:
         timeout: float | None = None,
         on_outcome: Callable[[str, str, RecordedOutcome], None] | None = None,
     ) -> dict[tuple[str, str], RecordedOutcome]:
-        """Wait until each ``(server, task_id)`` has an outcome, recorded by any process, or
-        ``timeout`` seconds pass; the outcomes recorded by then. ``on_outcome`` sees each one
-        as it is found (those already recorded first).
-
-        One connection of its own LISTENs for the journal's announcements while this waits
-        (no thread is held, and the MCP servers are not asked). Cancelling it closes that
-        connection. A task the journal does not hold is a JournalError (nothing would ever
-        announce it).
-        Deadline: ``timeout`` (None: none).
-        """
+        """:meth:`PostgresJournal.wait_outcomes`, on a connection of this wait's own that
+        LISTENs. Deadline: ``timeout`` (None: none). Cancelled: that connection is closed."""
         wanted = {notify_payload(s, t): (s, t) for s, t in tasks}
         found: dict[tuple[str, str], RecordedOutcome] = {}
         if not wanted:

@@ -112,18 +112,10 @@ class SharedInputs:
         return False
 
     async def answer_queued(self, client: Client, *, timeout: float | None = None) -> int:
-        """Answer the input requests other workers queued in the router's journal for this
-        client's server that this router has handlers for (2025-11-25: only those of this
-        client's session, the one they arrived on); how many were answered. Each is taken in
-        the journal first (``claim_input``), so no other worker answers it too; its handler
-        runs, and the answer goes out with :meth:`Client.send_input_answer`. A handler that
-        fails (or refuses, with an RPCError) sends nothing: the request stays taken and
-        unanswered, for the caller to decide (cancel the task), as in 2026-07-28.
-
-        Deadline: the handlers' own time, then ``timeout`` for each answer sent (default
-        ``Timeouts.request``); the journal's own bounds on its statements. Cancelled: the
-        running handler is cancelled and its request stays taken, unanswered.
-        """
+        """:meth:`InputRouter.answer_queued` for ``client``: each queued request this router
+        has a handler for, taken in the journal first, answered once. Deadline: the handlers'
+        own time, then ``timeout`` for each answer sent. Cancelled: the running handler is
+        cancelled and its request stays taken, unanswered."""
         journal = self.journal
         if journal is None:
             raise UsageError("answer_queued needs InputRouter(journal=...): a shared journal")
