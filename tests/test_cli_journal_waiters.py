@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,7 +31,17 @@ from mcp_tasks_client.journal_postgres import PostgresJournal
 
 __all__ = ["journal_url", "postgres_url"]
 
-RUN = 4.0  # seconds each task runs: the waiters start well within it (no timing asserted)
+RUN = 4.0  # seconds each task runs at least: the waiters start well within it (nothing timed)
+
+
+def _run_for(server: list[str]) -> float:
+    """How long the held task runs: RUN, or longer on a machine slow enough that starting a
+    worker and two waiters could take that long (ten times what one command takes here).
+    A task that ended before its waiters started would test nothing: they would read an
+    outcome no worker holds any more."""
+    began = time.monotonic()
+    assert cli(*server, "tools").code == ExitCode.COMPLETED
+    return max(RUN, 10 * (time.monotonic() - began))
 
 
 @pytest.fixture(params=["mcp1", "fastmcp4"])
@@ -94,11 +105,12 @@ def test_wait_and_result_take_a_held_tasks_outcome_from_the_journal(
 ) -> None:
     peer, url, request_log = logged_peer
     generation: tuple[str, ...] = GEN2 if peer == "fastmcp4" else ()
-    if peer == "fastmcp4":
-        tool, args = "slow_compute", {"seconds": RUN, "label": "held"}
-    else:
-        tool, args = "slow_echo", {"text": "held", "seconds": RUN}
     server = ["--url", url, *generation, "--journal", journal_spec]
+    run = _run_for(server)
+    if peer == "fastmcp4":
+        tool, args = "slow_compute", {"seconds": run, "label": "held"}
+    else:
+        tool, args = "slow_echo", {"text": "held", "seconds": run}
     created = cli(*server, "call", tool, "--args", json.dumps(args), "--task")
     assert created.code == ExitCode.COMPLETED, created.stderr
     task_id = created.of("created")[0]["task_id"]
