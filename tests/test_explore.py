@@ -334,17 +334,22 @@ def test_a_2025_question_is_answered_as_the_step_says(answer: str) -> None:
     assert [a["action"] for a in answers] == [answer]
 
 
+def _explore_cli(url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``mcp-tasks --url URL explore`` with the echo tool safe, 10 sequences of 6 steps."""
+    args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "10", "--steps", "6", *extra]
+    return subprocess.run(
+        [*CLI, "--url", url, "explore", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def test_the_command_writes_a_replay_script_pytest_fails(tmp_path: Path) -> None:
     script = tmp_path / "test_replay_v19.py"
     with serving(FaultServer(G1, breaks={"V-19"})) as url:
-        args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "10", "--steps", "6"]
-        ran = subprocess.run(
-            [*CLI, "--url", url, "explore", *args, "--replay-file", str(script)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        ran = _explore_cli(url, "--replay-file", str(script))
         assert ran.returncode == 1, ran.stderr
         line = json.loads(ran.stdout)
         assert line["event"] == "explore"
@@ -366,14 +371,7 @@ def test_the_command_warns_of_a_should_rule_and_exits_0() -> None:
     """V-26 is a SHOULD: a server whose createdAt moves gets a warning in the JSON line and
     the summary, and exit 0 (no MUST rule broken)."""
     with serving(FaultServer(G1, breaks={"V-26"})) as url:
-        args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "10", "--steps", "6"]
-        ran = subprocess.run(
-            [*CLI, "--url", url, "explore", *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        ran = _explore_cli(url)
     assert ran.returncode == 0, ran.stderr
     line = json.loads(ran.stdout)
     assert line["broken"] == []
@@ -385,14 +383,7 @@ def test_the_commands_sessions_reach_the_budget() -> None:
     """``--sessions 2``: two sessions at once, so a 2025-11-25 list that names the other
     session's task is seen (V-28, a SHOULD: a warning, exit 0). One session cannot see it."""
     with serving(FaultServer(G1, breaks={"V-28"})) as url:
-        args = ["--safe-tool", 'echo={"text": "hi"}', "--examples", "10", "--steps", "6"]
-        ran = subprocess.run(
-            [*CLI, "--url", url, "explore", *args, "--sessions", "2"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        ran = _explore_cli(url, "--sessions", "2")
     assert ran.returncode == 0, ran.stderr
     line = json.loads(ran.stdout)
     assert line["broken"] == []
