@@ -116,7 +116,10 @@ class ExploreBudget:
     a failure found still shrinks); at most ``concurrency`` tasks alive at once in a
     session, and ``sessions`` Client sessions open at once on the server in each sequence
     (each operation drawn in one of them); ``request_timeout`` bounds each request,
-    ``result_wait`` a blocking ``tasks/result``. A failure found is shrunk by hypothesis for
+    ``result_wait`` a blocking ``tasks/result``; a listen step ends once its stream has been
+    quiet for ``listen_quiet`` seconds after its acknowledgement (what the server pushes
+    right after it is judged with the step that opened the listen, not left to whatever step
+    comes next, or to none at a sequence's end). A failure found is shrunk by hypothesis for
     at most ``shrink_examples`` more sequences, then by replaying it with steps left out."""
 
     examples: int = attrs.field(default=25, validator=attrs.validators.gt(0))
@@ -127,6 +130,7 @@ class ExploreBudget:
     result_wait: float = attrs.field(default=1.0, validator=attrs.validators.gt(0))
     sessions: int = attrs.field(default=1, validator=attrs.validators.gt(0))
     shrink_examples: int = attrs.field(default=25, validator=attrs.validators.ge(0))
+    listen_quiet: float = attrs.field(default=0.1, validator=attrs.validators.ge(0))
 
 
 class _OutOfTime(BaseException):
@@ -286,6 +290,8 @@ class _Session:
         self.no_listens = False
         """The server answered a listen -32601: it offers none (no listen is drawn again)."""
         self._by_request: dict[Any, _Listen] = {}
+        self._heard = 0
+        """Listen notifications the reader got so far (a listen step waits for quiet)."""
         self._inbox: collections.deque[tuple[str, JSON]] = collections.deque()
         """Listen notifications as the reader got them, judged by the test's thread."""
         self._stack = contextlib.ExitStack()
@@ -328,6 +334,7 @@ class _Session:
         """Runs in the reader: only noted here (an acknowledgement settles its listen)."""
         params = dict(note.params or {})
         self._inbox.append((note.method, params))
+        self._heard += 1
         meta = params.get("_meta")
         sub = meta.get(_SUBSCRIPTION_ID) if isinstance(meta, Mapping) else None
         listen = self._by_request.get(sub)
@@ -544,8 +551,9 @@ class _Session:
 
     def open_listen(self, task_ids: Sequence[str]) -> None:
         """``subscriptions/listen`` of ``task_ids`` (2026-07-28), held open in the
-        background; returns once it is acknowledged, refused or ended (``request_timeout`` at
-        most). A -32601 means the server offers no listens: none is drawn again."""
+        background; returns once it is acknowledged and its stream has been quiet for
+        ``budget.listen_quiet``, or refused or ended (``request_timeout`` at most). A -32601
+        means the server offers no listens: none is drawn again."""
         listen = _Listen(list(task_ids), TaskModel(self.generation))
         self.listens.append(listen)
 
@@ -571,6 +579,11 @@ class _Session:
                 group.start_soon(body)
                 with anyio.move_on_after(self.budget.request_timeout):
                     await listen.settled.wait()
+                    while not listen.ended:  # until quiet (what follows the ack: E C41)
+                        heard = self._heard
+                        await anyio.sleep(self.budget.listen_quiet)
+                        if self._heard == heard:
+                            break
                 task_status.started()
 
         def start() -> None:

@@ -210,6 +210,7 @@ class FaultServer:
         clock: Callable[[], dt.datetime] = wall_clock,
         self_paced: float | None = None,
         listen: bool = False,
+        listen_delay: float = 0.0,
     ) -> None:
         if ask_on not in _ASK_ON:
             raise ValueError(f"ask_on is one of {sorted(_ASK_ON)}, not {ask_on!r}")
@@ -234,12 +235,12 @@ class FaultServer:
         self.on_message = on_message
         self.steps = steps
         self.cache_hints = cache_hints
+        """``(ttlMs, cacheScope)`` of every complete cacheable result (2026-07-28, SEP-2549:
+        ``server/discover``, ``tools/list``); left out with E H1 broken."""
         self.tasks_settings: dict[str, Any] = dict(tasks_settings or {})
         """2026-07-28: the settings object of the tasks extension it advertises in
         ``server/discover`` and names in a -32021's ``requiredCapabilities`` (``{}``; a
         ``{"revision": ...}`` plays a server of a later revision of the extension)."""
-        """``(ttlMs, cacheScope)`` of every complete cacheable result (2026-07-28, SEP-2549:
-        ``server/discover``, ``tools/list``); left out with E H1 broken."""
         self.tasks: dict[str, FaultTask] = {}
         self.received: list[JSON] = []
         """Every message the server read, in order."""
@@ -265,6 +266,9 @@ class FaultServer:
         """2026-07-28: serve ``subscriptions/listen`` (E C39-C44): the acknowledgement, then
         a ``notifications/tasks`` of each listened task at once and at each change, and the
         graceful close once every one has ended (False: -32601, as the bundled peers)."""
+        self.listen_delay = listen_delay
+        """Seconds a listen waits between its acknowledgement and its first pushes (0: none):
+        a loaded server, whose pushes reach the client well after the acknowledgement."""
         self._request_id: Any = None  # the id of the request being answered
         self._changed: anyio.Event | None = None
         """Set (and dropped) at each stamp, that is at each change of a task: what a listen

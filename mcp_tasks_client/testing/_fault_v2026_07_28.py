@@ -226,6 +226,8 @@ class Dialect2026(Dialect):
         if "E C40" in server.breaks:
             await push_changed()
         await channel.push(ack)
+        if server.listen_delay:
+            await anyio.sleep(server.listen_delay)
         while True:
             await push_changed()
             if all(server.tasks[t].status in TERMINAL for t in agreed):
