@@ -153,10 +153,22 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
                 workers[name] = await anyio.open_process(argv, stderr=errors.open("wb"))
                 processes.append(workers[name])
                 group.start_soon(_lines, workers[name], reports[name])
+            # Ready before the tasks are made: on a loaded machine the seconds between the last
+            # creation and the first poll must be few, or w1 could reach only tasks about to
+            # end (and end before the kill).
+            with anyio.fail_after(240):
+                for name, process in workers.items():
+                    while not reports[name]:
+                        assert process.returncode is None, f"{name} ended before it was ready"
+                        await anyio.sleep(0.05)
+                    assert reports[name].pop(0) == {"ready": name}
             async with PostgresJournal(postgres_url, schema=schema, create=True) as journal:
                 ends: dict[str, float] = {}
                 ids = await start_tasks(url, generation, journal, TASKS, _RunTimes(), ends=ends)
             _audit(postgres_url, schema)
+            for process in workers.values():
+                assert process.stdin is not None
+                await process.stdin.send(b"go\n")
             ids_file = tmp_path / "ids.json"
             ids_file.write_text(json.dumps(ids))
             waiter = await anyio.open_process(
@@ -165,14 +177,6 @@ async def test_three_workers_share_300_tasks_and_survive_a_kill(
             processes.append(waiter)
             group.start_soon(_lines, waiter, reports["waiter"])
             with anyio.fail_after(240):
-                for name, process in workers.items():
-                    while not reports[name]:
-                        assert process.returncode is None, f"{name} ended before it was ready"
-                        await anyio.sleep(0.05)
-                    assert reports[name].pop(0) == {"ready": name}
-                for process in workers.values():
-                    assert process.stdin is not None
-                    await process.stdin.send(b"go\n")
                 # Once it surely holds a task: one it has polled that cannot end for a while
                 # yet, so it cannot have recorded it. (Not "once it reported some": its tasks
                 # may all end together, and it reports them only then.)
