@@ -18,8 +18,9 @@ shared journal took it) is not answered here. What stays here is the Poller's sh
 keys queued on the task and drained by at most ``Limits.max_server_requests`` workers per task
 (never one anyio task per key: a snapshot may carry tens of thousands), at most
 ``Limits.max_server_requests`` handlers at once in all, the workers cancelled and the queue
-dropped when the task's tracking ends, each key's end told to the Tracker (``InputAnswered``)
-and an answered one recorded in the journal (``RecordAnswer``), and what a busy
+dropped when the task's tracking ends, each key's end told to the Tracker (``InputAnswered``),
+an answered one recorded in the journal (``RecordAnswer``) and, after a round's last answer,
+the poll the Tracker held back for it handed to the Poller's ``perform``, and what a busy
 ``tasks/update`` (HTTP 429/503) does (``PollPolicy.on_busy``: the ServerBusy ends the task's
 waits, or the same answers are sent again after the busy rule's wait, with a ``BackedOff``
 warning).
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -41,7 +42,7 @@ from .._drivers import TaskFollow
 from .._exceptions import BackedOff, InvalidParams, LimitExceeded, MCPTasksError, ServerBusy
 from .._sansio.scheduler import BusyPolicy, PollPolicy
 from .._sansio.task_machine import Violation
-from .._sansio.tracker import InputAnswered, RecordAnswer, Tracker
+from .._sansio.tracker import Action, InputAnswered, RecordAnswer, Tracker
 from ..inputs import InputRouter
 from ..models import CallToolResult, InputRequest, JSONObject, Task
 from ..outcomes import Outcome
@@ -68,6 +69,7 @@ class Following:
         journal: JournalSink | None,
         *,
         end: EndTask,
+        perform: Callable[[Sequence[Action]], None],
         warn: Callable[[Violation | MCPTasksError], None],
         spawn: Callable[[Tracked, Callable[[], Awaitable[None]]], None],
         before_outcome: Callable[[str], None] | None = None,
@@ -82,6 +84,7 @@ class Following:
         # The keys of the ServeInput being carried out (the follower hands back the snapshot).
         self._asked: tuple[tuple[str, InputRequest], ...] = ()
         self._end = end
+        self._perform = perform  # the Poller's: carry out the Tracker's actions
         self._warn = warn
         self._spawn = spawn
         self._before_outcome = before_outcome  # the Poller's before_poll, for the fetch too
@@ -152,7 +155,7 @@ class Following:
         if len(taken) < len(requests):  # taken before by this router (or another worker)
             mine = {key for key, _ in taken}
             for key in requests.keys() - mine:
-                self._tracker.handle(InputAnswered(tracked.task_id, key, sent=False))
+                self._perform(self._tracker.handle(InputAnswered(tracked.task_id, key, False)))
         if taken:
             if tracked.input_queue is None:
                 tracked.input_queue = collections.deque()
@@ -201,8 +204,11 @@ class Following:
             self._warn(exc)
             sent = False
         for action in self._tracker.handle(InputAnswered(tracked.task_id, key, sent)):
-            if isinstance(action, RecordAnswer) and self._journal is not None:
-                await self._journal.answered(action.task_id, action.key)
+            if isinstance(action, RecordAnswer):
+                if self._journal is not None:
+                    await self._journal.answered(action.task_id, action.key)
+            else:  # the round's last answer: the poll held back for it goes out
+                self._perform((action,))
 
     def _busy_update(self, tracked: Tracked, busy: ServerBusy, in_row: int) -> float | None:
         """The wait before a busy ``tasks/update`` of ``tracked`` is sent again (None: the
