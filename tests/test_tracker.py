@@ -29,6 +29,7 @@ from mcp_tasks_client._sansio.task_machine import ViolationPolicy
 from mcp_tasks_client._sansio.tracker import (
     Accepted,
     Action,
+    AnswerReady,
     CancelAsked,
     End,
     FetchOutcome,
@@ -47,6 +48,7 @@ from mcp_tasks_client._sansio.tracker import (
     Release,
     Relisten,
     SendCancel,
+    SendUpdate,
     ServeInput,
     Tick,
     Track,
@@ -398,6 +400,26 @@ def test_a_round_cut_short_by_a_terminal_push_or_a_release_leaves_no_poll_held()
         do(tracker, last)
         assert not tracker.held_back("t1")
         assert do(tracker, InputAnswered("t1", "a", sent=True)) == []
+
+
+def test_an_answer_is_sent_as_the_trackers_send_update_once_and_only_while_polled() -> None:
+    """E C28-C31 (issue 33: ``tasks/update`` is a Tracker action): a key's answer goes out
+    once, as ``SendUpdate``; the round goes on until its update is answered; an answer made
+    after the task was seen terminal, or released, is dropped (nobody waits for it)."""
+    answer = {"action": "accept", "content": {}}
+    tracker = tracked()
+    poll(tracker, task(IR, 1, inputs={"a": ASK}), at=1.0)
+    assert do(tracker, AnswerReady("t1", "a", answer)) == [SendUpdate("t1", "a", answer)]
+    assert tracker.records["t1"].keys == {"a": KeyState.SENDING}
+    assert do(tracker, AnswerReady("t1", "a", answer)) == []  # never sent twice
+    assert do(tracker, Tick(2.0)) == []  # its update in flight: no poll
+    assert do(tracker, AnswerReady("t1", "b", answer)) == []  # a key never served
+    assert do(tracker, InputAnswered("t1", "a", sent=True)) == [RecordAnswer("t1", "a"), Poll("t1")]
+    for last in (Pushed(task(DONE, 5), 3.0), Release("t1")):
+        tracker = tracked()
+        poll(tracker, task(IR, 1, inputs={"a": ASK}), at=1.0)
+        do(tracker, last)
+        assert do(tracker, AnswerReady("t1", "a", answer)) == []
 
 
 # -- listen (2026-07-28) -----------------------------------------------------------------------

@@ -7,7 +7,8 @@ rules, not from the tracker's code, and checks every action list against it:
   issue 20); a stale answer (A-08, overtaken by a push) is never accepted;
 - expiry (E C26, T:459): a poll sent at or past the ttl backstop ends the task Expired;
 - input (E C30, C31, C33, A-9): each key is served at most once in a task's life, across polls,
-  pushes and acks; a stuck input (``stuck_input_polls``) ends the task only when every served
+  pushes and acks; its answer is sent (``SendUpdate``) at most once, and only while the task
+  is polled; a stuck input (``stuck_input_polls``) ends the task only when every served
   key was answered;
 - the listen (E C39, C40): its ids are the polled ids; acknowledged ids are a subset; a refused
   listen leaves every id polled at its usual pace;
@@ -37,6 +38,7 @@ from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy
 from mcp_tasks_client._sansio.tracker import (
     Accepted,
     Action,
+    AnswerReady,
     CancelAsked,
     End,
     Event,
@@ -54,6 +56,7 @@ from mcp_tasks_client._sansio.tracker import (
     Release,
     Relisten,
     SendCancel,
+    SendUpdate,
     ServeInput,
     Tick,
     Track,
@@ -114,6 +117,7 @@ class TrackerMachine(RuleBasedStateMachine):
         # the model
         self.served: dict[str, set[str]] = {}  # keys served in the task's current life
         self.answered: dict[str, set[str]] = {}
+        self.sent: dict[str, set[str]] = {}  # keys whose answer went out, in the life
         self.terminal_seen: set[str] = set()  # reported terminal (finishing or ended)
         self.ended: set[str] = set()  # ended in the current life
         self.cancels: dict[str, int] = {}
@@ -168,6 +172,14 @@ class TrackerMachine(RuleBasedStateMachine):
                 assert self.served.get(action.task_id, set()) <= self.answered.get(
                     action.task_id, set()
                 ), "stuck while a served key was still being answered"
+        elif isinstance(action, SendUpdate):
+            assert isinstance(event, AnswerReady)
+            assert before.get(action.task_id) is Phase.TRACKING, "an answer sent for no wait"
+            assert action.key in self.served.get(action.task_id, set()), "a key never served"
+            assert action.key not in self.answered.get(action.task_id, set())
+            sent = self.sent.setdefault(action.task_id, set())
+            assert action.key not in sent, "an answer sent twice"
+            sent.add(action.key)
         elif isinstance(action, SendCancel):
             assert action.task_id not in self.terminal_seen, "cancelled after terminal"
             self.cancels[action.task_id] = self.cancels.get(action.task_id, 0) + 1
@@ -182,6 +194,7 @@ class TrackerMachine(RuleBasedStateMachine):
         if task_id not in self.tracker.records:  # a new life
             self.served.pop(task_id, None)
             self.answered.pop(task_id, None)
+            self.sent.pop(task_id, None)
             self.ended.discard(task_id)
             if self.tracker.outcome(task_id) is None:
                 self.terminal_seen.discard(task_id)
@@ -288,6 +301,11 @@ class TrackerMachine(RuleBasedStateMachine):
             assert polls == []
         for poll in polls:
             self.send(poll)
+
+    @rule(task_id=st.sampled_from(IDS), key=st.sampled_from(KEYS))
+    def answer_made(self, task_id: str, key: str) -> None:
+        """A handler made its answer: the Tracker says whether it goes out."""
+        self.feed(AnswerReady(task_id, key, {"action": "accept"}))
 
     @rule(task_id=st.sampled_from(IDS))
     def release(self, task_id: str) -> None:

@@ -12,11 +12,13 @@ task group, its warnings. It never branches on a generation.
 Which 2026-07-28 ``inputRequests`` keys are served is the Tracker's decision (each once, E
 C30-C31; a stuck task, ``PollPolicy.stuck_input_polls``; too many keys; no handlers): its
 ``ServeInput`` action names them, and only those reach the InputRouter when the follower hands
-the snapshot back (``TaskLink.serve_inputs``). The router runs each key's handler and sends the
-answer (``InputRouter.serve_task_input``); a key the router does not take (another worker of a
-shared journal took it) is not answered here. What stays here is the Poller's share: the taken
-keys queued on the task and drained by at most ``Limits.max_server_requests`` workers per task
-(never one anyio task per key: a snapshot may carry tens of thousands), at most
+the snapshot back (``TaskLink.serve_inputs``). The router runs each key's handler
+(``InputRouter.answer_input``); its answer is told to the Tracker (``AnswerReady``), and sent
+only when the Tracker says so (``SendUpdate``: once, while the task is polled) through the
+router's batches (``InputRouter.send_task_answer``); a key the router does not take (another
+worker of a shared journal took it) is not answered here. What stays here is the Poller's
+share: the taken keys queued on the task and drained by at most ``Limits.max_server_requests``
+workers per task (never one anyio task per key: a snapshot may carry tens of thousands), at most
 ``Limits.max_server_requests`` handlers at once in all, the workers cancelled and the queue
 dropped when the task's tracking ends, each key's end told to the Tracker (``InputAnswered``),
 an answered one recorded in the journal (``RecordAnswer``) and, after a round's last answer,
@@ -42,7 +44,14 @@ from .._drivers import TaskFollow
 from .._exceptions import BackedOff, InvalidParams, LimitExceeded, MCPTasksError, ServerBusy
 from .._sansio.scheduler import BusyPolicy, PollPolicy
 from .._sansio.task_machine import Violation
-from .._sansio.tracker import Action, InputAnswered, RecordAnswer, Tracker
+from .._sansio.tracker import (
+    Action,
+    AnswerReady,
+    InputAnswered,
+    RecordAnswer,
+    SendUpdate,
+    Tracker,
+)
 from ..inputs import InputRouter
 from ..models import CallToolResult, InputRequest, JSONObject, Task
 from ..outcomes import Outcome
@@ -185,25 +194,30 @@ class Following:
             tracked.input_scopes.discard(scope)
 
     async def _answer(self, tracked: Tracked, key: str, request: InputRequest) -> None:
-        """One input request, answered by the InputRouter."""
+        """One input request: its handler run by the InputRouter; its answer sent when the
+        Tracker says so (``SendUpdate``: the task is still polled), by the router's batches."""
         assert self.inputs is not None
-        try:
-            async with self._input_limiter:
-                sent = await self.inputs.serve_task_input(
-                    tracked.task_id,
-                    key,
-                    request,
-                    tasks=self._tracker,
-                    still_wanted=lambda: not tracked.done,
-                    timeout=self.policy.request_timeout,
-                    busy=functools.partial(self._busy_update, tracked),
-                )
-        except InvalidParams as exc:
-            # The server refused this answer (a key already answered, S13 says ignore; or the
-            # task is gone, which the next poll tells as such): recorded, the wait goes on.
-            self._warn(exc)
-            sent = False
-        for action in self._tracker.handle(InputAnswered(tracked.task_id, key, sent)):
+        task_id, tracker = tracked.task_id, self._tracker
+        sent = False
+        async with self._input_limiter:
+            answer = await self.inputs.answer_input(task_id, key, request, tasks=tracker)
+            ready = () if answer is None else tracker.handle(AnswerReady(task_id, key, answer))
+            for action in ready:
+                if isinstance(action, SendUpdate):
+                    try:
+                        sent = await self.inputs.send_task_answer(
+                            task_id,
+                            key,
+                            action.answer,
+                            timeout=self.policy.request_timeout,
+                            busy=functools.partial(self._busy_update, tracked),
+                        )
+                    except InvalidParams as exc:
+                        # The server refused this answer (a key already answered, S13 says
+                        # ignore; or the task is gone, which the next poll tells as such):
+                        # recorded, the wait goes on.
+                        self._warn(exc)
+        for action in tracker.handle(InputAnswered(task_id, key, sent)):
             if isinstance(action, RecordAnswer):
                 if self._journal is not None:
                     await self._journal.answered(action.task_id, action.key)

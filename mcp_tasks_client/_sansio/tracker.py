@@ -17,8 +17,8 @@ State (all of it here, one owner each):
 - ``records``: one :class:`TaskRecord` per followed task: its :class:`TaskMachine` (the last
   accepted snapshot), its :class:`Phase` (``TRACKING`` -> ``FINISHING`` -> ``ENDED``, or
   ``TRACKING`` -> ``RELEASED`` when nobody holds it any more), its expiry, its busy streak, its
-  stuck-input count and its input keys (:class:`KeyState`: ``ASKED`` -> ``ANSWERED`` ->
-  ``ACKED``). A record is the one lifecycle of its task: the Poller's waiters' side
+  stuck-input count and its input keys (:class:`KeyState`: ``ASKED`` -> ``SENDING`` ->
+  ``ANSWERED`` -> ``ACKED``). A record is the one lifecycle of its task: the Poller's waiters' side
   (``_poller/registry.py``) reads its phase and machine here and keeps none of its own;
 - the :class:`PollScheduler` (a deadline heap): only a ``TRACKING`` record is ever in it, and
   a ``TRACKING`` record is always in it (a poll due, or in flight awaiting its answer);
@@ -43,7 +43,9 @@ Events (frozen values; :meth:`Tracker.handle` takes one and returns the actions)
 ``PollFailed``                a ``tasks/get`` failed with a typed error
 ``Pushed``                    a status notification (news sooner, never instead: C-22)
 ``OutcomeFetched``            a finishing task's outcome, or the error standing for it
-``InputAnswered``             an input key's handler ran (``sent``: its answer went out)
+``AnswerReady``               an input key's handler made its answer (to send, or not)
+``InputAnswered``             an input key is done: its ``tasks/update`` answered (``sent``),
+                              or refused, or there was no answer to send
 ``ListenAcknowledged``        the server agreed to push these ids (E C40)
 ``ListenEnded``               the listen ended or was refused (``error``): poll as usual again
 ``CancelAsked``               a wait gave up and ``cancel_on_abandon`` asks for a cancel
@@ -61,6 +63,7 @@ Actions (frozen values, carried out by the loop in the order given):
 ``ServeInput``    the task asks for input: the generation's follower serves ``keys`` (the new
                   ones of this snapshot; empty when the input comes another way, 2025-11-25)
 ``RecordOutcome`` write the outcome to the journal, before ``End``
+``SendUpdate``    send an input key's answer with ``tasks/update`` (then ``InputAnswered``)
 ``RecordAnswer``  write an answered input key to the journal
 ``End``           the task's waits end with ``outcome`` or ``error`` (exactly once a task)
 ``Warn``          keep a warning
@@ -78,12 +81,17 @@ Rules, each decided here and nowhere else:
   to the ttl or the waits' deadline with one ``PollIntervalCapped`` warning a task.
 - A poll sent at or past the ttl backstop's expiry ends the task ``Expired`` (a TaskNotFound
   then is the server deleting it, T:459), recorded before it ends.
+- An input key's answer is sent (``SendUpdate``) only while its task is polled and only once
+  (``ASKED`` -> ``SENDING``): an answer made after the task ended, was released or was seen
+  terminal is dropped, never sent (the wait that wanted it is over).
 - Input rounds (issue 39 item 3): while any served key of a task is being answered (its handler
-  runs, or its ``tasks/update`` is in flight: ``ASKED`` until ``InputAnswered``), a poll of
-  that task that falls due is held back, and sent (``Poll``) when the last of them is answered,
-  as a client answering a round before polling again would: one ``tasks/get`` a round, not one
-  more while the answers travel. ``PollPolicy.poll_while_answering`` asks for the polls anyway.
-  A poll due at or past the ttl backstop's expiry is never held (the expiry rule needs it).
+  runs, or its ``tasks/update`` is in flight: ``ASKED`` or ``SENDING`` until ``InputAnswered``),
+  a poll of
+  that task that falls due is held back, and sent (``Poll``) when the last of them is
+  answered, as a client answering a round before polling again would: one ``tasks/get`` a
+  round, not one more while the answers travel. ``PollPolicy.poll_while_answering`` asks
+  for the polls anyway. A poll due at or past the ttl backstop's expiry is never held (the
+  expiry rule needs it).
 - A busy poll (429/503) ends the task under ``BusyPolicy.FAIL``; under ``BACK_OFF`` it is
   scheduled again by the scheduler's busy rule with a ``BackedOff`` warning.
 - Input (E C30, C31, C33, A-9): a key is served once, the first time a snapshot shows it; a
@@ -122,7 +130,7 @@ from .._exceptions import (
     TaskNotFound,
     UnknownValue,
 )
-from ..models import InputRequest, Task, TaskStatus
+from ..models import InputRequest, JSONObject, Task, TaskStatus
 from ..outcomes import Expired, Outcome
 from .scheduler import BusyPolicy, PollPolicy, PollScheduler, UnhandledInputPolicy
 from .task_machine import TaskMachine, Violation, ViolationPolicy
@@ -130,6 +138,7 @@ from .task_machine import TaskMachine, Violation, ViolationPolicy
 __all__ = [
     "Accepted",
     "Action",
+    "AnswerReady",
     "CancelAsked",
     "End",
     "Event",
@@ -150,6 +159,7 @@ __all__ = [
     "Release",
     "Relisten",
     "SendCancel",
+    "SendUpdate",
     "ServeInput",
     "TaskRecord",
     "Tick",
@@ -240,8 +250,18 @@ class OutcomeFetched:
 
 
 @attrs.frozen
+class AnswerReady:
+    """The handler of ``key`` made ``answer`` (wire JSON) for ``tasks/update``."""
+
+    task_id: str
+    key: str
+    answer: JSONObject
+
+
+@attrs.frozen
 class InputAnswered:
-    """The handler of ``key`` ran; ``sent``: its answer went to the server."""
+    """``key`` is done: ``sent``, its answer went to the server (its ``tasks/update`` was
+    answered); not sent: there was none to send, the server refused it, or it was dropped."""
 
     task_id: str
     key: str
@@ -287,6 +307,7 @@ Event = (
     | PollFailed
     | Pushed
     | OutcomeFetched
+    | AnswerReady
     | InputAnswered
     | ListenAcknowledged
     | ListenEnded
@@ -335,6 +356,16 @@ class RecordOutcome:
 
 
 @attrs.frozen
+class SendUpdate:
+    """Send ``answer`` for ``key`` with ``tasks/update`` (batched with the task's answers
+    ready at the same moment); its end comes back as ``InputAnswered``."""
+
+    task_id: str
+    key: str
+    answer: JSONObject
+
+
+@attrs.frozen
 class RecordAnswer:
     task_id: str
     key: str
@@ -368,6 +399,7 @@ Action = (
     | FetchOutcome
     | ServeInput
     | RecordOutcome
+    | SendUpdate
     | RecordAnswer
     | End
     | Warn
@@ -392,9 +424,11 @@ class Phase(enum.Enum):
 
 
 class KeyState(enum.Enum):
-    """An input key's life: served, answered, then no longer shown by the server."""
+    """An input key's life: served, its answer sent, answered, then no longer shown by the
+    server."""
 
     ASKED = "asked"
+    SENDING = "sending"
     ANSWERED = "answered"
     ACKED = "acked"
 
@@ -419,8 +453,12 @@ class TaskRecord:
         return self.machine.current.task_id
 
     def answering(self) -> bool:
-        """Whether any served key is still being answered."""
-        return self.keys is not None and KeyState.ASKED in self.keys.values()
+        """Whether any served key is still being answered (its handler runs, or its answer is
+        on its way)."""
+        if self.keys is None:
+            return False
+        states = self.keys.values()
+        return KeyState.ASKED in states or KeyState.SENDING in states
 
 
 def expiry_instant(task: Task) -> dt.datetime | None:
@@ -570,6 +608,8 @@ class Tracker:
                 return self._release(task_id)
             case OutcomeFetched(task_id=task_id, ended=ended):
                 return self._fetched(task_id, ended)
+            case AnswerReady(task_id=task_id, key=key, answer=answer):
+                return self._answer_ready(task_id, key, answer)
             case InputAnswered(task_id=task_id, key=key, sent=sent):
                 return self._answered(task_id, key, sent)
             case ListenAcknowledged(task_ids=ids):
@@ -821,9 +861,19 @@ class Tracker:
         if limit is not None and record.stuck_polls >= limit:
             self._end(record, actions, error=InputStuck(task_id, list(requests), limit))
 
-    def _answered(self, task_id: str, key: str, sent: bool) -> Sequence[Action]:
+    def _answer_ready(self, task_id: str, key: str, answer: JSONObject) -> Sequence[Action]:
+        """A key's answer is made: sent once, and only while the task is polled."""
         record = self.records.get(task_id)
         if record is None or record.keys is None or record.keys.get(key) is not KeyState.ASKED:
+            return _NOTHING  # ended, released, terminal, or sent already: dropped
+        record.keys[key] = KeyState.SENDING
+        return [SendUpdate(task_id, key, answer)]
+
+    def _answered(self, task_id: str, key: str, sent: bool) -> Sequence[Action]:
+        record = self.records.get(task_id)
+        if record is None or record.keys is None:
+            return _NOTHING
+        if record.keys.get(key) not in (KeyState.ASKED, KeyState.SENDING):
             return _NOTHING
         record.keys[key] = KeyState.ANSWERED
         actions: list[Action] = [RecordAnswer(task_id, key)] if sent else []
