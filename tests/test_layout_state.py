@@ -29,11 +29,11 @@ KNOWN_CACHES = {
     ("_io/_h1.py", "_HEADS"): "response heads read, bounded (issue 33 item 4: left)",
     ("_io/_h1.py", "_STATUSES"): "status lines read, bounded (issue 33 item 4: left)",
     ("_io/_h1.py", "_FIELDS"): "header lines read, bounded (issue 33 item 4: left)",
-    ("_codec/_fast_task.py", "_seen"): "timestamps read, bounded (issue 33 item 4: left)",
 }
-"""The module-level caches still on the request path: bounded value caches of immutable
-values (shared by the process's clients, never carrying one client's data to another's
-behaviour). Moving them onto the engine and codec instances is issue 33's last item."""
+"""The module-level caches still on the request path, the HTTP/1.1 head codec's: bounded
+caches of immutable values (shared by the process's clients, never carrying one client's data
+to another's behaviour). Moving them onto the lean engine's instance is issue 33's last item
+(the Task decoder's timestamp cache moved onto each client's driver)."""
 
 FOREIGN_PRIVATE = frozenset(
     {
@@ -236,3 +236,35 @@ class Own:
         return self._other, options._replace(a=1)
 """
     assert private_reaches(source) == ["8: client._driver"]
+
+
+SNAPSHOTS = {
+    "2025-11-25": {"ttl": 60000, "pollInterval": 500},
+    "2026-07-28": {"ttlMs": 60000, "pollIntervalMs": 500},
+}
+
+
+def test_each_clients_driver_keeps_its_own_timestamps_and_the_shared_decoders_none() -> None:
+    """The Task decoder's timestamp cache (was module-level) is each client's driver's own:
+    a timestamp one driver read is kept for its next poll, and never shared with another
+    client's; the module's shared decoders keep none."""
+    from mcp_tasks_client import Generation
+    from mcp_tasks_client._codec import v2025_11_25, v2026_07_28
+    from mcp_tasks_client._drivers import driver_for
+
+    shared = {"2025-11-25": v2025_11_25.decode_task, "2026-07-28": v2026_07_28.decode_task}
+    for generation in (Generation.V2025_11_25, Generation.V2026_07_28):
+        raw = {
+            "taskId": "t1",
+            "status": "working",
+            "createdAt": "2026-08-01T00:00:00Z",
+            "lastUpdatedAt": "2026-08-01T00:00:01Z",
+            **SNAPSHOTS[generation.value],
+        }
+        one, other = driver_for(generation), driver_for(generation)
+        first = one.read_task(raw).created_at
+        assert one.read_task(raw).created_at is first  # kept by this client's driver
+        assert other.read_task(raw).created_at is not first  # another client's: its own
+        assert other.read_task(raw).created_at == first
+        decode = shared[generation.value]
+        assert decode(raw).created_at is not decode(raw).created_at  # shared: keeps none
