@@ -195,7 +195,7 @@ class Poller:
             unsubscribe.append(client.on_notification(acknowledged, self._listener.on_acknowledged))
             group.start_soon(self._listener.run)
         if self.inputs is not None:
-            relay = functools.partial(relay_input, self._registry, self.policy, self._end)
+            relay = functools.partial(relay_input, self._registry, self._tracker, self._perform)
             unsubscribe.append(self.inputs.subscribe(relay, tasks=self._tracker))
         if self._sink is not None:
             group.start_soon(self._sink.run)

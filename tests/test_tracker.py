@@ -24,7 +24,7 @@ from mcp_tasks_client._exceptions import (
     TransportError,
     UnknownValue,
 )
-from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy
+from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from mcp_tasks_client._sansio.task_machine import ViolationPolicy
 from mcp_tasks_client._sansio.tracker import (
     Accepted,
@@ -34,6 +34,7 @@ from mcp_tasks_client._sansio.tracker import (
     End,
     FetchOutcome,
     InputAnswered,
+    InputUnhandled,
     KeyState,
     ListenAcknowledged,
     ListenEnded,
@@ -420,6 +421,22 @@ def test_an_answer_is_sent_as_the_trackers_send_update_once_and_only_while_polle
         poll(tracker, task(IR, 1, inputs={"a": ASK}), at=1.0)
         do(tracker, last)
         assert do(tracker, AnswerReady("t1", "a", answer)) == []
+
+
+def test_an_input_request_nobody_handled_ends_the_task_under_fail_in_either_generation() -> None:
+    """C-49/C-52 (2025-11-25: a server request by related-task, refused with -32601) and E C30
+    (2026-07-28: a key no handler took): ``UnhandledInputPolicy.FAIL`` ends the wait with
+    InputNotHandled, once; ``KEEP_WAITING`` leaves the server to decide."""
+    tracker = tracked()
+    (end,) = ends(do(tracker, InputUnhandled("t1", "elicitation/create", 7)))
+    assert isinstance(end.error, InputNotHandled)
+    assert end.error.request_id == 7
+    assert not polled_now(tracker)
+    assert do(tracker, InputUnhandled("t1", "elicitation/create", 8)) == []  # ended once
+    keep = tracked(PollPolicy(jitter=0.0, on_unhandled_input=UnhandledInputPolicy.KEEP_WAITING))
+    assert do(keep, InputUnhandled("t1", "sampling/createMessage", "k")) == []
+    assert polled_now(keep)
+    assert do(Tracker(POLICY), InputUnhandled("nobody", "roots/list", 1)) == []
 
 
 # -- listen (2026-07-28) -----------------------------------------------------------------------

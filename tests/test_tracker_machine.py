@@ -29,12 +29,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from mcp_tasks_client._exceptions import (
+    InputNotHandled,
     InputStuck,
     ServerBusy,
     TaskNotFound,
     TransportError,
 )
-from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy
+from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from mcp_tasks_client._sansio.tracker import (
     Accepted,
     Action,
@@ -44,6 +45,7 @@ from mcp_tasks_client._sansio.tracker import (
     Event,
     FetchOutcome,
     InputAnswered,
+    InputUnhandled,
     ListenAcknowledged,
     ListenEnded,
     OutcomeFetched,
@@ -100,9 +102,16 @@ class TrackerMachine(RuleBasedStateMachine):
         backstop=st.booleans(),
         busy=st.sampled_from(list(BusyPolicy)),
         eager=st.booleans(),
+        unhandled=st.sampled_from(list(UnhandledInputPolicy)),
     )
     def start(
-        self, listen: bool, stuck: int | None, backstop: bool, busy: BusyPolicy, eager: bool
+        self,
+        listen: bool,
+        stuck: int | None,
+        backstop: bool,
+        busy: BusyPolicy,
+        eager: bool,
+        unhandled: UnhandledInputPolicy,
     ) -> None:
         self.policy = PollPolicy(
             jitter=0.0,
@@ -110,6 +119,7 @@ class TrackerMachine(RuleBasedStateMachine):
             stuck_input_polls=stuck,
             on_busy=busy,
             poll_while_answering=eager,
+            on_unhandled_input=unhandled,
         )
         self.backstop = backstop
         self.tracker = Tracker(self.policy, capacity=100)
@@ -306,6 +316,18 @@ class TrackerMachine(RuleBasedStateMachine):
     def answer_made(self, task_id: str, key: str) -> None:
         """A handler made its answer: the Tracker says whether it goes out."""
         self.feed(AnswerReady(task_id, key, {"action": "accept"}))
+
+    @rule(task_id=st.sampled_from(IDS), key=st.sampled_from(KEYS))
+    def nobody_handled(self, task_id: str, key: str) -> None:
+        """A request no handler took (either generation): the policy decides, once."""
+        followed = task_id in self.tracker.records
+        actions = self.feed(InputUnhandled(task_id, "elicitation/create", key))
+        ended = [a for a in actions if isinstance(a, End)]
+        if followed and self.policy.on_unhandled_input is UnhandledInputPolicy.FAIL:
+            assert len(ended) == 1
+            assert isinstance(ended[0].error, InputNotHandled)
+        else:
+            assert actions == []
 
     @rule(task_id=st.sampled_from(IDS))
     def release(self, task_id: str) -> None:

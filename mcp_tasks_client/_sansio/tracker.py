@@ -46,6 +46,8 @@ Events (frozen values; :meth:`Tracker.handle` takes one and returns the actions)
 ``AnswerReady``               an input key's handler made its answer (to send, or not)
 ``InputAnswered``             an input key is done: its ``tasks/update`` answered (``sent``),
                               or refused, or there was no answer to send
+``InputUnhandled``            no handler took an input request of the task: a server's
+                              request (2025-11-25) or a key (2026-07-28)
 ``ListenAcknowledged``        the server agreed to push these ids (E C40)
 ``ListenEnded``               the listen ended or was refused (``error``): poll as usual again
 ``CancelAsked``               a wait gave up and ``cancel_on_abandon`` asks for a cancel
@@ -99,7 +101,8 @@ Rules, each decided here and nowhere else:
   it serves nothing; ``stuck_input_polls`` snapshots in a row asking nothing new while nothing
   is being answered end the task with InputStuck; more than ``max_inputs_per_task`` keys end it
   with LimitExceeded; with no input handlers and ``UnhandledInputPolicy.FAIL`` the first key
-  ends it with InputNotHandled.
+  ends it with InputNotHandled, and so does, in either generation, an input request no handler
+  took (``InputUnhandled``: a 2025-11-25 server request by related-task, or a 2026-07-28 key).
 - Cancel racing the outcome: a cancel is sent at most once a task, never for a task already
   reported terminal or ended (its status won the race; C-27, E C36).
 - Listen refused or ended: the acknowledged ids fall back to their usual polling at once (their
@@ -144,6 +147,7 @@ __all__ = [
     "Event",
     "FetchOutcome",
     "InputAnswered",
+    "InputUnhandled",
     "KeyState",
     "ListenAcknowledged",
     "ListenEnded",
@@ -269,6 +273,17 @@ class InputAnswered:
 
 
 @attrs.frozen
+class InputUnhandled:
+    """No handler took the input request ``request_id`` (``method``) of ``task_id``: a server's
+    request by related-task (2025-11-25, answered with a JSON-RPC error) or an
+    ``inputRequests`` key (2026-07-28, left unanswered)."""
+
+    task_id: str
+    method: str
+    request_id: object
+
+
+@attrs.frozen
 class ListenAcknowledged:
     """E C40: the ids the server agreed to push (for the listen of ``Relisten`` last)."""
 
@@ -309,6 +324,7 @@ Event = (
     | OutcomeFetched
     | AnswerReady
     | InputAnswered
+    | InputUnhandled
     | ListenAcknowledged
     | ListenEnded
     | CancelAsked
@@ -484,6 +500,7 @@ def _interval(task: Task) -> float | None:
 
 
 _NOTHING: tuple[Action, ...] = ()  # what an event that asks for nothing returns
+_FAIL = UnhandledInputPolicy.FAIL
 
 
 class Tracker:
@@ -612,6 +629,11 @@ class Tracker:
                 return self._answer_ready(task_id, key, answer)
             case InputAnswered(task_id=task_id, key=key, sent=sent):
                 return self._answered(task_id, key, sent)
+            case InputUnhandled(task_id=task_id, method=method, request_id=request_id):
+                record = self.records.get(task_id)
+                if record is None or self.policy.on_unhandled_input is not _FAIL:
+                    return _NOTHING  # not followed, or the caller keeps waiting
+                return self._end(record, [], error=InputNotHandled(task_id, method, request_id))
             case ListenAcknowledged(task_ids=ids):
                 self.acknowledged = ids & self.listening
                 return _NOTHING
