@@ -426,9 +426,6 @@ class Poller:
             if isinstance(action, _t.Relisten):
                 self._listener.want(action.task_ids)
                 continue
-            if isinstance(action, _t.Poll):  # held back for an input round, due now
-                self._loop.enqueue(action.task_id)
-                continue
             tracked = live.get(action.task_id)
             if tracked is None:
                 continue
@@ -445,6 +442,8 @@ class Poller:
                     self._task_group.start_soon(self._sink.outcome, tracked.task_id, action.outcome)
             elif isinstance(action, _t.End):
                 self._ended(tracked, action.outcome, action.error)
+            elif isinstance(action, _t.Poll):  # held back for an input round, due now
+                self._loop.enqueue(action.task_id)
 
     def _accepted(self, tracked: Tracked, action: _t.Accepted) -> None:
         snapshot = action.snapshot

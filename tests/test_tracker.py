@@ -515,6 +515,21 @@ def test_cancel_racing_the_outcome_loses_to_a_terminal_status() -> None:
     assert do(tracker, CancelAsked("t1")) == []
 
 
+def test_no_cancel_for_a_task_seen_terminal_that_ended_before_its_outcome_came() -> None:
+    """C-27, E C36; found by the state machine: a task seen completed, then ended by an error
+    before its outcome was fetched (an input nobody handled, the connection ended), had no
+    outcome remembered, and a later abandoned wait sent it a ``tasks/cancel``."""
+    for failure in (
+        TrackingFailed("t1", TransportError("gone")),
+        InputUnhandled("t1", "elicitation/create", 1),
+    ):
+        tracker = tracked()
+        poll(tracker, task(DONE, 1), at=1.0)
+        assert ends(do(tracker, failure))
+        assert tracker.terminal_snapshot("t1") == task(DONE, 1)
+        assert do(tracker, CancelAsked("t1")) == []
+
+
 def test_cancel_then_the_outcome_still_ends_the_task_once() -> None:
     tracker = tracked()
     assert do(tracker, CancelAsked("t1")) == [SendCancel("t1")]

@@ -611,7 +611,9 @@ class Tracker:
             case Polled():
                 return self._polled_answer(event)
             case Tick(now=now):
-                return self._due(now)
+                if not self._asking or self.policy.poll_while_answering:  # no input round
+                    return [Poll(task_id) for task_id in self.scheduler.pop_due(now)]
+                return self._held_back_due(now)
             case Pushed(snapshot=snapshot, now=now):
                 record = self.records.get(snapshot.task_id)
                 if record is None or record.phase is not Phase.TRACKING:
@@ -704,15 +706,13 @@ class Tracker:
 
     # -- polls -----------------------------------------------------------------------------
 
-    def _due(self, now: float) -> list[Action]:
-        """The polls due at ``now``; one of a task whose input round is being answered is
-        held back (issue 39 item 3), unless the policy asks for it or its ttl ran out."""
-        due = self.scheduler.pop_due(now)
+    def _held_back_due(self, now: float) -> list[Action]:
+        """The polls due at ``now`` while some task's input round is being answered: one of
+        such a task is held back (issue 39 item 3), unless its ttl ran out (the policy's
+        ``poll_while_answering`` was looked at before)."""
         asking = self._asking
-        if not asking or self.policy.poll_while_answering:  # the usual case: no input round
-            return [Poll(task_id) for task_id in due]
         actions: list[Action] = []
-        for task_id in due:
+        for task_id in self.scheduler.pop_due(now):
             if task_id in asking:
                 expires_at = self.records[task_id].expires_at
                 if expires_at is None or now < expires_at:
@@ -953,8 +953,8 @@ class Tracker:
         return actions
 
     def _cancel(self, task_id: str) -> Sequence[Action]:
-        if task_id in self._cancelled or self.outcome(task_id) is not None:
-            return _NOTHING
+        if task_id in self._cancelled or task_id in self._ended:
+            return _NOTHING  # ended with an outcome, or seen terminal: nothing to cancel
         record = self.records.get(task_id)
         if record is not None and record.phase is not Phase.TRACKING:
             return _NOTHING  # its terminal status won the race: nothing left to cancel
