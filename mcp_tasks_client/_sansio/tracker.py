@@ -88,12 +88,11 @@ Rules, each decided here and nowhere else:
   terminal is dropped, never sent (the wait that wanted it is over).
 - Input rounds (issue 39 item 3): while any served key of a task is being answered (its handler
   runs, or its ``tasks/update`` is in flight: ``ASKED`` or ``SENDING`` until ``InputAnswered``),
-  a poll of
-  that task that falls due is held back, and sent (``Poll``) when the last of them is
-  answered, as a client answering a round before polling again would: one ``tasks/get`` a
-  round, not one more while the answers travel. ``PollPolicy.poll_while_answering`` asks
-  for the polls anyway. A poll due at or past the ttl backstop's expiry is never held (the
-  expiry rule needs it).
+  a poll of that task that falls due is held back, and sent (``Poll``) when the last of them
+  is answered, as a client answering a round before polling again would: one ``tasks/get`` a
+  round, not one more while the answers travel. ``PollPolicy.poll_while_answering`` asks for
+  the polls anyway. A poll due at or past the ttl backstop's expiry is never held (the expiry
+  rule needs it).
 - A busy poll (429/503) ends the task under ``BusyPolicy.FAIL``; under ``BACK_OFF`` it is
   scheduled again by the scheduler's busy rule with a ``BackedOff`` warning.
 - Input (E C30, C31, C33, A-9): a key is served once, the first time a snapshot shows it; a
@@ -876,7 +875,6 @@ class Tracker:
             keys[key] = KeyState.ASKED
         if new:
             self._asking[task_id] = self._asking.get(task_id, 0) + len(new)
-        if new:
             actions.append(ServeInput(task_id, snapshot, new))
         record.stuck_polls = 0 if new or record.answering() else record.stuck_polls + 1
         limit = self.policy.stuck_input_polls
