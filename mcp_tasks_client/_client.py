@@ -314,14 +314,6 @@ class Client(TaskCalls, FeatureCalls):
         ``Limits.max_server_requests``, so they never stop the client answering the rest."""
         self._session.on_request(method, handler, held=held)
 
-    def _received_task(self, task_id: str, *, ended: bool = False) -> None:
-        """A TaskReceiver's task of this connection begins (its trace: the current context,
-        the creating request's span) or is dropped (``ended``)."""
-        if ended:
-            self._session.received_traces.forget(task_id)
-        else:
-            self._session.received_traces.note(task_id)
-
     def on_orphaned_task(self, handler: Callable[[OrphanedTask], None]) -> Callable[[], None]:
         """Call ``handler`` with each task created by a ``start()`` its caller stopped waiting
         for (see :class:`OrphanedTask`). Runs in the reader: must not block."""

@@ -150,6 +150,13 @@ class ClientBase:
         return self._session.traces
 
     @property
+    def received_traces(self) -> _obs.ReceivedTraces:
+        """The traces of the tasks a TaskReceiver runs for this client's server, by task id:
+        where the server's requests about each one hang their spans (``note`` when one
+        begins, ``forget`` when it ends)."""
+        return self._session.received_traces
+
+    @property
     def warnings(self) -> Sequence[MCPTasksError]:
         """Problems that ruined no request (an uncorrelated error, a side stream that ended);
         the last ``Limits.max_warnings`` of them (``on_warning`` sees every one)."""

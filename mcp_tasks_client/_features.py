@@ -242,7 +242,7 @@ def _unwarned(problem: Any) -> None:
 
 
 def _reader(client: ClientBase, cls: type[T]) -> Callable[[Any], T]:
-    return functools.partial(client._driver.converter.decode, cls=cls)
+    return functools.partial(client.driver.converter.decode, cls=cls)
 
 
 _LIST_RESULTS: dict[str, type] = {

@@ -52,7 +52,7 @@ from ._poller.waits import Abandon, ProgressCallback, TaskRef, Waits, task_id_of
 from ._sansio import tracker as _t
 from ._sansio.progress import StatusMessage, next_status_message
 from ._sansio.scheduler import PollPolicy
-from ._sansio.task_machine import TaskMachine, Violation
+from ._sansio.task_machine import Violation
 from .inputs import InputRouter
 from .journal import Journal
 from .models import CallToolResult, CreateTaskResult, JSONRPCNotification, Task
@@ -88,7 +88,6 @@ class Poller:
         self._warnings: collections.deque[Violation | MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
         )
-        self._registry = Registry(limits.max_answered_inputs)
         self._tracker = tracker = _t.Tracker(
             policy,
             rng=rng,
@@ -96,6 +95,7 @@ class Poller:
             max_inputs_per_task=limits.max_inputs_per_task,
             handles_inputs=inputs is not None,
         )
+        self._registry = Registry(tracker)
         timeout = policy.request_timeout
         self._sink = None if journal is None else JournalSink(journal, client, timeout, self._warn)
         self._generation = Following(
@@ -105,6 +105,7 @@ class Poller:
             tracker,
             self._sink,
             end=self._end,
+            perform=self._perform,
             warn=self._warn,
             spawn=self._spawn,
             before_outcome=before_poll,
@@ -194,7 +195,7 @@ class Poller:
             unsubscribe.append(client.on_notification(acknowledged, self._listener.on_acknowledged))
             group.start_soon(self._listener.run)
         if self.inputs is not None:
-            relay = functools.partial(relay_input, self._registry, self.policy, self._end)
+            relay = functools.partial(relay_input, self._registry, self._tracker, self._perform)
             unsubscribe.append(self.inputs.subscribe(relay, tasks=self._tracker))
         if self._sink is not None:
             group.start_soon(self._sink.run)
@@ -350,7 +351,7 @@ class Poller:
         # from the server (the CreateTaskResult of a finished task is stale), never polled.
         tracked = self._registry.held(task_id)
         if tracked is None:
-            first = self._registry.terminal_snapshot(task_id)  # finished again, not polled
+            first = self._tracker.terminal_snapshot(task_id)  # finished again, not polled
             seed = False
             if first is None:
                 if isinstance(ref, CreateTaskResult):
@@ -371,9 +372,8 @@ class Poller:
         ttl_ends = monotonic_expiry(first, self._wall_clock)
         expiry = ttl_ends if self.policy.ttl_backstop else None
         now = anyio.current_time()
-        actions = self._tracker.handle(_t.Track(first, now, expiry, ttl_ends, until, seed))
-        record = self._tracker.records.get(first.task_id)
-        tracked = Tracked(first.task_id, record.machine if record else TaskMachine(first))
+        record, actions = self._tracker.track(_t.Track(first, now, expiry, ttl_ends, until, seed))
+        tracked = Tracked(first.task_id, record)
         tracked.message = next_status_message(None, first, now=self._wall_clock())
         self._registry.add(tracked)
         tracking_started(tracked, first, self.client)
@@ -383,9 +383,8 @@ class Poller:
 
     def _release(self, tracked: Tracked) -> None:
         if self._registry.release(tracked):
-            # Nobody waits on it any more: stop polling (the library never polls unasked),
-            # hold no tasks/result open for it, ask none of its questions (the registry
-            # cancelled its input handlers).
+            # Nobody waits on it: stop polling (never unasked), hold no tasks/result open for
+            # it, ask none of its questions (the registry cancelled its input handlers).
             self._perform(self._tracker.handle(_t.Release(tracked.task_id)))
             tracking_ended(tracked, "released", self.client.redaction)
             self._generation.released(tracked)
@@ -443,6 +442,8 @@ class Poller:
                     self._task_group.start_soon(self._sink.outcome, tracked.task_id, action.outcome)
             elif isinstance(action, _t.End):
                 self._ended(tracked, action.outcome, action.error)
+            elif isinstance(action, _t.Poll):  # held back for an input round, due now
+                self._loop.enqueue(action.task_id)
 
     def _accepted(self, tracked: Tracked, action: _t.Accepted) -> None:
         snapshot = action.snapshot
@@ -487,8 +488,7 @@ class Poller:
     def _end(self, tracked: Tracked, *, error: MCPTasksError) -> None:
         """End ``tracked``'s waits with ``error`` from outside the protocol (the connection
         ended, the poller closed, its own task failed): through the tracker, once."""
-        actions = self._tracker.handle(_t.TrackingFailed(tracked.task_id, error))
-        self._perform(actions)
+        self._perform(self._tracker.handle(_t.TrackingFailed(tracked.task_id, error)))
         self._ended(tracked, None, error)  # a record the tracker no longer follows
 
     def _ended(self, tracked: Tracked, outcome: Outcome | None, err: MCPTasksError | None) -> None:

@@ -563,13 +563,36 @@ class InputRouter:
         busy answer has its own, after the wait ``busy`` gave). Cancelled: the handler is
         cancelled (or the wait before a send again), nothing more is sent, and the key stays
         taken (it is never shown to a handler twice)."""
-        client = self._client
-        if client is None:
+        if self._client is None:
             raise UsageError("attach the InputRouter to its client first (router.attach)")
         response = await self.answer_input(task_id, key, request, tasks=tasks)
         if response is None or not still_wanted():
             return False
-        return await self._batches.send(client, task_id, key, response, timeout, busy)
+        return await self.send_task_answer(task_id, key, response, timeout=timeout, busy=busy)
+
+    async def send_task_answer(
+        self,
+        task_id: str,
+        key: str,
+        answer: JSONObject,
+        *,
+        timeout: float | None = None,
+        busy: BusyRetry | None = None,
+    ) -> bool:
+        """Send one 2026-07-28 input answer (:meth:`answer_input`'s) with ``tasks/update``,
+        in one request with the answers of ``task_id`` ready at the same moment; True when it
+        went out. A batch the server refuses (-32602) is sent again key by key (the refusal
+        of this key raised as InvalidParams); a busy answer raises the ServerBusy unless
+        ``busy`` gives a wait (as :meth:`serve_task_input`). The Poller sends each answer the
+        Tracker says to send (its ``SendUpdate``) through here.
+
+        Deadline: ``timeout`` for the ``tasks/update`` (default ``Timeouts.request``; twice
+        when a refused batch is sent again; each send again after a busy answer has its own,
+        after the wait ``busy`` gave). Cancelled: nothing more is sent for this caller."""
+        client = self._client
+        if client is None:
+            raise UsageError("attach the InputRouter to its client first (router.attach)")
+        return await self._batches.send(client, task_id, key, answer, timeout, busy)
 
     async def answer_call_input(self, key: str, request: InputRequest) -> JSONObject | None:
         """MRTR (E C45): one input request of a call that has no task yet, answered by this

@@ -186,7 +186,7 @@ class TaskReceiver:
             for running in self._running.values():
                 running.done.set()
             for task_id, client in self._traced.items():
-                client._received_task(task_id, ended=True)
+                client.received_traces.forget(task_id)
             self._traced.clear()
 
     def serve(self, client: Client) -> None:
@@ -228,7 +228,7 @@ class TaskReceiver:
         self._expiry_changed.set()
         client.redaction.remember(task.task_id)
         if client.tracing.enabled:  # its trace: this request's (one trace per task)
-            client._received_task(task.task_id)
+            client.received_traces.note(task.task_id)
             self._traced[task.task_id] = client
         log.debug(
             "received task %s created for %s",
@@ -312,7 +312,7 @@ class TaskReceiver:
             running = self._running.pop(task_id, None)
             traced = self._traced.pop(task_id, None)
             if traced is not None:
-                traced._received_task(task_id, ended=True)
+                traced.received_traces.forget(task_id)
             if running is not None:
                 running.scope.cancel()
                 running.done.set()

@@ -24,15 +24,17 @@ from mcp_tasks_client._exceptions import (
     TransportError,
     UnknownValue,
 )
-from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy
+from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from mcp_tasks_client._sansio.task_machine import ViolationPolicy
 from mcp_tasks_client._sansio.tracker import (
     Accepted,
     Action,
+    AnswerReady,
     CancelAsked,
     End,
     FetchOutcome,
     InputAnswered,
+    InputUnhandled,
     KeyState,
     ListenAcknowledged,
     ListenEnded,
@@ -47,6 +49,7 @@ from mcp_tasks_client._sansio.tracker import (
     Release,
     Relisten,
     SendCancel,
+    SendUpdate,
     ServeInput,
     Tick,
     Track,
@@ -330,6 +333,112 @@ def test_input_that_comes_another_way_is_served_with_no_keys() -> None:
     assert ServeInput("t1", task(IR, 1)) in actions
 
 
+# -- input rounds: no tasks/get while a round's answers are in flight (issue 39 item 3) -------
+
+
+def test_no_poll_while_a_rounds_answers_are_in_flight_then_one_when_the_last_is_in() -> None:
+    """E C28-C31: a snapshot's keys are a round; while their handlers run and their
+    ``tasks/update`` is in flight, the poll that falls due is held back (a poll then could
+    only show the same keys again, C33); the last answer in (sent or not) lets it go at once."""
+    tracker = tracked()
+    ask = {"a": ASK, "b": ASK}
+    poll(tracker, task(IR, 1, inputs=ask), at=1.0)
+    assert tracker.scheduler.due("t1") == 2.0
+    assert do(tracker, Tick(2.0)) == []  # due, held back
+    assert tracker.held_back("t1")
+    assert do(tracker, Tick(9.0)) == []  # held however long the round takes
+    assert do(tracker, InputAnswered("t1", "a", sent=True)) == [RecordAnswer("t1", "a")]
+    assert do(tracker, InputAnswered("t1", "b", sent=False)) == [Poll("t1")]
+    assert not tracker.held_back("t1")
+    ticket = tracker.send_poll("t1", 9.5)
+    assert ticket is not None
+    next_round = do(tracker, Polled(ticket, task(IR, 2, inputs={"c": ASK}), 9.6))
+    assert [a.keys for a in next_round if isinstance(a, ServeInput)] == [(("c", ASK),)]
+
+
+def test_a_round_answered_before_the_poll_is_due_changes_nothing() -> None:
+    tracker = tracked()
+    poll(tracker, task(IR, 1, inputs={"a": ASK}), at=1.0)
+    assert do(tracker, InputAnswered("t1", "a", sent=True)) == [RecordAnswer("t1", "a")]
+    assert not tracker.held_back("t1")
+    assert do(tracker, Tick(2.0)) == [Poll("t1")]
+
+
+def test_the_policy_may_ask_for_polls_while_answering() -> None:
+    """``PollPolicy.poll_while_answering``: the caller's explicit choice (a person answering,
+    the status wanted meanwhile)."""
+    eager = PollPolicy(jitter=0.0, floor=0.0, initial=1.0, backoff=1.0, poll_while_answering=True)
+    tracker = tracked(eager)
+    poll(tracker, task(IR, 1, inputs={"a": ASK}), at=1.0)
+    assert do(tracker, Tick(2.0)) == [Poll("t1")]
+    assert not tracker.held_back("t1")
+    assert do(tracker, InputAnswered("t1", "a", sent=True)) == [RecordAnswer("t1", "a")]
+
+
+def test_a_held_poll_still_goes_out_at_the_ttl_backstops_expiry() -> None:
+    """E C26 / T:459: a round never keeps a task from expiring under the backstop."""
+    tracker = Tracker(POLICY)
+    do(tracker, Track(task(ttl_ms=5_000), now=0.0, expires_at=5.0, ttl_ends=5.0))
+    poll(tracker, task(IR, 1, inputs={"a": ASK}, ttl_ms=5_000), at=1.0)
+    assert do(tracker, Tick(2.0)) == []
+    assert tracker.scheduler.next_due() == 5.0  # the loop wakes at the expiry
+    assert do(tracker, Tick(5.0)) == [Poll("t1")]
+    ticket = tracker.send_poll("t1", 5.0)
+    assert ticket is not None
+    assert ticket.expired
+    asking = task(IR, 2, inputs={"a": ASK}, ttl_ms=5_000)
+    (end,) = ends(do(tracker, Polled(ticket, asking, 5.1)))
+    assert isinstance(end.outcome, Expired)
+    assert do(tracker, InputAnswered("t1", "a", sent=True)) == []  # ended: nothing more
+
+
+def test_a_round_cut_short_by_a_terminal_push_or_a_release_leaves_no_poll_held() -> None:
+    for last in (Pushed(task(DONE, 5), 3.0), Release("t1")):
+        tracker = tracked()
+        poll(tracker, task(IR, 1, inputs={"a": ASK}), at=1.0)
+        do(tracker, Tick(2.0))
+        assert tracker.held_back("t1")
+        do(tracker, last)
+        assert not tracker.held_back("t1")
+        assert do(tracker, InputAnswered("t1", "a", sent=True)) == []
+
+
+def test_an_answer_is_sent_as_the_trackers_send_update_once_and_only_while_polled() -> None:
+    """E C28-C31 (issue 33: ``tasks/update`` is a Tracker action): a key's answer goes out
+    once, as ``SendUpdate``; the round goes on until its update is answered; an answer made
+    after the task was seen terminal, or released, is dropped (nobody waits for it)."""
+    answer = {"action": "accept", "content": {}}
+    tracker = tracked()
+    poll(tracker, task(IR, 1, inputs={"a": ASK}), at=1.0)
+    assert do(tracker, AnswerReady("t1", "a", answer)) == [SendUpdate("t1", "a", answer)]
+    assert tracker.records["t1"].keys == {"a": KeyState.SENDING}
+    assert do(tracker, AnswerReady("t1", "a", answer)) == []  # never sent twice
+    assert do(tracker, Tick(2.0)) == []  # its update in flight: no poll
+    assert do(tracker, AnswerReady("t1", "b", answer)) == []  # a key never served
+    assert do(tracker, InputAnswered("t1", "a", sent=True)) == [RecordAnswer("t1", "a"), Poll("t1")]
+    for last in (Pushed(task(DONE, 5), 3.0), Release("t1")):
+        tracker = tracked()
+        poll(tracker, task(IR, 1, inputs={"a": ASK}), at=1.0)
+        do(tracker, last)
+        assert do(tracker, AnswerReady("t1", "a", answer)) == []
+
+
+def test_an_input_request_nobody_handled_ends_the_task_under_fail_in_either_generation() -> None:
+    """C-49/C-52 (2025-11-25: a server request by related-task, refused with -32601) and E C30
+    (2026-07-28: a key no handler took): ``UnhandledInputPolicy.FAIL`` ends the wait with
+    InputNotHandled, once; ``KEEP_WAITING`` leaves the server to decide."""
+    tracker = tracked()
+    (end,) = ends(do(tracker, InputUnhandled("t1", "elicitation/create", 7)))
+    assert isinstance(end.error, InputNotHandled)
+    assert end.error.request_id == 7
+    assert not polled_now(tracker)
+    assert do(tracker, InputUnhandled("t1", "elicitation/create", 8)) == []  # ended once
+    keep = tracked(PollPolicy(jitter=0.0, on_unhandled_input=UnhandledInputPolicy.KEEP_WAITING))
+    assert do(keep, InputUnhandled("t1", "sampling/createMessage", "k")) == []
+    assert polled_now(keep)
+    assert do(Tracker(POLICY), InputUnhandled("nobody", "roots/list", 1)) == []
+
+
 # -- listen (2026-07-28) -----------------------------------------------------------------------
 
 LISTEN = PollPolicy(jitter=0.0, floor=0.0, initial=1.0, backoff=1.0, listen=True)
@@ -404,6 +513,21 @@ def test_cancel_racing_the_outcome_loses_to_a_terminal_status() -> None:
     outcome = Completed(task(DONE, 1), None)  # type: ignore[arg-type]
     do(tracker, OutcomeFetched("t1", outcome))
     assert do(tracker, CancelAsked("t1")) == []
+
+
+def test_no_cancel_for_a_task_seen_terminal_that_ended_before_its_outcome_came() -> None:
+    """C-27, E C36; found by the state machine: a task seen completed, then ended by an error
+    before its outcome was fetched (an input nobody handled, the connection ended), had no
+    outcome remembered, and a later abandoned wait sent it a ``tasks/cancel``."""
+    for failure in (
+        TrackingFailed("t1", TransportError("gone")),
+        InputUnhandled("t1", "elicitation/create", 1),
+    ):
+        tracker = tracked()
+        poll(tracker, task(DONE, 1), at=1.0)
+        assert ends(do(tracker, failure))
+        assert tracker.terminal_snapshot("t1") == task(DONE, 1)
+        assert do(tracker, CancelAsked("t1")) == []
 
 
 def test_cancel_then_the_outcome_still_ends_the_task_once() -> None:

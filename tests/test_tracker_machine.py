@@ -7,12 +7,16 @@ rules, not from the tracker's code, and checks every action list against it:
   issue 20); a stale answer (A-08, overtaken by a push) is never accepted;
 - expiry (E C26, T:459): a poll sent at or past the ttl backstop ends the task Expired;
 - input (E C30, C31, C33, A-9): each key is served at most once in a task's life, across polls,
-  pushes and acks; a stuck input (``stuck_input_polls``) ends the task only when every served
+  pushes and acks; its answer is sent (``SendUpdate``) at most once, and only while the task
+  is polled; a stuck input (``stuck_input_polls``) ends the task only when every served
   key was answered;
 - the listen (E C39, C40): its ids are the polled ids; acknowledged ids are a subset; a refused
   listen leaves every id polled at its usual pace;
 - cancel racing the outcome (C-27, E C36): at most one ``tasks/cancel`` a task, never after its
-  terminal status was seen; every task ends at most once a life.
+  terminal status was seen; every task ends at most once a life;
+- input rounds (issue 39 item 3): no poll of a task while a key it served is being answered
+  (unless ``PollPolicy.poll_while_answering``, or its ttl backstop ran out); the poll held back
+  goes out the moment the round's last answer is in, and only a task answering is held back.
 """
 
 from __future__ import annotations
@@ -25,20 +29,23 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from mcp_tasks_client._exceptions import (
+    InputNotHandled,
     InputStuck,
     ServerBusy,
     TaskNotFound,
     TransportError,
 )
-from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy
+from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from mcp_tasks_client._sansio.tracker import (
     Accepted,
     Action,
+    AnswerReady,
     CancelAsked,
     End,
     Event,
     FetchOutcome,
     InputAnswered,
+    InputUnhandled,
     ListenAcknowledged,
     ListenEnded,
     OutcomeFetched,
@@ -51,6 +58,7 @@ from mcp_tasks_client._sansio.tracker import (
     Release,
     Relisten,
     SendCancel,
+    SendUpdate,
     ServeInput,
     Tick,
     Track,
@@ -93,15 +101,33 @@ class TrackerMachine(RuleBasedStateMachine):
         stuck=st.sampled_from([None, 1, 2]),
         backstop=st.booleans(),
         busy=st.sampled_from(list(BusyPolicy)),
+        eager=st.booleans(),
+        unhandled=st.sampled_from(list(UnhandledInputPolicy)),
     )
-    def start(self, listen: bool, stuck: int | None, backstop: bool, busy: BusyPolicy) -> None:
-        self.policy = PollPolicy(jitter=0.0, listen=listen, stuck_input_polls=stuck, on_busy=busy)
+    def start(
+        self,
+        listen: bool,
+        stuck: int | None,
+        backstop: bool,
+        busy: BusyPolicy,
+        eager: bool,
+        unhandled: UnhandledInputPolicy,
+    ) -> None:
+        self.policy = PollPolicy(
+            jitter=0.0,
+            listen=listen,
+            stuck_input_polls=stuck,
+            on_busy=busy,
+            poll_while_answering=eager,
+            on_unhandled_input=unhandled,
+        )
         self.backstop = backstop
         self.tracker = Tracker(self.policy, capacity=100)
         self.now = 0.0
         # the model
         self.served: dict[str, set[str]] = {}  # keys served in the task's current life
         self.answered: dict[str, set[str]] = {}
+        self.sent: dict[str, set[str]] = {}  # keys whose answer went out, in the life
         self.terminal_seen: set[str] = set()  # reported terminal (finishing or ended)
         self.ended: set[str] = set()  # ended in the current life
         self.cancels: dict[str, int] = {}
@@ -109,11 +135,14 @@ class TrackerMachine(RuleBasedStateMachine):
         self.popped: dict[PollTicket, float] = {}  # polls in flight: the due time they took
         self.in_flight: list[PollTicket] = []
         self.updated = 0.0
+        self.answering_before: set[str] = set()  # tasks answering input before an event
 
     # -- feeding events --------------------------------------------------------------------
 
     def feed(self, event: Event) -> list[Action]:
-        before = {i: r.phase for i, r in self.tracker.records.items()}
+        records = self.tracker.records
+        before = {i: r.phase for i, r in records.items()}
+        self.answering_before = {i for i, r in records.items() if r.answering()}
         actions = list(self.tracker.handle(event))
         for action in actions:
             self.check(action, before, event)
@@ -122,6 +151,14 @@ class TrackerMachine(RuleBasedStateMachine):
     def check(self, action: Action, before: dict[str, Phase], event: Event) -> None:
         if isinstance(action, Poll):
             assert before.get(action.task_id) is Phase.TRACKING  # only tracked tasks polled
+            if isinstance(event, Tick) and action.task_id in self.answering_before:
+                expires = self.tracker.records[action.task_id].expires_at
+                out_of_time = expires is not None and event.now >= expires
+                assert self.policy.poll_while_answering or out_of_time, (
+                    "a poll while the round's answers are in flight (issue 39 item 3)"
+                )
+            else:  # the round's last answer let the poll held back for it go
+                assert isinstance(event, (Tick, InputAnswered))
         elif isinstance(action, ServeInput):
             new = {k for k, _ in action.keys}
             served = self.served.setdefault(action.task_id, set())
@@ -145,6 +182,14 @@ class TrackerMachine(RuleBasedStateMachine):
                 assert self.served.get(action.task_id, set()) <= self.answered.get(
                     action.task_id, set()
                 ), "stuck while a served key was still being answered"
+        elif isinstance(action, SendUpdate):
+            assert isinstance(event, AnswerReady)
+            assert before.get(action.task_id) is Phase.TRACKING, "an answer sent for no wait"
+            assert action.key in self.served.get(action.task_id, set()), "a key never served"
+            assert action.key not in self.answered.get(action.task_id, set())
+            sent = self.sent.setdefault(action.task_id, set())
+            assert action.key not in sent, "an answer sent twice"
+            sent.add(action.key)
         elif isinstance(action, SendCancel):
             assert action.task_id not in self.terminal_seen, "cancelled after terminal"
             self.cancels[action.task_id] = self.cancels.get(action.task_id, 0) + 1
@@ -159,6 +204,7 @@ class TrackerMachine(RuleBasedStateMachine):
         if task_id not in self.tracker.records:  # a new life
             self.served.pop(task_id, None)
             self.answered.pop(task_id, None)
+            self.sent.pop(task_id, None)
             self.ended.discard(task_id)
             if self.tracker.outcome(task_id) is None:
                 self.terminal_seen.discard(task_id)
@@ -179,14 +225,17 @@ class TrackerMachine(RuleBasedStateMachine):
             self.now += step
         for action in self.feed(Tick(self.now)):
             assert isinstance(action, Poll)
-            ticket = self.tracker.send_poll(action.task_id, self.now)
-            assert ticket is not None
-            self.pushed_after[ticket] = False
-            due = self.tracker.scheduler.due(action.task_id)
-            assert due is not None
-            assert due <= self.now
-            self.popped[ticket] = due
-            self.in_flight.append(ticket)
+            self.send(action)
+
+    def send(self, action: Poll) -> None:
+        ticket = self.tracker.send_poll(action.task_id, self.now)
+        assert ticket is not None
+        self.pushed_after[ticket] = False
+        due = self.tracker.scheduler.due(action.task_id)
+        assert due is not None
+        assert due <= self.now or ticket.task_id in self.answering_before
+        self.popped[ticket] = min(due, self.now)  # held back to its expiry: taken now
+        self.in_flight.append(ticket)
 
     def take(self, index: int) -> PollTicket:
         return self.in_flight.pop(index % len(self.in_flight))
@@ -253,7 +302,32 @@ class TrackerMachine(RuleBasedStateMachine):
     def answer_input(self, task_id: str, key: str, sent: bool) -> None:
         if key in self.served.get(task_id, set()) and task_id in self.tracker.records:
             self.answered.setdefault(task_id, set()).add(key)
-        self.feed(InputAnswered(task_id, key, sent))
+        held = self.tracker.held_back(task_id)
+        polls = [a for a in self.feed(InputAnswered(task_id, key, sent)) if isinstance(a, Poll)]
+        record = self.tracker.records.get(task_id)
+        if held and record is not None and not record.answering():
+            assert polls == [Poll(task_id)], "the round is over: its poll held back goes now"
+        else:
+            assert polls == []
+        for poll in polls:
+            self.send(poll)
+
+    @rule(task_id=st.sampled_from(IDS), key=st.sampled_from(KEYS))
+    def answer_made(self, task_id: str, key: str) -> None:
+        """A handler made its answer: the Tracker says whether it goes out."""
+        self.feed(AnswerReady(task_id, key, {"action": "accept"}))
+
+    @rule(task_id=st.sampled_from(IDS), key=st.sampled_from(KEYS))
+    def nobody_handled(self, task_id: str, key: str) -> None:
+        """A request no handler took (either generation): the policy decides, once."""
+        followed = task_id in self.tracker.records
+        actions = self.feed(InputUnhandled(task_id, "elicitation/create", key))
+        ended = [a for a in actions if isinstance(a, End)]
+        if followed and self.policy.on_unhandled_input is UnhandledInputPolicy.FAIL:
+            assert len(ended) == 1
+            assert isinstance(ended[0].error, InputNotHandled)
+        else:
+            assert actions == []
 
     @rule(task_id=st.sampled_from(IDS))
     def release(self, task_id: str) -> None:
@@ -311,6 +385,18 @@ class TrackerMachine(RuleBasedStateMachine):
             assert (task_id in tracker.polled()) is tracking
             if task_id in self.terminal_seen and self.phase(task_id) is not None:
                 assert not tracking
+
+    @invariant()
+    def only_a_task_answering_is_held_back(self) -> None:
+        """Issue 39 item 3: a held poll waits for a round being answered, never for nothing
+        (a task held back with nothing being answered would never be polled again)."""
+        for task_id in IDS:
+            record = self.tracker.records.get(task_id)
+            if self.tracker.held_back(task_id):
+                assert not self.policy.poll_while_answering
+                assert record is not None
+                assert record.phase is Phase.TRACKING
+                assert record.answering()
 
     @invariant()
     def the_listen_covers_the_polled_tasks(self) -> None:

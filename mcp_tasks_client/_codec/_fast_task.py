@@ -61,10 +61,11 @@ _REORDERED_2026 = ("ttl", "pollInterval")
 
 
 _SEEN_LIMIT = 1024
-_seen: dict[str, dt.datetime] = {}
-"""Timestamps already read, by their text: a poller reads the same ``createdAt`` (and mostly
-the same ``lastUpdatedAt``) on every poll of a task. A datetime is immutable, so sharing one is
-safe; the cache is emptied when it reaches ``_SEEN_LIMIT`` entries, so it stays small."""
+"""The most timestamps a decoder keeps (:func:`task_decoder_2025` / ``_2026`` with ``cached``):
+a poller reads the same ``createdAt`` (and mostly the same ``lastUpdatedAt``) on every poll of
+a task, so each decoder keeps those it read, by their text, in a dict of its own (a driver
+makes one decoder per client: nothing shared across the process). A datetime is immutable;
+the dict is emptied when it reaches this size, so it stays small."""
 
 
 def fast_timestamp(text: Any) -> dt.datetime | None:
@@ -77,14 +78,11 @@ def fast_timestamp(text: Any) -> dt.datetime | None:
     """
     if type(text) is not str:
         return None
-    value = _seen.get(text)
-    if value is not None:
-        return value
     return _fresh_timestamp(text)
 
 
 def _fresh_timestamp(text: str) -> dt.datetime | None:
-    """:func:`fast_timestamp` of a ``str`` not in the cache (the fast path looked first)."""
+    """:func:`fast_timestamp` of a ``str`` (a decoder looked in its cache first)."""
     size = len(text)
     if size != 20 and not ((size == 24 or size == 27) and text[19] == "."):
         return None
@@ -96,10 +94,11 @@ def _fresh_timestamp(text: str) -> dt.datetime | None:
         value = _FROM_ISO(text) if _READS_Z else _FROM_ISO(text[:-1] + "+00:00")
     except ValueError:
         return None
-    if len(_seen) >= _SEEN_LIMIT:
-        _seen.clear()
-    _seen[text] = value
     return value
+
+
+def _none(text: Any) -> None:
+    return None
 
 
 class _Building(Task):
@@ -171,6 +170,7 @@ def _fast_path(
     reordered: tuple[str, ...],
     inlines: bool,
     fallback: Callable[[Any], _R],
+    cached: bool,
 ) -> Callable[[Any], Task | _R]:
     """The fast path of one generation: its duration keys, the keys its Task reads, the keys
     its strict hook reorders; ``inlines``: 2026-07-28 reads ``result`` (and declines an
@@ -178,12 +178,22 @@ def _fast_path(
     strict hook (a decoder) or ``None`` (the bare fast path, which the tests compare). A
     closure, so nothing is passed per call but the value.
 
-    A timestamp not in the cache is read by :func:`_fresh_timestamp` (writing its checks out
-    here measured no gain: paired 1.01), and the Task is filled in here by plain stores
+    ``cached``: the decoder keeps the timestamps it read (at most ``_SEEN_LIMIT``) in a dict
+    of its own. A timestamp not in it is read by :func:`_fresh_timestamp` (writing its checks
+    out here measured no gain: paired 1.01), and the Task is filled in here by plain stores
     (:class:`_Building`, issue 12, part 3)."""
 
-    seen = _seen.get  # ``_seen`` is only ever cleared, never replaced
-    fresh = _fresh_timestamp
+    kept: dict[str, dt.datetime] = {}
+    seen = kept.get if cached else _none  # ``kept`` is only ever cleared, never replaced
+
+    def fresh(text: str) -> dt.datetime | None:
+        value = _fresh_timestamp(text)
+        if value is not None and cached:
+            if len(kept) >= _SEEN_LIMIT:
+                kept.clear()
+            kept[text] = value
+        return value
+
     status_of = _STATUS  # str keys only: no other JSON kind equals one
     new = object.__new__
     building = _Building
@@ -303,19 +313,27 @@ def _decline(value: Any) -> None:
     return None
 
 
-def task_decoder_2025(fallback: Callable[[Any], _R]) -> Callable[[Any], Task | _R]:
-    """The 2025-11-25 fast path, declining to ``fallback``."""
-    return _fast_path("ttl", "pollInterval", _KNOWN_2025, _REORDERED_2025, False, fallback)
+def task_decoder_2025(
+    fallback: Callable[[Any], _R], *, cached: bool = False
+) -> Callable[[Any], Task | _R]:
+    """The 2025-11-25 fast path, declining to ``fallback``; ``cached``: with a timestamp cache
+    of its own (a per-client decoder's; the module's shared decoders keep none)."""
+    return _fast_path("ttl", "pollInterval", _KNOWN_2025, _REORDERED_2025, False, fallback, cached)
 
 
-def task_decoder_2026(fallback: Callable[[Any], _R]) -> Callable[[Any], Task | _R]:
+def task_decoder_2026(
+    fallback: Callable[[Any], _R], *, cached: bool = False
+) -> Callable[[Any], Task | _R]:
     """The 2026-07-28 fast path (``ttlMs``, ``pollIntervalMs``; ``result`` inlined; an inlined
-    ``error`` or ``inputRequests`` declined), declining to ``fallback``."""
-    return _fast_path("ttlMs", "pollIntervalMs", _KNOWN_2026, _REORDERED_2026, True, fallback)
+    ``error`` or ``inputRequests`` declined), declining to ``fallback``; ``cached`` as for
+    :func:`task_decoder_2025`."""
+    return _fast_path(
+        "ttlMs", "pollIntervalMs", _KNOWN_2026, _REORDERED_2026, True, fallback, cached
+    )
 
 
 fast_task_2025 = task_decoder_2025(_decline)
-"""A 2025-11-25 Task from a value, or None when the strict path must decide."""
+"""A 2025-11-25 Task from a value, or None when the strict path must decide (no cache)."""
 
 fast_task_2026 = task_decoder_2026(_decline)
-"""A 2026-07-28 Task from a value, or None when the strict path must decide."""
+"""A 2026-07-28 Task from a value, or None when the strict path must decide (no cache)."""

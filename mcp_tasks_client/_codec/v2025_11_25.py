@@ -227,6 +227,6 @@ converter, strict_task = _build()
 """``strict_task``: the Task hook without the fast path (what the fast path must agree with)."""
 
 
-decode_task = task_decoder_2025(strict_task)
+decode_task = task_decoder_2025(strict_task)  # shared: no timestamp cache (see 2026's)
 """A Task snapshot: the fast path for the common shape, else the strict hook (its
 DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""

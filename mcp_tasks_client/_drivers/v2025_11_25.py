@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import anyio
 
 from .._codec import v2025_11_25
+from .._codec._fast_task import task_decoder_2025
 from .._exceptions import (
     CapabilityNotNegotiated,
     DecodeError,
@@ -57,8 +58,6 @@ from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
 
 __all__ = ["Driver2025"]
 
-_decode_task = v2025_11_25.decode_task
-
 
 class Driver2025(Driver):
     """2025-11-25 with its experimental tasks."""
@@ -75,6 +74,9 @@ class Driver2025(Driver):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # This client's Task decoder, with its own cache of the timestamps it read (nothing
+        # kept across the process's clients).
+        self._decode_task = task_decoder_2025(v2025_11_25.strict_task, cached=True)
         self._initialized: InitializeResult | None = None
 
     # -- the handshake and what it agreed ------------------------------------------------
@@ -216,7 +218,7 @@ class Driver2025(Driver):
         raise UnexpectedPlainResult(name, answer, server_said=said)
 
     def read_task(self, raw: JSONObject) -> Task:
-        return _decode_task(raw)
+        return self._decode_task(raw)
 
     async def send_input_answer(
         self,
@@ -237,7 +239,7 @@ class Driver2025(Driver):
         await link.reply(JSONRPCResponse(request_id, body), timeout=timeout)
 
     def read_cancel(self, raw: JSONObject) -> Task | None:
-        return _decode_task(raw)
+        return self._decode_task(raw)
 
     def created_task_id(self, raw: JSONObject | None) -> str | None:
         task = raw.get("task") if raw is not None else None

@@ -36,6 +36,7 @@ from typing import Any, ClassVar, TypeVar
 import attrs
 
 from .._codec import v2026_07_28
+from .._codec._fast_task import task_decoder_2026
 from .._codec._hints import hint_problems
 from .._codec.headers import ParamPath, header_annotations, param_headers, routing_headers
 from .._exceptions import (
@@ -100,8 +101,6 @@ META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
-_decode_task = v2026_07_28.decode_task
-
 TASKS_REVISIONS: Mapping[str | None, str] = {
     None: "the extension as published beside 2026-07-28: its settings carry no revision "
     "(E A-21: the settings object is {}; unknown other settings are tolerated)",
@@ -156,6 +155,9 @@ class Driver2026(Driver):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # This client's Task decoder, with its own cache of the timestamps it read (nothing
+        # kept across the process's clients).
+        self._decode_task = task_decoder_2026(v2026_07_28.strict_task, cached=True)
         self._refused_revision: tuple[object, str] | None = None
         """A tasks extension revision a peer stated that this driver does not implement,
         and where it was stated: the extension is then not used."""
@@ -358,7 +360,7 @@ class Driver2026(Driver):
         kind = raw.get("resultType", "complete")
         if kind not in ("complete", "task"):  # A-1 tolerates "task" on tasks/get
             raise DecodeError("$.resultType", f"a task snapshot has resultType {kind!r}", kind)
-        return _decode_task(raw)
+        return self._decode_task(raw)
 
     async def send_input_answer(
         self,

@@ -14,8 +14,8 @@ actions. ``tests/test_poller_layout.py`` checks these rules.
 - ``parking``: the per-loop wakeup primitives a wait parks on (a task's done wakeup, a
   watch's queue, an ``as_completed`` inbox);
 - ``port``: ``PollPort``, everything the Poller asks of its connection, in one interface;
-- ``registry``: the tracked tasks' waiters' side (who waits and watches, how they are told),
-  each one's lifecycle as an enum with its moves, and the bounded memory of tasks that ended;
+- ``registry``: the tracked tasks' waiters' side (who waits and watches, how they are told);
+  each task's lifecycle and the memory of tasks that ended are the Tracker's, read there;
 - ``observing``: the logs and spans of a task's tracking;
 - ``journal_sink``: what the poller writes to a Journal (snapshots, answered keys, outcomes);
 - ``relays``: the push (2026-07-28 ``subscriptions/listen``), progress and input-event relays;

@@ -12,14 +12,17 @@ task group, its warnings. It never branches on a generation.
 Which 2026-07-28 ``inputRequests`` keys are served is the Tracker's decision (each once, E
 C30-C31; a stuck task, ``PollPolicy.stuck_input_polls``; too many keys; no handlers): its
 ``ServeInput`` action names them, and only those reach the InputRouter when the follower hands
-the snapshot back (``TaskLink.serve_inputs``). The router runs each key's handler and sends the
-answer (``InputRouter.serve_task_input``); a key the router does not take (another worker of a
-shared journal took it) is not answered here. What stays here is the Poller's share: the taken
-keys queued on the task and drained by at most ``Limits.max_server_requests`` workers per task
-(never one anyio task per key: a snapshot may carry tens of thousands), at most
+the snapshot back (``TaskLink.serve_inputs``). The router runs each key's handler
+(``InputRouter.answer_input``); its answer is told to the Tracker (``AnswerReady``), and sent
+only when the Tracker says so (``SendUpdate``: once, while the task is polled) through the
+router's batches (``InputRouter.send_task_answer``); a key the router does not take (another
+worker of a shared journal took it) is not answered here. What stays here is the Poller's
+share: the taken keys queued on the task and drained by at most ``Limits.max_server_requests``
+workers per task (never one anyio task per key: a snapshot may carry tens of thousands), at most
 ``Limits.max_server_requests`` handlers at once in all, the workers cancelled and the queue
-dropped when the task's tracking ends, each key's end told to the Tracker (``InputAnswered``)
-and an answered one recorded in the journal (``RecordAnswer``), and what a busy
+dropped when the task's tracking ends, each key's end told to the Tracker (``InputAnswered``),
+an answered one recorded in the journal (``RecordAnswer``) and, after a round's last answer,
+the poll the Tracker held back for it handed to the Poller's ``perform``, and what a busy
 ``tasks/update`` (HTTP 429/503) does (``PollPolicy.on_busy``: the ServerBusy ends the task's
 waits, or the same answers are sent again after the busy rule's wait, with a ``BackedOff``
 warning).
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -41,7 +44,14 @@ from .._drivers import TaskFollow
 from .._exceptions import BackedOff, InvalidParams, LimitExceeded, MCPTasksError, ServerBusy
 from .._sansio.scheduler import BusyPolicy, PollPolicy
 from .._sansio.task_machine import Violation
-from .._sansio.tracker import InputAnswered, RecordAnswer, Tracker
+from .._sansio.tracker import (
+    Action,
+    AnswerReady,
+    InputAnswered,
+    RecordAnswer,
+    SendUpdate,
+    Tracker,
+)
 from ..inputs import InputRouter
 from ..models import CallToolResult, InputRequest, JSONObject, Task
 from ..outcomes import Outcome
@@ -68,6 +78,7 @@ class Following:
         journal: JournalSink | None,
         *,
         end: EndTask,
+        perform: Callable[[Sequence[Action]], None],
         warn: Callable[[Violation | MCPTasksError], None],
         spawn: Callable[[Tracked, Callable[[], Awaitable[None]]], None],
         before_outcome: Callable[[str], None] | None = None,
@@ -82,6 +93,7 @@ class Following:
         # The keys of the ServeInput being carried out (the follower hands back the snapshot).
         self._asked: tuple[tuple[str, InputRequest], ...] = ()
         self._end = end
+        self._perform = perform  # the Poller's: carry out the Tracker's actions
         self._warn = warn
         self._spawn = spawn
         self._before_outcome = before_outcome  # the Poller's before_poll, for the fetch too
@@ -152,7 +164,7 @@ class Following:
         if len(taken) < len(requests):  # taken before by this router (or another worker)
             mine = {key for key, _ in taken}
             for key in requests.keys() - mine:
-                self._tracker.handle(InputAnswered(tracked.task_id, key, sent=False))
+                self._perform(self._tracker.handle(InputAnswered(tracked.task_id, key, False)))
         if taken:
             if tracked.input_queue is None:
                 tracked.input_queue = collections.deque()
@@ -182,27 +194,35 @@ class Following:
             tracked.input_scopes.discard(scope)
 
     async def _answer(self, tracked: Tracked, key: str, request: InputRequest) -> None:
-        """One input request, answered by the InputRouter."""
+        """One input request: its handler run by the InputRouter; its answer sent when the
+        Tracker says so (``SendUpdate``: the task is still polled), by the router's batches."""
         assert self.inputs is not None
-        try:
-            async with self._input_limiter:
-                sent = await self.inputs.serve_task_input(
-                    tracked.task_id,
-                    key,
-                    request,
-                    tasks=self._tracker,
-                    still_wanted=lambda: not tracked.done,
-                    timeout=self.policy.request_timeout,
-                    busy=functools.partial(self._busy_update, tracked),
-                )
-        except InvalidParams as exc:
-            # The server refused this answer (a key already answered, S13 says ignore; or the
-            # task is gone, which the next poll tells as such): recorded, the wait goes on.
-            self._warn(exc)
-            sent = False
-        for action in self._tracker.handle(InputAnswered(tracked.task_id, key, sent)):
-            if isinstance(action, RecordAnswer) and self._journal is not None:
-                await self._journal.answered(action.task_id, action.key)
+        task_id, tracker = tracked.task_id, self._tracker
+        sent = False
+        async with self._input_limiter:
+            answer = await self.inputs.answer_input(task_id, key, request, tasks=tracker)
+            ready = () if answer is None else tracker.handle(AnswerReady(task_id, key, answer))
+            for action in ready:
+                if isinstance(action, SendUpdate):
+                    try:
+                        sent = await self.inputs.send_task_answer(
+                            task_id,
+                            key,
+                            action.answer,
+                            timeout=self.policy.request_timeout,
+                            busy=functools.partial(self._busy_update, tracked),
+                        )
+                    except InvalidParams as exc:
+                        # The server refused this answer (a key already answered, S13 says
+                        # ignore; or the task is gone, which the next poll tells as such):
+                        # recorded, the wait goes on.
+                        self._warn(exc)
+        for action in tracker.handle(InputAnswered(task_id, key, sent)):
+            if isinstance(action, RecordAnswer):
+                if self._journal is not None:
+                    await self._journal.answered(action.task_id, action.key)
+            else:  # the round's last answer: the poll held back for it goes out
+                self._perform((action,))
 
     def _busy_update(self, tracked: Tracked, busy: ServerBusy, in_row: int) -> float | None:
         """The wait before a busy ``tasks/update`` of ``tracked`` is sent again (None: the

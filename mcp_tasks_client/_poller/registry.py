@@ -1,30 +1,23 @@
-"""The tracked tasks: each one's record, its lifecycle as a table, and the tasks that ended.
+"""The waiters of the tracked tasks: who waits on and watches each one, and how they are told.
 
-Job: every rule about where a tracked task is in its life lives here. A task is tracked while
-someone waits on it or watches it; its record moves through :data:`MOVES` and nowhere else:
-
-- ``TRACKING``: polled (and pushed to) while someone holds it;
-- ``FINISHING``: a terminal snapshot was accepted; it is never polled again, its outcome is
-  being fetched;
-- ``DONE``: its outcome (or the error that ended its tracking) is set and every waiter woke;
-- ``RELEASED``: nobody held it any more before it ended; the record is dropped, and whatever
-  of it is still in flight (a poll, an input handler) finds it released and does nothing.
-
-A move the table does not allow raises :class:`IllegalMove` (a bug in the poller, never the
-server's doing). A task whose end was seen terminal (or ended with an outcome) is remembered,
-the newest ``capacity`` of them, so that a later wait on it is answered from memory and never
-polls it again (issue 20: ``watch()`` then ``wait(created)``).
+Job: the waiters' side of each task the Poller follows, and only that. A :class:`Tracked` is
+one task's waits (how many hold it), its watchers, its ``as_completed`` inboxes, its progress
+callbacks, its input workers and its span; when the task ends, :meth:`Registry.end` tells them
+all, once, with what ended it. Where the task is in its life, and how it ended, is not kept
+here: the sans-I/O Tracker's record of the task (``_sansio.tracker.TaskRecord``: its phase,
+``TRACKING`` -> ``FINISHING`` -> ``ENDED`` or ``RELEASED``, and its task machine) is the one
+lifecycle, and a :class:`Tracked` reads it; the Tracker's memory of ended tasks answers a later
+wait on a task that ended (issue 20: ``watch()`` then ``wait(created)``), never this module.
 
 May import: ``parking``, ``models``, ``outcomes``, ``_exceptions``, ``_sansio.task_machine``,
-``_sansio.progress``, anyio (cancel scopes). No I/O, no clock, no logging: the poller does
-those around the calls here.
+``_sansio.progress``, ``_sansio.tracker`` (the record it reads), anyio (cancel scopes). No I/O,
+no clock, no logging: the poller does those around the calls here.
 """
 
 from __future__ import annotations
 
 import collections
 import datetime as dt
-import enum
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +27,7 @@ import attrs
 from .._exceptions import MCPTasksError
 from .._sansio.progress import StatusMessage, TaskProgress
 from .._sansio.task_machine import TaskMachine
-from .._sansio.tracker import expiry_instant
+from .._sansio.tracker import Phase, TaskRecord, Tracker, expiry_instant
 from ..models import Task
 from ..observability import TaskTrace
 from ..outcomes import Outcome
@@ -43,52 +36,23 @@ from .parking import DoneWakeup, Inbox, WatchItem, WatchQueue
 if TYPE_CHECKING:
     from .._drivers import TaskFollow
 
-__all__ = [
-    "MOVES",
-    "IllegalMove",
-    "Registry",
-    "TrackState",
-    "Tracked",
-    "monotonic_expiry",
-]
-
-
-class TrackState(enum.Enum):
-    """Where a tracked task is in its life (see the module docstring)."""
-
-    TRACKING = "tracking"
-    FINISHING = "finishing"
-    DONE = "done"
-    RELEASED = "released"
-
-
-MOVES: dict[TrackState, frozenset[TrackState]] = {
-    TrackState.TRACKING: frozenset({TrackState.FINISHING, TrackState.DONE, TrackState.RELEASED}),
-    TrackState.FINISHING: frozenset({TrackState.DONE}),
-    TrackState.DONE: frozenset(),
-    TrackState.RELEASED: frozenset(),
-}
-"""state -> the states a record may move to. DONE and RELEASED are final."""
-
-
-class IllegalMove(AssertionError):
-    """A record was moved against :data:`MOVES` (a bug in the poller)."""
+__all__ = ["Registry", "Tracked", "monotonic_expiry"]
 
 
 @attrs.define(eq=False)
 class Tracked:
     """One tracked task, the waiters' side (slotted, and small: a poller may hold 100,000 of
-    them): who waits and watches, and how they are told. Its protocol side (the machine, the
-    next poll, expiry, busy streak, input keys) is the Tracker's record; ``machine`` is that
-    record's, read here. What only some tasks need (an event to wait on, watchers, listeners,
-    progress callbacks, input scopes) is made on first use; ``None`` until then."""
+    them): who waits and watches, and how they are told. Its protocol side (the phase, the
+    machine, the next poll, expiry, busy streak, input keys) is the Tracker's ``record``, read
+    here and never written. What only some tasks need (an event to wait on, watchers,
+    listeners, progress callbacks, input scopes) is made on first use; ``None`` until then."""
 
     task_id: str
-    machine: TaskMachine
+    record: TaskRecord
+    """The Tracker's record of the task (for a task answered from memory: its last one)."""
     refs: int = 0
-    state: TrackState = TrackState.TRACKING
-    outcome: Outcome | None = None
-    error: MCPTasksError | None = None
+    ended: Outcome | MCPTasksError | None = None
+    """What its waits were told when it ended (None: not ended for them yet)."""
     done_event: DoneWakeup | None = None
     """Made by the first ``wait()`` that has to wait; one for all of them."""
     watchers: list[WatchQueue] | None = None
@@ -115,28 +79,37 @@ class Tracked:
         """One more wait holds the task."""
         self.refs += 1
 
-    def move(self, to: TrackState) -> None:
-        """Move to ``to``; IllegalMove unless :data:`MOVES` allows it."""
-        if to not in MOVES[self.state]:
-            raise IllegalMove(f"task {self.task_id!r}: {self.state.value} -> {to.value}")
-        self.state = to
+    @property
+    def machine(self) -> TaskMachine:
+        """The task's machine (the last accepted snapshot), the Tracker's."""
+        return self.record.machine
 
     @property
     def tracking(self) -> bool:
-        """Polled while held: no terminal snapshot yet, not ended, not released."""
-        return self.state is TrackState.TRACKING
+        """Polled while held: the Tracker's record is ``TRACKING`` (no terminal snapshot yet,
+        not ended, not released)."""
+        return self.record.phase is Phase.TRACKING
+
+    @property
+    def released(self) -> bool:
+        """Nobody held it before it ended: the Tracker dropped its record."""
+        return self.record.phase is Phase.RELEASED
 
     @property
     def done(self) -> bool:
-        """Ended: ``outcome`` or ``error`` is set, and every waiter was woken."""
-        return self.state is TrackState.DONE
+        """Its waits were told how it ended (``ended`` is set)."""
+        return self.ended is not None
+
+    def told(self) -> Outcome | MCPTasksError:
+        """What its waits were told it ended with (only once ``done``)."""
+        assert self.ended is not None
+        return self.ended
 
     @property
-    def ended(self) -> Outcome | MCPTasksError:
-        if self.error is not None:
-            return self.error
-        assert self.outcome is not None
-        return self.outcome
+    def error(self) -> MCPTasksError | None:
+        """The error that ended it for its waits (None: not ended, or ended with an outcome)."""
+        ended = self.ended
+        return ended if isinstance(ended, MCPTasksError) else None
 
     def stop_inputs(self) -> None:
         if self.input_queue is not None:
@@ -203,62 +176,55 @@ def monotonic_expiry(task: Task, wall_clock: Callable[[], dt.datetime]) -> float
 
 
 class Registry:
-    """The records of the tasks being tracked (``live``, by id), and the newest ``capacity``
-    tasks that ended once seen terminal (or with an outcome), to answer later waits."""
+    """The waiters' side of the tasks being tracked (``live``, by id). A task that ended
+    stays here only while a wait still holds it; the memory of ended tasks is the
+    ``tracker``'s, read here."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, tracker: Tracker) -> None:
         self.live: dict[str, Tracked] = {}
-        self.capacity = capacity
-        self._ended: collections.OrderedDict[str, Tracked] = collections.OrderedDict()
+        self._tracker = tracker
 
     def __len__(self) -> int:
         return len(self.live)
 
     def held(self, task_id: str) -> Tracked | None:
-        """The record a new wait on ``task_id`` joins: the live one, or the one of a task that
-        ended with an outcome (answered from memory, never polled again)."""
+        """The record a new wait on ``task_id`` joins: the live one; or, for a task the
+        Tracker remembers ended with an outcome, one told that outcome at once (answered from
+        memory, never polled again); None: neither."""
         tracked = self.live.get(task_id)
         if tracked is not None:
             return tracked
-        tracked = self._ended.get(task_id)
-        if tracked is None or tracked.outcome is None:
+        recalled = self._tracker.recall(task_id)
+        if recalled is None:
             return None
-        self._ended.move_to_end(task_id)
-        return tracked
-
-    def terminal_snapshot(self, task_id: str) -> Task | None:
-        """The terminal snapshot of a remembered task whose tracking ended with an error (its
-        result could not be fetched or read): a new wait finishes from it, with no poll."""
-        tracked = self._ended.get(task_id)
-        if tracked is None or tracked.outcome is not None:
-            return None
-        return tracked.machine.current
+        record, outcome = recalled
+        return Tracked(task_id, record, ended=outcome)
 
     def add(self, tracked: Tracked) -> None:
         self.live[tracked.task_id] = tracked
 
     def finishing(self, tracked: Tracked) -> bool:
-        """TRACKING -> FINISHING (a terminal snapshot); False when it was not tracking."""
-        if not tracked.tracking:
+        """The Tracker's ``FetchOutcome`` (its record is ``FINISHING`` now): the terminal
+        snapshot was the last one, so watchers are closed; False (nothing to fetch) when its
+        waits were told its end already."""
+        if tracked.done:
             return False
-        tracked.move(TrackState.FINISHING)
-        tracked.close_watchers()  # the terminal snapshot was the last one
+        tracked.close_watchers()
         return True
 
     def release(self, tracked: Tracked) -> bool:
         """One hold less; True when that stopped the tracking of a task that had not ended
-        (TRACKING -> RELEASED: the caller stops polling it and whatever it started)."""
+        (the caller tells the Tracker, which drops its record, and stops what it started)."""
         tracked.refs -= 1
         if tracked.refs > 0:
             return False
         if tracked.tracking:
-            tracked.move(TrackState.RELEASED)
             self._drop(tracked)
             tracked.stop_inputs()
             return True
         if tracked.done:
             self._drop(tracked)
-        return False
+        return False  # finishing: live until its end is told (nobody hears it)
 
     def end(
         self,
@@ -266,12 +232,11 @@ class Registry:
         outcome: Outcome | None = None,
         error: MCPTasksError | None = None,
     ) -> bool:
-        """-> DONE with ``outcome`` or ``error``, every waiter told; False (nothing done)
-        when it had ended or been released already."""
-        if tracked.state in (TrackState.DONE, TrackState.RELEASED):
+        """Tell every waiter of ``tracked`` it ended with ``outcome`` or ``error``; False
+        (nothing done) when they were told already or the task was released."""
+        if tracked.done or tracked.released:
             return False
-        tracked.outcome, tracked.error = outcome, error
-        tracked.move(TrackState.DONE)
+        tracked.ended = outcome if error is None else error
         tracked.follow = None  # what it held is in the outcome, if anywhere
         tracked.stop_inputs()
         if tracked.done_event is not None:
@@ -283,8 +248,6 @@ class Registry:
         else:
             for listener in listeners or ():
                 listener.put(tracked)
-        if outcome is not None or tracked.machine.is_terminal:
-            self._remember(tracked)
         if tracked.refs <= 0:
             self._drop(tracked)
         return True
@@ -297,9 +260,3 @@ class Registry:
     def _drop(self, tracked: Tracked) -> None:
         if self.live.get(tracked.task_id) is tracked:
             del self.live[tracked.task_id]
-
-    def _remember(self, tracked: Tracked) -> None:
-        self._ended[tracked.task_id] = tracked
-        self._ended.move_to_end(tracked.task_id)
-        while len(self._ended) > self.capacity:
-            self._ended.popitem(last=False)

@@ -6,7 +6,8 @@ which ids the server agreed to push (E C40, C41; those are then polled only as a
 net, A-25) and when the listen ended or was refused (the Tracker falls back to polling).
 (2) Hand each TaskProgress the client read to the task's watchers and progress callbacks; a
 problem with a progress notification becomes a warning. (3) Hand each InputEvent of the router
-to the task's watchers; one nobody handled ends the wait, by ``PollPolicy.on_unhandled_input``.
+to the task's watchers, and one nobody handled to the Tracker (``InputUnhandled``), which ends
+the wait by ``PollPolicy.on_unhandled_input``.
 
 May import: ``registry``, ``inputs`` (its events), ``models``, ``_exceptions``, ``_sansio``
 (the Tracker's events), ``observability``, anyio. The client is reached only through
@@ -15,16 +16,23 @@ the ``PollPort`` (its ``listen_tasks``), passed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import anyio
 
 from .. import observability as _obs
-from .._exceptions import DecodeError, InputNotHandled, MCPTasksError
+from .._exceptions import DecodeError, MCPTasksError
 from .._sansio.progress import TaskProgress
-from .._sansio.scheduler import PollPolicy, UnhandledInputPolicy
+from .._sansio.scheduler import PollPolicy
 from .._sansio.task_machine import Violation
-from .._sansio.tracker import Event, ListenAcknowledged, ListenEnded
+from .._sansio.tracker import (
+    Action,
+    Event,
+    InputUnhandled,
+    ListenAcknowledged,
+    ListenEnded,
+    Tracker,
+)
 from ..inputs import InputEvent, InputEventKind
 from ..models import JSONRPCNotification
 from .port import PollPort
@@ -117,21 +125,23 @@ class Listener:
 
 
 def relay_input(
-    registry: Registry, policy: PollPolicy, end: Callable[..., None], event: InputEvent
+    registry: Registry,
+    tracker: Tracker,
+    perform: Callable[[Sequence[Action]], None],
+    event: InputEvent,
 ) -> None:
-    """An InputEvent of a tracked task goes to its watchers; one nobody handled ends its
-    wait with InputNotHandled under ``UnhandledInputPolicy.FAIL`` (``end(tracked, error=)``)."""
+    """An InputEvent of a tracked task goes to its watchers; one nobody handled goes to the
+    Tracker (``InputUnhandled``: under ``UnhandledInputPolicy.FAIL`` it ends the task's waits
+    with InputNotHandled), whose actions ``perform`` carries out."""
     if event.task_id is None:
         return
     tracked = registry.live.get(event.task_id)
     if tracked is None or tracked.done:
         return
     tracked.push(event)
-    if (
-        event.kind is InputEventKind.UNHANDLED
-        and policy.on_unhandled_input is UnhandledInputPolicy.FAIL
-    ):
-        end(tracked, error=InputNotHandled(event.task_id, event.method, event.request_id))
+    if event.kind is InputEventKind.UNHANDLED:
+        unhandled = InputUnhandled(event.task_id, event.method, event.request_id)
+        perform(tracker.handle(unhandled))
 
 
 def relay_progress(

@@ -7,9 +7,11 @@ waits in line (``delayed`` counts it). One poll is a ticket from the Tracker
 (``Tracker.send_poll``: None when the task stopped being polled meanwhile), one ``tasks/get``,
 and its answer or typed failure handed back to the Tracker (``Polled`` / ``PollFailed``); the
 actions it returns (accept the snapshot, fetch the outcome, serve input, end, warn, ...) go to
-the Poller's ``perform``. Every decision (stale answers, A-08; the next poll's time, C-19 and
-A-25; expiry; a busy server) is the Tracker's (``_sansio/tracker.py``): nothing here decides
-anything about a task but when its poll is sent.
+the Poller's ``perform``. A ``Poll`` the Tracker returns outside a ``Tick`` (one it held back
+while the task's input round was answered) joins the same line (:meth:`PollLoop.enqueue`).
+Every decision (stale answers, A-08; the next poll's time, C-19 and A-25; expiry; a busy
+server; no poll during an input round) is the Tracker's (``_sansio/tracker.py``): nothing
+here decides anything about a task but when its poll is sent.
 
 May import: ``registry``, ``_sansio.tracker``, ``_sansio.scheduler``, ``_exceptions``,
 ``models``, anyio. What it needs from the Poller comes in through its constructor: the Tracker,
@@ -96,6 +98,14 @@ class PollLoop:
 
     def wake(self) -> None:
         """A task was tracked (its first poll is scheduled): look at the schedule again."""
+        self._wake.set()
+
+    def enqueue(self, task_id: str) -> None:
+        """The Tracker's ``Poll`` outside a ``Tick`` (a poll held back while the task's input
+        was being answered, due now): into the line, sent when a slot is free."""
+        if self._in_flight >= self.policy.max_in_flight or self._ready:
+            self.delayed += 1
+        self._ready.append(task_id)
         self._wake.set()
 
     async def run(self, task_group: anyio.abc.TaskGroup) -> None:

@@ -176,7 +176,7 @@ class Waits:
                     {tracked.task_id: tracked.machine.current},
                     cancel_sent=sent,
                 )
-            result = tracked.ended
+            result = tracked.told()
             if isinstance(result, MCPTasksError):
                 raise result
             return result
@@ -225,7 +225,7 @@ class Waits:
                     )
                 if ended.task_id in remaining:
                     remaining.discard(ended.task_id)
-                    yield ended.task_id, ended.ended
+                    yield ended.task_id, ended.told()
         finally:
             for tracked in held:
                 tracked.remove_listener(inbox)

@@ -134,6 +134,15 @@ class PollPolicy:
     ``input_required`` with no key not taken before and no handler still running (every
     question answered, yet the task still waits). None: never (acks are eventually
     consistent, E C33; a server may be slow to move on). Nothing is cancelled by it."""
+    poll_while_answering: bool = False
+    """2026-07-28: keep polling a task while its input keys are being answered (their handlers
+    running, or their ``tasks/update`` in flight). Off (the default): a poll of that task that
+    falls due meanwhile is held back and sent as soon as the last of its keys is answered (the
+    update answered, refused or failed): one ``tasks/get`` a round of input, as a client that
+    answers a round before it polls again. Pushed statuses still arrive, the waits' deadlines
+    still hold, and a poll due at or past the ttl backstop's expiry is never held. Turn it on
+    when handlers may take long (a person answering) and the task's status matters
+    meanwhile."""
 
     on_busy: BusyPolicy = BusyPolicy.FAIL
     """HTTP 429 or 503 to a ``tasks/get`` or ``tasks/update`` of the Poller: end the wait with
@@ -254,6 +263,15 @@ class PollScheduler:
         self._entries[task_id] = entry
         heapq.heappush(self._heap, entry)
         return entry[0]
+
+    def postpone(self, task_id: str, when: float) -> None:
+        """Keep ``task_id`` tracked with its next poll due at ``when`` (its backoff attempt
+        kept): a poll held back, due again when it may no longer wait (the ttl backstop)."""
+        attempt = self._entries[task_id][3]
+        self._version += 1
+        entry = (when, self._version, task_id, attempt)
+        self._entries[task_id] = entry
+        heapq.heappush(self._heap, entry)
 
     def distrusts(self, server_interval: float | None) -> bool:
         """Whether ``server_interval`` is past ``max_server_interval``: then the wait is capped

@@ -16,12 +16,18 @@ State (all of it here, one owner each):
 
 - ``records``: one :class:`TaskRecord` per followed task: its :class:`TaskMachine` (the last
   accepted snapshot), its :class:`Phase` (``TRACKING`` -> ``FINISHING`` -> ``ENDED``, or
-  dropped when released), its expiry, its busy streak, its stuck-input count and its input keys
-  (:class:`KeyState`: ``ASKED`` -> ``ANSWERED`` -> ``ACKED``);
+  ``TRACKING`` -> ``RELEASED`` when nobody holds it any more), its expiry, its busy streak, its
+  stuck-input count and its input keys (:class:`KeyState`: ``ASKED`` -> ``SENDING`` ->
+  ``ANSWERED`` -> ``ACKED``). A record is the one lifecycle of its task: the Poller's waiters' side
+  (``_poller/registry.py``) reads its phase and machine here and keeps none of its own;
 - the :class:`PollScheduler` (a deadline heap): only a ``TRACKING`` record is ever in it, and
   a ``TRACKING`` record is always in it (a poll due, or in flight awaiting its answer);
-- the outcome memory: the newest ``capacity`` outcomes, so that tracking a task again answers
-  from memory with no poll (a task reported terminal is never polled again);
+- the memory of ended tasks: the newest ``capacity`` records that ended with an outcome or
+  after a terminal snapshot, with the outcome (if any), so that tracking a task again answers
+  from memory with no poll (a task reported terminal is never polled again), and a task whose
+  outcome could not be fetched is finished again from its terminal snapshot, never polled;
+- the polls held back: tasks whose poll fell due while their input keys were being answered
+  (handlers running, or ``tasks/update`` in flight); each is polled once the round is over;
 - the listen: the ids the open ``subscriptions/listen`` covers and those the server
   acknowledged (E C40: polled only as a slow safety net, A-25);
 - the cancels sent (the newest ``capacity`` ids): never two for one task.
@@ -37,7 +43,11 @@ Events (frozen values; :meth:`Tracker.handle` takes one and returns the actions)
 ``PollFailed``                a ``tasks/get`` failed with a typed error
 ``Pushed``                    a status notification (news sooner, never instead: C-22)
 ``OutcomeFetched``            a finishing task's outcome, or the error standing for it
-``InputAnswered``             an input key's handler ran (``sent``: its answer went out)
+``AnswerReady``               an input key's handler made its answer (to send, or not)
+``InputAnswered``             an input key is done: its ``tasks/update`` answered (``sent``),
+                              or refused, or there was no answer to send
+``InputUnhandled``            no handler took an input request of the task: a server's
+                              request (2025-11-25) or a key (2026-07-28)
 ``ListenAcknowledged``        the server agreed to push these ids (E C40)
 ``ListenEnded``               the listen ended or was refused (``error``): poll as usual again
 ``CancelAsked``               a wait gave up and ``cancel_on_abandon`` asks for a cancel
@@ -55,6 +65,7 @@ Actions (frozen values, carried out by the loop in the order given):
 ``ServeInput``    the task asks for input: the generation's follower serves ``keys`` (the new
                   ones of this snapshot; empty when the input comes another way, 2025-11-25)
 ``RecordOutcome`` write the outcome to the journal, before ``End``
+``SendUpdate``    send an input key's answer with ``tasks/update`` (then ``InputAnswered``)
 ``RecordAnswer``  write an answered input key to the journal
 ``End``           the task's waits end with ``outcome`` or ``error`` (exactly once a task)
 ``Warn``          keep a warning
@@ -72,6 +83,16 @@ Rules, each decided here and nowhere else:
   to the ttl or the waits' deadline with one ``PollIntervalCapped`` warning a task.
 - A poll sent at or past the ttl backstop's expiry ends the task ``Expired`` (a TaskNotFound
   then is the server deleting it, T:459), recorded before it ends.
+- An input key's answer is sent (``SendUpdate``) only while its task is polled and only once
+  (``ASKED`` -> ``SENDING``): an answer made after the task ended, was released or was seen
+  terminal is dropped, never sent (the wait that wanted it is over).
+- Input rounds (issue 39 item 3): while any served key of a task is being answered (its handler
+  runs, or its ``tasks/update`` is in flight: ``ASKED`` or ``SENDING`` until ``InputAnswered``),
+  a poll of that task that falls due is held back, and sent (``Poll``) when the last of them
+  is answered, as a client answering a round before polling again would: one ``tasks/get`` a
+  round, not one more while the answers travel. ``PollPolicy.poll_while_answering`` asks for
+  the polls anyway. A poll due at or past the ttl backstop's expiry is never held (the expiry
+  rule needs it).
 - A busy poll (429/503) ends the task under ``BusyPolicy.FAIL``; under ``BACK_OFF`` it is
   scheduled again by the scheduler's busy rule with a ``BackedOff`` warning.
 - Input (E C30, C31, C33, A-9): a key is served once, the first time a snapshot shows it; a
@@ -79,7 +100,8 @@ Rules, each decided here and nowhere else:
   it serves nothing; ``stuck_input_polls`` snapshots in a row asking nothing new while nothing
   is being answered end the task with InputStuck; more than ``max_inputs_per_task`` keys end it
   with LimitExceeded; with no input handlers and ``UnhandledInputPolicy.FAIL`` the first key
-  ends it with InputNotHandled.
+  ends it with InputNotHandled, and so does, in either generation, an input request no handler
+  took (``InputUnhandled``: a 2025-11-25 server request by related-task, or a 2026-07-28 key).
 - Cancel racing the outcome: a cancel is sent at most once a task, never for a task already
   reported terminal or ended (its status won the race; C-27, E C36).
 - Listen refused or ended: the acknowledged ids fall back to their usual polling at once (their
@@ -110,7 +132,7 @@ from .._exceptions import (
     TaskNotFound,
     UnknownValue,
 )
-from ..models import InputRequest, Task, TaskStatus
+from ..models import InputRequest, JSONObject, Task, TaskStatus
 from ..outcomes import Expired, Outcome
 from .scheduler import BusyPolicy, PollPolicy, PollScheduler, UnhandledInputPolicy
 from .task_machine import TaskMachine, Violation, ViolationPolicy
@@ -118,11 +140,13 @@ from .task_machine import TaskMachine, Violation, ViolationPolicy
 __all__ = [
     "Accepted",
     "Action",
+    "AnswerReady",
     "CancelAsked",
     "End",
     "Event",
     "FetchOutcome",
     "InputAnswered",
+    "InputUnhandled",
     "KeyState",
     "ListenAcknowledged",
     "ListenEnded",
@@ -138,6 +162,7 @@ __all__ = [
     "Release",
     "Relisten",
     "SendCancel",
+    "SendUpdate",
     "ServeInput",
     "TaskRecord",
     "Tick",
@@ -228,12 +253,33 @@ class OutcomeFetched:
 
 
 @attrs.frozen
+class AnswerReady:
+    """The handler of ``key`` made ``answer`` (wire JSON) for ``tasks/update``."""
+
+    task_id: str
+    key: str
+    answer: JSONObject
+
+
+@attrs.frozen
 class InputAnswered:
-    """The handler of ``key`` ran; ``sent``: its answer went to the server."""
+    """``key`` is done: ``sent``, its answer went to the server (its ``tasks/update`` was
+    answered); not sent: there was none to send, the server refused it, or it was dropped."""
 
     task_id: str
     key: str
     sent: bool
+
+
+@attrs.frozen
+class InputUnhandled:
+    """No handler took the input request ``request_id`` (``method``) of ``task_id``: a server's
+    request by related-task (2025-11-25, answered with a JSON-RPC error) or an
+    ``inputRequests`` key (2026-07-28, left unanswered)."""
+
+    task_id: str
+    method: str
+    request_id: object
 
 
 @attrs.frozen
@@ -275,7 +321,9 @@ Event = (
     | PollFailed
     | Pushed
     | OutcomeFetched
+    | AnswerReady
     | InputAnswered
+    | InputUnhandled
     | ListenAcknowledged
     | ListenEnded
     | CancelAsked
@@ -323,6 +371,16 @@ class RecordOutcome:
 
 
 @attrs.frozen
+class SendUpdate:
+    """Send ``answer`` for ``key`` with ``tasks/update`` (batched with the task's answers
+    ready at the same moment); its end comes back as ``InputAnswered``."""
+
+    task_id: str
+    key: str
+    answer: JSONObject
+
+
+@attrs.frozen
 class RecordAnswer:
     task_id: str
     key: str
@@ -356,6 +414,7 @@ Action = (
     | FetchOutcome
     | ServeInput
     | RecordOutcome
+    | SendUpdate
     | RecordAnswer
     | End
     | Warn
@@ -368,17 +427,23 @@ Action = (
 
 
 class Phase(enum.Enum):
-    """Where a followed task is: polled, having its outcome fetched, or ended."""
+    """Where a followed task is: polled, having its outcome fetched, ended, or released.
+    ``ENDED`` and ``RELEASED`` are final; nothing goes back to ``TRACKING``."""
 
     TRACKING = "tracking"
     FINISHING = "finishing"
     ENDED = "ended"
+    RELEASED = "released"
+    """Nobody held it before it ended: dropped, and whatever of it is still in flight (a poll,
+    an input handler) finds it so and does nothing."""
 
 
 class KeyState(enum.Enum):
-    """An input key's life: served, answered, then no longer shown by the server."""
+    """An input key's life: served, its answer sent, answered, then no longer shown by the
+    server."""
 
     ASKED = "asked"
+    SENDING = "sending"
     ANSWERED = "answered"
     ACKED = "acked"
 
@@ -403,8 +468,12 @@ class TaskRecord:
         return self.machine.current.task_id
 
     def answering(self) -> bool:
-        """Whether any served key is still being answered."""
-        return self.keys is not None and KeyState.ASKED in self.keys.values()
+        """Whether any served key is still being answered (its handler runs, or its answer is
+        on its way)."""
+        if self.keys is None:
+            return False
+        states = self.keys.values()
+        return KeyState.ASKED in states or KeyState.SENDING in states
 
 
 def expiry_instant(task: Task) -> dt.datetime | None:
@@ -430,6 +499,7 @@ def _interval(task: Task) -> float | None:
 
 
 _NOTHING: tuple[Action, ...] = ()  # what an event that asks for nothing returns
+_FAIL = UnhandledInputPolicy.FAIL
 
 
 class Tracker:
@@ -450,9 +520,15 @@ class Tracker:
         self._capacity = capacity
         self._max_keys = max_inputs_per_task
         self._handles_inputs = handles_inputs
-        self._outcomes: collections.OrderedDict[str, Outcome] = collections.OrderedDict()
+        # The ended tasks remembered: each one's last record and its outcome (None: ended by
+        # an error after a terminal snapshot), the newest ``capacity``.
+        self._ended: collections.OrderedDict[str, tuple[TaskRecord, Outcome | None]] = (
+            collections.OrderedDict()
+        )
         self._cancelled: dict[str, None] = {}
         self._polled: set[str] = set()
+        self._held: set[str] = set()  # polls due, held back while input is being answered
+        self._asking: dict[str, int] = {}  # keys ASKED (being answered), tasks with some only
         self._lives = 0  # records made: each one's ``life``
         self.listening: frozenset[str] = frozenset()
         """The ids the listen asked for (the last ``Relisten``)."""
@@ -463,7 +539,25 @@ class Tracker:
 
     def outcome(self, task_id: str) -> Outcome | None:
         """The remembered outcome of a task that ended (None: none remembered)."""
-        return self._outcomes.get(task_id)
+        ended = self._ended.get(task_id)
+        return None if ended is None else ended[1]
+
+    def terminal_snapshot(self, task_id: str) -> Task | None:
+        """The terminal snapshot of a remembered task whose tracking ended with an error (its
+        result could not be fetched or read): a new wait tracks it from there, with no poll."""
+        ended = self._ended.get(task_id)
+        if ended is None or ended[1] is not None:
+            return None
+        return ended[0].machine.current
+
+    def phase(self, task_id: str) -> Phase | None:
+        """The phase of the task's record being followed (None: none is)."""
+        record = self.records.get(task_id)
+        return None if record is None else record.phase
+
+    def held_back(self, task_id: str) -> bool:
+        """Whether the task's due poll waits for its input round to be answered."""
+        return task_id in self._held
 
     def snapshot(self, task_id: str) -> Task | None:
         record = self.records.get(task_id)
@@ -491,6 +585,23 @@ class Tracker:
         expired = record.expires_at is not None and now >= record.expires_at
         return PollTicket(task_id, record.life, record.machine.mark(), expired)
 
+    def recall(self, task_id: str) -> tuple[TaskRecord, Outcome] | None:
+        """A task that ended with an outcome, remembered: its last record (phase ``ENDED``, its
+        machine at the terminal snapshot) and the outcome; a new wait is answered from it, with
+        no poll. Recalling it makes it the newest remembered (the oldest is forgotten first)."""
+        ended = self._ended.get(task_id)
+        if ended is None or ended[1] is None:
+            return None
+        self._ended.move_to_end(task_id)
+        return ended[0], ended[1]
+
+    def track(self, event: Track) -> tuple[TaskRecord, Sequence[Action]]:
+        """:meth:`handle` of a ``Track``, with the record the task is followed by: the one
+        already followed, the remembered one (answered from memory: ``End`` with its
+        outcome), or the one made now (its phase says whether it is polled; it may have ended
+        at once: an input nobody handles, too many keys)."""
+        return self._track(event)
+
     # -- events --------------------------------------------------------------------------
 
     def handle(self, event: Event) -> Sequence[Action]:
@@ -499,7 +610,9 @@ class Tracker:
             case Polled():
                 return self._polled_answer(event)
             case Tick(now=now):
-                return [Poll(task_id) for task_id in self.scheduler.pop_due(now)]
+                if not self._asking or self.policy.poll_while_answering:  # no input round
+                    return [Poll(task_id) for task_id in self.scheduler.pop_due(now)]
+                return self._held_back_due(now)
             case Pushed(snapshot=snapshot, now=now):
                 record = self.records.get(snapshot.task_id)
                 if record is None or record.phase is not Phase.TRACKING:
@@ -508,13 +621,20 @@ class Tracker:
             case PollFailed():
                 return self._poll_failed(event)
             case Track():
-                return self._track(event)
+                return self._track(event)[1]
             case Release(task_id=task_id):
                 return self._release(task_id)
             case OutcomeFetched(task_id=task_id, ended=ended):
                 return self._fetched(task_id, ended)
+            case AnswerReady(task_id=task_id, key=key, answer=answer):
+                return self._answer_ready(task_id, key, answer)
             case InputAnswered(task_id=task_id, key=key, sent=sent):
                 return self._answered(task_id, key, sent)
+            case InputUnhandled(task_id=task_id, method=method, request_id=request_id):
+                record = self.records.get(task_id)
+                if record is None or self.policy.on_unhandled_input is not _FAIL:
+                    return _NOTHING  # not followed, or the caller keeps waiting
+                return self._end(record, [], error=InputNotHandled(task_id, method, request_id))
             case ListenAcknowledged(task_ids=ids):
                 self.acknowledged = ids & self.listening
                 return _NOTHING
@@ -531,17 +651,16 @@ class Tracker:
 
     # -- tracking --------------------------------------------------------------------------
 
-    def _track(self, event: Track) -> Sequence[Action]:
+    def _track(self, event: Track) -> tuple[TaskRecord, Sequence[Action]]:
         first = event.first
         task_id = first.task_id
         record = self.records.get(task_id)
         if record is not None:
             record.waits_until = max(record.waits_until, event.waits_until)
-            return _NOTHING
-        remembered = self._outcomes.get(task_id)
+            return record, _NOTHING
+        remembered = self.recall(task_id)
         if remembered is not None:  # ended before: answered from memory, never polled
-            self._outcomes.move_to_end(task_id)
-            return [End(task_id, outcome=remembered)]
+            return remembered[0], [End(task_id, outcome=remembered[1])]
         machine = TaskMachine(first)
         self._lives += 1
         record = TaskRecord(
@@ -552,11 +671,11 @@ class Tracker:
         if machine.is_terminal and not event.seed:
             record.phase = Phase.FINISHING
             actions.append(FetchOutcome(task_id, first))
-            return actions
+            return record, actions
         if first.status is TaskStatus.INPUT_REQUIRED:
             self._inputs(record, first, actions)
             if record.phase is not Phase.TRACKING:
-                return actions
+                return record, actions
         now = event.now
         interval = _interval(first)
         self.scheduler.track(
@@ -564,12 +683,13 @@ class Tracker:
         )
         self._polled.add(task_id)
         self._relisten(actions)
-        return actions
+        return record, actions
 
     def _release(self, task_id: str) -> Sequence[Action]:
         record = self.records.get(task_id)
         if record is None or record.phase is not Phase.TRACKING:
             return _NOTHING  # a finishing task's outcome is still fetched (and remembered)
+        record.phase = Phase.RELEASED
         del self.records[task_id]
         self._leave(task_id)
         actions: list[Action] = []
@@ -580,8 +700,28 @@ class Tracker:
         """``task_id`` is polled no more (finishing, ended or released)."""
         self.scheduler.untrack(task_id)
         self._polled.discard(task_id)
+        self._held.discard(task_id)
+        self._asking.pop(task_id, None)
 
     # -- polls -----------------------------------------------------------------------------
+
+    def _held_back_due(self, now: float) -> list[Action]:
+        """The polls due at ``now`` while some task's input round is being answered: one of
+        such a task is held back (issue 39 item 3), unless its ttl ran out (the policy's
+        ``poll_while_answering`` was looked at before)."""
+        asking = self._asking
+        actions: list[Action] = []
+        for task_id in self.scheduler.pop_due(now):
+            if task_id in asking:
+                expires_at = self.records[task_id].expires_at
+                if expires_at is None or now < expires_at:
+                    self._held.add(task_id)
+                    if expires_at is not None:  # it may wait for the round until then only
+                        self.scheduler.postpone(task_id, expires_at)
+                    continue
+                self._held.discard(task_id)  # out of time: polled (and expired) now
+            actions.append(Poll(task_id))
+        return actions
 
     def _polled_answer(self, event: Polled) -> Sequence[Action]:
         ticket = event.ticket
@@ -734,18 +874,38 @@ class Tracker:
         for key, _ in new:
             keys[key] = KeyState.ASKED
         if new:
+            self._asking[task_id] = self._asking.get(task_id, 0) + len(new)
             actions.append(ServeInput(task_id, snapshot, new))
         record.stuck_polls = 0 if new or record.answering() else record.stuck_polls + 1
         limit = self.policy.stuck_input_polls
         if limit is not None and record.stuck_polls >= limit:
             self._end(record, actions, error=InputStuck(task_id, list(requests), limit))
 
-    def _answered(self, task_id: str, key: str, sent: bool) -> Sequence[Action]:
+    def _answer_ready(self, task_id: str, key: str, answer: JSONObject) -> Sequence[Action]:
+        """A key's answer is made: sent once, and only while the task is polled."""
         record = self.records.get(task_id)
         if record is None or record.keys is None or record.keys.get(key) is not KeyState.ASKED:
+            return _NOTHING  # ended, released, terminal, or sent already: dropped
+        record.keys[key] = KeyState.SENDING
+        return [SendUpdate(task_id, key, answer)]
+
+    def _answered(self, task_id: str, key: str, sent: bool) -> Sequence[Action]:
+        record = self.records.get(task_id)
+        if record is None or record.keys is None:
+            return _NOTHING
+        if record.keys.get(key) not in (KeyState.ASKED, KeyState.SENDING):
             return _NOTHING
         record.keys[key] = KeyState.ANSWERED
-        return [RecordAnswer(task_id, key)] if sent else _NOTHING
+        actions: list[Action] = [RecordAnswer(task_id, key)] if sent else []
+        left = self._asking[task_id] - 1
+        if left:
+            self._asking[task_id] = left
+            return actions
+        del self._asking[task_id]
+        if task_id in self._held:  # the round is over: its poll goes out now
+            self._held.discard(task_id)
+            actions.append(Poll(task_id))
+        return actions
 
     # -- ending ----------------------------------------------------------------------------
 
@@ -777,12 +937,13 @@ class Tracker:
         was_polled = record.phase is Phase.TRACKING
         record.phase = Phase.ENDED
         record.keys = None
+        self._asking.pop(task_id, None)
         del self.records[task_id]
-        if outcome is not None:
-            self._outcomes[task_id] = outcome
-            self._outcomes.move_to_end(task_id)
-            while len(self._outcomes) > self._capacity:
-                self._outcomes.popitem(last=False)
+        if outcome is not None or record.machine.is_terminal:
+            self._ended[task_id] = (record, outcome)
+            self._ended.move_to_end(task_id)
+            while len(self._ended) > self._capacity:
+                self._ended.popitem(last=False)
         actions.append(End(task_id, outcome, error))
         if was_polled:
             self._leave(task_id)
@@ -790,8 +951,8 @@ class Tracker:
         return actions
 
     def _cancel(self, task_id: str) -> Sequence[Action]:
-        if task_id in self._cancelled or task_id in self._outcomes:
-            return _NOTHING
+        if task_id in self._cancelled or task_id in self._ended:
+            return _NOTHING  # ended with an outcome, or seen terminal: nothing to cancel
         record = self.records.get(task_id)
         if record is not None and record.phase is not Phase.TRACKING:
             return _NOTHING  # its terminal status won the race: nothing left to cancel
