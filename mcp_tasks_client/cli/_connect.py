@@ -45,7 +45,7 @@ def run_tracing() -> Tracing | None:
     installed) when an OpenTelemetry provider can reach this process, else :data:`Tracing.OFF`.
 
     A provider reaches a process only if something set it (which imports ``opentelemetry``
-    first: a program calling :func:`main`, or ``opentelemetry-instrument`` before the command
+    first: a program calling ``cli.main``, or ``opentelemetry-instrument`` before the command
     line; the command line itself sets none) or if an environment variable names one for the
     API to load. Without either every span would go to the API's no-op tracer, which records
     nothing and puts no trace context on the wire: the same as no spans, less the import of
