@@ -17,12 +17,28 @@ if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
 
 
 def main() -> int:
-    """Run ``mcp-tasks`` (its arguments from ``sys.argv``); returns the exit code."""
+    """Run ``mcp-tasks`` (its arguments from ``sys.argv``); returns the exit code, for the
+    process to exit with at once (the installed script's ``sys.exit(main())``)."""
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # (again: main may be called directly)
     from mcp_tasks_client.cli import main as run
 
-    return run()
+    code = run()
+    leaving()
+    return code
+
+
+def leaving() -> None:
+    """The process exits next: every object it holds is moved out of the garbage collector's
+    reach (``gc.freeze``), so the interpreter's collections at exit do not walk the modules,
+    classes and functions the run imported. That walk was about 15% of ``mcp-tasks status``'s
+    CPU (measured: benchmarks/RESULTS.md, 2026-12-06 at the end of issue 34). Nothing is lost:
+    the ``atexit`` handlers still run (logging's flush, an OpenTelemetry exporter's), and Python
+    never promised a finalizer to an object still alive at exit. Only here, never in
+    :func:`mcp_tasks_client.cli.main`, which a program may call and then go on."""
+    import gc
+
+    gc.freeze()
 
 
 if __name__ == "__main__":

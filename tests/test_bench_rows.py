@@ -449,6 +449,22 @@ def test_bench_prints_the_startup_table() -> None:
     assert "| a first program's names" in text
 
 
+def test_the_paired_startup_script_prints_a_row_per_checkout() -> None:
+    """``benchmarks/startup_ab.py NAME=DIR --rounds 1`` (issue 34): the baseline and each
+    checkout's ``mcp-tasks status`` ran (the script stops on any exit code but the refused
+    connection's), each with its ratios. No figure checked."""
+    ran = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "startup_ab.py"), f"this={REPO}", "--rounds",
+         "1"], capture_output=True, text=True, check=True, timeout=LIMIT,
+    )  # fmt: skip
+    rows = [line for line in ran.stdout.splitlines() if line.startswith("| ")]
+    assert rows[0] == "| row | CPU ms | CPU ratio | wall ms | wall ratio |"
+    assert rows[1].startswith("| a Python that imports httpx and rich | ")
+    assert rows[1].split(" | ")[2] == "1.00"
+    assert rows[2].startswith("| `mcp-tasks status`, this | ")
+    assert len(rows) == 3
+
+
 # -- issue 25 item 4: sustained throughput -------------------------------------------------------
 
 

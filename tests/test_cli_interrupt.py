@@ -170,6 +170,37 @@ def test_an_interrupt_with_no_task_yet_is_plain() -> None:
     assert last == {"event": "interrupted", "task_id": None, "status": None, "exit_code": 130}
 
 
+@pytest.mark.parametrize(
+    "words", [["status", "t-1"], ["cancel", "t-1"], ["tools"], ["list"]], ids=lambda w: w[0]
+)
+def test_a_quick_command_interrupted_on_asyncio_is_plain_too(words: list[str]) -> None:
+    """The quick commands run on asyncio (issue 34: they never import trio): Ctrl-C while the
+    server holds the request still exits 130, no traceback, "interrupted" (nothing was
+    started or followed, so no cancel command), as on trio."""
+    arrived = threading.Event()
+
+    async def hold(request: Received, conn: Conn) -> None:
+        arrived.set()  # the first request (initialize) is held
+        await anyio.sleep(60)
+        await conn.error(request, -32601, "not here")
+
+    with (
+        anyio.from_thread.start_blocking_portal("trio") as portal,
+        portal.wrap_async_context_manager(HostileHTTPServer(hold)) as server,
+    ):
+        proc = spawn(["--url", server.url, "--json", *words])
+        try:
+            assert arrived.wait(60), "the request never arrived"
+            os.kill(proc.pid, signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            stop_process(proc)  # type: ignore[arg-type]
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert err == "mcp-tasks: interrupted\n"
+    last = json.loads(out.splitlines()[-1])
+    assert last == {"event": "interrupted", "task_id": None, "status": None, "exit_code": 130}
+
+
 def test_a_run_started_with_sigint_ignored_keeps_ignoring_it(fastmcp4_http_url: str) -> None:
     """A background job of a script (``mcp-tasks ... &``) starts with SIGINT ignored: a Ctrl-C
     at the terminal is not for it. The run neither stops nor says it was interrupted."""

@@ -111,6 +111,12 @@ STATUS_CLI_MODULES = {
 """The command line's own modules ``status`` loads: not ``call``'s, the follower's, the journal
 commands', the probe's, nor the ``--inputs`` answerers."""
 
+STATUS_THIRD_PARTY = {
+    "anyio", "attr", "attrs", "cattrs", "httpx", "httpx_sse", "idna", "rich", "sniffio",
+    "typing_extensions",
+}  # fmt: skip
+"""The packages beside ours ``status`` loads (and exceptiongroup on Python 3.10, for anyio)."""
+
 NOT_FOR_STATUS = [
     # what only other commands or options use: following a task (the Poller), answering input,
     # the task receiver, resume and the journal (--journal), the probe and the conformance kit,
@@ -120,6 +126,8 @@ NOT_FOR_STATUS = [
     "mcp_tasks_client.journal_postgres", "mcp_tasks_client.probe",
     "mcp_tasks_client.conformance", "mcp_tasks_client._io.stdio", "mcp_tasks_client._io.lean",
     "mcp_tasks_client._sansio.scheduler", "sqlite3", "hypothesis", "psycopg", "rich.live",
+    # trio: a quick command runs on asyncio; opentelemetry: no provider can reach the run
+    "trio", "opentelemetry",
 ]  # fmt: skip
 
 
@@ -128,7 +136,7 @@ def test_a_command_over_http_loads_no_conformance_kit_nor_journal_file() -> None
     line's modules, the client's, not the probe's nor sqlite3 (no --journal) nor subprocess
     (no --stdio). A refused connection ends the run: nothing else is needed here."""
     names = loaded(STATUS)
-    # (subprocess itself comes with trio, which httpcore imports: our stdio module does not)
+    # (subprocess itself comes with asyncio's loop: our stdio module does not)
     for absent in ("sqlite3", "mcp_tasks_client._io.stdio", "mcp_tasks_client.conformance"):
         assert absent not in names, absent
     assert "mcp_tasks_client.cli._commands" in names
@@ -145,10 +153,14 @@ def test_mcp_tasks_status_loads_the_client_and_its_own_command_alone() -> None:
     assert {n for n in ours if n.startswith("mcp_tasks_client.cli")} == STATUS_CLI_MODULES
     for absent in NOT_FOR_STATUS:
         assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
-    # The client's 58 (with __init__; 47 before Session was split by job into the _session
+    # The client's 59 (with __init__; 47 before Session was split by job into the _session
     # package, six modules where one was, and HttpTransport by job into its two engines, the
-    # engines' interface, the SSE streams and the lean reader), the command line's 10.
-    assert len(ours) <= 68, sorted(ours)
+    # engines' interface, the SSE streams and the lean reader; one more since status runs on
+    # asyncio: the lean engine's asyncio protocol, _io._aio), the command line's 10.
+    assert len(ours) <= 69, sorted(ours)
+    # Beyond the package, its dependencies and rich: no trio (nor its outcome and
+    # sortedcontainers), no opentelemetry. 381 modules in all before, 321 now (Python 3.11).
+    assert third_party(names) - {"exceptiongroup"} <= STATUS_THIRD_PARTY, third_party(names)
 
 
 def test_the_terminal_display_imports_no_other_commands_parts() -> None:
@@ -211,3 +223,114 @@ def test_a_public_submodule_is_an_attribute_after_a_bare_import() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert ran.stdout.strip() == "ok", ran.stderr
+
+
+@pytest.mark.parametrize("command", ["status", "cancel", "tools", "list"])
+def test_a_quick_command_runs_on_asyncio_and_never_imports_trio(command: str) -> None:
+    """Issue 34, item 4: the commands that send a request or two and end run on asyncio,
+    whose loop comes with the interpreter: importing trio was about a seventh of ``mcp-tasks
+    status``'s start-up (measured: benchmarks/RESULTS.md)."""
+    from mcp_tasks_client.cli import QUICK_COMMANDS
+
+    assert command in QUICK_COMMANDS
+    words = ["--url", "http://127.0.0.1:9/mcp", command] + (["t-1"] if command in TASK else [])
+    names = loaded(_quietly(words))
+    assert "anyio._backends._asyncio" in names
+    assert not any(n == "trio" or n.startswith("trio.") for n in names)
+
+
+def test_a_command_that_follows_a_task_stays_on_trio() -> None:
+    """``wait`` (and ``call``, ``result``, ``resume``...) still run on trio, the reference
+    backend: only the quick commands moved."""
+    from mcp_tasks_client.cli import QUICK_COMMANDS
+
+    assert "wait" not in QUICK_COMMANDS
+    names = loaded(_quietly(["--url", "http://127.0.0.1:9/mcp", "wait", "t-1"]))
+    assert "anyio._backends._trio" in names
+    assert "anyio._backends._asyncio" not in names
+
+
+TASK = {"status", "cancel"}
+
+
+def _quietly(words: list[str]) -> str:
+    """Code running ``mcp-tasks WORDS`` in the process, its output swallowed."""
+    return (
+        "import contextlib, io\n"
+        "from mcp_tasks_client.cli import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        f"    main({words!r})\n"
+    )
+
+
+def test_a_run_that_no_provider_can_reach_imports_no_opentelemetry() -> None:
+    """opentelemetry-api is installed here (the suite's venv has the otel extra), so before
+    this change ``status`` imported it to make spans that went to the API's no-op tracer.
+    Nothing imported it before the run and no environment variable names a provider: the
+    run's Client has spans off (the same on the wire: a no-op span puts no trace context in
+    ``_meta``), and opentelemetry is never imported."""
+    pytest.importorskip("opentelemetry.trace")
+    names = loaded(STATUS)
+    assert not any(n.startswith("opentelemetry") for n in names)
+
+
+def test_a_provider_named_by_the_environment_still_gets_the_runs_spans() -> None:
+    """``OTEL_PYTHON_TRACER_PROVIDER`` makes the API load a provider itself: the run keeps
+    the process default (spans on), and the SDK's provider is loaded."""
+    pytest.importorskip("opentelemetry.sdk.trace")
+    code = "import os\nos.environ['OTEL_PYTHON_TRACER_PROVIDER'] = 'sdk_tracer_provider'\n" + STATUS
+    names = loaded(code)
+    assert "opentelemetry.sdk.trace" in names
+
+
+def test_a_host_that_configured_opentelemetry_still_gets_the_runs_spans() -> None:
+    """A program that set a tracer provider before calling ``main`` (or
+    ``opentelemetry-instrument`` before the command line) gets the run's request spans, as
+    before: the refused ``initialize`` is a span with its error."""
+    pytest.importorskip("opentelemetry.sdk.trace")
+    code = (
+        "from opentelemetry import trace\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n"
+        "from opentelemetry.sdk.trace.export.in_memory_span_exporter import (\n"
+        "    InMemorySpanExporter)\n"
+        "exporter = InMemorySpanExporter()\n"
+        "provider = TracerProvider()\n"
+        "provider.add_span_processor(SimpleSpanProcessor(exporter))\n"
+        "trace.set_tracer_provider(provider)\n" + STATUS + "import json\n"
+        "print(json.dumps([[s.name, s.status.status_code.name] "
+        "for s in exporter.get_finished_spans()]))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    spans = json.loads(ran.stdout.splitlines()[-1])
+    assert ["initialize", "ERROR"] in spans, spans
+
+
+def test_the_command_freezes_the_heap_only_as_its_process_exits() -> None:
+    """The ``mcp-tasks`` script moves every object out of the collector's reach once the run
+    has ended (``gc.freeze``: the collections at exit were about 15% of ``status``'s CPU), and
+    the ``atexit`` handlers still run after it; ``mcp_tasks_client.cli.main``, which a program
+    may call and then go on, freezes nothing."""
+    quiet = "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):\n"
+    code = (
+        "import atexit, contextlib, gc, io, sys\n"
+        "err = io.StringIO()\n"
+        "atexit.register(lambda: print('atexit', gc.get_freeze_count() > 0, file=sys.stderr))\n"
+        "from mcp_tasks_client.cli import main\n"
+        f"{quiet}    main(['--url', 'http://127.0.0.1:9/mcp', 'status', 't-1'])\n"
+        "print('in a program', gc.get_freeze_count())\n"
+        "sys.argv = ['mcp-tasks', '--url', 'http://127.0.0.1:9/mcp', 'status', 't-1']\n"
+        "import mcp_tasks_cli\n"
+        f"{quiet}    exit_code = mcp_tasks_cli.main()\n"
+        "print('script', exit_code, gc.get_freeze_count() > 0)\n"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+        cwd=repo,
+    )  # fmt: skip
+    assert ran.stdout.splitlines()[-2:] == ["in a program 0", "script 6 True"], ran.stdout
+    assert ran.stderr.splitlines()[-1] == "atexit True", ran.stderr

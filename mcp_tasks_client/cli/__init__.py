@@ -1,7 +1,8 @@
 """The ``mcp-tasks`` command line (``python -m mcp_tasks_client.cli`` runs it too).
 
 Its terminal display needs the ``cli`` extra (``pip install 'mcp-tasks-client[cli]'``, which
-brings rich); the library itself never imports rich. Parsing is argparse; the run is on trio.
+brings rich); the library itself never imports rich. Parsing is argparse; the run is on trio,
+but for the quick commands (:data:`QUICK_COMMANDS`), which run on asyncio.
 ``mcp-tasks --help`` lists the subcommands, the options and the exit codes (:class:`ExitCode`).
 """
 
@@ -20,7 +21,14 @@ if TYPE_CHECKING:
     from ._options import Options
     from ._output import Output
 
-__all__ = ["ExitCode", "main"]
+__all__ = ["QUICK_COMMANDS", "ExitCode", "main"]
+
+QUICK_COMMANDS = frozenset({"status", "cancel", "tools", "list"})
+"""The commands that send a request or two and end, which a script may call in a loop: they run
+on asyncio, whose loop comes with the interpreter, and so never import trio (about a seventh of
+``mcp-tasks status``'s start-up, measured). Every other command (one that follows a task,
+answers input for long, resumes or runs servers) runs on trio, the reference backend. Both
+loops end a Ctrl-C the same way (exit 130, the cancel hint)."""
 
 MISSING_EXTRA = (
     "mcp-tasks: the command line needs the 'cli' extra (it brings rich): "
@@ -80,7 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 output.keep_result(options.output)
             except UsageError as exc:
                 return int(output.error(exc))
-        return int(anyio.run(run, options, command, ns, output, backend="trio"))
+        backend = "asyncio" if command in QUICK_COMMANDS else "trio"
+        return int(anyio.run(run, options, command, ns, output, backend=backend))
     except BaseException as exc:
         if _matches(exc, BrokenPipeError):
             # stdout's reader left (`| head`): nothing more can be said there, and the

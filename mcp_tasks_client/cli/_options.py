@@ -25,7 +25,8 @@ answer the input it asks for, fetch its result, cancel it, list tasks, probe a s
 Nothing happens that you did not ask for: a call is a task only with --task, it is waited on
 only with --wait, input is answered only with --inputs (and only then does the client declare
 elicitation), and the protocol generation is the one you name (--generation, default
-2025-11-25; `probe` tells which ones a server speaks). Runs on trio.
+2025-11-25; `probe` tells which ones a server speaks). Runs on trio (status, cancel,
+tools and list on asyncio: they start faster).
 
 On a terminal, a live line shows the task's status, message, elapsed time and next poll, and
 at most 256 KiB of a result (--output FILE writes all of it). Server text is shown with its

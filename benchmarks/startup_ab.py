@@ -1,0 +1,97 @@
+"""Paired start-up of ``mcp-tasks status`` between checkouts (issue 34, on a busy machine).
+
+    python benchmarks/startup_ab.py NAME=DIR [NAME=DIR ...] [--rounds 15]
+
+Each ``DIR`` holds ``mcp_tasks_client/`` and ``mcp_tasks_cli.py`` (``git archive COMMIT |
+tar -x -C DIR``, or a worktree). Every round runs, one after the other, a Python importing
+httpx and rich (the target's baseline) and ``mcp-tasks status`` from each checkout, through
+the entry script as installed (``python -m mcp_tasks_cli``) against a port nothing listens
+on (the server's answer excluded), after one warm-up round. Each row's figure is the median
+of its rounds: CPU (user + system of the process, from ``wait4``: what a load that spans a
+round changes least) and wall time, each also as a ratio to the baseline. The bytecode of
+every checkout is compiled first, as an install does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REFUSED = 6
+"""``mcp-tasks status``'s exit code for the refused connection (ExitCode.CONNECTION)."""
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port  # nothing listens there once the socket is closed
+
+
+def _run(command: list[str], tree: Path | None) -> tuple[float, float, int]:
+    """One process: its CPU (user + system) and wall seconds, and its exit code."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command,
+        env=env,
+        cwd=tree or Path.cwd(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    took = time.perf_counter() - started
+    return usage.ru_utime + usage.ru_stime, took, os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trees", nargs="+", metavar="NAME=DIR")
+    parser.add_argument("--rounds", type=int, default=15)
+    a = parser.parse_args()
+    python = sys.executable
+    url = f"http://127.0.0.1:{_closed_port()}/mcp"
+    rows: dict[str, tuple[list[str], Path | None]] = {
+        "a Python that imports httpx and rich": ([python, "-c", "import httpx, rich"], None)
+    }
+    for spec in a.trees:
+        name, _, directory = spec.partition("=")
+        tree = Path(directory).resolve()
+        targets = [str(tree / "mcp_tasks_client"), str(tree / "mcp_tasks_cli.py")]
+        subprocess.run(
+            [python, "-m", "compileall", "-q", *targets], check=True, capture_output=True
+        )
+        command = [python, "-m", "mcp_tasks_cli", "--url", url, "status", "t-1"]
+        rows[f"`mcp-tasks status`, {name}"] = (command, tree)
+    expected = {name: (0 if where is None else REFUSED) for name, (_, where) in rows.items()}
+    cpu: dict[str, list[float]] = {name: [] for name in rows}
+    wall: dict[str, list[float]] = {name: [] for name in rows}
+    for round_ in range(a.rounds + 1):
+        for name, (command, tree) in rows.items():
+            used, took, code = _run(command, tree)
+            if code != expected[name]:  # a run that failed otherwise measured nothing
+                raise SystemExit(f"{name}: exit code {code}, not {expected[name]}")
+            if round_:  # round 0 warms the OS's caches
+                cpu[name].append(used)
+                wall[name].append(took)
+    base_cpu = statistics.median(next(iter(cpu.values())))
+    base_wall = statistics.median(next(iter(wall.values())))
+    print(f"median of {a.rounds} rounds; load average {os.getloadavg()[0]:.2f}")
+    print("| row | CPU ms | CPU ratio | wall ms | wall ratio |")
+    print("|---|---|---|---|---|")
+    for name in rows:
+        c, w = statistics.median(cpu[name]), statistics.median(wall[name])
+        figures = f"{c * 1000:.1f} | {c / base_cpu:.2f} | {w * 1000:.1f} | {w / base_wall:.2f}"
+        print(f"| {name} | {figures} |")
+
+
+if __name__ == "__main__":
+    main()
