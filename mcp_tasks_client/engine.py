@@ -13,7 +13,10 @@ a status was pushed, an outcome fetched, an input answered, the listen acknowled
 a cancel asked for, the connection ended) and the actions it returns are carried out here in
 order (``_perform``): accept a snapshot (journal, status message, watchers), fetch an outcome,
 serve input, record, end, warn, reopen the listen. ``_poller.scheduling.PollLoop`` sleeps until
-the earliest due poll and sends what is due, at most ``PollPolicy.max_in_flight`` at once.
+the earliest due poll and sends what is due, at most the in-flight bound at once
+(``PollPolicy.max_in_flight``, or sized to the measured latency under ``PollPolicy.in_flight``),
+and says when polls fall behind their due times (``FallingBehind``) and each resize
+(``InFlightResized``) in ``Poller.warnings``.
 Notifications never replace polling (C-22); a task reported terminal is never polled again,
 and its outcome is remembered (the newest ``Limits.max_answered_inputs``) for later waits.
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import functools
+import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
@@ -39,7 +43,7 @@ import anyio
 import anyio.abc
 
 from . import observability as _obs
-from ._exceptions import DecodeError, MCPTasksError, TransportError, UsageError
+from ._exceptions import DecodeError, InFlightResized, MCPTasksError, TransportError, UsageError
 from ._poller.following import Following
 from ._poller.journal_sink import JournalSink
 from ._poller.observing import first_snapshot, status_changed, tracking_ended, tracking_started
@@ -118,6 +122,7 @@ class Poller:
             client,
             perform=self._perform,
             failed=self._failed,
+            warn=self._warn,
             before_poll=before_poll,
         )
         self._abandon = Abandon(policy, client, tracker, self._warn)
@@ -165,8 +170,25 @@ class Poller:
 
     @property
     def polls_delayed(self) -> int:
-        """Polls that were due but waited for a slot (``PollPolicy.max_in_flight`` saturated)."""
+        """Polls that were due but waited for a slot (the in-flight bound saturated)."""
         return self._loop.delayed
+
+    @property
+    def polls_late(self) -> int:
+        """Polls sent later than ``PollPolicy.lateness_tolerance`` after they were due."""
+        return self._loop.pace.late_polls
+
+    @property
+    def in_flight_limit(self) -> int:
+        """The in-flight bound now: ``PollPolicy.max_in_flight``, or where
+        ``PollPolicy.in_flight`` (``FollowLatency``) sized it last."""
+        return self._loop.pace.limit
+
+    @property
+    def poll_latency(self) -> float | None:
+        """The mean ``tasks/get`` round trip (s) over the last window of answered polls (2 s,
+        or ``FollowLatency.window``); None before one closed."""
+        return self._loop.pace.latency
 
     @property
     def listens_opened(self) -> int:
@@ -393,9 +415,11 @@ class Poller:
     # -- observability ---------------------------------------------------------------------
 
     def _warn(self, item: Violation | MCPTasksError) -> None:
-        """Every warning the poller keeps: in ``warnings`` and a WARNING record."""
+        """Every warning the poller keeps: in ``warnings`` and a WARNING record (a resize the
+        caller opted in to, ``InFlightResized``: an INFO one)."""
         self.warnings.append(item)
-        log.warning("poller warning: %s: %s", type(item).__name__, item)
+        level = logging.INFO if isinstance(item, InFlightResized) else logging.WARNING
+        log.log(level, "poller warning: %s: %s", type(item).__name__, item)
 
     # -- news from the server, and the tracker's actions -----------------------------------
 
