@@ -44,6 +44,7 @@ import anyio.abc
 
 from . import observability as _obs
 from ._exceptions import DecodeError, InFlightResized, MCPTasksError, TransportError, UsageError
+from ._poller.figures import PollerFigures
 from ._poller.following import Following
 from ._poller.journal_sink import JournalSink
 from ._poller.observing import first_snapshot, status_changed, tracking_ended, tracking_started
@@ -67,8 +68,10 @@ __all__ = ["Poller", "ProgressCallback", "TaskRef", "WatchItem"]
 log = _obs.get_logger("poller")
 
 
-class Poller:
-    """Drives tasks to their outcomes with one scheduler; see the module docstring."""
+class Poller(PollerFigures):
+    """Drives tasks to their outcomes with one scheduler; see the module docstring. Its
+    counters and pace figures (``polls_sent``, ``polls_late``, ``in_flight_limit``, ...) are
+    ``PollerFigures``'."""
 
     def __init__(
         self,
@@ -157,43 +160,6 @@ class Poller:
         """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
         ``Limits.max_warnings`` of them."""
         return self._warnings
-
-    @property
-    def polls_sent(self) -> int:
-        """``tasks/get`` requests sent."""
-        return self._loop.sent
-
-    @property
-    def cancels_sent(self) -> int:
-        """``tasks/cancel`` requests sent by abandoned waits (``cancel_on_abandon``)."""
-        return self._abandon.count
-
-    @property
-    def polls_delayed(self) -> int:
-        """Polls that were due but waited for a slot (the in-flight bound saturated)."""
-        return self._loop.delayed
-
-    @property
-    def polls_late(self) -> int:
-        """Polls sent later than ``PollPolicy.lateness_tolerance`` after they were due."""
-        return self._loop.pace.late_polls
-
-    @property
-    def in_flight_limit(self) -> int:
-        """The in-flight bound now: ``PollPolicy.max_in_flight``, or where
-        ``PollPolicy.in_flight`` (``FollowLatency``) sized it last."""
-        return self._loop.pace.limit
-
-    @property
-    def poll_latency(self) -> float | None:
-        """The mean ``tasks/get`` round trip (s) over the last window of answered polls (2 s,
-        or ``FollowLatency.window``); None before one closed."""
-        return self._loop.pace.latency
-
-    @property
-    def listens_opened(self) -> int:
-        """``subscriptions/listen`` requests opened (``PollPolicy.listen``)."""
-        return self._listener.opened
 
     # -- lifecycle ---------------------------------------------------------------------------
 

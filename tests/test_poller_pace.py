@@ -119,9 +119,9 @@ def steady(
     pace: Pace, tasks: int, interval: float, latency: float, seconds: float, start: float = 0.0
 ) -> list[Any]:
     """Answers as ``tasks`` tasks polled every ``interval`` at ``latency`` produce them, for
-    ``seconds`` from ``start``; the resizes. The sizing reads only the means (round trip, cycle) and the
-    tracked count, so the answers come every (interval + latency) / tasks seconds, or every
-    50 ms when that is sooner (the same means, fewer answers)."""
+    ``seconds`` from ``start``; the resizes. The sizing reads only the means (round trip,
+    cycle) and the tracked count, so the answers come every (interval + latency) / tasks
+    seconds, or every 50 ms when that is sooner (the same means, fewer answers)."""
     step = min((interval + latency) / tasks, 0.05)
     resizes, t = [], start
     while t < start + seconds:

@@ -25,4 +25,6 @@ actions. ``tests/test_poller_layout.py`` checks these rules.
 - ``following``: each task followed through its generation's driver (input, the outcome's
   fetch, the seed rule, listen's precondition, all decided by the driver): the only module
   that asks ``client.driver``; 2026-07-28 input keys handed to the InputRouter.
+- ``figures``: the Poller's read-only counters and pace figures (its base class), reading the
+  pieces above for type checking only.
 """
