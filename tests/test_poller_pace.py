@@ -100,7 +100,7 @@ def test_the_warning_carries_the_figures_and_the_rate_they_allow() -> None:
     """The measured round trip is in the warning, and ``max_rate`` is limit / latency: the
     docs' example, 64 in flight at 0.5 s, allows 128 polls/s."""
     pace = Pace(PollPolicy(max_in_flight=64))
-    pace.answered(0.0, 0.5, 2.5, 2000)
+    pace.answered(0.0, 0.5, 2.5, range(2000))
     warning = pace.sent(10.0, 25.7, 1936, 64)
     assert warning is not None
     assert (warning.limit, warning.in_flight, warning.waiting, warning.cap) == (64, 64, 1936, None)
@@ -125,7 +125,7 @@ def steady(
     step = min((interval + latency) / tasks, 0.05)
     resizes, t = [], start
     while t < start + seconds:
-        resized = pace.answered(t, t + latency, t + latency + interval, tasks)
+        resized = pace.answered(t, t + latency, t + latency + interval, range(tasks))
         if resized is not None:
             resizes.append(resized)
         t += step

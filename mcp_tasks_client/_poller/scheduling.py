@@ -214,7 +214,7 @@ class PollLoop:
             actions = tracker.handle(Polled(ticket, snapshot, now))
         # The next due time only matters to a bound that follows latency (its cycles).
         next_due = scheduler.due(task_id) if pace.following else None
-        resized = pace.answered(sent, now, next_due, len(scheduler))
+        resized = pace.answered(sent, now, next_due, scheduler)
         if resized is not None:
             self._warn(resized)
             self._wake.set()  # a larger bound: the loop takes more of the line now

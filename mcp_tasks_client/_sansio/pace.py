@@ -32,6 +32,7 @@ Theory of operation.
 from __future__ import annotations
 
 import math
+from collections.abc import Sized
 
 from .._exceptions import FallingBehind, InFlightResized
 from .scheduler import PollPolicy
@@ -102,13 +103,14 @@ class Pace:
         return warning
 
     def answered(
-        self, sent: float, now: float, next_due: float | None, tracked: int
+        self, sent: float, now: float, next_due: float | None, tracked: Sized
     ) -> InFlightResized | None:
         """A poll sent at ``sent`` answered (or failed) at ``now``; the task's next poll is due
-        at ``next_due`` (None: not polled again); ``tracked``: the tasks being polled. The
-        resize to carry out, if any (``limit`` is already the new bound)."""
+        at ``next_due`` (None: not polled again); ``len(tracked)``: the tasks being polled
+        (read only when a window closes). The resize to carry out, if any (``limit`` is
+        already the new bound)."""
         if now >= self._window_ends:
-            resized = self._close_window(tracked) if self._trips else None
+            resized = self._close_window(len(tracked)) if self._trips else None
             self._window_ends = now + self._window
         else:
             resized = None
