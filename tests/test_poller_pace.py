@@ -432,3 +432,51 @@ def test_a_poller_that_keeps_up_says_nothing() -> None:
     assert seen["limit"] == 64
     assert seen["latency"] == pytest.approx(0.05)
     assert max(gaps(server, 5.0)) == pytest.approx(1.05, abs=0.01)
+
+
+@settings(max_examples=examples(12), deadline=None)
+@given(
+    tasks=st.integers(1, 24),
+    latency_eighths=st.integers(1, 8),
+    interval_ms=st.sampled_from([250, 500, 1000, 2000]),
+    bound=st.integers(1, 8),
+    cap=st.none() | st.integers(8, 32),
+    # off the eighths every time here is a multiple of: no poll is late by exactly the
+    # tolerance (no float tie), and a count off by any shift of the lateness shows
+    tolerance=st.sampled_from([0.3, 0.55, 1.05]),
+)
+def test_lateness_counted_by_the_poller_is_what_the_server_saw(
+    tasks: int,
+    latency_eighths: int,
+    interval_ms: int,
+    bound: int,
+    cap: int | None,
+    tolerance: float,
+) -> None:
+    """Any load, fixed or following bound: every poll the server received later than its due
+    time (one interval after the task's previous answer, C-19; the first one interval after
+    the wait began) by more than the tolerance is one the Poller counted late, and no other;
+    there is a FallingBehind exactly when one was; the server never saw more polls in flight
+    than the bound (the cap, when it follows)."""
+    latency = latency_eighths / 8
+    interval = interval_ms / 1000
+    follow = None if cap is None else FollowLatency(cap=cap)
+    policy = PollPolicy(
+        floor=0.0,
+        jitter=0.0,
+        max_in_flight=bound,
+        lateness_tolerance=tolerance,
+        in_flight=follow,
+    )
+    server, seen = run_slow(tasks, latency, interval_ms, policy, seconds=30.0)
+    late = 0
+    for times in server.polls.values():
+        due = seen["start"] + interval  # the first poll: one interval after the wait began
+        for sent in times:
+            late += sent - due > tolerance
+            due = sent + latency + interval  # answered one latency later, then one interval
+    assert seen["late"] == late
+    behind = [w for w in seen["warnings"] if isinstance(w, FallingBehind)]
+    assert bool(behind) == (late > 0)
+    assert server.most_in_flight <= (bound if cap is None else cap)
+    assert bound <= seen["limit"] <= (bound if cap is None else cap)
