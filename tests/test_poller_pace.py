@@ -226,11 +226,22 @@ def test_shrinking_waits_until_a_window_asks_for_well_under_the_bound() -> None:
         (lambda: PollPolicy(in_flight=FollowLatency(cap=10)), "under max_in_flight (64)"),
         (lambda: PollPolicy(max_in_flight=0), "max_in_flight must be >= 1"),
         (lambda: PollPolicy(lateness_tolerance=-1.0), "lateness_tolerance must be >= 0"),
+        (lambda: PollPolicy(lateness_tolerance=math.nan), "lateness_tolerance must be a number"),
     ],
 )
 def test_bad_settings_are_refused_by_name(make: Any, says: str) -> None:
     with pytest.raises(ValueError, match=re.escape(says)):
         make()
+
+
+def test_an_in_flight_that_is_not_a_policy_is_refused() -> None:
+    """``in_flight=256`` (a number where the policy goes) is a TypeError naming both shapes,
+    not an AttributeError later; ``math.inf`` turns the warning off."""
+    with pytest.raises(TypeError, match=re.escape("None (a fixed max_in_flight) or Follow")):
+        PollPolicy(in_flight=256)  # type: ignore[arg-type]
+    pace = Pace(PollPolicy(lateness_tolerance=math.inf))
+    assert pace.sent(0.0, 1e9, 10, 1) is None
+    assert pace.late_polls == 0
 
 
 # -- the real Poller against a server with latency, in simulated time --------------------------

@@ -185,11 +185,22 @@ class PollPolicy:
     A ``Retry-After`` past ``max_server_interval`` is not waited out: the wait ends with the
     ServerBusy."""
 
-    in_flight: FollowLatency | None = None
+    in_flight: FollowLatency | None = attrs.field(default=None)
     """None (the default): the bound is ``max_in_flight``, fixed. ``FollowLatency(cap=...)``:
     the bound follows the measured round trip and the poll rate the tasks need, from
     ``max_in_flight`` up to the cap, each resize an ``InFlightResized`` warning."""
     lateness_tolerance: float = attrs.field(default=1.0, validator=_non_negative)
+
+    @in_flight.validator
+    def _in_flight_is_a_policy(
+        self, attribute: attrs.Attribute[FollowLatency | None], value: object
+    ) -> None:
+        if value is not None and not isinstance(value, FollowLatency):
+            raise TypeError(
+                f"in_flight is None (a fixed max_in_flight) or FollowLatency(cap=...), not "
+                f"{value!r}"
+            )
+
     """Seconds a poll may be sent after it was due before the Poller says it falls behind: a
     ``FallingBehind`` in ``Poller.warnings`` (and a WARNING log record) with the figures (how
     late, how many due polls wait for a slot, the in-flight bound, the measured round trip),
@@ -227,6 +238,8 @@ class PollPolicy:
             raise ValueError(f"backoff must be >= 1.0, got {self.backoff}")
         if self.jitter >= 1.0:
             raise ValueError(f"jitter must be < 1.0, got {self.jitter}")
+        if math.isnan(self.lateness_tolerance):
+            raise ValueError("lateness_tolerance must be a number of seconds (math.inf: never)")
         if self.max_in_flight < 1:
             raise ValueError(f"max_in_flight must be >= 1, got {self.max_in_flight}")
         if self.in_flight is not None and self.in_flight.cap < self.max_in_flight:
