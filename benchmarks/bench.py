@@ -25,6 +25,12 @@ Sustained throughput (issue 25 item 4, ``--only sustained``, part of the default
 last, from ``sustained.py``: the highest poll rate one process sustains with 1,000, 10,000 and
 100,000 tracked tasks, both transports, both generations, the row and the server pinned to a
 CPU each (``--sustained-seconds``, ``--sustained-loops``).
+
+A slow server (issue 39 item 5, ``--only slow``, part of the default run): the same bench
+server answering each ``tasks/get`` 0.5 s late, 2,000 tasks polled every 2 s by the default
+transport: the fixed default bound, a fixed bound sized by hand, and ``FollowLatency``; the
+polls per second achieved against what the tasks ask, lateness and each task's gap between
+polls, and what the Poller said (``FallingBehind``, ``InFlightResized``).
 """
 
 from __future__ import annotations
@@ -61,11 +67,11 @@ def _peer_python() -> Path | None:
 
 
 @contextmanager
-def _server(script: str = "server.py", core: int | None = None) -> Any:
+def _server(script: str = "server.py", core: int | None = None, args: tuple[str, ...] = ()) -> Any:
     """The bench server ``script`` (beside this one) in its own process (pinned to CPU
-    ``core`` when given); its base URL."""
+    ``core`` when given; ``args`` after its port); its base URL."""
     process = subprocess.Popen(
-        [sys.executable, str(HERE / script), "0"], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(HERE / script), "0", *args], stdout=subprocess.PIPE, text=True
     )
     try:
         if core is not None:
@@ -364,6 +370,64 @@ def _sse(base: str, me: str, rounds: int, say: Any) -> None:
     say("")
 
 
+SLOW_LATENCY_MS = 500
+"""The slow server's added latency per ``tasks/get`` (issue 39 item 5)."""
+
+
+def _slow(me: str, tiny: bool, say: Any) -> None:
+    """Issue 39 item 5: ``rows.py lib-slow`` against ``server.py`` answering each
+    ``tasks/get`` SLOW_LATENCY_MS late; one row process each, one round (the figures are
+    rates and lateness against a server that sleeps, not CPU)."""
+    count, interval, seconds, ramp = (50, 200, 0.5, 0.3) if tiny else (2000, 2000, 20.0, 8.0)
+    common = ["--count", str(count), "--interval", str(interval)]
+    common += ["--seconds", str(seconds), "--ramp", str(ramp)]
+    rows = {
+        "fixed `max_in_flight=64` (the default), pool 64 (the default)": [],
+        "fixed `max_in_flight=512`, pool 512 (sized by hand)": ["--in-flight", "512"],
+        "`FollowLatency(cap=512)` from 64, pool 512": ["--cap", "512"],
+    }
+    for args in rows.values():
+        if "512" in " ".join(args):
+            args += ["--pool", "512"]
+    want = count / (interval / 1000 + SLOW_LATENCY_MS / 1000)
+    say(
+        f"**A slow server** (issue 39 item 5): `server.py` answering each `tasks/get` "
+        f"{SLOW_LATENCY_MS} ms late, {count:,} tasks polled every {interval:,} ms (the "
+        "server's pollInterval; `PollPolicy(floor=0, backoff=1.0, jitter=0)`, the default "
+        f"transport `HttpTransport(url)`), the first polls spread over one interval; after "
+        f"{ramp:g} s of polling, a {seconds:g} s window. A poll is due one interval after the "
+        f"previous answer (C-19), so the tasks ask for N / (I + round trip) = {want:,.0f} "
+        "polls/s and, by Little's law, that rate x the round trip in flight. Lateness: a "
+        "poll's start minus its due time; gap: a task's poll start minus its previous one's; "
+        "the Poller's own figures: its `FallingBehind` warnings, its in-flight bound at the "
+        "end (and each `InFlightResized`), the round trip it measured; one round each:"
+    )
+    say("")
+    say(
+        "| bound | polls/s achieved (asked) | lateness p50 / p99 s | gap p50 / p99 s "
+        "| round trip p50 ms | `FallingBehind` | bound at the end (resizes) | client CPU |"
+    )
+    say("|---|---|---|---|---|---|---|---|")
+    notes: list[str] = []
+    with _server(args=(str(SLOW_LATENCY_MS),)) as base:
+        for name, args in rows.items():
+            r = _row(me, base, ["lib-slow", *common, *args])
+            late = f"{r.get('late_p50_ms', 0) / 1e3:.2f} / {r.get('late_p99_ms', 0) / 1e3:.2f}"
+            gap = f"{r.get('gap_p50_s', 0):.2f} / {r.get('gap_p99_s', 0):.2f}"
+            moves = ", ".join(f"{a}->{b}" for a, b in r["resizes"]) or "none"
+            say(
+                f"| {name} | {r['polls_per_s']:,.0f} ({r['target_per_s']:,.0f}) | {late} "
+                f"| {gap} | {r.get('rtt_p50_ms', 0):.0f} | {r['falling_behind']} "
+                f"| {r['limit']} ({moves}) | {r['cpu_share']:.0%} |"
+            )
+            if r.get("first_warning"):
+                notes.append(f"- {name}: the first `FallingBehind` said: {r['first_warning']}")
+    say("")
+    for note in notes:
+        say(note)
+    say("")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -375,12 +439,12 @@ def main() -> None:
         default="",
         help="comma-separated sections: startup (startup.py), seq,burst,mem,sched,latency,codec,"
         "sse,trace,journal, gen2 (the 2026-07-28 tables, bench2026.py), sustained "
-        "(sustained.py)",
+        "(sustained.py), slow (a server answering tasks/get 0.5 s late)",
     )
     parser.add_argument(
         "--tiny",
         action="store_true",
-        help="gen2 and sustained with tiny counts: checks their rows run (the tests), "
+        help="gen2, sustained and slow with tiny counts: checks their rows run (the tests), "
         "measures nothing",
     )
     parser.add_argument(
@@ -388,6 +452,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--sustained-loops", default="asyncio", help="sustained: asyncio, trio or asyncio,trio"
+    )
+    parser.add_argument(
+        "--sustained-transports",
+        default="http,lean",
+        help="sustained: http (HttpTransport, the default), lean, or http,lean",
     )
     parser.add_argument(
         "--journal-tasks", type=int, default=0, help="tasks per journal row (400; --full 2000)"
@@ -398,7 +467,7 @@ def main() -> None:
     lean = _has_lean()
     ts1 = _has_ts1()
     sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "trace", "journal"}
-    sections.update(("startup", "gen2", "sustained"))
+    sections.update(("startup", "gen2", "sustained", "slow"))
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -503,7 +572,9 @@ def main() -> None:
         if "burst" in only:
             tasks, polls = 200, 20
             burst_args = ["--tasks", str(tasks), "--polls", str(polls)]
+            floor_name = "HTTP/1.1 by hand on asyncio streams (the wire floor), 100 connections"
             burst: dict[str, tuple[Path | str, list[str]]] = {
+                floor_name: (me, ["floor-burst", *burst_args]),
                 "bare httpx loop, default pool (100)": (me, ["httpx-burst", *burst_args]),
                 "bare httpx loop, pool 16": (me, ["httpx-burst", *burst_args, "--pool", "16"]),
                 "this library, Poller.wait_all, defaults": (me, ["lib-burst", *burst_args]),
@@ -531,28 +602,39 @@ def main() -> None:
                 f"**{tasks} tasks at once on one session** (asyncio), each completing at its "
                 f"{polls}th poll, polled back to back. Judged per task and by wall time (what a "
                 "host feels; a slow round trip sends fewer polls, which flatters CPU per poll): "
-                "CPU and `tasks/get` per task, the whole burst's wall time, then CPU per poll; "
-                f"TCP connections accepted by the server during the row; median of {a.rounds} "
-                "rounds:"
+                "CPU and `tasks/get` per task, the whole burst's wall time, each against the "
+                "wire floor's (the targets: the default <= 3x its CPU per task and <= 1.25x its "
+                "wall time), then CPU per poll; TCP connections accepted by the server during "
+                f"the row; median of {a.rounds} rounds:"
             )
             say("")
             say(
-                "| client | CPU ms per task | `tasks/get` per task | wall s | CPU µs per poll "
+                "| client | CPU ms per task | `tasks/get` per task | wall s "
+                "| CPU per task / wall vs the floor | CPU µs per poll "
                 "| vs sequential bare httpx loop | TCP connects | rounds (CPU µs per poll) |"
             )
-            say("|---|---|---|---|---|---|---|---|")
+            say("|---|---|---|---|---|---|---|---|---|")
+            per_task, gets, walls = {}, {}, {}
+            for name, samples in results.items():
+                per_task[name] = statistics.median(
+                    s["cpu_us"] * s.get("polls", 0) / tasks / 1000 for s in samples
+                )
+                gets[name] = statistics.median(s.get("polls", 0) / tasks for s in samples)
+                walls[name] = statistics.median(
+                    s["wall_us"] * s.get("polls", 0) / 1e6 for s in samples
+                )
             for name, samples in results.items():
                 cpu = _median(samples, "cpu_us")
-                per_task = [s["cpu_us"] * s.get("polls", 0) / tasks / 1000 for s in samples]
-                gets = [s.get("polls", 0) / tasks for s in samples]
-                walls = [s["wall_us"] * s.get("polls", 0) / 1e6 for s in samples]
                 ratio = f"{cpu / ref['asyncio']:.2f}x" if ref else "-"
+                floor = (
+                    f"{per_task[name] / per_task[floor_name]:.2f}x / "
+                    f"{walls[name] / walls[floor_name]:.2f}x"
+                )
                 spread = " / ".join(f"{s['cpu_us']:.0f}" for s in samples)
                 conns = "/".join(str(s["connections"]) for s in samples)
                 say(
-                    f"| {name} | {statistics.median(per_task):.2f} | "
-                    f"{statistics.median(gets):.1f} | {statistics.median(walls):.2f} | "
-                    f"{cpu:.0f} | {ratio} | {conns} | {spread} |"
+                    f"| {name} | {per_task[name]:.2f} | {gets[name]:.1f} | {walls[name]:.2f} | "
+                    f"{floor} | {cpu:.0f} | {ratio} | {conns} | {spread} |"
                 )
             say("")
         lap("burst")
@@ -632,8 +714,14 @@ def main() -> None:
         import sustained  # beside this script
 
         loops = tuple(a.sustained_loops.split(","))
-        sustained.run(say, tiny=a.tiny, seconds=a.sustained_seconds, loops=loops)
+        transports = tuple(a.sustained_transports.split(","))
+        sustained.run(
+            say, tiny=a.tiny, seconds=a.sustained_seconds, loops=loops, transports=transports
+        )
     lap("sustained")
+    if "slow" in only:
+        _slow(me, a.tiny, say)
+    lap("slow")
     spent = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in laps)
     say(f"Whole run: {time.perf_counter() - started:.0f} s ({spent}).")
     text = "\n".join(out)

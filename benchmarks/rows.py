@@ -14,6 +14,7 @@ import asyncio
 import datetime as dt
 import gc
 import json
+import math
 import os
 import random
 import sys
@@ -142,6 +143,76 @@ async def floor(url: str, calls: int) -> dict[str, float]:
         "cpu_us": cpu / calls * 1e6,
         "user_us": user / calls * 1e6,
         "wall_us": wall / calls * 1e6,
+    }
+
+
+async def floor_burst(url: str, tasks: int, polls: int, pool: int) -> dict[str, float]:
+    """The wire floor's burst (issue 39 item 6; 2025-11-25): ``tasks`` tasks at once, each
+    polled back to back by a coroutine of its own until completed (at its ``polls``-th
+    ``tasks/get``), over at most ``pool`` kept-alive connections opened as needed (the same
+    bytes as ``floor``, the session's id on each): what ``rows2026.py floor burst`` does on
+    2026-07-28. Per poll, with the polls sent (the burst table makes them per task)."""
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    slots = asyncio.Semaphore(pool)
+    counter = iter(range(1, 10**9))
+    session: list[str] = []
+
+    async def rpc(method: str, params: dict[str, Any] | None, notify: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not notify:
+            message["id"] = next(counter)
+        body = json.dumps(message).encode()
+        extra = f"mcp-session-id: {session[0]}\r\n" if session else ""
+        async with slots:
+            conn = idle.pop() if idle else await asyncio.open_connection(host, int(port))
+            reader, writer = conn
+            writer.write(
+                (
+                    f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+                    f"accept: application/json, text/event-stream\r\n"
+                    f"{extra}content-length: {len(body)}\r\n\r\n"
+                ).encode()
+                + body
+            )
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                name = name.lower()
+                if name == b"content-length":
+                    length = int(value)
+                elif name == b"mcp-session-id" and not session:
+                    session.append(value.strip().decode())
+            data = await reader.readexactly(length) if length else b""
+            idle.append(conn)
+        return json.loads(data)["result"] if data else None
+
+    await rpc("initialize", INIT)
+    await rpc("notifications/initialized", None, notify=True)
+    ids = [(await rpc("tools/call", _call(polls, 0)))["task"]["taskId"] for _ in range(tasks)]
+    sent = 0
+
+    async def drive(task_id: str) -> None:
+        nonlocal sent
+        while True:
+            sent += 1
+            if (await rpc("tasks/get", {"taskId": task_id}))["status"] == "completed":
+                return
+
+    cpu0, wall0, user0 = time.process_time(), time.perf_counter(), os.times().user
+    await asyncio.gather(*(drive(task_id) for task_id in ids))
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    user = os.times().user - user0
+    for _, writer in idle:
+        writer.close()
+    return {
+        "cpu_us": cpu / sent * 1e6,
+        "user_us": user / sent * 1e6,
+        "wall_us": wall / sent * 1e6,
+        "polls": sent,
     }
 
 
@@ -1003,6 +1074,114 @@ async def lib_sustained(
     return {**measured, "seed_s": seeded}
 
 
+async def lib_slow(
+    url: str,
+    count: int,
+    interval_ms: int,
+    seconds: float,
+    ramp: float,
+    transport: str,
+    pool: int | None,
+    in_flight: int | None,
+    cap: int | None,
+) -> dict[str, Any]:
+    """Issue 39 item 5: ``count`` tasks polled every ``interval_ms`` (the server's interval;
+    no backoff, no jitter, the first polls spread over one interval) against a server that
+    answers each ``tasks/get`` late (``server.py PORT GET_LATENCY_MS``). The Poller's bound is
+    ``in_flight`` (``max_in_flight``; None: the default 64), fixed, or with ``cap`` following
+    latency (``FollowLatency(cap=cap)``); ``pool``: the transport's ``max_connections``. After
+    ``ramp`` s of polling (the bound's first resizes), a window of ``seconds``: the polls
+    started in it (per second, against the target ``count / (interval + round trip)``: a poll
+    is due one interval after the previous answer, C-19), their lateness (start minus due
+    time, as ``lib-sustained`` reads it), each task's gap between successive poll starts, the
+    round trips, and what the Poller said (its FallingBehind and InFlightResized warnings, the
+    bound at the end, the round trip it measured)."""
+    import attrs
+
+    from mcp_tasks_client import FollowLatency, Poller, PollPolicy
+    from mcp_tasks_client.errors import FallingBehind, InFlightResized
+
+    policy = PollPolicy(floor=0, backoff=1.0, jitter=0)
+    if in_flight is not None:
+        policy = attrs.evolve(policy, max_in_flight=in_flight)
+    if cap is not None:
+        policy = attrs.evolve(policy, in_flight=FollowLatency(cap=cap))
+    now = anyio.current_time
+    starts: list[tuple[float, float]] = []  # each poll's start and its due time
+    gaps: list[tuple[float, float]] = []  # a poll's start, and its task's gap since the last
+    last: dict[str, float] = {}
+    trips: list[tuple[float, float]] = []
+    async with _lib_client(url, transport, pool) as client:
+        lead = sustained_lead(count)
+        refs = spread_seeds(client, count, interval_ms, lead, _seed_2025)
+        # no warm-up: at the server's latency, 50 sequential calls would take 25 s; the window
+        # comes after the ramp's polls anyway
+        async with Poller(client, policy) as poller, anyio.create_task_group() as tg:
+            driver, due = _poll_sender(poller), _scheduler_of(poller).due
+            original = driver.get
+
+            async def timed(task_id: str, timeout: float | None = None) -> Any:
+                started = now()
+                when = due(task_id)
+                if when is not None:
+                    starts.append((started, when))
+                    previous = last.get(task_id)
+                    if previous is not None:
+                        gaps.append((started, started - previous))
+                    last[task_id] = started
+                answer = await original(task_id, timeout)
+                trips.append((started, now() - started))
+                return answer
+
+            driver.get = timed
+
+            async def hold() -> None:
+                async for _ in poller.as_completed(refs):
+                    pass  # never: the seeded tasks never end
+
+            start = now()
+            tg.start_soon(hold)
+            await anyio.sleep_until(start + lead + ramp)
+            cpu0, wall0 = time.process_time(), now()
+            await anyio.sleep_until(wall0 + seconds)
+            cpu1, wall1 = time.process_time(), now()
+            warned = list(poller.warnings)
+            limit, measured = poller.in_flight_limit, poller.poll_latency
+            tg.cancel_scope.cancel()
+    span = wall1 - wall0
+    window = sorted(at - when for at, when in starts if wall0 <= at < wall1)
+    gap = sorted(g for at, g in gaps if wall0 <= at < wall1)
+    # the window's answered polls (a tiny window may have none answered: then every poll's)
+    answered = sorted(trip for at, trip in trips if wall0 <= at < wall1) or sorted(
+        trip for _, trip in trips
+    )
+    rtt = _quantile(answered, 0.5) if answered else math.nan
+    behind = [w for w in warned if isinstance(w, FallingBehind)]
+    resized = [w for w in warned if isinstance(w, InFlightResized)]
+    out: dict[str, Any] = {
+        "tasks": count,
+        "interval_ms": interval_ms,
+        "target_per_s": count / (interval_ms / 1000 + rtt) if answered else math.nan,
+        "polls_per_s": len(window) / span,
+        "cpu_share": (cpu1 - cpu0) / span,
+        "limit": limit,
+        "latency_ms": None if measured is None else measured * 1e3,
+        "falling_behind": len(behind),
+        "resizes": [(w.before, w.after) for w in resized],
+    }
+    if behind:
+        out["first_warning"] = str(behind[0])
+    if window:
+        out["late_p50_ms"] = _quantile(window, 0.5) * 1e3
+        out["late_p99_ms"] = _quantile(window, 0.99) * 1e3
+    if gap:
+        out["gap_p50_s"] = _quantile(gap, 0.5)
+        out["gap_p99_s"] = _quantile(gap, 0.99)
+    if answered:
+        out["rtt_p50_ms"] = rtt * 1e3
+    return out
+
+
 def lib_codec(payload: dict[str, Any], rounds: int) -> dict[str, float]:
     from mcp_tasks_client import Generation
     from mcp_tasks_client._drivers import driver_for
@@ -1304,11 +1483,15 @@ def main() -> None:
     parser.add_argument(
         "--core", type=int, default=None, help="pin this process to that CPU (lib-sustained)"
     )
+    parser.add_argument(
+        "--cap", type=int, default=None, help="lib-slow: FollowLatency(cap=...); none: fixed"
+    )
     a = parser.parse_args()
     if a.core is not None:
         os.sched_setaffinity(0, {a.core})
     rows: dict[str, Any] = {
         "floor": lambda: asyncio.run(floor(a.url, a.calls)),
+        "floor-burst": lambda: asyncio.run(floor_burst(a.url, a.tasks, a.polls, a.pool or 100)),
         "httpx": lambda: anyio.run(bare_httpx, a.url, a.calls, backend=a.backend),
         "httpx-burst": lambda: anyio.run(
             bare_httpx_burst, a.url, a.tasks, a.polls, a.pool or 100, backend=a.backend
@@ -1356,6 +1539,19 @@ def main() -> None:
             a.ramp,
             a.transport,
             a.pool,
+            backend=a.backend,
+        ),
+        "lib-slow": lambda: anyio.run(
+            lib_slow,
+            a.url,
+            a.count,
+            a.interval,
+            a.seconds,
+            a.ramp,
+            a.transport,
+            a.pool,
+            a.in_flight,
+            a.cap,
             backend=a.backend,
         ),
         "lib-latency": lambda: anyio.run(

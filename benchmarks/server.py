@@ -1,6 +1,6 @@
 """A minimal, fast MCP task server for the benchmarks: JSON-RPC over HTTP/1.1, JSON answers.
 
-    python benchmarks/server.py [PORT]     # prints "port N" once listening on 127.0.0.1
+    python benchmarks/server.py [PORT [GET_LATENCY_MS]]   # prints "port N" once listening
 
 Standard library only, one asyncio process of its own (so the server is not the client's
 bottleneck and its CPU is not counted). It speaks just enough of 2025-11-25 for the
@@ -9,6 +9,9 @@ benchmarks: ``initialize`` (with an ``Mcp-Session-Id``), notifications (202),
 ``tasks/cancel``, ``DELETE``; a ``tasks/get`` of an id ``seeded-<interval ms>-<n>`` it never
 created answers a working task (the memory and lateness rows seed their tasks locally).
 Every response is one ``application/json`` body on a kept-alive connection.
+``GET_LATENCY_MS`` (issue 39 item 5, the slow-server rows): each ``tasks/get`` is answered
+that long after it arrived (the connection is busy meanwhile, as a slow server's would be:
+one request at a time per connection, so the client's pool bounds what is in flight).
 
 A task created with arguments ``{"polls": K}`` answers ``completed`` from its K-th
 ``tasks/get`` on (``polls`` 0: it never completes); ``{"interval": ms}`` is its
@@ -41,6 +44,7 @@ _tasks: dict[str, list[int]] = {}  # task id -> [polls seen, polls to completion
 _stats = {"connections": 0, "requests": 0}
 _completed_at: dict[str, float] = {}  # task id -> time.monotonic() of its completion
 _push: set[asyncio.StreamWriter] = set()  # the open GET streams
+_get_latency = 0.0  # seconds each tasks/get waits before its answer (GET_LATENCY_MS)
 
 
 def _complete(task_id: str, interval: int) -> None:
@@ -174,6 +178,8 @@ async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
                 writer.write(_response("405 Method Not Allowed", b""))
             else:
                 message = json.loads(body)
+                if _get_latency and message.get("method") == "tasks/get":
+                    await asyncio.sleep(_get_latency)
                 answer = _answer(message)
                 if answer is None:
                     writer.write(_response("202 Accepted", b""))
@@ -196,4 +202,6 @@ async def main(port: int, serve: Callable[..., Awaitable[None]] = _serve) -> Non
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2:
+        _get_latency = float(sys.argv[2]) / 1000
     asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))

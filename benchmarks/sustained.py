@@ -177,10 +177,12 @@ def run(
     seconds: float = 3.0,
     steps: int = 2,
     loops: tuple[str, ...] = ("asyncio",),
+    transports: tuple[str, ...] = ("http", "lean"),
 ) -> None:
     """The section's tables, one per generation, printed through ``say``. ``tiny`` (the
     test's): 100 tasks, a 0.2 s window, one probe a cell: checks that every cell runs,
-    measures nothing."""
+    measures nothing. ``transports``: ``http`` (``HttpTransport(url)``, the default) and
+    ``lean`` (``LeanHttpTransport``), or one of them."""
     counts: tuple[int, ...] = (100,) if tiny else COUNTS
     budget, ramp = (1, 0.1) if tiny else (4 + steps + 1, 0.5)
     first = 200.0 if tiny else START_RATE
@@ -219,7 +221,7 @@ def run(
             "| limited by (the next rate tried) | probes |"
         )
         say("|---|---|---|---|---|---|---|---|---|---|---|")
-        for transport in ("http", "lean"):
+        for transport in transports:
             name = "HttpTransport" if transport == "http" else "LeanHttpTransport"
             for loop in loops:
                 start = first

@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # what a type checker (and a reader) sees: every name and its
     from ._io.stdio import StdioShutdown, StdioTransport
     from ._limits import Limits
     from ._sansio.progress import StatusMessage, TaskProgress
-    from ._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
+    from ._sansio.scheduler import BusyPolicy, FollowLatency, PollPolicy, UnhandledInputPolicy
     from ._sansio.task_machine import ViolationPolicy
     from .builders import GetPrompt, ReadResource, RelatedTask, TaskToolCall, ToolCall
     from .engine import Poller, ProgressCallback, TaskRef, WatchItem
@@ -91,6 +91,7 @@ _HOMES = {
     "StatusMessage": "._sansio.progress",
     "TaskProgress": "._sansio.progress",
     "BusyPolicy": "._sansio.scheduler",
+    "FollowLatency": "._sansio.scheduler",
     "PollPolicy": "._sansio.scheduler",
     "UnhandledInputPolicy": "._sansio.scheduler",
     "ViolationPolicy": "._sansio.task_machine",
@@ -154,6 +155,7 @@ __all__ = [
     "ElicitationHandler",
     "Expired",
     "Failed",
+    "FollowLatency",
     "Generation",
     "GetPrompt",
     "HandlerErrorPolicy",

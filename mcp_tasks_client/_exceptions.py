@@ -22,10 +22,12 @@ __all__ = [
     "CreatedTaskUnreadable",
     "DeadlineExceeded",
     "DecodeError",
+    "FallingBehind",
     "GetStreamUnavailable",
     "HTTPStatusError",
     "HeaderMismatch",
     "IllegalTransition",
+    "InFlightResized",
     "InputNotHandled",
     "InputRequired",
     "InputStuck",
@@ -511,6 +513,100 @@ class BackedOff(ServerBusy):
         self.args = (
             f"task {task_id!r}: HTTP {busy.status_code} to {method} (Retry-After: {after}; "
             f"{in_row} in a row): sent again in {wait:.3g} s (PollPolicy.on_busy=BACK_OFF)",
+        )
+
+
+class FallingBehind(MCPTasksError):
+    """The Poller sends polls later than they were due, by more than
+    ``PollPolicy.lateness_tolerance``: the in-flight bound, at the server's round trip, holds
+    the poll rate under what the tasks' intervals ask for (at most ``limit / latency`` polls a
+    second). Kept in ``Poller.warnings``, at most one every 10 s, never raised: nothing is
+    changed by it.
+
+    ``late``: how late the poll that tripped it was sent (s); ``worst`` and ``late_polls``: the
+    latest poll and how many polls were late by more than the tolerance since the previous
+    warning (this one included); ``waiting``: due polls waiting in line for a slot;
+    ``in_flight``: polls in flight then; ``limit``: the in-flight bound then; ``latency``: the
+    mean round trip of a ``tasks/get`` measured lately (None before any answered); ``cap``: the
+    ``FollowLatency`` cap when the bound follows latency (None: fixed).
+    """
+
+    def __init__(
+        self,
+        *,
+        late: float,
+        worst: float,
+        late_polls: int,
+        waiting: int,
+        in_flight: int,
+        limit: int,
+        latency: float | None,
+        tolerance: float,
+        cap: int | None = None,
+    ) -> None:
+        self.late, self.worst, self.late_polls = late, worst, late_polls
+        self.waiting, self.in_flight, self.limit = waiting, in_flight, limit
+        self.latency, self.tolerance, self.cap = latency, tolerance, cap
+        if latency is None or latency <= 0:
+            rate = "no round trip measured yet"
+        else:
+            rate = f"round trip {latency:.3g} s: at most {limit / latency:,.0f} polls/s"
+        if cap is None:
+            advice = (
+                "raise PollPolicy.max_in_flight and the transport's pool, or opt in to "
+                "PollPolicy(in_flight=FollowLatency(cap=...))"
+            )
+        elif limit >= cap:
+            advice = f"the bound follows latency and is at its cap ({cap}): raise the cap"
+        else:
+            advice = f"the bound follows latency (cap {cap}) and is being resized"
+        super().__init__(
+            f"polls are falling behind: one sent {late:.3g} s after it was due (tolerance "
+            f"{tolerance:g} s; {late_polls} late since the last warning, the latest "
+            f"{worst:.3g} s); {waiting} due polls waiting for a slot, {in_flight} in flight of "
+            f"{limit}; {rate}: {advice}"
+        )
+
+    @property
+    def max_rate(self) -> float | None:
+        """The most polls a second the bound allows at the measured round trip
+        (``limit / latency``), or None before any round trip was measured."""
+        if self.latency is None or self.latency <= 0:
+            return None
+        return self.limit / self.latency
+
+
+class InFlightResized(MCPTasksError):
+    """Under ``PollPolicy(in_flight=FollowLatency(cap=...))``: the Poller changed its in-flight
+    bound from ``before`` to ``after`` (never over ``cap``, never under
+    ``PollPolicy.max_in_flight``), sized to the measured round trip (``latency``, s) and the
+    poll rate the ``tracked`` tasks need (``needed_rate``, polls a second; ``needed``: the
+    bound that rate asks for, with the headroom, before the cap). Kept in ``Poller.warnings``
+    (an INFO log record), never raised: the caller opted in, and sees each resize."""
+
+    def __init__(
+        self,
+        *,
+        before: int,
+        after: int,
+        latency: float,
+        needed_rate: float,
+        needed: int,
+        tracked: int,
+        cap: int,
+    ) -> None:
+        self.before, self.after, self.cap = before, after, cap
+        self.latency, self.needed_rate, self.needed, self.tracked = (
+            latency,
+            needed_rate,
+            needed,
+            tracked,
+        )
+        capped = f" (capped at {cap}: {needed} needed)" if needed > after else ""
+        super().__init__(
+            f"in-flight bound {before} -> {after}{capped}: {tracked} tasks need "
+            f"{needed_rate:,.0f} polls/s at a round trip of {latency:.3g} s "
+            "(PollPolicy.in_flight=FollowLatency)"
         )
 
 

@@ -13,7 +13,10 @@ a status was pushed, an outcome fetched, an input answered, the listen acknowled
 a cancel asked for, the connection ended) and the actions it returns are carried out here in
 order (``_perform``): accept a snapshot (journal, status message, watchers), fetch an outcome,
 serve input, record, end, warn, reopen the listen. ``_poller.scheduling.PollLoop`` sleeps until
-the earliest due poll and sends what is due, at most ``PollPolicy.max_in_flight`` at once.
+the earliest due poll and sends what is due, at most the in-flight bound at once
+(``PollPolicy.max_in_flight``, or sized to the measured latency under ``PollPolicy.in_flight``),
+and says when polls fall behind their due times (``FallingBehind``) and each resize
+(``InFlightResized``) in ``Poller.warnings``.
 Notifications never replace polling (C-22); a task reported terminal is never polled again,
 and its outcome is remembered (the newest ``Limits.max_answered_inputs``) for later waits.
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import functools
+import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
@@ -39,7 +43,8 @@ import anyio
 import anyio.abc
 
 from . import observability as _obs
-from ._exceptions import DecodeError, MCPTasksError, TransportError, UsageError
+from ._exceptions import DecodeError, InFlightResized, MCPTasksError, TransportError, UsageError
+from ._poller.figures import PollerFigures
 from ._poller.following import Following
 from ._poller.journal_sink import JournalSink
 from ._poller.observing import first_snapshot, status_changed, tracking_ended, tracking_started
@@ -63,8 +68,10 @@ __all__ = ["Poller", "ProgressCallback", "TaskRef", "WatchItem"]
 log = _obs.get_logger("poller")
 
 
-class Poller:
-    """Drives tasks to their outcomes with one scheduler; see the module docstring."""
+class Poller(PollerFigures):
+    """Drives tasks to their outcomes with one scheduler; see the module docstring. Its
+    counters and pace figures (``polls_sent``, ``polls_late``, ``in_flight_limit``, ...) are
+    ``PollerFigures``'."""
 
     def __init__(
         self,
@@ -119,6 +126,7 @@ class Poller:
             client,
             perform=self._perform,
             failed=self._failed,
+            warn=self._warn,
             before_poll=before_poll,
         )
         self._abandon = Abandon(policy, client, tracker, self._warn)
@@ -153,26 +161,6 @@ class Poller:
         """Soft violations, and (under ViolationPolicy.WARN) ignored bad snapshots: the last
         ``Limits.max_warnings`` of them."""
         return self._warnings
-
-    @property
-    def polls_sent(self) -> int:
-        """``tasks/get`` requests sent."""
-        return self._loop.sent
-
-    @property
-    def cancels_sent(self) -> int:
-        """``tasks/cancel`` requests sent by abandoned waits (``cancel_on_abandon``)."""
-        return self._abandon.count
-
-    @property
-    def polls_delayed(self) -> int:
-        """Polls that were due but waited for a slot (``PollPolicy.max_in_flight`` saturated)."""
-        return self._loop.delayed
-
-    @property
-    def listens_opened(self) -> int:
-        """``subscriptions/listen`` requests opened (``PollPolicy.listen``)."""
-        return self._listener.opened
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -392,9 +380,11 @@ class Poller:
     # -- observability ---------------------------------------------------------------------
 
     def _warn(self, item: Violation | MCPTasksError) -> None:
-        """Every warning the poller keeps: in ``warnings`` and a WARNING record."""
+        """Every warning the poller keeps: in ``warnings`` and a WARNING record (a resize the
+        caller opted in to, ``InFlightResized``: an INFO one)."""
         self.warnings.append(item)
-        log.warning("poller warning: %s: %s", type(item).__name__, item)
+        level = logging.INFO if isinstance(item, InFlightResized) else logging.WARNING
+        log.log(level, "poller warning: %s: %s", type(item).__name__, item)
 
     # -- news from the server, and the tracker's actions -----------------------------------
 

@@ -77,7 +77,8 @@ LOGGERS: Mapping[str, str] = {
     "outcome), one per result served from the ResultCache; WARNING: every Client.warnings "
     "entry, orphaned tasks; ERROR: a caller's handler or hook that raised",
     "mcp_tasks_client.poller": "DEBUG: a task tracked, each status change; INFO: a task's "
-    "outcome (or the error that ended its tracking); WARNING: every Poller.warnings entry",
+    "outcome (or the error that ended its tracking), each InFlightResized; WARNING: every "
+    "other Poller.warnings entry (FallingBehind among them)",
     "mcp_tasks_client.inputs": "ERROR: an input handler that raised; WARNING: the tasks/cancel "
     "after it failed",
     "mcp_tasks_client.receiver": "DEBUG: a received task created, a status notification not "

@@ -35,10 +35,11 @@ ROWS = REPO / "benchmarks" / "rows.py"
 LIMIT = 120  # seconds: a bound on a row's process, not a measurement
 
 
-def _bench_server(script: str) -> Iterator[str]:
-    """``benchmarks/SCRIPT`` in its own process; its MCP endpoint, until the fixture ends."""
+def _bench_server(script: str, *args: str) -> Iterator[str]:
+    """``benchmarks/SCRIPT`` in its own process (``args`` after its port); its MCP endpoint,
+    until the fixture ends."""
     server = subprocess.Popen(
-        [sys.executable, str(REPO / "benchmarks" / script), "0"],
+        [sys.executable, str(REPO / "benchmarks" / script), "0", *args],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -539,3 +540,52 @@ def test_bench_prints_the_sustained_tables_for_every_cell() -> None:
         assert text.count(f"| {transport} | asyncio | 100 |") == 2
     assert "failed:" not in text
     assert "timed out" not in text
+
+
+def test_floor_burst_row_polls_every_task_to_its_end(bench_url: str) -> None:
+    """Issue 39 item 6: the 2025-11-25 burst table's wire floor (``rows.py floor-burst``), so
+    the default's CPU per task and wall time are judged against it on both generations: every
+    task polled to completion at its ``--polls``-th ``tasks/get``, over at most ``--pool``
+    connections (no figure checked)."""
+    got = row(bench_url, "floor-burst", "--tasks", "6", "--polls", "3", "--pool", "2")
+    assert got["polls"] == 18
+    assert got["cpu_us"] > 0
+    assert got["wall_us"] > 0
+
+
+# -- issue 39 item 5: a slow server --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def slow_url() -> Iterator[str]:
+    """``server.py`` answering each ``tasks/get`` 100 ms late."""
+    yield from _bench_server("server.py", "100")
+
+
+def test_slow_row_reports_falling_behind_and_a_bound_that_follows(slow_url: str) -> None:
+    """``rows.py lib-slow`` over real HTTP (the default transport) against a server 100 ms
+    late per ``tasks/get``: 60 tasks every 200 ms ask for 200 polls/s, 20 in flight. A fixed
+    bound of 2 (8 polls/s at most) falls behind and the Poller's FallingBehind says so; under
+    ``FollowLatency(cap=64)`` the bound grows past 2 and an InFlightResized says so (no figure
+    checked: the rates depend on the machine)."""
+    common = ("lib-slow", "--count", "60", "--interval", "200", "--seconds", "1")
+    fixed = row(slow_url, *common, "--ramp", "2", "--in-flight", "2")
+    assert fixed["falling_behind"] >= 1
+    assert fixed["limit"] == 2
+    assert fixed["resizes"] == []
+    assert "polls are falling behind" in fixed["first_warning"]
+    assert fixed["late_p50_ms"] <= fixed["late_p99_ms"]
+    assert fixed["latency_ms"] >= 100
+    follow = row(slow_url, *common, "--ramp", "3", "--in-flight", "2", "--cap", "64")
+    assert follow["resizes"]
+    assert follow["resizes"][0][0] == 2
+    assert 2 < follow["limit"] <= 64
+    assert follow["limit"] == follow["resizes"][-1][1]
+
+
+def test_bench_prints_the_slow_server_table() -> None:
+    """``bench.py --only slow --tiny``: the table, one line per bound."""
+    text = _bench_tiny("slow", timeout=LIMIT)
+    assert "**A slow server** (issue 39 item 5)" in text
+    for name in ("fixed `max_in_flight=64`", "fixed `max_in_flight=512`", "`FollowLatency("):
+        assert sum(line.startswith(f"| {name}") for line in text.splitlines()) == 1

@@ -22,6 +22,7 @@ ORDER = [
     "scheduling",
     "waits",
     "following",
+    "figures",
 ]
 
 

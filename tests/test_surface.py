@@ -41,6 +41,7 @@ TOOLS = (
 """Subpackages with their own public API (and optional dependencies); not the library core."""
 
 SANS_IO_AT_THE_TOP = {"BusyPolicy", "PollPolicy", "UnhandledInputPolicy", "ViolationPolicy"} | {
+    "FollowLatency",
     "StatusMessage",
     "TaskProgress",
 }

@@ -19,10 +19,12 @@ actions. ``tests/test_poller_layout.py`` checks these rules.
 - ``observing``: the logs and spans of a task's tracking;
 - ``journal_sink``: what the poller writes to a Journal (snapshots, answered keys, outcomes);
 - ``relays``: the push (2026-07-28 ``subscriptions/listen``), progress and input-event relays;
-- ``scheduling``: ``PollLoop``, which sends the polls the Tracker says are due (at most
-  ``max_in_flight`` at once) and hands their answers back to it;
+- ``scheduling``: ``PollLoop``, which sends the polls the Tracker says are due (at most the
+  in-flight bound at once, kept by ``_sansio.pace.Pace``) and hands their answers back to it;
 - ``waits``: ``wait``, ``as_completed`` and ``watch``, over a small interface to the poller;
 - ``following``: each task followed through its generation's driver (input, the outcome's
   fetch, the seed rule, listen's precondition, all decided by the driver): the only module
   that asks ``client.driver``; 2026-07-28 input keys handed to the InputRouter.
+- ``figures``: the Poller's read-only counters and pace figures (its base class), reading the
+  pieces above for type checking only.
 """

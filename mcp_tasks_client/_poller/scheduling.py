@@ -1,4 +1,4 @@
-"""The poll loop: carries out the Tracker's polls, at most ``PollPolicy.max_in_flight`` at once.
+"""The poll loop: carries out the Tracker's polls, at most the in-flight bound at once.
 
 Job: one loop task sleeps until the earliest due poll of the Tracker's scheduler (a deadline
 heap, not a sleeping coroutine per task), asks the Tracker (``Tick``) which polls are due and
@@ -13,9 +13,16 @@ Every decision (stale answers, A-08; the next poll's time, C-19 and A-25; expiry
 server; no poll during an input round) is the Tracker's (``_sansio/tracker.py``): nothing
 here decides anything about a task but when its poll is sent.
 
-May import: ``registry``, ``_sansio.tracker``, ``_sansio.scheduler``, ``_exceptions``,
-``models``, anyio. What it needs from the Poller comes in through its constructor: the Tracker,
-the port (its ``get_task``), ``perform``, ``failed`` and ``before_poll``.
+Keeping pace: the loop hands each poll's due and send times, and each answer's round trip and
+next due time, to its sans-I/O :class:`~.._sansio.pace.Pace` (no clock read there), which says
+when polls fall behind (a ``FallingBehind`` for ``warn``) and, under ``PollPolicy(in_flight=
+FollowLatency(...))``, resizes the in-flight bound (an ``InFlightResized`` for ``warn``); the
+bound the loop reads is always ``Pace.limit`` (``PollPolicy.max_in_flight`` unless it follows).
+
+May import: ``registry``, ``_sansio.tracker``, ``_sansio.scheduler``, ``_sansio.pace``,
+``_exceptions``, ``models``, anyio. What it needs from the Poller comes in through its
+constructor: the Tracker, the port (its ``get_task``), ``perform``, ``failed``, ``warn`` and
+``before_poll``.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import anyio
 import anyio.abc
 
 from .._exceptions import DeadlineExceeded, MCPTasksError, RequestTimeout
+from .._sansio.pace import Pace
 from .._sansio.scheduler import PollPolicy
 from .._sansio.tracker import Action, Poll, Polled, PollFailed, Tick, Tracker
 from ..models import Task
@@ -49,9 +57,13 @@ class PollLoop:
         *,
         perform: Callable[[Sequence[Action]], None],
         failed: Callable[[Tracked, Exception], None],
+        warn: Callable[[MCPTasksError], None],
         before_poll: Callable[[str], None] | None = None,
     ) -> None:
         self.policy = policy
+        self.pace = Pace(policy)
+        """Lateness, round trips and the in-flight bound (``pace.limit``)."""
+        self._warn = warn
         # The Poller's ``before_poll``: called with the task id before each tasks/get; what
         # it raises is raised instead of the poll (resume checks its lease there).
         self._before_poll = before_poll
@@ -66,14 +78,14 @@ class PollLoop:
         # an answered poll due no sooner need not wake it (one wake-up per due time, not one
         # per answer).
         self._sleeping_until = -math.inf
-        # PollPolicy.max_in_flight: polls running, and due ones waiting for a slot (oldest
-        # first). A counter the loop reads, not a limiter each poll acquires.
+        # The in-flight bound (pace.limit): polls running, and due ones waiting for a slot
+        # (oldest first). A counter the loop reads, not a limiter each poll acquires.
         self._in_flight = 0
         self._ready: collections.deque[str] = collections.deque()
         self.sent = 0
         """``tasks/get`` requests sent."""
         self.delayed = 0
-        """Polls that were due but waited for a slot (``PollPolicy.max_in_flight`` saturated)."""
+        """Polls that were due but waited for a slot (the in-flight bound saturated)."""
 
     async def get(self, task_id: str, timeout: float | None = None) -> Task:
         """One ``tasks/get`` (the port's ``get_task``), counted in ``sent``, once
@@ -110,7 +122,7 @@ class PollLoop:
 
     async def run(self, task_group: anyio.abc.TaskGroup) -> None:
         """The loop, for the poller's life; polls run in ``task_group``."""
-        limit = self.policy.max_in_flight
+        pace = self.pace
         ready = self._ready
         while True:
             self._take_due()
@@ -118,7 +130,7 @@ class PollLoop:
                 task_group.start_soon(self._run_poll, *poll)
             if self._wake.is_set():
                 self._wake = anyio.Event()
-            if ready and self._in_flight >= limit:
+            if ready and self._in_flight >= pace.limit:
                 await self._wake.wait()  # a slot frees (or a task is added)
                 continue
             due = self.scheduler.next_due()
@@ -138,7 +150,7 @@ class PollLoop:
         """The tasks due by ``now`` (the poll that just ended read it; default: the clock)
         into the line, counting those that must wait for a slot."""
         ready = self._ready
-        limit = self.policy.max_in_flight
+        limit = self.pace.limit
         now = anyio.current_time() if now is None else now
         for poll in self._tracker.handle(Tick(now)):
             if isinstance(poll, Poll):  # all a Tick asks for
@@ -149,7 +161,8 @@ class PollLoop:
     def _next_poll(self) -> tuple[Tracked, str] | None:
         """The next task in line, when a slot is free (taken for it)."""
         ready = self._ready
-        while ready and self._in_flight < self.policy.max_in_flight:
+        limit = self.pace.limit
+        while ready and self._in_flight < limit:
             task_id = ready.popleft()
             tracked = self._registry.live.get(task_id)
             if tracked is not None:
@@ -191,10 +204,16 @@ class PollLoop:
     async def _poll(self, task_id: str) -> float | None:
         """One ``tasks/get`` of a polled task, its answer (or typed failure) handed to the
         Tracker and the actions carried out; the time it answered (None: not sent)."""
-        tracker = self._tracker
-        ticket = tracker.send_poll(task_id, anyio.current_time())
+        tracker, pace, scheduler = self._tracker, self.pace, self.scheduler
+        sent = anyio.current_time()
+        ticket = tracker.send_poll(task_id, sent)
         if ticket is None:
             return None  # released, finishing or ended: never polled again
+        due = scheduler.due(task_id)  # the entry that fell due stays until it is answered
+        if due is not None and sent - due > pace.tolerance:
+            late = pace.sent(due, sent, len(self._ready), self._in_flight)
+            if late is not None:
+                self._warn(late)
         try:
             snapshot = await self.get(task_id)
         except MCPTasksError as exc:
@@ -203,6 +222,12 @@ class PollLoop:
         else:
             now = anyio.current_time()
             actions = tracker.handle(Polled(ticket, snapshot, now))
+        # The next due time only matters to a bound that follows latency (its cycles).
+        next_due = scheduler.due(task_id) if pace.following else None
+        resized = pace.answered(sent, now, next_due, scheduler)
+        if resized is not None:
+            self._warn(resized)
+            self._wake.set()  # a larger bound: the loop takes more of the line now
         if actions:
             # The loop is woken for the new due time (if sooner than its sleep) by _run_poll,
             # once it knows whether it takes that poll itself.

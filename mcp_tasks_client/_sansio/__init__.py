@@ -7,7 +7,8 @@ duplicate answers); ``task_machine.py`` the task status machine as a transition 
 status messages; ``answer_book.py`` which input keys were taken and answered, by task;
 ``receiver_book.py`` the tasks this client runs for a server; ``classify.py`` how a terminal
 task's outcome is read; ``tracker.py`` every per-task decision of a Poller (events in, actions
-out), built on the task machine and the scheduler.
+out), built on the task machine and the scheduler; ``pace.py`` whether a poll loop keeps pace
+(lateness, round trips) and the in-flight bound that may follow latency.
 
 May import: ``models``, ``outcomes``, ``_exceptions`` (and each other). Never ``_codec``, I/O,
 the drivers or anything above them.

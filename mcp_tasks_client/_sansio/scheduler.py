@@ -40,7 +40,7 @@ import attrs
 
 from .task_machine import ViolationPolicy
 
-__all__ = ["BusyPolicy", "PollPolicy", "PollScheduler", "UnhandledInputPolicy"]
+__all__ = ["BusyPolicy", "FollowLatency", "PollPolicy", "PollScheduler", "UnhandledInputPolicy"]
 
 
 def _non_negative(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -68,6 +68,42 @@ class BusyPolicy(enum.Enum):
     """The request is sent again after ``max(pollInterval, Retry-After, the policy's busy
     backoff)``, never sooner than ``Retry-After``, within the wait's deadline; each backoff is
     a ``BackedOff`` warning in ``Poller.warnings`` (and a WARNING log record)."""
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"{attribute.name} must be > 0, got {value}")
+
+
+@attrs.frozen
+class FollowLatency:
+    """An in-flight bound that follows the server's latency, within ``cap``: the caller's
+    opt-in, as ``PollPolicy(in_flight=FollowLatency(cap=256))``.
+
+    The bound starts at ``PollPolicy.max_in_flight`` and is never under it nor over ``cap``.
+    Once a ``window``, the Poller sizes it to what the tasks need: by Little's law, polls in
+    flight = poll rate x round trip, where the rate the tasks ask for is the tracked tasks
+    divided by their mean cycle (the wait the schedule gave each answered poll plus its round
+    trip), so ``needed = headroom x tracked x mean round trip / mean cycle``. It grows as soon
+    as the window's figures ask for more, and shrinks only once they ask for under three
+    quarters of it (no flapping). Never silently: each resize is an ``InFlightResized`` in
+    ``Poller.warnings`` (and an INFO log record) carrying the figures. Size the transport's
+    pool to ``cap`` (``HttpTransport(url, max_connections=...)``): a poll in flight holds a
+    connection for its round trip.
+    """
+
+    cap: int
+    """The most ``tasks/get`` in flight at once the bound may reach (>= ``max_in_flight``)."""
+    headroom: float = 1.25
+    """Margin over the computed need, for jitter and uneven round trips (>= 1.0)."""
+    window: float = attrs.field(default=2.0, validator=_positive)
+    """Seconds of polls each sizing reads (the mean round trip and cycle of that window)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.cap < 1:
+            raise ValueError(f"FollowLatency cap must be >= 1, got {self.cap}")
+        if not self.headroom >= 1.0:
+            raise ValueError(f"FollowLatency headroom must be >= 1.0, got {self.headroom}")
 
 
 @attrs.frozen
@@ -107,7 +143,11 @@ class PollPolicy:
     """What an input request that no handler takes does to the task's wait."""
     max_in_flight: int = 64
     """Most ``tasks/get`` requests in flight at once (size the HTTP pool to match); a poll that
-    finds every slot taken waits, and ``Poller.polls_delayed`` counts it."""
+    finds every slot taken waits, and ``Poller.polls_delayed`` counts it. It bounds the poll
+    rate at a given server latency: at most ``min(max_in_flight, the transport's pool) / round
+    trip`` polls a second (64 at 0.5 s: 128/s, so 2,000 tasks polled every 2 s, which ask for
+    800/s, are each polled every 15.6 s instead). With ``in_flight``: the starting and
+    lowest bound."""
     abandon_timeout: float = attrs.field(default=5.0, validator=_non_negative)
     """With ``cancel_on_abandon``: the one bound on all the ``tasks/cancel`` an abandoned wait
     sends (concurrently); the caller gets control back within it."""
@@ -154,6 +194,28 @@ class PollPolicy:
     A ``Retry-After`` past ``max_server_interval`` is not waited out: the wait ends with the
     ServerBusy."""
 
+    in_flight: FollowLatency | None = attrs.field(default=None)
+    """None (the default): the bound is ``max_in_flight``, fixed. ``FollowLatency(cap=...)``:
+    the bound follows the measured round trip and the poll rate the tasks need, from
+    ``max_in_flight`` up to the cap, each resize an ``InFlightResized`` warning."""
+    lateness_tolerance: float = attrs.field(default=1.0, validator=_non_negative)
+
+    @in_flight.validator
+    def _in_flight_is_a_policy(
+        self, attribute: attrs.Attribute[FollowLatency | None], value: object
+    ) -> None:
+        if value is not None and not isinstance(value, FollowLatency):
+            raise TypeError(
+                f"in_flight is None (a fixed max_in_flight) or FollowLatency(cap=...), not "
+                f"{value!r}"
+            )
+
+    """Seconds a poll may be sent after it was due before the Poller says it falls behind: a
+    ``FallingBehind`` in ``Poller.warnings`` (and a WARNING log record) with the figures (how
+    late, how many due polls wait for a slot, the in-flight bound, the measured round trip),
+    at most one every ``FALLING_BEHIND_EVERY`` (10 s) of the loop's clock. ``math.inf``: never.
+    It only reports: nothing is changed by it."""
+
     def busy_wait(
         self, in_row: int, retry_after: float | None, server_interval: float | None
     ) -> float | None:
@@ -185,6 +247,15 @@ class PollPolicy:
             raise ValueError(f"backoff must be >= 1.0, got {self.backoff}")
         if self.jitter >= 1.0:
             raise ValueError(f"jitter must be < 1.0, got {self.jitter}")
+        if math.isnan(self.lateness_tolerance):
+            raise ValueError("lateness_tolerance must be a number of seconds (math.inf: never)")
+        if self.max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be >= 1, got {self.max_in_flight}")
+        if self.in_flight is not None and self.in_flight.cap < self.max_in_flight:
+            raise ValueError(
+                f"in_flight=FollowLatency(cap={self.in_flight.cap}) is under max_in_flight "
+                f"({self.max_in_flight}), the bound it starts at and never goes under"
+            )
 
 
 _Entry: TypeAlias = "tuple[float, int, str, int]"
