@@ -45,13 +45,12 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 import attrs
-import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import observability as _obs
@@ -77,8 +76,9 @@ from ..models import (
     JSONRPCRequest,
     RequestId,
 )
+from . import _url
 from ._h1_engine import LeanEngine
-from ._http_engine import HttpEngine, InlineExchange
+from ._http_engine import HttpEngine, InlineExchange, WriteTimeout
 from ._http_sse import (
     ListenOpening,
     SseStreams,
@@ -89,7 +89,6 @@ from ._http_sse import (
     for_request,
     media_type,
 )
-from ._httpx_engine import HttpxEngine
 from .base import (
     HeadersFor,
     HttpObserver,
@@ -97,6 +96,9 @@ from .base import (
     Transport,
     TransportFault,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 log = _obs.get_logger("transport.http")
 
@@ -191,8 +193,8 @@ class HttpTransport(SseStreams, Transport):
         ):
             raise UsageError(f"session id {session_id!r} is not visible ASCII (X:200)")
         try:
-            parsed = httpx.URL(url)
-        except (httpx.InvalidURL, TypeError) as exc:
+            parsed = _url.parse(url)  # as httpx reads it; httpx itself only when not plain
+        except (ValueError, TypeError) as exc:
             raise UsageError(f"not a usable URL: {url!r} ({exc})") from None
         if parsed.scheme not in ("http", "https"):
             raise UsageError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
@@ -201,6 +203,7 @@ class HttpTransport(SseStreams, Transport):
         if max_held_connections < 1:
             raise UsageError(f"max_held_connections must be >= 1, got {max_held_connections}")
         self.url = url
+        self._shown = parsed.shown  # the URL without credentials or query (repr)
         self.headers = dict(headers or {})
         self.resumption: StreamResumption | None = resumption
         self.delete_session_on_close = delete_session_on_close
@@ -213,7 +216,7 @@ class HttpTransport(SseStreams, Transport):
         self._engine: HttpEngine
         if kind == "lean":
             self._engine = LeanEngine(
-                url,
+                parsed,
                 ssl_context=ssl_context,
                 connect_timeout=connect_timeout,
                 write_timeout=write_timeout,
@@ -222,13 +225,14 @@ class HttpTransport(SseStreams, Transport):
                 why=why,
             )
         else:
+            from ._httpx_engine import HttpxEngine  # httpx is imported where it is asked for
+
             self._engine = HttpxEngine(
                 url,
                 client=http_client,
                 ssl_context=ssl_context,
-                timeout=httpx.Timeout(
-                    connect=connect_timeout, read=None, write=write_timeout, pool=None
-                ),
+                connect_timeout=connect_timeout,
+                write_timeout=write_timeout,
                 max_connections=max_connections,
                 max_held=max_held_connections,
                 why=why,
@@ -268,9 +272,8 @@ class HttpTransport(SseStreams, Transport):
 
     def __repr__(self) -> str:
         # The URL without credentials or query (either may hold a secret); never the headers.
-        parsed = httpx.URL(self.url)
-        shown = parsed.copy_with(userinfo=b"", query=None, fragment=None)
-        return f"{type(self).__name__}({str(shown)!r}, engine={self.engine!r}: {self._engine.why})"
+        shown = self._shown
+        return f"{type(self).__name__}({shown!r}, engine={self.engine!r}: {self._engine.why})"
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -310,7 +313,7 @@ class HttpTransport(SseStreams, Transport):
                         try:
                             async with self._stream("DELETE", self._headers(None), held=False):
                                 pass
-                        except httpx.HTTPError:
+                        except self._engine.errors:
                             pass  # the server may be gone already; nothing to tell anyone
                 await self._engine.aclose()
             self._incoming_send.close()
@@ -392,7 +395,7 @@ class HttpTransport(SseStreams, Transport):
             self._scopes.pop(message.id, None)
         if scope.cancelled_caught:
             if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
-                error = httpx.WriteTimeout(f"request not sent within {self._write_timeout} s")
+                error = WriteTimeout(f"request not sent within {self._write_timeout} s")
                 return TransportFault(message.id, self._error(error, message.method))
             return self._ended(message, scope)
         return item
@@ -407,7 +410,7 @@ class HttpTransport(SseStreams, Transport):
     def _inline_fault(self, message: JSONRPCRequest, exc: Exception) -> TransportFault:
         """What ended an inline exchange, as the fault the caller dispatches (never a foreign
         exception to the caller)."""
-        if isinstance(exc, httpx.HTTPError):
+        if isinstance(exc, self._engine.errors):
             return TransportFault(message.id, self._error(exc, message.method))
         if isinstance(exc, MCPTasksError):
             return TransportFault(message.id, exc)
@@ -579,7 +582,7 @@ class HttpTransport(SseStreams, Transport):
                 if response.status_code >= 400:
                     body = await self._read_prefix(response)
                     raise HTTPStatusError(response.status_code, body_text(body), method=what)
-        except httpx.HTTPError as exc:
+        except self._engine.errors as exc:
             raise self._error(exc, f"POST of {what}") from exc
 
     async def _run_request(
@@ -588,7 +591,7 @@ class HttpTransport(SseStreams, Transport):
         with scope:
             try:
                 await self._post_request(message, held)
-            except httpx.HTTPError as exc:
+            except self._engine.errors as exc:
                 await self._fault(message.id, self._error(exc, message.method))
             except MCPTasksError as exc:
                 await self._fault(message.id, exc)
@@ -624,7 +627,31 @@ class HttpTransport(SseStreams, Transport):
         headers = self._message_headers(message)
         body = serialize_message(message)
         state: StreamState | None = None  # an SSE answer's (its resumption's)
-        async with self._stream("POST", headers, body, held=held, inline=inline) as response:
+        engine = self._engine
+        exchange: AbstractAsyncContextManager[Any]
+        if (
+            inline is not None
+            and engine.quick_post
+            and self._http_observer is None
+            and message.method != "initialize"  # its session id is read off the head
+        ):
+            # The common answer in one coroutine (a whole JSON body, the connection back in
+            # the pool); anything else goes on below, from its head, as the general way's.
+            got = await engine.post(
+                headers,
+                body,
+                held=held,
+                inline=inline,
+                media=_JSON,
+                limit=self.limits.max_message_bytes,
+            )
+            if type(got) is bytes:
+                answer: Incoming | None = for_request(message, parse_message(got))
+                return answer
+            exchange = engine.opened(got)
+        else:
+            exchange = self._stream("POST", headers, body, held=held, inline=inline)
+        async with exchange as response:
             if self._http_observer is not None:
                 self._http_observer(exchange_facts("request", response, message.method, message.id))
             if message.method == "initialize":
@@ -722,7 +749,7 @@ def _retry_after(value: str | None) -> float | None:
 
 
 def _engine_for(
-    url: httpx.URL,
+    url: _url.Url,
     engine: str | None,
     http_client: httpx.AsyncClient | None,
     ssl_context: ssl.SSLContext | None,
@@ -746,7 +773,7 @@ def _engine_for(
     return "lean", "the default"
 
 
-def _environment_proxy(url: httpx.URL) -> str | None:
+def _environment_proxy(url: _url.Url) -> str | None:
     """The environment variable that names a proxy for ``url`` (as httpx's ``trust_env``
     reads it: ``<scheme>_proxy``, then ``all_proxy``, unless ``no_proxy`` covers the host);
     None when there is none."""
