@@ -28,6 +28,7 @@ engine's, by the caller's choice.
 
 from __future__ import annotations
 
+import math
 import select
 import ssl
 from collections import deque
@@ -686,7 +687,7 @@ class LeanEngine(HttpEngine):
                     inline.write_timed_out = True
                 raise
             finally:
-                scope.deadline = inline.deadline
+                scope.deadline = math.inf  # the request's own is watched by the transport
         except TimeoutError as exc:
             raise WriteTimeout(self.write_timeout_text()) from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:

@@ -77,6 +77,7 @@ from ..models import (
     RequestId,
 )
 from . import _url
+from ._deadlines import InlineDeadlines
 from ._h1_engine import LeanEngine
 from ._http_engine import HttpEngine, InlineExchange, WriteTimeout
 from ._http_sse import (
@@ -239,6 +240,7 @@ class HttpTransport(SseStreams, Transport):
             )
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
+        self._deadlines = InlineDeadlines(self._scopes)  # the inline exchanges' deadlines
         self._incoming_send: MemoryObjectSendStream[Incoming]
         self._incoming_receive: MemoryObjectReceiveStream[Incoming]
         self._incoming_send, self._incoming_receive = anyio.create_memory_object_stream[Incoming](
@@ -285,6 +287,7 @@ class HttpTransport(SseStreams, Transport):
         closed again. Logs the engine in use and why (INFO)."""
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        self._task_group.start_soon(self._deadlines.watch)
         log.info("HTTP engine %s (%s)", self._engine.name, self._engine.why)
         return self
 
@@ -375,14 +378,17 @@ class HttpTransport(SseStreams, Transport):
         :meth:`receive` in order (None is returned); reading the rest of the stream after the
         answer (at most ``_DRAIN_SECONDS``) is handed to a background task. Closing the
         transport ends the request with TransportClosed.
-        Deadline: ``deadline``, on the exchange's one cancel scope (the one the transport's
-        close cancels too): TimeoutError once it passed. Cancelled: the POST is abandoned (its
+        Deadline: ``deadline``: the transport's one deadline watcher (``_deadlines``, no timer
+        per request) cancels the exchange's one cancel scope (the one the transport's close
+        cancels too) once it passed: TimeoutError. Cancelled: the POST is abandoned (its
         stream closed).
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
-        scope = anyio.CancelScope(deadline=deadline)
+        scope = anyio.CancelScope()  # its deadline is watched (_deadlines): no timer of its own
         self._scopes[message.id] = scope
+        if deadline != math.inf:
+            self._deadlines.add(message.id, deadline)
         inline = InlineExchange(scope, deadline)
         item: Incoming | None = None
         try:
@@ -393,17 +399,18 @@ class HttpTransport(SseStreams, Transport):
                     item = self._inline_fault(message, exc)
         finally:
             self._scopes.pop(message.id, None)
+            self._deadlines.drop(message.id)
         if scope.cancelled_caught:
             if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
                 error = WriteTimeout(f"request not sent within {self._write_timeout} s")
                 return TransportFault(message.id, self._error(error, message.method))
-            return self._ended(message, scope)
+            return self._ended(message, deadline)
         return item
 
-    def _ended(self, message: JSONRPCRequest, scope: anyio.CancelScope) -> TransportFault:
+    def _ended(self, message: JSONRPCRequest, deadline: float) -> TransportFault:
         """Why an inline exchange's scope ended it: the transport's close (a fault), else its
         deadline (TimeoutError, raised)."""
-        if not self._closed and anyio.current_time() >= scope.deadline:
+        if not self._closed and anyio.current_time() >= deadline:
             raise TimeoutError
         return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
 
