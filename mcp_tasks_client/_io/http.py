@@ -42,7 +42,7 @@ import email.utils
 import math
 import ssl
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -92,6 +92,7 @@ from ._http_sse import (
 )
 from .base import (
     HeadersFor,
+    HttpExchange,
     HttpObserver,
     Incoming,
     Transport,
@@ -213,31 +214,14 @@ class HttpTransport(SseStreams, Transport):
         self.protocol_version: str | None = None
         self.limits = Limits()
         self._write_timeout = write_timeout
-        kind, why = _engine_for(parsed, engine, http_client, ssl_context)
-        self._engine: HttpEngine
-        if kind == "lean":
-            self._engine = LeanEngine(
-                parsed,
-                ssl_context=ssl_context,
-                connect_timeout=connect_timeout,
-                write_timeout=write_timeout,
-                max_connections=max_connections,
-                max_held=max_held_connections,
-                why=why,
-            )
-        else:
-            from ._httpx_engine import HttpxEngine  # httpx is imported where it is asked for
-
-            self._engine = HttpxEngine(
-                url,
-                client=http_client,
-                ssl_context=ssl_context,
-                connect_timeout=connect_timeout,
-                write_timeout=write_timeout,
-                max_connections=max_connections,
-                max_held=max_held_connections,
-                why=why,
-            )
+        self._engine: HttpEngine = _make_engine(
+            url,
+            parsed,
+            engine,
+            http_client,
+            ssl_context,
+            (connect_timeout, write_timeout, max_connections, max_held_connections),
+        )
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
         self._deadlines = InlineDeadlines(self._scopes)  # the inline exchanges' deadlines
@@ -584,7 +568,8 @@ class HttpTransport(SseStreams, Transport):
             posted = serialize_message(message)
             async with self._stream("POST", headers, posted, held=False) as response:
                 if self._http_observer is not None:
-                    await self._observe_accepted(self._http_observer, message, response)
+                    facts = await _accepted_facts(message, response, self._read_prefix)
+                    self._http_observer(facts)
                 await self._check_status(response, what)
                 if response.status_code >= 400:
                     body = await self._read_prefix(response)
@@ -697,25 +682,6 @@ class HttpTransport(SseStreams, Transport):
             await self._resume(message, state)
         return None
 
-    async def _observe_accepted(
-        self, observer: HttpObserver, message: JSONRPCMessage, response: httpx.Response
-    ) -> None:
-        """The exchange of a POSTed notification or response, with whether a 2xx answer had a
-        body: by its Content-Length, an SSE stream is one, else the body is read (bounded by
-        ``max_error_body_bytes``). Only with an observer: nothing is read otherwise."""
-        body: bool | None = None
-        if 200 <= response.status_code < 300:
-            declared = response.headers.get("content-length", "").strip()
-            if declared.isdigit():
-                body = int(declared) > 0
-            elif media_type(response) == _SSE:
-                body = True
-            else:
-                body = bool(await self._read_prefix(response))
-        kind = "notification" if getattr(message, "method", None) is not None else "response"
-        exchange = exchange_facts(kind, response, getattr(message, "method", None))
-        observer(attrs.evolve(exchange, body=body))
-
     def _capture_session(self, response: httpx.Response) -> None:
         session_id = response.headers.get("mcp-session-id")
         if session_id is None:
@@ -739,6 +705,28 @@ class HttpTransport(SseStreams, Transport):
         raise HTTPStatusError(response.status_code, body_text(body), method=message.method)
 
 
+async def _accepted_facts(
+    message: JSONRPCMessage,
+    response: httpx.Response,
+    read_prefix: Callable[[httpx.Response], Awaitable[bytes]],
+) -> HttpExchange:
+    """The exchange of a POSTed notification or response, with whether a 2xx answer had a
+    body: by its Content-Length, an SSE stream is one, else the body is read (``read_prefix``:
+    bounded by ``max_error_body_bytes``). Only with an observer: nothing is read otherwise."""
+    body: bool | None = None
+    if 200 <= response.status_code < 300:
+        declared = response.headers.get("content-length", "").strip()
+        if declared.isdigit():
+            body = int(declared) > 0
+        elif media_type(response) == _SSE:
+            body = True
+        else:
+            body = bool(await read_prefix(response))
+    kind = "notification" if getattr(message, "method", None) is not None else "response"
+    exchange = exchange_facts(kind, response, getattr(message, "method", None))
+    return attrs.evolve(exchange, body=body)
+
+
 def _retry_after(value: str | None) -> float | None:
     """``Retry-After`` as seconds from now: delta-seconds or an HTTP date; None if unreadable."""
     if value is None:
@@ -753,6 +741,42 @@ def _retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         return None
     return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+
+
+def _make_engine(
+    url: str,
+    parsed: _url.Url,
+    engine: str | None,
+    http_client: httpx.AsyncClient | None,
+    ssl_context: ssl.SSLContext | None,
+    sizes: tuple[float, float, int, int],
+) -> HttpEngine:
+    """The engine that serves ``url`` (``sizes``: the connect and write timeouts, the most
+    connections and held connections)."""
+    kind, why = _engine_for(parsed, engine, http_client, ssl_context)
+    connect, write, connections, held = sizes
+    if kind == "lean":
+        return LeanEngine(
+            parsed,
+            ssl_context=ssl_context,
+            connect_timeout=connect,
+            write_timeout=write,
+            max_connections=connections,
+            max_held=held,
+            why=why,
+        )
+    from ._httpx_engine import HttpxEngine  # httpx is imported where it is asked for
+
+    return HttpxEngine(
+        url,
+        client=http_client,
+        ssl_context=ssl_context,
+        connect_timeout=connect,
+        write_timeout=write,
+        max_connections=connections,
+        max_held=held,
+        why=why,
+    )
 
 
 def _engine_for(
