@@ -191,3 +191,33 @@ async def _run_child(url: str, backend: str) -> str:
     )
     assert result.returncode == 0, result.stderr.decode()
     return result.stdout.decode()
+
+
+_STATUS = textwrap.dedent(
+    """
+    import contextlib, io, json, sys
+    from mcp_tasks_client.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(["--url", "http://127.0.0.1:9/mcp", "status", "t-1"])
+        except SystemExit:
+            pass
+    print(json.dumps([err.getvalue(), sorted(
+        m for m in sys.modules if m.split(".")[0] in ("httpx", "httpcore", "httpx_sse"))]))
+    """
+)
+
+
+def test_mcp_tasks_status_loads_no_httpx() -> None:
+    """Issue 34's start-up: ``mcp-tasks status`` on the lean engine (a refused connection ends
+    it, after everything it imports before it sends) never imports httpx."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    done = subprocess.run(
+        [sys.executable, "-c", _STATUS], cwd=REPO, env=env, capture_output=True, check=True
+    )
+    err, loaded = json.loads(done.stdout.decode().splitlines()[-1])
+    assert "ConnectError" in err  # it did try to connect: the whole path ran
+    assert loaded == []
