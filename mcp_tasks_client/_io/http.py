@@ -225,6 +225,7 @@ class HttpTransport(SseStreams, Transport):
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
         self._deadlines = InlineDeadlines(self._scopes)  # the inline exchanges' deadlines
+        self._scope_type: Callable[[], anyio.CancelScope] = anyio.CancelScope
         self._incoming_send: MemoryObjectSendStream[Incoming]
         self._incoming_receive: MemoryObjectReceiveStream[Incoming]
         self._incoming_send, self._incoming_receive = anyio.create_memory_object_stream[Incoming](
@@ -272,6 +273,10 @@ class HttpTransport(SseStreams, Transport):
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._deadlines.watch)
+        # The running loop's own CancelScope class: made directly, a request's scope skips
+        # anyio.CancelScope's look-up of the loop (get_async_backend, sniffio) and its second
+        # __init__. The same class anyio.CancelScope() returns, for this transport's loop.
+        self._scope_type = type(anyio.CancelScope())
         log.info("HTTP engine %s (%s)", self._engine.name, self._engine.why)
         return self
 
@@ -369,7 +374,7 @@ class HttpTransport(SseStreams, Transport):
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
-        scope = anyio.CancelScope()  # its deadline is watched (_deadlines): no timer of its own
+        scope = self._scope_type()  # its deadline is watched (_deadlines): no timer of its own
         self._scopes[message.id] = scope
         if deadline != math.inf:
             self._deadlines.add(message.id, deadline)
