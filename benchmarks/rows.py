@@ -349,6 +349,7 @@ def _lean_under_httpx(url: str, size: int) -> Any:
     hooks, mounts) stays and the pool is ours. Only for measuring what that costs per poll."""
     import httpx
 
+    from mcp_tasks_client._io import _url
     from mcp_tasks_client._io._h1_engine import LeanEngine
 
     skip = {b"host", b"content-length", b"transfer-encoding"}
@@ -367,7 +368,7 @@ def _lean_under_httpx(url: str, size: int) -> Any:
     class LeanUnderHttpx(httpx.AsyncBaseTransport):
         def __init__(self) -> None:
             self.engine = LeanEngine(
-                url,
+                _url.parse(url),
                 ssl_context=None,
                 connect_timeout=10.0,
                 write_timeout=30.0,

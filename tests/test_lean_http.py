@@ -59,12 +59,14 @@ class KeepAliveServer:
         shape: Callable[[int, bytes], bytes] | None = None,
         answers: int | None = None,
         eof_when_done: bool = False,
+        pad: int = 0,
     ):
         self.close_after_answer = close_after_answer
         self.answers = answers  # after this many answers the server reads nothing more
         self.eof_when_done = eof_when_done  # then: one read, and a FIN (still reading nothing)
         self.shape = shape  # the answer's bytes from its status and JSON body (default: h11's)
         self.hold = hold  # tasks/get answers wait for it (to pile requests up)
+        self.pad = pad  # a tasks/get answer's statusMessage: this many bytes
         self.accepted = 0
         self.open_now = 0
         self.most_open = 0
@@ -152,6 +154,8 @@ class KeepAliveServer:
                         "lastUpdatedAt": NOW,
                         "ttl": 60000,
                     }
+                    if self.pad:
+                        result["statusMessage"] = "x" * self.pad
                 answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
                 payload = json.dumps(answer).encode()
         headers = [("content-length", str(len(payload)))]
@@ -283,6 +287,17 @@ def _says_close(status: int, payload: bytes) -> bytes:
     return _plain(status, payload, b"Connection: keep-alive, close\r\n")
 
 
+def _with_charset(status: int, payload: bytes) -> bytes:
+    return (
+        b"HTTP/1.1 %d OK\r\nContent-Type: Application/JSON; charset=utf-8\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (status, len(payload), payload)
+    )
+
+
+def _created(status: int, payload: bytes) -> bytes:
+    return _plain(201 if status == 200 else status, payload)
+
+
 @pytest.mark.parametrize(
     ("shape", "kept"),
     [
@@ -291,8 +306,18 @@ def _says_close(status: int, payload: bytes) -> bytes:
         (_bare_lf, True),
         (_then_garbage, False),
         (_says_close, False),
+        (_with_charset, True),
+        (_created, True),
     ],
-    ids=["content-length", "chunked", "bare-lf", "bytes-after-the-answer", "connection-close"],
+    ids=[
+        "content-length",
+        "chunked",
+        "bare-lf",
+        "bytes-after-the-answer",
+        "connection-close",
+        "media-type-parameters",
+        "201",
+    ],
 )
 async def test_every_answer_shape_is_read_and_only_a_clean_end_keeps_the_connection(
     shape: Callable[[int, bytes], bytes], kept: bool
@@ -313,6 +338,22 @@ async def test_every_answer_shape_is_read_and_only_a_clean_end_keeps_the_connect
             assert server.accepted == 1
         else:  # initialize, the notification, 5 polls and DELETE: one connection each
             assert server.accepted == 8
+
+
+async def test_an_answer_longer_than_one_read_is_read_whole_and_keeps_the_connection() -> None:
+    """The one-coroutine POST takes a body that came with its head (one receive, at most
+    64 KiB); a longer one is read by the general way from the head on: the same answer, the
+    connection kept."""
+    async with running(KeepAliveServer(pad=200_000)) as server:
+        transport = LeanHttpTransport(server.url)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                for n in range(3):
+                    task = await client.get_task(f"t-{n}")
+                    assert task.task_id == f"t-{n}"
+                    assert task.status_message == "x" * 200_000
+        assert transport.connections_opened == 1
+        assert server.accepted == 1
 
 
 async def test_a_request_the_server_never_reads_ends_at_the_write_timeout() -> None:

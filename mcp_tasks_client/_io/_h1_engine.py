@@ -3,9 +3,9 @@
 Job: one HTTP exchange on a kept-alive connection of our own pools, at a fraction of httpx's
 cost per request (benchmarks/RESULTS.md, issue 39). Nothing here knows MCP.
 
-May import: ``_http_engine``, ``_h1``, ``_aio``, ``_exceptions``; h11, anyio, sniffio, httpx
-(its exception tree only: every error is raised as the matching ``httpx`` exception, so the
-transport's one mapping names it, a TLS failure as TLSError).
+May import: ``_http_engine``, ``_h1``, ``_aio``, ``_url``, ``_exceptions``; h11, anyio,
+sniffio. Not httpx: every error is raised as the matching exception of ``_http_engine``'s
+tree (httpx's names), so the transport's one mapping names it, a TLS failure as TLSError.
 
 Theory of operation: one request is written with a single ``send``. The common exchange (our
 own header set; an answer framed by ``Content-Length``) is written and read by a small bounded
@@ -28,6 +28,7 @@ engine's, by the caller's choice.
 
 from __future__ import annotations
 
+import math
 import select
 import ssl
 from collections import deque
@@ -37,12 +38,22 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import anyio.abc
 import anyio.lowlevel
-import httpx
 import sniffio
 
 from .._exceptions import LimitExceeded
 from . import _h1
-from ._http_engine import HttpEngine, InlineExchange
+from ._http_engine import (
+    ConnectError,
+    ConnectTimeout,
+    HttpEngine,
+    InlineExchange,
+    LocalProtocolError,
+    ReadError,
+    RemoteProtocolError,
+    WriteError,
+    WriteTimeout,
+)
+from ._url import Url
 
 if TYPE_CHECKING:
     import h11
@@ -89,7 +100,7 @@ class _Response:
                 self.complete = True
                 return
             else:  # pragma: no cover - h11 allows nothing else here
-                raise httpx.RemoteProtocolError(f"unexpected {type(event).__name__} in a body")
+                raise RemoteProtocolError(f"unexpected {type(event).__name__} in a body")
 
     async def read_body(self, limit: int, what: str) -> bytes:
         """A whole body framed by ``Content-Length`` (a head ``_h1`` read), without the async
@@ -172,7 +183,8 @@ class _Connection:
         aio: bool = False,
     ) -> None:
         self.stream = stream
-        self.aio = aio  # ``stream`` is our asyncio protocol (``_aio.AioStream``)
+        self.aio = aio  # ``stream`` is our asyncio protocol (``_aio.AioStream``):
+        self.own: _aio.AioStream | None = cast("_aio.AioStream", stream) if aio else None
         self.raw = raw  # the socket, for the idle check
         self.pool = pool
         # Whether a request may be written without the stream's send (``send_now``): plain
@@ -189,7 +201,8 @@ class _Connection:
     def stale(self) -> bool:
         """An idle connection with something to read was closed by the server (or holds
         bytes nobody asked for): not reusable."""
-        if self.aio and cast("_aio.AioStream", self.stream).stale():
+        own = self.own
+        if own is not None and own.stale():
             return True  # read (or ended) while idle: its protocol reads all along
         if self.raw is None:
             return False
@@ -203,8 +216,9 @@ class _Connection:
         """``data`` written without waiting (``direct`` only): None when it all went out, else
         what the stream's ``send`` must still do (our asyncio protocol: b"", wait for its
         buffer to drain). An error is raised as the stream's send would."""
-        if self.aio:
-            return cast("_aio.AioStream", self.stream).write_now(data)
+        own = self.own
+        if own is not None:
+            return own.write_now(data)
         try:
             sent: int = self.raw.send(data)
         except (BlockingIOError, InterruptedError):
@@ -220,9 +234,9 @@ class _Connection:
         except (anyio.EndOfStream, anyio.IncompleteRead):
             return b""
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
+            raise ReadError(f"{type(exc).__name__}: {exc}") from exc
         except ssl.SSLError as exc:
-            raise httpx.ReadError(str(exc)) from exc
+            raise ReadError(str(exc)) from exc
 
     async def body_chunk(self) -> bytes:
         """The next bytes of a body framed by ``Content-Length`` (``remaining`` of it left):
@@ -231,7 +245,7 @@ class _Connection:
         if not data:
             data = await self.receive()
             if not data:
-                raise httpx.RemoteProtocolError(
+                raise RemoteProtocolError(
                     "peer closed connection without sending complete message body: "
                     f"{self.remaining} bytes missing"
                 )
@@ -262,7 +276,7 @@ class _Connection:
                 except (BlockingIOError, InterruptedError):
                     pass  # woken with nothing to read after all
         except Exception as exc:
-            raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
+            raise ReadError(f"{type(exc).__name__}: {exc}") from exc
 
     async def next_event(self) -> Any:
         import h11  # only an exchange h11 reads gets here
@@ -273,14 +287,14 @@ class _Connection:
             try:
                 event = h.next_event()
             except h11.RemoteProtocolError as exc:
-                raise httpx.RemoteProtocolError(str(exc)) from exc
+                raise RemoteProtocolError(str(exc)) from exc
             if event is not h11.NEED_DATA:
                 return event
             data = await self.receive()
             try:
                 h.receive_data(data)  # b"": the EOF, read as ConnectionClosed or an error
             except h11.RemoteProtocolError as exc:  # pragma: no cover - raised on next_event
-                raise httpx.RemoteProtocolError(str(exc)) from exc
+                raise RemoteProtocolError(str(exc)) from exc
 
     def ended_without_io(self) -> bool:
         """Whether the unread rest of a body is already here and ends it (an empty 202, an
@@ -324,7 +338,7 @@ class LeanEngine(HttpEngine):
 
     def __init__(
         self,
-        url: str,
+        parsed: Url,
         *,
         ssl_context: ssl.SSLContext | None,
         connect_timeout: float,
@@ -334,7 +348,6 @@ class LeanEngine(HttpEngine):
         why: str,
     ) -> None:
         super().__init__(why)
-        parsed = httpx.URL(url)
         self._tls = parsed.scheme == "https"
         self._host = parsed.host
         self._port = parsed.port or (443 if self._tls else 80)
@@ -410,6 +423,106 @@ class LeanEngine(HttpEngine):
             return await response.read_body(limit, what)
         return await super().read_body(response, limit, what)
 
+    quick_post = True
+
+    async def post(
+        self,
+        headers: dict[str, str],
+        content: bytes,
+        *,
+        held: bool,
+        inline: InlineExchange,
+        media: str,
+        limit: int,
+    ) -> bytes | _Response:
+        """The common POST in one coroutine: taken from the pool, written, its head read, and
+        for a 200 answer of media type ``media`` without Content-Encoding whose whole body (at
+        most ``limit`` bytes) came with its head, that body, the connection back in the pool.
+        Anything else is the response (its head in) to read as :meth:`stream`'s and close
+        with :meth:`opened` (the same bytes on the wire either way). Deadline: the write
+        timeout as :meth:`stream`'s; the rest is the inline exchange's scope. Cancelled: the
+        exchange is abandoned, its connection closed."""
+        pool = self.held_conns if held else self.conns
+        connection: _Connection | None = None
+        if not pool.waiting and pool.idle:
+            connection = pool.idle[-1]
+            if connection.stale():
+                connection = None  # the general way closes it
+            else:
+                pool.idle.pop()
+        if connection is None:
+            connection = await self._acquire(pool)
+        try:
+            head = self._head("POST", headers, len(content))
+            if head is None or not connection.direct:
+                return await self._start(connection, "POST", headers, content, inline)
+            # Written as _send writes it, read as _start reads it, less their coroutines.
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            try:
+                rest = connection.send_now(head + content if content else head)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise WriteError(f"{type(exc).__name__}: {exc}") from exc
+            if rest is not None:
+                await self._send_rest(connection, rest, inline)
+            own = connection.own
+            read = connection.buffer
+            ended = False
+            while True:
+                parsed = _h1.parse_head(read) if read else _h1.NEED_DATA
+                if parsed is not _h1.NEED_DATA:
+                    break
+                if own is None:
+                    more = await connection.receive()
+                else:
+                    try:
+                        more = await own.receive(_READ)
+                    except anyio.EndOfStream:
+                        more = b""
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                        raise ReadError(f"{type(exc).__name__}: {exc}") from exc
+                if not more:
+                    ended = True
+                    break
+                read += more
+            if not isinstance(parsed, _h1.Head):
+                self._decline(connection, "POST", headers, content, read, ended)
+                return await self._h11_head(connection)
+            size = parsed.size
+            length = parsed.content_length
+            end = size + length
+            fields = parsed.headers
+            media_type = fields.get("content-type", "")
+            if (
+                parsed.status_code != 200
+                or len(read) < end
+                or length > limit
+                or "content-encoding" in fields
+                or (media_type != media and media_type.split(";")[0].strip().lower() != media)
+            ):
+                connection.buffer = read[size:]
+                connection.remaining = length
+                connection.keep = not parsed.close
+                return _Response(self, connection, parsed.status_code, fields)
+            connection.remaining = 0
+            if len(read) == end and not parsed.close and not self.closed:
+                connection.buffer = b""
+                pool.put(connection)  # the common end: nothing to await
+                return read[size:]
+        except BaseException:
+            await self._finish(connection, None)
+            raise
+        # Read whole, but not to be kept (the server said close, bytes came after the answer,
+        # or the transport is closing): closed.
+        await self._finish(connection, None)
+        return read[size:end]
+
+    def opened(self, response: Any) -> _Exchange:
+        """The exchange of a response :meth:`post` returned, to read and close as
+        :meth:`stream`'s."""
+        exchange = _Exchange(self, "POST", {}, None, self.conns, None)
+        exchange.response = response
+        return exchange
+
     async def _connect(self, pool: _Pool) -> _Connection:
         try:
             own: _aio.AioStream | None = None  # plain TCP under asyncio: our own protocol
@@ -429,17 +542,17 @@ class LeanEngine(HttpEngine):
                 else:
                     stream = await anyio.connect_tcp(self._host, self._port)
         except TimeoutError as exc:
-            raise httpx.ConnectTimeout(f"no connection within {self._connect_timeout} s") from exc
+            raise ConnectTimeout(f"no connection within {self._connect_timeout} s") from exc
         except ssl.SSLError as exc:
-            raise httpx.ConnectError(str(exc)) from exc
+            raise ConnectError(str(exc)) from exc
         except OSError as exc:
             cause = exc.__cause__ or exc.__context__
             if isinstance(cause, ssl.SSLError):
-                raise httpx.ConnectError(str(cause)) from cause
-            raise httpx.ConnectError(f"{type(exc).__name__}: {exc}") from exc
+                raise ConnectError(str(cause)) from cause
+            raise ConnectError(f"{type(exc).__name__}: {exc}") from exc
         except anyio.BrokenResourceError as exc:
             cause = exc.__cause__ or exc.__context__
-            raise httpx.ConnectError(str(cause or exc)) from (cause or exc)
+            raise ConnectError(str(cause or exc)) from (cause or exc)
         self._opened += 1
         if own is not None:
             return _Connection(own, own.raw_socket(), pool, direct=True, aio=True)
@@ -516,6 +629,70 @@ class LeanEngine(HttpEngine):
         with anyio.CancelScope(shield=True):
             await self._release(connection, keep)
 
+    def _head(self, method: str, headers: dict[str, str], length: int | None) -> bytes | None:
+        """The request's head written by ``_h1`` (None: a header it does not judge, for h11).
+        The head up to its Content-Length is kept for the next request with the same headers:
+        a POST's are one dict, replaced (never changed) when a header changes
+        (HttpTransport._message_headers); the reference kept here keeps its id unique."""
+        if self._fast_target is None:
+            return None
+        kept = self._prefix_for
+        if kept[0] is headers and kept[1] == method:
+            prefix = kept[2]
+        else:
+            prefix = _h1.request_prefix(method, self._fast_target, self._fast_host, headers)
+            self._prefix_for = (headers, method, prefix)
+        return None if prefix is None else _h1.request_end(prefix, length)
+
+    async def _send(
+        self, connection: _Connection, data: bytes, inline: InlineExchange | None
+    ) -> None:
+        """``data`` written to the connection, within the write timeout; a write's failure as
+        WriteError or WriteTimeout."""
+        rest: bytes | None = data
+        if connection.direct:
+            # Straight to the socket (trio) or the transport (our asyncio protocol), less the
+            # scheduler pass their streams take after a send that did not wait (the answer's
+            # receive is this exchange's schedule point, and its cancellation point is here);
+            # only what must wait goes below, with the write timeout.
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            try:
+                rest = connection.send_now(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise WriteError(f"{type(exc).__name__}: {exc}") from exc
+        if rest is not None:
+            await self._send_rest(connection, rest, inline)
+
+    async def _send_rest(
+        self, connection: _Connection, rest: bytes, inline: InlineExchange | None
+    ) -> None:
+        """What could not be written at once, by the stream's send, within the write timeout
+        (WriteTimeout past it; WriteError for a connection that failed). Deadline: the write
+        timeout; in an inline exchange it is the deadline of the exchange's own scope for the
+        length of the send (when sooner than the request's): one cancel scope per request, not
+        two. Cancelled: the send is abandoned (the exchange closes its connection)."""
+        try:
+            if inline is None:
+                with anyio.fail_after(self._write_timeout):
+                    await connection.stream.send(rest)
+                return
+            scope = inline.scope
+            deadline = anyio.current_time() + self._write_timeout
+            if deadline < inline.deadline:
+                scope.deadline = deadline
+            try:
+                await connection.stream.send(rest)
+            except BaseException:
+                if deadline < inline.deadline and anyio.current_time() >= deadline:
+                    inline.write_timed_out = True
+                raise
+            finally:
+                scope.deadline = math.inf  # the request's own is watched by the transport
+        except TimeoutError as exc:
+            raise WriteTimeout(self.write_timeout_text()) from exc
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise WriteError(f"{type(exc).__name__}: {exc}") from exc
+
     async def _start(
         self,
         connection: _Connection,
@@ -530,19 +707,7 @@ class LeanEngine(HttpEngine):
             length = 0
         else:
             length = None
-        head = None
-        if self._fast_target is not None:
-            # The head up to its Content-Length, kept for the next request with the same
-            # headers: a POST's are one dict, replaced (never changed) when a header changes
-            # (HttpTransport._message_headers); the reference kept here keeps its id unique.
-            kept = self._prefix_for
-            if kept[0] is headers and kept[1] == method:
-                prefix = kept[2]
-            else:
-                prefix = _h1.request_prefix(method, self._fast_target, self._fast_host, headers)
-                self._prefix_for = (headers, method, prefix)
-            if prefix is not None:
-                head = _h1.request_end(prefix, length)
+        head = self._head(method, headers, length)
         if head is not None:
             data = head + content if content else head
         else:  # a header _h1 does not judge: h11 writes the request and reads its answer
@@ -552,41 +717,8 @@ class LeanEngine(HttpEngine):
             try:
                 data = b"".join(h.send(e) or b"" for e in self._events(method, headers, content))
             except h11.LocalProtocolError as exc:
-                raise httpx.LocalProtocolError(str(exc)) from exc
-        try:
-            rest: bytes | None = data
-            if connection.direct:
-                # Straight to the socket (trio) or the transport (our asyncio protocol), less
-                # the scheduler pass their streams take after a send that did not wait (the
-                # answer's receive is this exchange's schedule point, and its cancellation
-                # point is here); only what must wait goes below, with the write timeout.
-                await anyio.lowlevel.checkpoint_if_cancelled()
-                rest = connection.send_now(data)
-            if rest is None:
-                pass  # all of it went out: no write timeout to arm
-            elif inline is None:
-                with anyio.fail_after(self._write_timeout):
-                    await connection.stream.send(rest)
-            else:
-                # In an inline exchange the write timeout is the deadline of the exchange's
-                # own scope for the length of the send (when sooner than the request's): one
-                # cancel scope per request, not two.
-                scope = inline.scope
-                deadline = anyio.current_time() + self._write_timeout
-                if deadline < inline.deadline:
-                    scope.deadline = deadline
-                try:
-                    await connection.stream.send(rest)
-                except BaseException:
-                    if deadline < inline.deadline and anyio.current_time() >= deadline:
-                        inline.write_timed_out = True
-                    raise
-                finally:
-                    scope.deadline = inline.deadline
-        except TimeoutError as exc:
-            raise httpx.WriteTimeout(self.write_timeout_text()) from exc
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise httpx.WriteError(f"{type(exc).__name__}: {exc}") from exc
+                raise LocalProtocolError(str(exc)) from exc
+        await self._send(connection, data, inline)
         if connection.h11 is None:
             read = connection.buffer
             ended = False
@@ -604,21 +736,37 @@ class LeanEngine(HttpEngine):
                 connection.remaining = parsed.content_length
                 connection.keep = not parsed.close
                 return _Response(self, connection, parsed.status_code, parsed.headers)
-            # Declined: h11 reads this answer from its first byte, as if it had sent the
-            # request (it writes the same bytes; they are not sent again).
-            import h11
+            self._decline(connection, method, headers, content, read, ended)
+        return await self._h11_head(connection)
 
-            h = connection.h11 = _exchange_h11()
-            try:
-                for event in self._events(method, headers, content):
-                    h.send(event)
-            except h11.LocalProtocolError as exc:  # pragma: no cover - _h1 wrote it already
-                raise httpx.LocalProtocolError(str(exc)) from exc
-            connection.buffer = b""
-            h.receive_data(read)
-            if ended:
-                h.receive_data(b"")
-        import h11  # read by h11 from here (imported already, by one of the two above)
+    def _decline(
+        self,
+        connection: _Connection,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        read: bytes,
+        ended: bool,
+    ) -> None:
+        """An answer ``_h1`` declined: h11 reads it from its first byte (``read``, and the end
+        when ``ended``), as if it had sent the request (it writes the same bytes; they are not
+        sent again)."""
+        import h11
+
+        h = connection.h11 = _exchange_h11()
+        try:
+            for event in self._events(method, headers, content):
+                h.send(event)
+        except h11.LocalProtocolError as exc:  # pragma: no cover - _h1 wrote it already
+            raise LocalProtocolError(str(exc)) from exc
+        connection.buffer = b""
+        h.receive_data(read)
+        if ended:
+            h.receive_data(b"")
+
+    async def _h11_head(self, connection: _Connection) -> _Response:
+        """The response head, read by h11 (the exchange's h11 connection has the request)."""
+        import h11  # imported already, by whoever made the exchange's h11 connection
 
         while True:
             event = await connection.next_event()
@@ -627,10 +775,8 @@ class LeanEngine(HttpEngine):
             if isinstance(event, h11.Response):
                 break
             if isinstance(event, h11.ConnectionClosed):
-                raise httpx.RemoteProtocolError("server disconnected without sending a response")
-            raise httpx.RemoteProtocolError(
-                f"unexpected {type(event).__name__}"
-            )  # pragma: no cover
+                raise RemoteProtocolError("server disconnected without sending a response")
+            raise RemoteProtocolError(f"unexpected {type(event).__name__}")  # pragma: no cover
         fields_in: dict[str, str] = {}
         for name, value in event.headers:
             key = name.decode("latin-1")
@@ -680,6 +826,8 @@ class _Exchange:
         self.response: _Response | None = None
 
     async def __aenter__(self) -> _Response:
+        if self.response is not None:  # already under way (LeanEngine.opened)
+            return self.response
         engine = self.engine
         connection = await engine._acquire(self.pool)
         try:

@@ -6,10 +6,13 @@ response once its head is in, in the held pool or the request pool), hands out t
 bytes (``chunks``, ``read_body``), builds a POST's header dict once per session (``prepare``,
 ``extend``) and closes its connections (``aclose``). Two engines implement it: ``lean``
 (``_h1_engine.py``: HTTP/1.1 of our own, the default) and ``httpx`` (``_httpx_engine.py``: an
-``httpx.AsyncClient``, the caller's or one the transport makes). Both raise the ``httpx``
-exception tree, which the transport maps to this library's in one place.
+``httpx.AsyncClient``, the caller's or one the transport makes). An exchange's failure is one of
+the engine's ``errors``: this module's :class:`HTTPError` tree (named as httpx names its own:
+``ReadError``, ``WriteTimeout``...), which the lean engine raises, and for the httpx engine
+httpx's own tree too; the transport maps them to this library's in one place. So the lean
+engine, the default, never imports httpx: a program that never asks for it does not load it.
 
-May import: ``_exceptions``, ``_limits``; httpx, anyio. Not the transport itself.
+May import: ``_exceptions``, ``_limits``; anyio. Not httpx, not the transport itself.
 
 Theory of operation: data travels in arguments. The one per-request fact an engine may need
 from the caller's exchange, the inline exchange's cancel scope (so the write timeout is that
@@ -27,7 +30,52 @@ import anyio
 
 from .._exceptions import LimitExceeded
 
-__all__ = ["HttpEngine", "InlineExchange"]
+__all__ = [
+    "ConnectError",
+    "ConnectTimeout",
+    "HTTPError",
+    "HttpEngine",
+    "InlineExchange",
+    "LocalProtocolError",
+    "ReadError",
+    "RemoteProtocolError",
+    "WriteError",
+    "WriteTimeout",
+]
+
+
+class HTTPError(Exception):
+    """An HTTP exchange failed on the lean engine (the transport maps it to this library's
+    errors: it never reaches a caller). The names below are httpx's, so a mapped error reads
+    the same whichever engine ran the exchange."""
+
+
+class ConnectError(HTTPError):
+    """No connection to the server (refused, unreachable, a TLS handshake that failed)."""
+
+
+class ConnectTimeout(HTTPError):
+    """No connection within the connect timeout."""
+
+
+class ReadError(HTTPError):
+    """The connection failed while the answer was read."""
+
+
+class WriteError(HTTPError):
+    """The connection failed while the request was written."""
+
+
+class WriteTimeout(HTTPError):
+    """The request was not written within the write timeout."""
+
+
+class RemoteProtocolError(HTTPError):
+    """The server broke HTTP/1.1 (a head h11 refuses, a body cut short...)."""
+
+
+class LocalProtocolError(HTTPError):
+    """A request HTTP/1.1 cannot carry (a header h11 refuses)."""
 
 
 class InlineExchange:
@@ -47,6 +95,9 @@ class HttpEngine:
     ``repr`` and the log line at open show; ``why`` says how it was chosen."""
 
     name = "?"
+
+    errors: tuple[type[Exception], ...] = (HTTPError,)
+    """What an exchange on this engine raises when it fails (the transport maps each)."""
 
     def __init__(self, why: str) -> None:
         self.why = why
@@ -68,6 +119,27 @@ class HttpEngine:
         construction (``inline``: the write timeout as that scope's deadline); no read
         timeout. Cancelled: the exchange is abandoned, its connection closed."""
         raise NotImplementedError
+
+    quick_post = False
+    """Whether :meth:`post` serves an inline POST in one coroutine (the lean engine)."""
+
+    async def post(
+        self,
+        headers: dict[str, str],
+        content: bytes,
+        *,
+        held: bool,
+        inline: InlineExchange,
+        media: str,
+        limit: int,
+    ) -> Any:
+        """Only when ``quick_post``: an inline POST, the common answer's whole body (bytes)
+        or the response to go on with through :meth:`opened`."""
+        raise NotImplementedError  # pragma: no cover - guarded by quick_post
+
+    def opened(self, response: Any) -> AbstractAsyncContextManager[Any]:
+        """Only when ``quick_post``: the exchange of a response :meth:`post` returned."""
+        raise NotImplementedError  # pragma: no cover - guarded by quick_post
 
     def chunks(self, response: Any) -> AsyncIterator[bytes]:
         """The body's bytes as they arrive (identity encoding only is ever asked for)."""

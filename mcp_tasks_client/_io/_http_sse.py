@@ -7,8 +7,9 @@ standalone GET stream (X:133-154) open until the transport closes. The rest of t
 (the engine, statuses, bodies, delivery to the Client) is :class:`HttpTransport`'s, which
 this class is a base of: it names what it uses of it below, and nothing else.
 
-May import: ``_sse_httpx``, ``_http_engine``, ``base``, ``_codec``, ``models``, ``_exceptions``,
-``_limits``; httpx (its exception tree), anyio, attrs.
+May import: ``_sse_httpx`` (on the first SSE stream: it loads httpx-sse, which loads httpx),
+``_http_engine``, ``base``, ``_codec``, ``models``, ``_exceptions``, ``_limits``; anyio, attrs.
+An exchange's failure is one of the engine's ``errors`` (``_http_engine``).
 
 Theory of operation: after the response arrives a stream SHOULD end (X:125): it is read to its
 end, for at most ``_DRAIN_SECONDS``, so the connection goes back to the pool instead of being
@@ -20,12 +21,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 import attrs
-import httpx
 
 from .._codec.messages import parse_message
 from .._exceptions import (
@@ -41,8 +41,12 @@ from .._exceptions import (
 from .._limits import Limits
 from ..models import JSONRPCError, JSONRPCRequest, JSONRPCResponse, RequestId
 from ._http_engine import HttpEngine, InlineExchange
-from ._sse_httpx import HttpxSSEDecoder
 from .base import HeadersFor, HttpExchange, HttpObserver, Incoming, TransportFault
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ._sse_httpx import HttpxSSEDecoder
 
 __all__ = [
     "ListenOpening",
@@ -134,6 +138,8 @@ class SseStreams:
         raise NotImplementedError
 
     def _sse_decoder(self) -> HttpxSSEDecoder:
+        from ._sse_httpx import HttpxSSEDecoder  # on the first SSE stream (it loads httpx)
+
         limit = self.limits.max_message_bytes
         return HttpxSSEDecoder(max_line_bytes=limit + 16, max_event_bytes=limit)
 
@@ -193,14 +199,14 @@ class SseStreams:
                 self._task_group.start_soon(self._drain, response, chunks)
                 return
             await _drain(chunks)
-        except httpx.HTTPError:
+        except self._engine.errors:
             return  # a dropped connection; the caller decides about resuming
 
     async def _drain(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
         """The end of an answered SSE stream, read off the caller's task, then closed."""
         try:
             await _drain(chunks)
-        except httpx.HTTPError:
+        except self._engine.errors:
             pass
         finally:
             await response.aclose()
@@ -225,7 +231,7 @@ class SseStreams:
                     if response.status_code >= 400:
                         continue  # this attempt failed; the next one may not
                     await self._consume_sse(message, response, state)
-            except httpx.HTTPError:
+            except self._engine.errors:
                 continue
 
     async def _run_listen_stream(self, opening: ListenOpening) -> None:
@@ -277,7 +283,7 @@ class SseStreams:
                     await self._consume_sse(None, response, state)
                     if state.answered:  # on this stream only a fault sets it: it was reported
                         return
-            except httpx.HTTPError as exc:
+            except self._engine.errors as exc:
                 if not started:
                     raise self._error(exc, "GET stream") from exc
             except MCPTasksError as exc:

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from ._http_engine import HttpEngine, InlineExchange
+from ._http_engine import HttpEngine, HTTPError, InlineExchange
 
 __all__ = ["HttpxEngine"]
 
@@ -47,18 +47,22 @@ class HttpxEngine(HttpEngine):
 
     name = "httpx"
 
+    errors = (httpx.HTTPError, HTTPError)
+
     def __init__(
         self,
         url: str,
         *,
         client: httpx.AsyncClient | None,
         ssl_context: ssl.SSLContext | None,
-        timeout: httpx.Timeout,
+        connect_timeout: float,
+        write_timeout: float,
         max_connections: int,
         max_held: int,
         why: str,
     ) -> None:
         super().__init__(why)
+        timeout = httpx.Timeout(connect=connect_timeout, read=None, write=write_timeout, pool=None)
         self.url = url
         self._url = httpx.URL(url)
         self._timeout = timeout

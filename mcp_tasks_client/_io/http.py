@@ -42,16 +42,15 @@ import email.utils
 import math
 import ssl
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 import attrs
-import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import observability as _obs
@@ -77,8 +76,10 @@ from ..models import (
     JSONRPCRequest,
     RequestId,
 )
+from . import _url
+from ._deadlines import InlineDeadlines
 from ._h1_engine import LeanEngine
-from ._http_engine import HttpEngine, InlineExchange
+from ._http_engine import HttpEngine, InlineExchange, WriteTimeout
 from ._http_sse import (
     ListenOpening,
     SseStreams,
@@ -89,14 +90,17 @@ from ._http_sse import (
     for_request,
     media_type,
 )
-from ._httpx_engine import HttpxEngine
 from .base import (
     HeadersFor,
+    HttpExchange,
     HttpObserver,
     Incoming,
     Transport,
     TransportFault,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 log = _obs.get_logger("transport.http")
 
@@ -191,8 +195,8 @@ class HttpTransport(SseStreams, Transport):
         ):
             raise UsageError(f"session id {session_id!r} is not visible ASCII (X:200)")
         try:
-            parsed = httpx.URL(url)
-        except (httpx.InvalidURL, TypeError) as exc:
+            parsed = _url.parse(url)  # as httpx reads it; httpx itself only when not plain
+        except (ValueError, TypeError) as exc:
             raise UsageError(f"not a usable URL: {url!r} ({exc})") from None
         if parsed.scheme not in ("http", "https"):
             raise UsageError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
@@ -201,6 +205,7 @@ class HttpTransport(SseStreams, Transport):
         if max_held_connections < 1:
             raise UsageError(f"max_held_connections must be >= 1, got {max_held_connections}")
         self.url = url
+        self._shown = parsed.shown  # the URL without credentials or query (repr)
         self.headers = dict(headers or {})
         self.resumption: StreamResumption | None = resumption
         self.delete_session_on_close = delete_session_on_close
@@ -209,32 +214,18 @@ class HttpTransport(SseStreams, Transport):
         self.protocol_version: str | None = None
         self.limits = Limits()
         self._write_timeout = write_timeout
-        kind, why = _engine_for(parsed, engine, http_client, ssl_context)
-        self._engine: HttpEngine
-        if kind == "lean":
-            self._engine = LeanEngine(
-                url,
-                ssl_context=ssl_context,
-                connect_timeout=connect_timeout,
-                write_timeout=write_timeout,
-                max_connections=max_connections,
-                max_held=max_held_connections,
-                why=why,
-            )
-        else:
-            self._engine = HttpxEngine(
-                url,
-                client=http_client,
-                ssl_context=ssl_context,
-                timeout=httpx.Timeout(
-                    connect=connect_timeout, read=None, write=write_timeout, pool=None
-                ),
-                max_connections=max_connections,
-                max_held=max_held_connections,
-                why=why,
-            )
+        self._engine: HttpEngine = _make_engine(
+            url,
+            parsed,
+            engine,
+            http_client,
+            ssl_context,
+            (connect_timeout, write_timeout, max_connections, max_held_connections),
+        )
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
+        self._deadlines = InlineDeadlines(self._scopes)  # the inline exchanges' deadlines
+        self._scope_type: Callable[[], anyio.CancelScope] = anyio.CancelScope
         self._incoming_send: MemoryObjectSendStream[Incoming]
         self._incoming_receive: MemoryObjectReceiveStream[Incoming]
         self._incoming_send, self._incoming_receive = anyio.create_memory_object_stream[Incoming](
@@ -268,9 +259,8 @@ class HttpTransport(SseStreams, Transport):
 
     def __repr__(self) -> str:
         # The URL without credentials or query (either may hold a secret); never the headers.
-        parsed = httpx.URL(self.url)
-        shown = parsed.copy_with(userinfo=b"", query=None, fragment=None)
-        return f"{type(self).__name__}({str(shown)!r}, engine={self.engine!r}: {self._engine.why})"
+        shown = self._shown
+        return f"{type(self).__name__}({shown!r}, engine={self.engine!r}: {self._engine.why})"
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -282,6 +272,11 @@ class HttpTransport(SseStreams, Transport):
         closed again. Logs the engine in use and why (INFO)."""
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        self._task_group.start_soon(self._deadlines.watch)
+        # The running loop's own CancelScope class: made directly, a request's scope skips
+        # anyio.CancelScope's look-up of the loop (get_async_backend, sniffio) and its second
+        # __init__. The same class anyio.CancelScope() returns, for this transport's loop.
+        self._scope_type = type(anyio.CancelScope())
         log.info("HTTP engine %s (%s)", self._engine.name, self._engine.why)
         return self
 
@@ -310,7 +305,7 @@ class HttpTransport(SseStreams, Transport):
                         try:
                             async with self._stream("DELETE", self._headers(None), held=False):
                                 pass
-                        except httpx.HTTPError:
+                        except self._engine.errors:
                             pass  # the server may be gone already; nothing to tell anyone
                 await self._engine.aclose()
             self._incoming_send.close()
@@ -372,14 +367,17 @@ class HttpTransport(SseStreams, Transport):
         :meth:`receive` in order (None is returned); reading the rest of the stream after the
         answer (at most ``_DRAIN_SECONDS``) is handed to a background task. Closing the
         transport ends the request with TransportClosed.
-        Deadline: ``deadline``, on the exchange's one cancel scope (the one the transport's
-        close cancels too): TimeoutError once it passed. Cancelled: the POST is abandoned (its
+        Deadline: ``deadline``: the transport's one deadline watcher (``_deadlines``, no timer
+        per request) cancels the exchange's one cancel scope (the one the transport's close
+        cancels too) once it passed: TimeoutError. Cancelled: the POST is abandoned (its
         stream closed).
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
-        scope = anyio.CancelScope(deadline=deadline)
+        scope = self._scope_type()  # its deadline is watched (_deadlines): no timer of its own
         self._scopes[message.id] = scope
+        if deadline != math.inf:
+            self._deadlines.add(message.id, deadline)
         inline = InlineExchange(scope, deadline)
         item: Incoming | None = None
         try:
@@ -390,24 +388,25 @@ class HttpTransport(SseStreams, Transport):
                     item = self._inline_fault(message, exc)
         finally:
             self._scopes.pop(message.id, None)
+            self._deadlines.drop(message.id)
         if scope.cancelled_caught:
             if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
-                error = httpx.WriteTimeout(f"request not sent within {self._write_timeout} s")
+                error = WriteTimeout(f"request not sent within {self._write_timeout} s")
                 return TransportFault(message.id, self._error(error, message.method))
-            return self._ended(message, scope)
+            return self._ended(message, deadline)
         return item
 
-    def _ended(self, message: JSONRPCRequest, scope: anyio.CancelScope) -> TransportFault:
+    def _ended(self, message: JSONRPCRequest, deadline: float) -> TransportFault:
         """Why an inline exchange's scope ended it: the transport's close (a fault), else its
         deadline (TimeoutError, raised)."""
-        if not self._closed and anyio.current_time() >= scope.deadline:
+        if not self._closed and anyio.current_time() >= deadline:
             raise TimeoutError
         return TransportFault(message.id, TransportClosed("the HTTP transport closed"))
 
     def _inline_fault(self, message: JSONRPCRequest, exc: Exception) -> TransportFault:
         """What ended an inline exchange, as the fault the caller dispatches (never a foreign
         exception to the caller)."""
-        if isinstance(exc, httpx.HTTPError):
+        if isinstance(exc, self._engine.errors):
             return TransportFault(message.id, self._error(exc, message.method))
         if isinstance(exc, MCPTasksError):
             return TransportFault(message.id, exc)
@@ -574,12 +573,13 @@ class HttpTransport(SseStreams, Transport):
             posted = serialize_message(message)
             async with self._stream("POST", headers, posted, held=False) as response:
                 if self._http_observer is not None:
-                    await self._observe_accepted(self._http_observer, message, response)
+                    facts = await _accepted_facts(message, response, self._read_prefix)
+                    self._http_observer(facts)
                 await self._check_status(response, what)
                 if response.status_code >= 400:
                     body = await self._read_prefix(response)
                     raise HTTPStatusError(response.status_code, body_text(body), method=what)
-        except httpx.HTTPError as exc:
+        except self._engine.errors as exc:
             raise self._error(exc, f"POST of {what}") from exc
 
     async def _run_request(
@@ -588,7 +588,7 @@ class HttpTransport(SseStreams, Transport):
         with scope:
             try:
                 await self._post_request(message, held)
-            except httpx.HTTPError as exc:
+            except self._engine.errors as exc:
                 await self._fault(message.id, self._error(exc, message.method))
             except MCPTasksError as exc:
                 await self._fault(message.id, exc)
@@ -624,7 +624,31 @@ class HttpTransport(SseStreams, Transport):
         headers = self._message_headers(message)
         body = serialize_message(message)
         state: StreamState | None = None  # an SSE answer's (its resumption's)
-        async with self._stream("POST", headers, body, held=held, inline=inline) as response:
+        engine = self._engine
+        exchange: AbstractAsyncContextManager[Any]
+        if (
+            inline is not None
+            and engine.quick_post
+            and self._http_observer is None
+            and message.method != "initialize"  # its session id is read off the head
+        ):
+            # The common answer in one coroutine (a whole JSON body, the connection back in
+            # the pool); anything else goes on below, from its head, as the general way's.
+            got = await engine.post(
+                headers,
+                body,
+                held=held,
+                inline=inline,
+                media=_JSON,
+                limit=self.limits.max_message_bytes,
+            )
+            if type(got) is bytes:
+                answer: Incoming | None = for_request(message, parse_message(got))
+                return answer
+            exchange = engine.opened(got)
+        else:
+            exchange = self._stream("POST", headers, body, held=held, inline=inline)
+        async with exchange as response:
             if self._http_observer is not None:
                 self._http_observer(exchange_facts("request", response, message.method, message.id))
             if message.method == "initialize":
@@ -663,25 +687,6 @@ class HttpTransport(SseStreams, Transport):
             await self._resume(message, state)
         return None
 
-    async def _observe_accepted(
-        self, observer: HttpObserver, message: JSONRPCMessage, response: httpx.Response
-    ) -> None:
-        """The exchange of a POSTed notification or response, with whether a 2xx answer had a
-        body: by its Content-Length, an SSE stream is one, else the body is read (bounded by
-        ``max_error_body_bytes``). Only with an observer: nothing is read otherwise."""
-        body: bool | None = None
-        if 200 <= response.status_code < 300:
-            declared = response.headers.get("content-length", "").strip()
-            if declared.isdigit():
-                body = int(declared) > 0
-            elif media_type(response) == _SSE:
-                body = True
-            else:
-                body = bool(await self._read_prefix(response))
-        kind = "notification" if getattr(message, "method", None) is not None else "response"
-        exchange = exchange_facts(kind, response, getattr(message, "method", None))
-        observer(attrs.evolve(exchange, body=body))
-
     def _capture_session(self, response: httpx.Response) -> None:
         session_id = response.headers.get("mcp-session-id")
         if session_id is None:
@@ -705,6 +710,28 @@ class HttpTransport(SseStreams, Transport):
         raise HTTPStatusError(response.status_code, body_text(body), method=message.method)
 
 
+async def _accepted_facts(
+    message: JSONRPCMessage,
+    response: httpx.Response,
+    read_prefix: Callable[[httpx.Response], Awaitable[bytes]],
+) -> HttpExchange:
+    """The exchange of a POSTed notification or response, with whether a 2xx answer had a
+    body: by its Content-Length, an SSE stream is one, else the body is read (``read_prefix``:
+    bounded by ``max_error_body_bytes``). Only with an observer: nothing is read otherwise."""
+    body: bool | None = None
+    if 200 <= response.status_code < 300:
+        declared = response.headers.get("content-length", "").strip()
+        if declared.isdigit():
+            body = int(declared) > 0
+        elif media_type(response) == _SSE:
+            body = True
+        else:
+            body = bool(await read_prefix(response))
+    kind = "notification" if getattr(message, "method", None) is not None else "response"
+    exchange = exchange_facts(kind, response, getattr(message, "method", None))
+    return attrs.evolve(exchange, body=body)
+
+
 def _retry_after(value: str | None) -> float | None:
     """``Retry-After`` as seconds from now: delta-seconds or an HTTP date; None if unreadable."""
     if value is None:
@@ -721,8 +748,44 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
 
 
+def _make_engine(
+    url: str,
+    parsed: _url.Url,
+    engine: str | None,
+    http_client: httpx.AsyncClient | None,
+    ssl_context: ssl.SSLContext | None,
+    sizes: tuple[float, float, int, int],
+) -> HttpEngine:
+    """The engine that serves ``url`` (``sizes``: the connect and write timeouts, the most
+    connections and held connections)."""
+    kind, why = _engine_for(parsed, engine, http_client, ssl_context)
+    connect, write, connections, held = sizes
+    if kind == "lean":
+        return LeanEngine(
+            parsed,
+            ssl_context=ssl_context,
+            connect_timeout=connect,
+            write_timeout=write,
+            max_connections=connections,
+            max_held=held,
+            why=why,
+        )
+    from ._httpx_engine import HttpxEngine  # httpx is imported where it is asked for
+
+    return HttpxEngine(
+        url,
+        client=http_client,
+        ssl_context=ssl_context,
+        connect_timeout=connect,
+        write_timeout=write,
+        max_connections=connections,
+        max_held=held,
+        why=why,
+    )
+
+
 def _engine_for(
-    url: httpx.URL,
+    url: _url.Url,
     engine: str | None,
     http_client: httpx.AsyncClient | None,
     ssl_context: ssl.SSLContext | None,
@@ -746,7 +809,7 @@ def _engine_for(
     return "lean", "the default"
 
 
-def _environment_proxy(url: httpx.URL) -> str | None:
+def _environment_proxy(url: _url.Url) -> str | None:
     """The environment variable that names a proxy for ``url`` (as httpx's ``trust_env``
     reads it: ``<scheme>_proxy``, then ``all_proxy``, unless ``no_proxy`` covers the host);
     None when there is none."""

@@ -344,7 +344,7 @@ class Session:
                 sent = True
                 item = await self.transport.exchange(message, held=held, deadline=deadline)
                 if isinstance(item, _ANSWERS):
-                    await self._dispatch(item)
+                    self._settle(item)
                     item = None
             if not inline or item is not None or not waiter.answered:
                 # fail_after's scope without its generator.
@@ -489,9 +489,8 @@ class Session:
         """What one incoming message or fault means; False when nothing more can be read (the
         connection broke). The reader's, and a caller's for the answer its inline request
         (``Transport.exchange``) returned."""
-        if isinstance(item, TransportFault):
-            self._on_fault(item)
-            return not (item.request_id is None and item.fatal)
+        if isinstance(item, _ANSWERS):
+            return self._settle(item)
         if isinstance(item, JSONRPCRequest) and self._server_requests.id_too_long(item.id):
             await self._server_requests.refuse_id(item)
             return True
@@ -500,6 +499,29 @@ class Session:
         except ProtocolError as exc:
             self._break(exc)
             return False
+        if isinstance(event, RequestReceived):
+            assert self._task_group is not None
+            await self._server_requests.serve(event.request, self._task_group)
+        else:
+            self._settled(event)
+        return True
+
+    def _settle(self, item: JSONRPCResponse | JSONRPCError | TransportFault) -> bool:
+        """What :meth:`_dispatch` does with an answer or a fault, which never awaits: a
+        caller's inline answer is settled here without a coroutine."""
+        if isinstance(item, TransportFault):
+            self._on_fault(item)
+            return not (item.request_id is None and item.fatal)
+        try:
+            event = self._connection.receive(item)
+        except ProtocolError as exc:
+            self._break(exc)
+            return False
+        self._settled(event)
+        return True
+
+    def _settled(self, event: Any) -> None:
+        """Act on an incoming message's event, a server's request aside (:meth:`_dispatch`)."""
         if isinstance(event, (ResultReceived, ErrorReceived)):
             waiter = self._waiters.get(event.request_id)
             if waiter is not None:
@@ -513,9 +535,6 @@ class Session:
             # Its token, if it had one, stops now (a task call's was bound, or it made no
             # task): progress read after the answer is not the request's.
             self._progress.close_request(event.request_id)
-        elif isinstance(event, RequestReceived):
-            assert self._task_group is not None
-            await self._server_requests.serve(event.request, self._task_group)
         elif isinstance(event, NotificationReceived):
             self._fan_out.dispatch(event.notification)
         elif isinstance(event, UncorrelatedError):
@@ -524,7 +543,6 @@ class Session:
             log.debug("%s %r arrived again; answered once", event.request.method, event.request.id)
         elif isinstance(event, LateResponse):
             log.debug("ignored late answer to %s (id %r)", event.method, event.request_id)
-        return True
 
     @staticmethod
     def _call_on_result(hook: Callable[[JSONObject], None], result: JSONObject) -> None:

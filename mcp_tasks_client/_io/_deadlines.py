@@ -1,0 +1,72 @@
+"""The deadlines of the requests a transport runs in their callers' tasks, watched by one task.
+
+Job: end each inline exchange (``HttpTransport.exchange``) at its deadline by cancelling its
+one cancel scope, without a deadline on that scope. A scope with a deadline arms a timer of
+the event loop on entry and disarms it on exit (on asyncio a ``TimerHandle`` made, pushed on
+the loop's heap and cancelled; on trio a deadline registered and withdrawn), once per request;
+one watcher per transport arms one timer for the earliest deadline instead, and re-arms it only
+when a request with a sooner deadline begins or the armed one passes.
+
+May import: ``models``; anyio.
+
+Theory of operation: :meth:`InlineDeadlines.add` records a request's deadline beside its scope
+(the transport's ``scopes``, which its close cancels too) and, when it is sooner than the one
+armed, moves the watcher's wake-up to it; :meth:`InlineDeadlines.drop` forgets it when the
+exchange ends. The watcher (:meth:`InlineDeadlines.watch`, a task of the transport's group)
+wakes at the earliest deadline, cancels the scope of every request whose deadline has passed,
+and sleeps until the next. Requests one after another with one timeout never re-arm it: each
+deadline is later than the armed one, which, when it passes, finds its request long done. A
+scope cancelled so ended by its deadline: ``anyio.current_time()`` is past the recorded one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import anyio
+
+from ..models import RequestId
+
+__all__ = ["InlineDeadlines"]
+
+
+class InlineDeadlines:
+    """The deadlines of one transport's inline exchanges (see the module header)."""
+
+    __slots__ = ("_deadline_of", "_scopes", "_wake")
+
+    def __init__(self, scopes: dict[RequestId, anyio.CancelScope]) -> None:
+        self._scopes = scopes  # request id -> its exchange's scope (the transport's)
+        self._deadline_of: dict[RequestId, float] = {}
+        self._wake: anyio.CancelScope | None = None  # the watcher's sleep, while it sleeps
+
+    def add(self, request_id: RequestId, deadline: float) -> None:
+        """Watch ``request_id``'s deadline (its scope is in ``scopes``)."""
+        self._deadline_of[request_id] = deadline
+        wake = self._wake
+        if wake is not None and deadline < wake.deadline:
+            wake.deadline = deadline
+
+    def drop(self, request_id: RequestId) -> None:
+        """The exchange ended: its deadline is no longer watched."""
+        self._deadline_of.pop(request_id, None)
+
+    async def watch(self) -> None:
+        """The watcher: runs until the transport's task group is cancelled. Deadline: none.
+        Cancelled: stops watching (the transport is closing: its close cancels every scope)."""
+        while True:
+            now = anyio.current_time()
+            earliest = math.inf
+            for request_id, deadline in list(self._deadline_of.items()):
+                if deadline <= now:
+                    del self._deadline_of[request_id]
+                    scope = self._scopes.get(request_id)
+                    if scope is not None:
+                        scope.cancel()
+                elif deadline < earliest:
+                    earliest = deadline
+            with anyio.CancelScope(deadline=earliest) as self._wake:
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    self._wake = None
