@@ -54,7 +54,7 @@ import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import observability as _obs
-from .._codec.messages import parse_message, serialize_message
+from .._codec.messages import parse_answer, parse_message, serialize_message
 from .._exceptions import (
     DecodeError,
     HTTPStatusError,
@@ -643,7 +643,7 @@ class HttpTransport(SseStreams, Transport):
                 limit=self.limits.max_message_bytes,
             )
             if type(got) is bytes:
-                answer: Incoming | None = for_request(message, parse_message(got))
+                answer: Incoming | None = parse_answer(got, message.id)
                 return answer
             exchange = engine.opened(got)
         else:
@@ -671,7 +671,7 @@ class HttpTransport(SseStreams, Transport):
                     raw = await self._engine.read_body(
                         response, self.limits.max_message_bytes, message.method
                     )
-                    answer = for_request(message, parse_message(raw))
+                    answer = parse_answer(raw, message.id)
                 else:
                     raise ProtocolError(
                         f"answer to {message.method} has content type {content_type!r} (X:101)"

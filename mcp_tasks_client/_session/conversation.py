@@ -343,7 +343,20 @@ class Session:
                 # request as the answer) is waited for below, within the same deadline.
                 sent = True
                 item = await self.transport.exchange(message, held=held, deadline=deadline)
-                if isinstance(item, _ANSWERS):
+                if (
+                    type(item) is JSONRPCResponse
+                    and item.id == message.id
+                    and self._connection.settle(message.id)
+                ):
+                    # The common answer, matched to its request in one step: no event, no
+                    # look-up of the waiter (it is this one), no progress token to close (an
+                    # inline request carries none). Anything else goes through _settle.
+                    waiter.result = item.result
+                    if waiter.on_result is not None:
+                        self._call_on_result(waiter.on_result, item.result)
+                    waiter.answered = True  # nobody waits on its event: this task is its caller
+                    item = None
+                elif isinstance(item, _ANSWERS):
                     self._settle(item)
                     item = None
             if not inline or item is not None or not waiter.answered:
