@@ -8,8 +8,8 @@ reader, which hands what is not an answer to the part whose job it is: server re
 ``orphans``; the records and spans around a request are ``request_spans``'s.
 
 May import: the session's parts (``_session.terms``, ``fan_out``, ``orphans``,
-``request_spans``, ``serving``), ``_drivers``, ``_sansio``, ``_io.base``, ``models``,
-``_exceptions``, ``_limits``, ``observability``.
+``request_spans``, ``serving``), ``_drivers``, ``_sansio``, ``_io.base``, ``_io._deadlines``
+(the loop's clock), ``models``, ``_exceptions``, ``_limits``, ``observability``.
 
 Theory of operation. :meth:`Session.open` enters the transport and starts one reader task in
 a task group the session owns. The reader feeds every incoming message to the sans-I/O
@@ -43,6 +43,7 @@ from .._exceptions import (
     TransportError,
     UsageError,
 )
+from .._io._deadlines import loop_clock
 from .._io.base import Incoming, Transport, TransportFault
 from .._limits import Limits
 from .._sansio.connection import (
@@ -140,6 +141,7 @@ class Session:
         self.received_traces = _obs.ReceivedTraces(tracing=self.tracing)
         """The traces of the tasks this client runs for the server (a TaskReceiver's)."""
         self._opened_at = 0.0
+        self._now: Callable[[], float] = anyio.current_time  # the loop's own, once open
         self.warnings: collections.deque[MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
         )
@@ -177,6 +179,7 @@ class Session:
             raise UsageError("a Client can be entered only once")
         self._move(SessionState.OPEN)
         self._opened_at = time.monotonic()
+        self._now = loop_clock()  # anyio.current_time's clock, less its look-up per request
         self.transport.apply_limits(self.limits)
         await self.transport.__aenter__()
         task_group = anyio.create_task_group()
@@ -333,7 +336,7 @@ class Session:
             and token is None
             and method not in _NOT_INLINE
         )
-        deadline = anyio.current_time() + limit
+        deadline = self._now() + limit
         try:
             item: Incoming | None = None
             if inline:
