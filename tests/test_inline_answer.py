@@ -19,10 +19,9 @@ request together, and the loop's clock and cancellation check found once.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -191,9 +190,12 @@ def answering(body: Callable[[Received], bytes]) -> Callable[[Received, Conn], A
     return handler
 
 
+Engine = Literal["lean", "httpx"]
+
+
 @asynccontextmanager
-async def connected(server: HostileHTTPServer, engine: str) -> AsyncIterator[Client]:
-    transport = functools.partial(HttpTransport, engine=engine)(server.url)
+async def connected(server: HostileHTTPServer, engine: Engine) -> AsyncIterator[Client]:
+    transport = HttpTransport(server.url, engine=engine)
     async with Client(
         transport, generation=Generation.V2025_11_25, client_info=Implementation("t", "0")
     ) as client:
@@ -205,7 +207,7 @@ ENGINES = pytest.mark.parametrize("engine", ["lean", "httpx"])
 
 @pytest.mark.anyio
 @ENGINES
-async def test_the_common_answer_is_the_task_and_leaves_nothing_pending(engine: str) -> None:
+async def test_the_common_answer_is_the_task_and_leaves_nothing_pending(engine: Engine) -> None:
     def body(request: Received) -> bytes:
         return _dumps({"jsonrpc": "2.0", "id": request.rpc_id, "result": TASK})
 
@@ -255,7 +257,7 @@ def _null_id_error(request: Received) -> bytes:
     ids=["another-id", "boolean-id", "not-a-task", "malformed-json", "null-id-error"],
 )
 async def test_an_unusual_answer_is_the_typed_error_it_always_was(
-    engine: str,
+    engine: Engine,
     body: Callable[[Received], bytes],
     error: type[Exception],
     check: Callable[[Any], bool],
