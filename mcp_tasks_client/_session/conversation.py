@@ -16,9 +16,12 @@ a task group the session owns. The reader feeds every incoming message to the sa
 :class:`RPCConnection` and acts on the event it returns: a response wakes the one caller
 waiting for it (its :class:`~mcp_tasks_client._session.terms.AwaitedAnswer`). A request whose
 answer only its caller needs runs in the caller's own task when the transport can
-(``Transport.exchange``: no hop through the reader). If the connection breaks, every waiting
-request fails with that error, and so does every later one. The session's life is
-:class:`SessionState`, moved only along ``MOVES``; its reader's is :class:`ReaderState`.
+(``Transport.exchange``: no hop through the reader), and its common answer (a result under
+its own id) is settled there by the caller in one step (``RPCConnection.settle``: no event, no
+look-up of the waiter); any other answer is dispatched as the reader dispatches it. If the
+connection breaks, every waiting request fails with that error, and so does every later one.
+The session's life is :class:`SessionState`, moved only along ``MOVES``; its reader's is
+:class:`ReaderState`.
 """
 
 from __future__ import annotations
