@@ -12,15 +12,46 @@ from ..models import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResponse,
+    RequestId,
 )
 from ._converter import _kind_of, dumps, loads
 
-__all__ = ["decode_message", "encode_message", "parse_message", "serialize_message"]
+__all__ = [
+    "decode_message",
+    "encode_message",
+    "parse_answer",
+    "parse_message",
+    "serialize_message",
+]
 
 
 def parse_message(data: bytes | str) -> JSONRPCMessage:
     """Bytes off the wire as one JSON-RPC message, or a DecodeError."""
     return decode_message(loads(data))
+
+
+def parse_answer(data: bytes | str, request_id: RequestId) -> JSONRPCMessage:
+    """Bytes that came back on the request ``request_id``'s own stream (an HTTP POST's JSON
+    body), as one JSON-RPC message: what ``parse_message`` reads, except that an error with a
+    null id there is that request's answer (its id given). The common answer, exactly
+    ``{"jsonrpc": "2.0", "id": request_id, "result": {...}}`` with an integer id, is read in
+    one step, without classifying it; anything else (another id, another key, an error, a
+    request) goes the general way, with the same DecodeErrors."""
+    value = loads(data)
+    if type(value) is dict and len(value) == 3:
+        result = value.get("result")
+        got = value.get("id")
+        if (
+            type(result) is dict
+            and type(got) is int
+            and got == request_id
+            and value.get("jsonrpc") == "2.0"
+        ):
+            return JSONRPCResponse(got, result)
+    message = decode_message(value)
+    if type(message) is JSONRPCError and message.id is None:
+        return JSONRPCError(request_id, message.error)
+    return message
 
 
 def serialize_message(message: JSONRPCMessage) -> bytes:

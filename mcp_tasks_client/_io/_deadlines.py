@@ -5,7 +5,9 @@ one cancel scope, without a deadline on that scope. A scope with a deadline arms
 the event loop on entry and disarms it on exit (on asyncio a ``TimerHandle`` made, pushed on
 the loop's heap and cancelled; on trio a deadline registered and withdrawn), once per request;
 one watcher per transport arms one timer for the earliest deadline instead, and re-arms it only
-when a request with a sooner deadline begins or the armed one passes.
+when a request with a sooner deadline begins or the armed one passes. And the running loop's
+clock and cancellation check, bound once (:func:`loop_clock`, :func:`loop_checkpoint`), for
+the code that reads them at every request.
 
 May import: ``models``; anyio.
 
@@ -22,12 +24,40 @@ scope cancelled so ended by its deadline: ``anyio.current_time()`` is past the r
 from __future__ import annotations
 
 import math
+from collections.abc import Awaitable, Callable
 
 import anyio
+import anyio.lowlevel
 
 from ..models import RequestId
 
-__all__ = ["InlineDeadlines"]
+__all__ = ["InlineDeadlines", "loop_checkpoint", "loop_clock"]
+
+
+def loop_clock() -> Callable[[], float]:
+    """The running loop's clock: the function ``anyio.current_time()`` calls, found once.
+    ``anyio.current_time()`` looks the loop up at every call (``get_async_backend``, sniffio);
+    this one reads it straight from the loop's backend (anyio's public ``EventLoopToken``,
+    4.11 and later; ``anyio.current_time`` itself before). Call it inside the loop whose
+    clock it is (raises anyio's NoEventLoopError outside one); the function it returns holds
+    for that loop only."""
+    current_token = getattr(anyio.lowlevel, "current_token", None)
+    if current_token is None:  # anyio before 4.11
+        return anyio.current_time
+    now: Callable[[], float] = current_token().backend_class.current_time
+    return now
+
+
+def loop_checkpoint() -> Callable[[], Awaitable[None]]:
+    """The running loop's ``checkpoint_if_cancelled``, found once, as :func:`loop_clock`
+    finds its clock (``anyio.lowlevel.checkpoint_if_cancelled`` looks the loop up at every
+    call). The same check: raises the loop's cancellation if an enclosing scope was
+    cancelled, else returns without a scheduling point."""
+    current_token = getattr(anyio.lowlevel, "current_token", None)
+    if current_token is None:  # anyio before 4.11
+        return anyio.lowlevel.checkpoint_if_cancelled
+    check: Callable[[], Awaitable[None]] = current_token().backend_class.checkpoint_if_cancelled
+    return check
 
 
 class InlineDeadlines:

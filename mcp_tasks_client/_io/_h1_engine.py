@@ -456,8 +456,9 @@ class LeanEngine(HttpEngine):
             head = self._head("POST", headers, len(content))
             if head is None or not connection.direct:
                 return await self._start(connection, "POST", headers, content, inline)
-            # Written as _send writes it, read as _start reads it, less their coroutines.
-            await anyio.lowlevel.checkpoint_if_cancelled()
+            # Written as _send writes it, read as _start reads it, less their coroutines (and
+            # the look-up of the loop for the cancellation check: the transport's, found once).
+            await inline.checkpoint()
             try:
                 rest = connection.send_now(head + content if content else head)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:

@@ -22,11 +22,12 @@ scope's deadline for the length of the send, not a second scope), is an
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from .._exceptions import LimitExceeded
 
@@ -80,13 +81,20 @@ class LocalProtocolError(HTTPError):
 
 class InlineExchange:
     """The exchange a caller runs in its own task (``HttpTransport.exchange``): its one cancel
-    scope, the request's deadline, and whether the engine's write timeout fired on it."""
+    scope, the request's deadline, the loop's ``checkpoint_if_cancelled`` (the transport's,
+    found once when it opened), and whether the engine's write timeout fired on it."""
 
-    __slots__ = ("deadline", "scope", "write_timed_out")
+    __slots__ = ("checkpoint", "deadline", "scope", "write_timed_out")
 
-    def __init__(self, scope: anyio.CancelScope, deadline: float) -> None:
+    def __init__(
+        self,
+        scope: anyio.CancelScope,
+        deadline: float,
+        checkpoint: Callable[[], Awaitable[None]] = anyio.lowlevel.checkpoint_if_cancelled,
+    ) -> None:
         self.scope = scope
         self.deadline = deadline
+        self.checkpoint = checkpoint
         self.write_timed_out = False
 
 

@@ -54,7 +54,7 @@ import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import observability as _obs
-from .._codec.messages import parse_message, serialize_message
+from .._codec.messages import parse_answer, parse_message, serialize_message
 from .._exceptions import (
     DecodeError,
     HTTPStatusError,
@@ -77,7 +77,7 @@ from ..models import (
     RequestId,
 )
 from . import _url
-from ._deadlines import InlineDeadlines
+from ._deadlines import InlineDeadlines, loop_checkpoint
 from ._h1_engine import LeanEngine
 from ._http_engine import HttpEngine, InlineExchange, WriteTimeout
 from ._http_sse import (
@@ -226,6 +226,7 @@ class HttpTransport(SseStreams, Transport):
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
         self._deadlines = InlineDeadlines(self._scopes)  # the inline exchanges' deadlines
         self._scope_type: Callable[[], anyio.CancelScope] = anyio.CancelScope
+        self._checkpoint: Callable[[], Awaitable[None]] = anyio.lowlevel.checkpoint_if_cancelled
         self._incoming_send: MemoryObjectSendStream[Incoming]
         self._incoming_receive: MemoryObjectReceiveStream[Incoming]
         self._incoming_send, self._incoming_receive = anyio.create_memory_object_stream[Incoming](
@@ -277,6 +278,7 @@ class HttpTransport(SseStreams, Transport):
         # anyio.CancelScope's look-up of the loop (get_async_backend, sniffio) and its second
         # __init__. The same class anyio.CancelScope() returns, for this transport's loop.
         self._scope_type = type(anyio.CancelScope())
+        self._checkpoint = loop_checkpoint()  # the same look-up skipped, for the write's check
         log.info("HTTP engine %s (%s)", self._engine.name, self._engine.why)
         return self
 
@@ -378,7 +380,7 @@ class HttpTransport(SseStreams, Transport):
         self._scopes[message.id] = scope
         if deadline != math.inf:
             self._deadlines.add(message.id, deadline)
-        inline = InlineExchange(scope, deadline)
+        inline = InlineExchange(scope, deadline, self._checkpoint)
         item: Incoming | None = None
         try:
             with scope:
@@ -643,7 +645,7 @@ class HttpTransport(SseStreams, Transport):
                 limit=self.limits.max_message_bytes,
             )
             if type(got) is bytes:
-                answer: Incoming | None = for_request(message, parse_message(got))
+                answer: Incoming | None = parse_answer(got, message.id)
                 return answer
             exchange = engine.opened(got)
         else:
@@ -671,7 +673,7 @@ class HttpTransport(SseStreams, Transport):
                     raw = await self._engine.read_body(
                         response, self.limits.max_message_bytes, message.method
                     )
-                    answer = for_request(message, parse_message(raw))
+                    answer = parse_answer(raw, message.id)
                 else:
                     raise ProtocolError(
                         f"answer to {message.method} has content type {content_type!r} (X:101)"

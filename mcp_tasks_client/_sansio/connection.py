@@ -171,6 +171,15 @@ class RPCConnection:
                 if isinstance(oldest, int):
                     self._forgotten_below = max(self._forgotten_below, oldest)
 
+    def settle(self, request_id: RequestId) -> bool:
+        """A result whose id is ``request_id`` came back on that request's own exchange (an
+        inline HTTP answer): True if the request was pending, and it is resolved now, once,
+        as :meth:`receive` resolves it with a :class:`ResultReceived` (the caller, who matched
+        the id, keeps the result). False if it was not pending (abandoned, failed, never
+        ours): nothing changes, and the message goes to :meth:`receive` to learn what it
+        is."""
+        return self._pending.pop(request_id, None) is not None
+
     def fail_pending(self) -> list[tuple[RequestId, str]]:
         """Forget every pending request (the connection broke); returns what was pending."""
         pending = list(self._pending.items())

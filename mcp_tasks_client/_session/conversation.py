@@ -8,17 +8,20 @@ reader, which hands what is not an answer to the part whose job it is: server re
 ``orphans``; the records and spans around a request are ``request_spans``'s.
 
 May import: the session's parts (``_session.terms``, ``fan_out``, ``orphans``,
-``request_spans``, ``serving``), ``_drivers``, ``_sansio``, ``_io.base``, ``models``,
-``_exceptions``, ``_limits``, ``observability``.
+``request_spans``, ``serving``), ``_drivers``, ``_sansio``, ``_io.base``, ``_io._deadlines``
+(the loop's clock), ``models``, ``_exceptions``, ``_limits``, ``observability``.
 
 Theory of operation. :meth:`Session.open` enters the transport and starts one reader task in
 a task group the session owns. The reader feeds every incoming message to the sans-I/O
 :class:`RPCConnection` and acts on the event it returns: a response wakes the one caller
 waiting for it (its :class:`~mcp_tasks_client._session.terms.AwaitedAnswer`). A request whose
 answer only its caller needs runs in the caller's own task when the transport can
-(``Transport.exchange``: no hop through the reader). If the connection breaks, every waiting
-request fails with that error, and so does every later one. The session's life is
-:class:`SessionState`, moved only along ``MOVES``; its reader's is :class:`ReaderState`.
+(``Transport.exchange``: no hop through the reader), and its common answer (a result under
+its own id) is settled there by the caller in one step (``RPCConnection.settle``: no event, no
+look-up of the waiter); any other answer is dispatched as the reader dispatches it. If the
+connection breaks, every waiting request fails with that error, and so does every later one.
+The session's life is :class:`SessionState`, moved only along ``MOVES``; its reader's is
+:class:`ReaderState`.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from .._exceptions import (
     TransportError,
     UsageError,
 )
+from .._io._deadlines import loop_clock
 from .._io.base import Incoming, Transport, TransportFault
 from .._limits import Limits
 from .._sansio.connection import (
@@ -140,6 +144,7 @@ class Session:
         self.received_traces = _obs.ReceivedTraces(tracing=self.tracing)
         """The traces of the tasks this client runs for the server (a TaskReceiver's)."""
         self._opened_at = 0.0
+        self._now: Callable[[], float] = anyio.current_time  # the loop's own, once open
         self.warnings: collections.deque[MCPTasksError] = collections.deque(
             maxlen=limits.max_warnings
         )
@@ -177,6 +182,7 @@ class Session:
             raise UsageError("a Client can be entered only once")
         self._move(SessionState.OPEN)
         self._opened_at = time.monotonic()
+        self._now = loop_clock()  # anyio.current_time's clock, less its look-up per request
         self.transport.apply_limits(self.limits)
         await self.transport.__aenter__()
         task_group = anyio.create_task_group()
@@ -333,7 +339,7 @@ class Session:
             and token is None
             and method not in _NOT_INLINE
         )
-        deadline = anyio.current_time() + limit
+        deadline = self._now() + limit
         try:
             item: Incoming | None = None
             if inline:
@@ -343,7 +349,20 @@ class Session:
                 # request as the answer) is waited for below, within the same deadline.
                 sent = True
                 item = await self.transport.exchange(message, held=held, deadline=deadline)
-                if isinstance(item, _ANSWERS):
+                if (
+                    type(item) is JSONRPCResponse
+                    and item.id == message.id
+                    and self._connection.settle(message.id)
+                ):
+                    # The common answer, matched to its request in one step: no event, no
+                    # look-up of the waiter (it is this one), no progress token to close (an
+                    # inline request carries none). Anything else goes through _settle.
+                    waiter.result = item.result
+                    if waiter.on_result is not None:
+                        self._call_on_result(waiter.on_result, item.result)
+                    waiter.answered = True  # nobody waits on its event: this task is its caller
+                    item = None
+                elif isinstance(item, _ANSWERS):
                     self._settle(item)
                     item = None
             if not inline or item is not None or not waiter.answered:
