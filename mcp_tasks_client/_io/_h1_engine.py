@@ -365,6 +365,7 @@ class LeanEngine(HttpEngine):
         self._fast_target = target.encode("ascii") if ok else None
         self._fast_host = self._authority.encode("ascii") if ok else b""
         self._prefix_for: tuple[object, str, bytes | None] = (None, "", None)
+        self._heads = _h1.HeadCache()  # this transport's own: no header line leaves it
         self._ssl_context = ssl_context
         self._connect_timeout = connect_timeout
         self._write_timeout = write_timeout
@@ -467,8 +468,9 @@ class LeanEngine(HttpEngine):
             own = connection.own
             read = connection.buffer
             ended = False
+            parse_head = self._heads.parse_head
             while True:
-                parsed = _h1.parse_head(read) if read else _h1.NEED_DATA
+                parsed = parse_head(read) if read else _h1.NEED_DATA
                 if parsed is not _h1.NEED_DATA:
                     break
                 if own is None:
@@ -640,7 +642,7 @@ class LeanEngine(HttpEngine):
         if kept[0] is headers and kept[1] == method:
             prefix = kept[2]
         else:
-            prefix = _h1.request_prefix(method, self._fast_target, self._fast_host, headers)
+            prefix = self._heads.request_prefix(method, self._fast_target, self._fast_host, headers)
             self._prefix_for = (headers, method, prefix)
         return None if prefix is None else _h1.request_end(prefix, length)
 
@@ -722,8 +724,9 @@ class LeanEngine(HttpEngine):
         if connection.h11 is None:
             read = connection.buffer
             ended = False
+            parse_head = self._heads.parse_head
             while True:
-                parsed = _h1.parse_head(read) if read else _h1.NEED_DATA
+                parsed = parse_head(read) if read else _h1.NEED_DATA
                 if parsed is not _h1.NEED_DATA:
                     break
                 more = await connection.receive()
