@@ -9,7 +9,8 @@ tree (httpx's names), so the transport's one mapping names it, a TLS failure as 
 
 Theory of operation: one request is written with a single ``send``. The common exchange (our
 own header set; an answer framed by ``Content-Length``) is written and read by a small bounded
-HTTP/1.1 reader of our own (``_h1``, a subset of what h11 accepts, read the same way); anything
+HTTP/1.1 reader of our own (``_h1``, a subset of what h11 accepts, read the same way; what it
+remembers of heads written and read is this engine's own ``HeadCache``, never shared); anything
 else (a caller's header it does not judge, a chunked or SSE answer, bare-LF heads,
 HTTP/1.0...) by h11, from the answer's first byte, so every HTTP error is h11's. Connections
 are kept alive in a pool of our own (a freed one goes to the first caller in line), an idle
