@@ -128,6 +128,42 @@ async def test_two_tasks_needing_input_get_their_own_handlers_answer(
         assert answer.result["_meta"][RELATED_TASK_META] == related  # C-25
 
 
+async def test_a_question_is_the_trackers_open_question_until_it_is_answered(
+    transport: Transport,
+) -> None:
+    """T:431-450 (issue 33): the server's request by related-task is a Tracker event: while
+    its handler runs, the Poller's Tracker has it as the task's open question, and once the
+    router answered it (its ANSWERED event), no more; the wire is the router's, one answer."""
+    recorder = RecordingTransport(transport)
+    router = InputRouter(elicitation=ElicitationCapability(form={}))
+    client = routed_client(recorder, router)
+    running: list[Poller] = []
+    seen: list[dict[str, str]] = []
+    after: list[dict[str, str]] = []
+    async with client:
+        router.attach(client)
+        created = task_created(await client.start(ToolCall("confirm", {"text": "q"}).as_task()))
+        task_id = created.task.task_id
+
+        async def accept(ctx: InputContext, params: ElicitRequestParams) -> ElicitResult:
+            seen.append(running[0]._tracker.open_questions(task_id))
+            return ElicitResult(ElicitAction.ACCEPT, {"ok": True})
+
+        router.on_elicitation(task_id, accept)
+        async with Poller(client, FAST, inputs=router) as poller:
+            running.append(poller)
+            with anyio.fail_after(30):
+                async for item in poller.watch(created, deadline=30):
+                    if isinstance(item, InputEvent) and item.kind is InputEventKind.ANSWERED:
+                        after.append(poller._tracker.open_questions(task_id))
+    (request,) = elicitations(recorder)
+    assert seen == [{str(request.id): "elicitation/create"}]
+    assert len(after) == 1
+    assert str(request.id) not in after[0]
+    (answer,) = answers_to(recorder, request.id)
+    assert isinstance(answer, JSONRPCResponse)
+
+
 async def test_input_without_a_handler_fails_the_wait_and_the_server_gets_an_error(
     transport: Transport,
 ) -> None:

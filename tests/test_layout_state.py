@@ -24,16 +24,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "mcp_tasks_client"
 TOOLS = frozenset({"conformance", "sdk", "testing", "_hypothesis", "cli", "monitor"})
 
-KNOWN_CACHES = {
-    ("_io/_h1.py", "_LINES"): "header lines written, bounded (issue 33 item 4: left)",
-    ("_io/_h1.py", "_HEADS"): "response heads read, bounded (issue 33 item 4: left)",
-    ("_io/_h1.py", "_STATUSES"): "status lines read, bounded (issue 33 item 4: left)",
-    ("_io/_h1.py", "_FIELDS"): "header lines read, bounded (issue 33 item 4: left)",
-}
-"""The module-level caches still on the request path, the HTTP/1.1 head codec's: bounded
-caches of immutable values (shared by the process's clients, never carrying one client's data
-to another's behaviour). Moving them onto the lean engine's instance is issue 33's last item
-(the Task decoder's timestamp cache moved onto each client's driver)."""
+KNOWN_CACHES: dict[tuple[str, str], str] = {}
+"""The module-level caches still on the request path, each with its reason: none. The last
+ones, the HTTP/1.1 head codec's (header lines written, heads, status lines and header lines
+read), are each lean engine's own (``_h1.HeadCache``), as the Task decoder's timestamp cache
+is each client's driver's."""
 
 FOREIGN_PRIVATE = frozenset(
     {

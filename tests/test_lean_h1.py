@@ -171,10 +171,15 @@ def _fields(parsed: Any) -> Any:
     return (parsed.status_code, parsed.headers, parsed.content_length, parsed.close, parsed.size)
 
 
+CACHE = _h1.HeadCache()
+"""One cache for every example (as a transport's lives on, answer after answer): a line or head
+one example left in it is read from it by the next."""
+
+
 def check_head(data: bytes, note: Callable[[str], object] = lambda _: None) -> None:
-    parsed = _h1.parse_head(data)
+    parsed = CACHE.parse_head(data)
     # Read again, its lines now remembered (the cache of lines read before): the same answer.
-    assert _fields(_h1.parse_head(data)) == _fields(parsed)
+    assert _fields(CACHE.parse_head(data)) == _fields(parsed)
     first, h = h11_reads(data)
     if parsed is _h1.DECLINE:
         note("declined")
@@ -233,7 +238,7 @@ def test_response_heads_of_each_kind(data: bytes) -> None:
 
 
 def test_what_it_reads_and_what_it_declines() -> None:
-    head = _h1.parse_head(b"HTTP/1.1 200 OK\r\nContent-Type: a\r\nContent-Length: 2\r\n\r\n{}")
+    head = CACHE.parse_head(b"HTTP/1.1 200 OK\r\nContent-Type: a\r\nContent-Length: 2\r\n\r\n{}")
     assert isinstance(head, _h1.Head)
     assert (head.status_code, head.content_length, head.close) == (200, 2, False)
     assert head.headers == {"content-type": "a", "content-length": "2"}
@@ -244,21 +249,44 @@ def test_what_it_reads_and_what_it_declines() -> None:
         b"HTTP/1.1 204 No Content\r\n\r\n",
         b"HTTP/1.1 200 OK\nContent-Length: 0\n\n",
     ):
-        assert _h1.parse_head(declined) is _h1.DECLINE
-    assert _h1.parse_head(b"HTTP/1.1 200 OK\r\nContent-Le") is _h1.NEED_DATA
-    assert _h1.parse_head(b"x" * _h1.MAX_HEAD) is _h1.DECLINE
+        assert CACHE.parse_head(declined) is _h1.DECLINE
+    assert CACHE.parse_head(b"HTTP/1.1 200 OK\r\nContent-Le") is _h1.NEED_DATA
+    assert CACHE.parse_head(b"x" * _h1.MAX_HEAD) is _h1.DECLINE
 
 
 def test_the_lines_it_remembers_are_bounded() -> None:
     """A server sending ever-new heads and header lines (or long ones) costs the parse, never
-    memory."""
+    memory; a caller sending ever-new header lines too."""
+    cache = _h1.HeadCache()
     for n in range(1000):
         head = b"HTTP/1.1 200 OK\r\nX-%d: %s\r\nContent-Length: 0\r\n\r\n" % (n, b"v" * n)
-        assert isinstance(_h1.parse_head(head), _h1.Head)
-        assert len(_h1._FIELDS) <= _h1._MAX_LINES
-        assert len(_h1._HEADS) <= _h1._MAX_LINES
-    assert all(len(line) <= _h1._MAX_LINE for line in _h1._FIELDS)
-    assert all(len(head) <= _h1._MAX_HEAD_KEPT for head in _h1._HEADS)
+        assert isinstance(cache.parse_head(head), _h1.Head)
+        assert len(cache.fields) <= _h1._MAX_LINES
+        assert len(cache.heads) <= _h1._MAX_LINES
+        assert cache.request_prefix("POST", b"/", b"h", {"X-Seq": str(n)}) is not None
+        assert len(cache.lines) <= _h1._MAX_LINES
+    assert all(len(line) <= _h1._MAX_LINE for line in cache.fields)
+    assert all(len(head) <= _h1._MAX_HEAD_KEPT for head in cache.heads)
+    assert 0 < len(cache.statuses) <= _h1._MAX_LINES
+
+
+def test_what_one_cache_remembers_is_its_own() -> None:
+    """Issue 33 (no process-wide state on the request path): a header line written through
+    one cache, a credential's included, is in that cache only; a head read through one is not
+    read from another."""
+    one, other = _h1.HeadCache(), _h1.HeadCache()
+    secret = {"Authorization": "Bearer one-clients-token"}
+    written = one.request_prefix("POST", b"/mcp", b"127.0.0.1:1", secret)
+    assert written is not None
+    assert b"Authorization: Bearer one-clients-token\r\n" in written
+    assert b"Authorization: Bearer one-clients-token\r\n" in one.lines.values()
+    assert other.lines == {}
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+    assert isinstance(one.parse_head(head), _h1.Head)
+    assert one.heads
+    assert other.heads == {}
+    assert other.fields == {}
+    assert other.statuses == {}
 
 
 HEADER_NAMES = st.one_of(
@@ -295,7 +323,7 @@ def test_a_request_head_is_what_h11_writes_or_declined(
     method: str, headers: dict[str, str], content: bytes | None
 ) -> None:
     length = len(content) if content is not None else (0 if method == "POST" else None)
-    written = _h1.request_head(method, b"/mcp", b"127.0.0.1:8000", headers, length)
+    written = CACHE.request_head(method, b"/mcp", b"127.0.0.1:8000", headers, length)
     fields = [("Host", "127.0.0.1:8000"), *headers.items()]
     if length is not None:
         fields.append(("Content-Length", str(length)))

@@ -202,6 +202,28 @@ async def test_sequential_requests_reuse_one_connection() -> None:
         assert server.accepted == 1  # initialize, notification, 30 polls and DELETE on one
 
 
+async def test_two_transports_share_no_header_cache() -> None:
+    """Issue 33 (no process-wide state on the request path): each transport's written header
+    lines and read heads are its own engine's; one client's credential header line is never
+    in another's cache, and both read the same server's answers each through its own."""
+    async with running(KeepAliveServer()) as server:
+        one = LeanHttpTransport(server.url, headers={"Authorization": "Bearer token-of-one"})
+        other = LeanHttpTransport(server.url, headers={"Authorization": "Bearer token-of-other"})
+        with anyio.fail_after(20):
+            async with client_on(one) as first, client_on(other) as second:
+                for _ in range(3):
+                    assert (await first.get_task("t-1")).task_id == "t-1"
+                    assert (await second.get_task("t-1")).task_id == "t-1"
+        mine, theirs = lean_of(one)._heads, lean_of(other)._heads
+        assert mine is not theirs
+        assert b"Authorization: Bearer token-of-one\r\n" in mine.lines.values()
+        assert b"Authorization: Bearer token-of-other\r\n" in theirs.lines.values()
+        for cache, foreign in ((mine, b"token-of-other"), (theirs, b"token-of-one")):
+            assert not any(foreign in line for line in cache.lines.values())
+        assert mine.heads
+        assert theirs.heads
+
+
 async def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
     """The server drops each connection after one answer, saying nothing: the next request
     must go out on a new connection instead of failing on the dead one."""

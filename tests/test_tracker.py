@@ -24,6 +24,7 @@ from mcp_tasks_client._exceptions import (
     TransportError,
     UnknownValue,
 )
+from mcp_tasks_client._poller.relays import tracker_event
 from mcp_tasks_client._sansio.scheduler import BusyPolicy, PollPolicy, UnhandledInputPolicy
 from mcp_tasks_client._sansio.task_machine import ViolationPolicy
 from mcp_tasks_client._sansio.tracker import (
@@ -44,6 +45,9 @@ from mcp_tasks_client._sansio.tracker import (
     Polled,
     PollFailed,
     Pushed,
+    QuestionAnswered,
+    QuestionAsked,
+    QuestionFailed,
     RecordAnswer,
     RecordOutcome,
     Release,
@@ -57,6 +61,7 @@ from mcp_tasks_client._sansio.tracker import (
     TrackingFailed,
     Warn,
 )
+from mcp_tasks_client.inputs import InputEvent, InputEventKind
 from mcp_tasks_client.models import InputRequest, Task, TaskStatus
 from mcp_tasks_client.outcomes import Completed, Expired
 
@@ -331,6 +336,106 @@ def test_input_that_comes_another_way_is_served_with_no_keys() -> None:
     tracker = tracked()
     actions = poll(tracker, task(IR, 1), at=1.0)
     assert ServeInput("t1", task(IR, 1)) in actions
+
+
+# -- 2025-11-25 questions: a server's request by related-task, as Tracker events ----------------
+
+
+def test_a_question_is_open_from_its_arrival_until_answered_or_failed() -> None:
+    """T:431-450, C-25: a server's request naming the task (related-task) is the task's open
+    question until the router answered it, with a result or an error; none asks any action."""
+    tracker = tracked()
+    poll(tracker, task(IR, 1), at=1.0)
+    assert do(tracker, QuestionAsked("t1", 7, "elicitation/create")) == []
+    assert do(tracker, QuestionAsked("t1", "s-1", "sampling/createMessage")) == []
+    assert tracker.open_questions("t1") == {
+        "7": "elicitation/create",
+        "s-1": "sampling/createMessage",
+    }
+    assert do(tracker, QuestionAnswered("t1", 7)) == []
+    assert tracker.open_questions("t1") == {"s-1": "sampling/createMessage"}
+    assert do(tracker, QuestionFailed("t1", "s-1", TransportError("handler failed"))) == []
+    assert tracker.open_questions("t1") == {}
+    assert do(tracker, QuestionAnswered("t1", 7)) == []  # answered twice: nothing more
+    assert do(tracker, QuestionAsked("nobody", 1, "roots/list")) == []  # not followed
+    assert tracker.open_questions("nobody") == {}
+
+
+def test_an_open_question_holds_no_poll() -> None:
+    """C-20: the client keeps polling while not blocked on tasks/result, and a 2025-11-25
+    answer goes back as the JSON-RPC response, never through the task: a poll cannot race it.
+    An open question holds nothing back (unlike a 2026-07-28 round), so a task that ends while
+    a handler still thinks is seen ending."""
+    tracker = tracked()
+    poll(tracker, task(IR, 1), at=1.0)
+    do(tracker, QuestionAsked("t1", 7, "elicitation/create"))
+    assert do(tracker, Tick(2.0)) == [Poll("t1")]
+    assert not tracker.held_back("t1")
+    actions = poll(tracker, task(FAILED, 2), at=2.1)
+    assert FetchOutcome("t1", task(FAILED, 2)) in actions
+    assert tracker.open_questions("t1") == {}  # A-9: dropped on terminal
+
+
+def test_an_unhandled_question_is_closed_and_the_policy_decides() -> None:
+    keep = tracked(PollPolicy(jitter=0.0, on_unhandled_input=UnhandledInputPolicy.KEEP_WAITING))
+    do(keep, QuestionAsked("t1", 3, "elicitation/create"))
+    assert do(keep, InputUnhandled("t1", "elicitation/create", 3)) == []
+    assert keep.open_questions("t1") == {}
+    assert keep.phase("t1") is Phase.TRACKING
+    fail = tracked(PollPolicy(jitter=0.0, on_unhandled_input=UnhandledInputPolicy.FAIL))
+    do(fail, QuestionAsked("t1", 3, "elicitation/create"))
+    (end,) = ends(do(fail, InputUnhandled("t1", "elicitation/create", 3)))
+    assert isinstance(end.error, InputNotHandled)
+    assert fail.open_questions("t1") == {}
+
+
+def test_a_question_after_the_task_ended_or_was_released_is_not_kept() -> None:
+    tracker = tracked()
+    do(tracker, QuestionAsked("t1", 1, "elicitation/create"))
+    do(tracker, Release("t1"))
+    assert do(tracker, QuestionAsked("t1", 2, "elicitation/create")) == []
+    assert tracker.open_questions("t1") == {}
+    ended = tracked()
+    do(ended, QuestionAsked("t1", 1, "elicitation/create"))
+    do(ended, TrackingFailed("t1", TransportError("connection ended")))
+    assert do(ended, QuestionAsked("t1", 2, "elicitation/create")) == []
+    assert ended.open_questions("t1") == {}
+
+
+def test_a_2026_key_is_never_a_question() -> None:
+    """E C28: a key of the task's ``inputRequests`` has its own state (KeyState); the router's
+    news of it (the same InputEvents) is not a 2025-11-25 question."""
+    tracker = tracked()
+    poll(tracker, task(IR, 1, inputs={"k": ASK}), at=1.0)
+    assert do(tracker, QuestionAsked("t1", "k", "elicitation/create")) == []
+    assert tracker.open_questions("t1") == {}
+    assert tracker.records["t1"].keys == {"k": KeyState.ASKED}
+
+
+def test_each_input_event_of_a_task_is_the_trackers_event_or_nothing() -> None:
+    """The Poller's relay tells the Tracker what the router's InputEvents say of a task."""
+    failed = TransportError("handler failed")
+
+    def told(kind: InputEventKind, task_id: str | None = "t1") -> object:
+        return tracker_event(InputEvent(kind, task_id, 7, "elicitation/create", failed))
+
+    assert told(InputEventKind.ARRIVED) == QuestionAsked("t1", 7, "elicitation/create")
+    assert told(InputEventKind.ANSWERED) == QuestionAnswered("t1", 7)
+    assert told(InputEventKind.QUEUED) == QuestionAnswered("t1", 7, here=False)
+    assert told(InputEventKind.REJECTED) == QuestionFailed("t1", 7, failed)
+    assert told(InputEventKind.HANDLER_FAILED) == QuestionFailed("t1", 7, failed)
+    assert told(InputEventKind.UNHANDLED) == InputUnhandled("t1", "elicitation/create", 7)
+    assert told(InputEventKind.DUPLICATE) is None
+    assert told(InputEventKind.ACCEPTED_AS_TASK) is None  # its end follows
+    assert told(InputEventKind.ARRIVED, None) is None  # names no task
+
+
+def test_questions_are_bounded_by_max_inputs_per_task() -> None:
+    tracker = tracked(max_inputs_per_task=2)
+    for n in range(5):
+        do(tracker, QuestionAsked("t1", n, "elicitation/create"))
+    assert tracker.open_questions("t1") == {"0": "elicitation/create", "1": "elicitation/create"}
+    assert tracker.phase("t1") is Phase.TRACKING
 
 
 # -- input rounds: no tasks/get while a round's answers are in flight (issue 39 item 3) -------

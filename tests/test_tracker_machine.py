@@ -16,7 +16,10 @@ rules, not from the tracker's code, and checks every action list against it:
   terminal status was seen; every task ends at most once a life;
 - input rounds (issue 39 item 3): no poll of a task while a key it served is being answered
   (unless ``PollPolicy.poll_while_answering``, or its ttl backstop ran out); the poll held back
-  goes out the moment the round's last answer is in, and only a task answering is held back.
+  goes out the moment the round's last answer is in, and only a task answering is held back;
+- 2025-11-25 questions (T:431-450, C-20, A-9): a server's request by related-task is open
+  only from its arrival to its answer, only while its task is polled and not seen terminal,
+  is never one of the task's 2026-07-28 keys, and asks for no action (no poll held or sent).
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ from mcp_tasks_client._sansio.tracker import (
     PollFailed,
     PollTicket,
     Pushed,
+    QuestionAnswered,
+    QuestionAsked,
+    QuestionFailed,
     Release,
     Relisten,
     SendCancel,
@@ -70,6 +76,7 @@ from mcp_tasks_client.outcomes import Completed, Expired
 EPOCH = dt.datetime(2026, 7, 28, 12, 0, tzinfo=dt.timezone.utc)
 IDS = ("a", "b", "c")
 KEYS = ("k1", "k2", "k3")
+QUESTIONS = (1, 2, "k1")  # request ids of 2025-11-25 questions ("k1": also a key's name)
 ASK = InputRequest("elicitation/create", {"message": "?"})
 TTL_MS = 50_000.0  # every task here expires 50 s after it was created (virtual time 0)
 
@@ -136,6 +143,7 @@ class TrackerMachine(RuleBasedStateMachine):
         self.in_flight: list[PollTicket] = []
         self.updated = 0.0
         self.answering_before: set[str] = set()  # tasks answering input before an event
+        self.asked: dict[str, set[str]] = {}  # questions asked and not answered, in the life
 
     # -- feeding events --------------------------------------------------------------------
 
@@ -205,6 +213,7 @@ class TrackerMachine(RuleBasedStateMachine):
             self.served.pop(task_id, None)
             self.answered.pop(task_id, None)
             self.sent.pop(task_id, None)
+            self.asked.pop(task_id, None)
             self.ended.discard(task_id)
             if self.tracker.outcome(task_id) is None:
                 self.terminal_seen.discard(task_id)
@@ -321,6 +330,7 @@ class TrackerMachine(RuleBasedStateMachine):
     def nobody_handled(self, task_id: str, key: str) -> None:
         """A request no handler took (either generation): the policy decides, once."""
         followed = task_id in self.tracker.records
+        self.asked.get(task_id, set()).discard(key)
         actions = self.feed(InputUnhandled(task_id, "elicitation/create", key))
         ended = [a for a in actions if isinstance(a, End)]
         if followed and self.policy.on_unhandled_input is UnhandledInputPolicy.FAIL:
@@ -328,6 +338,25 @@ class TrackerMachine(RuleBasedStateMachine):
             assert isinstance(ended[0].error, InputNotHandled)
         else:
             assert actions == []
+
+    @rule(task_id=st.sampled_from(IDS), request_id=st.sampled_from(QUESTIONS))
+    def question(self, task_id: str, request_id: int | str) -> None:
+        """A server's request naming the task arrived (2025-11-25): known, nothing to do."""
+        if task_id in self.tracker.records:
+            self.asked.setdefault(task_id, set()).add(str(request_id))
+        assert self.feed(QuestionAsked(task_id, request_id, "elicitation/create")) == []
+
+    @rule(task_id=st.sampled_from(IDS), request_id=st.sampled_from(QUESTIONS), ok=st.booleans())
+    def question_answered(self, task_id: str, request_id: int | str, ok: bool) -> None:
+        """The router answered it (a result, or an error): closed, and nothing to do."""
+        self.asked.get(task_id, set()).discard(str(request_id))
+        event = (
+            QuestionAnswered(task_id, request_id)
+            if ok
+            else QuestionFailed(task_id, request_id, TransportError("handler failed"))
+        )
+        assert self.feed(event) == []
+        assert str(request_id) not in self.tracker.open_questions(task_id)
 
     @rule(task_id=st.sampled_from(IDS))
     def release(self, task_id: str) -> None:
@@ -397,6 +426,20 @@ class TrackerMachine(RuleBasedStateMachine):
                 assert record is not None
                 assert record.phase is Phase.TRACKING
                 assert record.answering()
+
+    @invariant()
+    def questions_are_open_only_while_asked_and_polled(self) -> None:
+        """T:431-450, A-9: a task's open questions were asked in its life and not answered
+        since; a task not polled (finishing, ended, released) or seen terminal has none; a
+        2026-07-28 key of the task is never one."""
+        for task_id in IDS:
+            open_now = set(self.tracker.open_questions(task_id))
+            assert open_now <= self.asked.get(task_id, set())
+            if open_now:
+                assert self.phase(task_id) is Phase.TRACKING
+                assert task_id not in self.terminal_seen
+                keys = self.tracker.records[task_id].keys or {}
+                assert not (open_now & set(keys))
 
     @invariant()
     def the_listen_covers_the_polled_tasks(self) -> None:

@@ -9,7 +9,8 @@ tree (httpx's names), so the transport's one mapping names it, a TLS failure as 
 
 Theory of operation: one request is written with a single ``send``. The common exchange (our
 own header set; an answer framed by ``Content-Length``) is written and read by a small bounded
-HTTP/1.1 reader of our own (``_h1``, a subset of what h11 accepts, read the same way); anything
+HTTP/1.1 reader of our own (``_h1``, a subset of what h11 accepts, read the same way; what it
+remembers of heads written and read is this engine's own ``HeadCache``, never shared); anything
 else (a caller's header it does not judge, a chunked or SSE answer, bare-LF heads,
 HTTP/1.0...) by h11, from the answer's first byte, so every HTTP error is h11's. Connections
 are kept alive in a pool of our own (a freed one goes to the first caller in line), an idle
@@ -365,6 +366,7 @@ class LeanEngine(HttpEngine):
         self._fast_target = target.encode("ascii") if ok else None
         self._fast_host = self._authority.encode("ascii") if ok else b""
         self._prefix_for: tuple[object, str, bytes | None] = (None, "", None)
+        self._heads = _h1.HeadCache()  # this transport's own: no header line leaves it
         self._ssl_context = ssl_context
         self._connect_timeout = connect_timeout
         self._write_timeout = write_timeout
@@ -468,8 +470,9 @@ class LeanEngine(HttpEngine):
             own = connection.own
             read = connection.buffer
             ended = False
+            parse_head = self._heads.parse_head
             while True:
-                parsed = _h1.parse_head(read) if read else _h1.NEED_DATA
+                parsed = parse_head(read) if read else _h1.NEED_DATA
                 if parsed is not _h1.NEED_DATA:
                     break
                 if own is None:
@@ -641,7 +644,7 @@ class LeanEngine(HttpEngine):
         if kept[0] is headers and kept[1] == method:
             prefix = kept[2]
         else:
-            prefix = _h1.request_prefix(method, self._fast_target, self._fast_host, headers)
+            prefix = self._heads.request_prefix(method, self._fast_target, self._fast_host, headers)
             self._prefix_for = (headers, method, prefix)
         return None if prefix is None else _h1.request_end(prefix, length)
 
@@ -723,8 +726,9 @@ class LeanEngine(HttpEngine):
         if connection.h11 is None:
             read = connection.buffer
             ended = False
+            parse_head = self._heads.parse_head
             while True:
-                parsed = _h1.parse_head(read) if read else _h1.NEED_DATA
+                parsed = parse_head(read) if read else _h1.NEED_DATA
                 if parsed is not _h1.NEED_DATA:
                     break
                 more = await connection.receive()

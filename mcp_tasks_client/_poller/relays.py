@@ -6,8 +6,10 @@ which ids the server agreed to push (E C40, C41; those are then polled only as a
 net, A-25) and when the listen ended or was refused (the Tracker falls back to polling).
 (2) Hand each TaskProgress the client read to the task's watchers and progress callbacks; a
 problem with a progress notification becomes a warning. (3) Hand each InputEvent of the router
-to the task's watchers, and one nobody handled to the Tracker (``InputUnhandled``), which ends
-the wait by ``PollPolicy.on_unhandled_input``.
+to the task's watchers, and its news to the Tracker: a server's request arrived
+(``QuestionAsked``), answered (``QuestionAnswered``), answered with an error
+(``QuestionFailed``), or nobody handled it (``InputUnhandled``, which ends the wait by
+``PollPolicy.on_unhandled_input``).
 
 May import: ``registry``, ``inputs`` (its events), ``models``, ``_exceptions``, ``_sansio``
 (the Tracker's events), ``observability``, anyio. The client is reached only through
@@ -31,6 +33,9 @@ from .._sansio.tracker import (
     InputUnhandled,
     ListenAcknowledged,
     ListenEnded,
+    QuestionAnswered,
+    QuestionAsked,
+    QuestionFailed,
     Tracker,
 )
 from ..inputs import InputEvent, InputEventKind
@@ -38,7 +43,14 @@ from ..models import JSONRPCNotification
 from .port import PollPort
 from .registry import Registry
 
-__all__ = ["SUBSCRIPTION_ID_META", "Listener", "call_progress", "relay_input", "relay_progress"]
+__all__ = [
+    "SUBSCRIPTION_ID_META",
+    "Listener",
+    "call_progress",
+    "relay_input",
+    "relay_progress",
+    "tracker_event",
+]
 
 log = _obs.get_logger("poller")
 
@@ -130,18 +142,38 @@ def relay_input(
     perform: Callable[[Sequence[Action]], None],
     event: InputEvent,
 ) -> None:
-    """An InputEvent of a tracked task goes to its watchers; one nobody handled goes to the
-    Tracker (``InputUnhandled``: under ``UnhandledInputPolicy.FAIL`` it ends the task's waits
-    with InputNotHandled), whose actions ``perform`` carries out."""
+    """An InputEvent of a tracked task goes to its watchers, and what it says of the task to
+    the Tracker (:func:`tracker_event`), whose actions ``perform`` carries out (an unhandled
+    request under ``UnhandledInputPolicy.FAIL`` ends the task's waits with InputNotHandled)."""
     if event.task_id is None:
         return
     tracked = registry.live.get(event.task_id)
     if tracked is None or tracked.done:
         return
     tracked.push(event)
-    if event.kind is InputEventKind.UNHANDLED:
-        unhandled = InputUnhandled(event.task_id, event.method, event.request_id)
-        perform(tracker.handle(unhandled))
+    told = tracker_event(event)
+    if told is not None:
+        perform(tracker.handle(told))
+
+
+def tracker_event(event: InputEvent) -> Event | None:
+    """The Tracker's event for an InputEvent of a task (None: nothing it keeps). A 2026-07-28
+    key's events name one of the task's keys, which the Tracker tells from a question."""
+    task_id = event.task_id
+    if task_id is None:
+        return None
+    kind = event.kind
+    if kind is InputEventKind.ARRIVED:
+        return QuestionAsked(task_id, event.request_id, event.method)
+    if kind is InputEventKind.ANSWERED:
+        return QuestionAnswered(task_id, event.request_id)
+    if kind is InputEventKind.QUEUED:  # the shared journal's worker answers it
+        return QuestionAnswered(task_id, event.request_id, here=False)
+    if kind in (InputEventKind.REJECTED, InputEventKind.HANDLER_FAILED):
+        return QuestionFailed(task_id, event.request_id, event.error)
+    if kind is InputEventKind.UNHANDLED:
+        return InputUnhandled(task_id, event.method, event.request_id)
+    return None  # DUPLICATE (taken already), ACCEPTED_AS_TASK (its end follows)
 
 
 def relay_progress(

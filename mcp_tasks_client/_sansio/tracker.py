@@ -17,9 +17,11 @@ State (all of it here, one owner each):
 - ``records``: one :class:`TaskRecord` per followed task: its :class:`TaskMachine` (the last
   accepted snapshot), its :class:`Phase` (``TRACKING`` -> ``FINISHING`` -> ``ENDED``, or
   ``TRACKING`` -> ``RELEASED`` when nobody holds it any more), its expiry, its busy streak, its
-  stuck-input count and its input keys (:class:`KeyState`: ``ASKED`` -> ``SENDING`` ->
-  ``ANSWERED`` -> ``ACKED``). A record is the one lifecycle of its task: the Poller's waiters' side
-  (``_poller/registry.py``) reads its phase and machine here and keeps none of its own;
+  stuck-input count, its input keys (:class:`KeyState`: ``ASKED`` -> ``SENDING`` ->
+  ``ANSWERED`` -> ``ACKED``) and its open questions (2025-11-25 server requests by
+  related-task, by request id, asked and not yet answered). A record is the one lifecycle of
+  its task: the Poller's waiters' side (``_poller/registry.py``) reads its phase and machine
+  here and keeps none of its own;
 - the :class:`PollScheduler` (a deadline heap): only a ``TRACKING`` record is ever in it, and
   a ``TRACKING`` record is always in it (a poll due, or in flight awaiting its answer);
 - the memory of ended tasks: the newest ``capacity`` records that ended with an outcome or
@@ -48,6 +50,11 @@ Events (frozen values; :meth:`Tracker.handle` takes one and returns the actions)
                               or refused, or there was no answer to send
 ``InputUnhandled``            no handler took an input request of the task: a server's
                               request (2025-11-25) or a key (2026-07-28)
+``QuestionAsked``             a server's request for the task arrived (2025-11-25: by
+                              related-task, answered on the wire by the input router)
+``QuestionAnswered``          the router answered it (or handed it to the shared journal)
+``QuestionFailed``            the router answered it with an error (refused, or the handler
+                              failed)
 ``ListenAcknowledged``        the server agreed to push these ids (E C40)
 ``ListenEnded``               the listen ended or was refused (``error``): poll as usual again
 ``CancelAsked``               a wait gave up and ``cancel_on_abandon`` asks for a cancel
@@ -102,6 +109,16 @@ Rules, each decided here and nowhere else:
   with LimitExceeded; with no input handlers and ``UnhandledInputPolicy.FAIL`` the first key
   ends it with InputNotHandled, and so does, in either generation, an input request no handler
   took (``InputUnhandled``: a 2025-11-25 server request by related-task, or a 2026-07-28 key).
+- Questions (2025-11-25): a server's request naming the task (related-task) is open from its
+  arrival (``QuestionAsked``) until the router answered it (``QuestionAnswered``), answered it
+  with an error (``QuestionFailed``) or found no handler (``InputUnhandled``); the task's end,
+  release or terminal snapshot drops them (A-9). A request id that is one of the task's
+  ``inputRequests`` keys is that key's (2026-07-28), never a question. An open question holds
+  no poll back: in 2025-11-25 the answer goes back as the JSON-RPC response, not through the
+  task, so a poll cannot race it, and the client SHOULD keep polling while not blocked on
+  ``tasks/result`` (C-20; the question arrives beside that one ``tasks/result``, A-02, C-21):
+  a ``tasks/get`` is how the client learns the task ended while a handler (a person) is still
+  thinking. Unlike a 2026-07-28 round (issue 39 item 3), nothing is held.
 - Cancel racing the outcome: a cancel is sent at most once a task, never for a task already
   reported terminal or ended (its status won the race; C-27, E C36).
 - Listen refused or ended: the acknowledged ids fall back to their usual polling at once (their
@@ -157,6 +174,9 @@ __all__ = [
     "PollTicket",
     "Polled",
     "Pushed",
+    "QuestionAnswered",
+    "QuestionAsked",
+    "QuestionFailed",
     "RecordAnswer",
     "RecordOutcome",
     "Release",
@@ -283,6 +303,36 @@ class InputUnhandled:
 
 
 @attrs.frozen
+class QuestionAsked:
+    """A server's request ``request_id`` (``method``) naming ``task_id`` by related-task
+    arrived (2025-11-25): the task has a question open until it is answered."""
+
+    task_id: str
+    request_id: object
+    method: str
+
+
+@attrs.frozen
+class QuestionAnswered:
+    """The router answered the question ``request_id`` of ``task_id`` (``here``: with its
+    handler's result; not here: handed to the shared journal for another worker)."""
+
+    task_id: str
+    request_id: object
+    here: bool = True
+
+
+@attrs.frozen
+class QuestionFailed:
+    """The router answered the question ``request_id`` of ``task_id`` with ``error`` (the
+    request refused, or its handler failed)."""
+
+    task_id: str
+    request_id: object
+    error: MCPTasksError | None = None
+
+
+@attrs.frozen
 class ListenAcknowledged:
     """E C40: the ids the server agreed to push (for the listen of ``Relisten`` last)."""
 
@@ -324,6 +374,9 @@ Event = (
     | AnswerReady
     | InputAnswered
     | InputUnhandled
+    | QuestionAsked
+    | QuestionAnswered
+    | QuestionFailed
     | ListenAcknowledged
     | ListenEnded
     | CancelAsked
@@ -462,6 +515,7 @@ class TaskRecord:
     interval_warned: bool = False
     stuck_polls: int = 0
     keys: dict[str, KeyState] | None = None
+    questions: dict[str, str] | None = None  # open 2025-11-25 requests: str(id) -> method
 
     @property
     def task_id(self) -> str:
@@ -559,6 +613,14 @@ class Tracker:
         """Whether the task's due poll waits for its input round to be answered."""
         return task_id in self._held
 
+    def open_questions(self, task_id: str) -> dict[str, str]:
+        """The task's open questions (2025-11-25 server requests asked and not yet answered):
+        request id (as text) -> method; empty for a task not polled."""
+        record = self.records.get(task_id)
+        if record is None or not record.questions:
+            return {}
+        return dict(record.questions)
+
     def snapshot(self, task_id: str) -> Task | None:
         record = self.records.get(task_id)
         return None if record is None else record.machine.current
@@ -632,9 +694,21 @@ class Tracker:
                 return self._answered(task_id, key, sent)
             case InputUnhandled(task_id=task_id, method=method, request_id=request_id):
                 record = self.records.get(task_id)
+                if record is not None and record.questions:
+                    record.questions.pop(str(request_id), None)  # answered -32601
                 if record is None or self.policy.on_unhandled_input is not _FAIL:
                     return _NOTHING  # not followed, or the caller keeps waiting
                 return self._end(record, [], error=InputNotHandled(task_id, method, request_id))
+            case QuestionAsked(task_id=task_id, request_id=request_id, method=method):
+                return self._asked(task_id, str(request_id), method)
+            case (
+                QuestionAnswered(task_id=task_id, request_id=request_id)
+                | QuestionFailed(task_id=task_id, request_id=request_id)
+            ):
+                record = self.records.get(task_id)
+                if record is not None and record.questions:
+                    record.questions.pop(str(request_id), None)
+                return _NOTHING
             case ListenAcknowledged(task_ids=ids):
                 self.acknowledged = ids & self.listening
                 return _NOTHING
@@ -839,6 +913,7 @@ class Tracker:
             record.phase = Phase.FINISHING
             self._leave(record.task_id)
             record.keys = None  # A-9: the answered set is dropped on terminal
+            record.questions = None
             actions.append(FetchOutcome(record.task_id, snapshot))
             self._relisten(actions)
         elif snapshot.status is TaskStatus.INPUT_REQUIRED:
@@ -873,6 +948,9 @@ class Tracker:
             return
         for key, _ in new:
             keys[key] = KeyState.ASKED
+        if record.questions:  # a key is that key's, never a question
+            for key, _ in new:
+                record.questions.pop(key, None)
         if new:
             self._asking[task_id] = self._asking.get(task_id, 0) + len(new)
             actions.append(ServeInput(task_id, snapshot, new))
@@ -880,6 +958,20 @@ class Tracker:
         limit = self.policy.stuck_input_polls
         if limit is not None and record.stuck_polls >= limit:
             self._end(record, actions, error=InputStuck(task_id, list(requests), limit))
+
+    def _asked(self, task_id: str, key: str, method: str) -> Sequence[Action]:
+        """A 2025-11-25 question of a polled task is open (it holds no poll: see the rules)."""
+        record = self.records.get(task_id)
+        if record is None or record.phase is not Phase.TRACKING:
+            return _NOTHING  # not followed, finishing, ended or released: nothing to know
+        if record.keys is not None and key in record.keys:
+            return _NOTHING  # a 2026-07-28 key: its own state says where it is
+        questions = record.questions
+        if questions is None:
+            questions = record.questions = {}
+        if key in questions or len(questions) < self._max_keys:  # the router's bound too
+            questions[key] = method
+        return _NOTHING
 
     def _answer_ready(self, task_id: str, key: str, answer: JSONObject) -> Sequence[Action]:
         """A key's answer is made: sent once, and only while the task is polled."""
@@ -937,6 +1029,7 @@ class Tracker:
         was_polled = record.phase is Phase.TRACKING
         record.phase = Phase.ENDED
         record.keys = None
+        record.questions = None
         self._asking.pop(task_id, None)
         del self.records[task_id]
         if outcome is not None or record.machine.is_terminal:
