@@ -713,43 +713,22 @@ class InputRouter:
         tasks: TrackedTasks | None = None,
         parent: Any = None,
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
-        """The handler (:meth:`InputHandlers.answer`), in a span ``mcp_tasks.input`` when
-        spans are on (under ``parent``, a Context, when given: the task's span; else the
-        current one). ``tasks``: the tracked tasks the caller passed, else those of every
-        subscribed Poller: a handler reads its task in the Poller that tracks it, never in
-        whichever subscribed last."""
+        """The handler (:meth:`InputHandlers.answer`, in its span when spans are on, under
+        ``parent`` when given). ``tasks``: the tracked tasks the caller passed, else those of
+        every subscribed Poller: a handler reads its task in the Poller that tracks it, never
+        in whichever subscribed last."""
         if tasks is None and self._tasks:
             tasks = Subscribed(tuple(self._tasks))
         client = self._client
         assert client is not None
-        redaction, tracing = client.redaction, client.tracing
-        redaction.remember(task_id)
-        if tracing.tracer is None:
-            return await self._handlers.answer(
-                client,
-                task_id,
-                request_id,
-                method,
-                params,
-                receiving=receiving,
-                mrtr=mrtr,
-                tasks=tasks,
-            )
-        attributes: dict[str, Any] = {
-            "mcp.method.name": method,
-            "jsonrpc.request.id": redaction.text_attr(str(request_id)),
-            "mcp_tasks.generation": client.generation.value,
-        }
-        if task_id is not None:
-            attributes["mcp_tasks.task.id"] = redaction.label(task_id)
-        with tracing.span("mcp_tasks.input", attributes, parent=parent):
-            return await self._handlers.answer(
-                client,
-                task_id,
-                request_id,
-                method,
-                params,
-                receiving=receiving,
-                mrtr=mrtr,
-                tasks=tasks,
-            )
+        return await self._handlers.answer(
+            client,
+            task_id,
+            request_id,
+            method,
+            params,
+            receiving=receiving,
+            mrtr=mrtr,
+            tasks=tasks,
+            parent=parent,
+        )

@@ -4,7 +4,8 @@ Job: the handlers, and only them. It keeps one table per kind (elicitation, samp
 keyed by task id (``None``: the default; ``UNTAGGED``: requests naming no task), the kinds the
 router serves (their capabilities), and the grace a request naming a task nobody registered a
 handler for yet may wait; it finds a request's handler, checks the request against what was
-declared (E A-4, C-50), decodes its params and runs the handler.
+declared (E A-4, C-50), decodes its params and runs the handler (in a span of the
+client's tracing when spans are on).
 
 May import: ``_routing.events``, ``_client`` (the Client a request is decoded by),
 ``receiver``, ``_exceptions``, ``models``.
@@ -18,7 +19,9 @@ nothing is kept for a task no one waits on. :meth:`InputHandlers.answer` builds 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -167,11 +170,42 @@ class InputHandlers:
         receiving: ReceivedTask | None = None,
         mrtr: bool = False,
         tasks: TrackedTasks | None = None,
+        parent: Any = None,
     ) -> ElicitResult | CreateMessageResult | ListRootsResult:
-        """Run the handler for one request; RPCError -32601 when there is none (after the
-        grace, if any), -32602 for params that do not decode or a mode not declared.
-        Deadline: the handler's own, plus ``unknown_task_grace`` at most while a handler is
-        awaited. Cancelled: the handler (or the wait for one) is cancelled."""
+        """Run the handler for one request, in a span ``mcp_tasks.input`` when the client's
+        spans are on (under ``parent``, a Context, when given: the task's span; else the
+        current one); RPCError -32601 when there is none (after the grace, if any), -32602
+        for params that do not decode or a mode not declared. Deadline: the handler's own,
+        plus ``unknown_task_grace`` at most while a handler is awaited. Cancelled: the
+        handler (or the wait for one) is cancelled."""
+        redaction, tracing = client.redaction, client.tracing
+        redaction.remember(task_id)
+        span: AbstractContextManager[Any] = contextlib.nullcontext()
+        if tracing.tracer is not None:
+            attributes: dict[str, Any] = {
+                "mcp.method.name": method,
+                "jsonrpc.request.id": redaction.text_attr(str(request_id)),
+                "mcp_tasks.generation": client.generation.value,
+            }
+            if task_id is not None:
+                attributes["mcp_tasks.task.id"] = redaction.label(task_id)
+            span = tracing.span("mcp_tasks.input", attributes, parent=parent)
+        with span:
+            return await self._run(
+                client, task_id, request_id, method, params, receiving, mrtr, tasks
+            )
+
+    async def _run(
+        self,
+        client: Client,
+        task_id: str | None,
+        request_id: RequestId,
+        method: str,
+        params: JSONObject,
+        receiving: ReceivedTask | None,
+        mrtr: bool,
+        tasks: TrackedTasks | None,
+    ) -> ElicitResult | CreateMessageResult | ListRootsResult:
         # An MRTR question belongs to its call, no task: the default handler, no candidates.
         untagged = task_id is None and not mrtr
         candidates = tuple(tasks.candidates()) if untagged and tasks is not None else ()
