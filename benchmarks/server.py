@@ -15,7 +15,9 @@ one request at a time per connection, so the client's pool bounds what is in fli
 
 A task created with arguments ``{"polls": K}`` answers ``completed`` from its K-th
 ``tasks/get`` on (``polls`` 0: it never completes); ``{"interval": ms}`` is its
-``pollInterval``. ``GET /stats`` answers ``{"connections": accepted TCP connections,
+``pollInterval``; ``{"after": ms}`` (issue 39, the timed burst) completes it that long after it
+was made, by this process's ``time.monotonic()`` (read at each ``tasks/get``, so the instant is
+exact however busy the server is; it is the task's entry in ``GET /completions``). ``GET /stats`` answers ``{"connections": accepted TCP connections,
 "requests": ..., "cpu_s": this process's CPU seconds so far}``; ``POST /reset`` zeroes the
 counts.
 
@@ -43,6 +45,7 @@ _ids = itertools.count(1)
 _tasks: dict[str, list[int]] = {}  # task id -> [polls seen, polls to completion, interval]
 _stats = {"connections": 0, "requests": 0}
 _completed_at: dict[str, float] = {}  # task id -> time.monotonic() of its completion
+_ends: dict[str, float] = {}  # task id -> the instant an "after" task completes
 _push: set[asyncio.StreamWriter] = set()  # the open GET streams
 _get_latency = 0.0  # seconds each tasks/get waits before its answer (GET_LATENCY_MS)
 
@@ -93,6 +96,8 @@ def _answer(message: dict[str, object]) -> dict[str, object] | None:
         task_id = f"task-{next(_ids)}"
         interval = int(arguments.get("interval", 1000))
         _tasks[task_id] = [0, int(arguments.get("polls", 0)), interval]
+        if "after" in arguments:
+            _ends[task_id] = time.monotonic() + float(arguments["after"]) / 1000
         result = {"task": _task(task_id, "working", interval)}
     elif method in ("tasks/get", "tasks/cancel", "tasks/result"):
         task_id = str(params.get("taskId"))
@@ -105,6 +110,9 @@ def _answer(message: dict[str, object]) -> dict[str, object] | None:
             return {"jsonrpc": "2.0", "id": message["id"], "error": error}
         if method == "tasks/get":
             entry[0] += 1
+            ends = _ends.get(task_id)
+            if ends is not None and task_id not in _completed_at and time.monotonic() >= ends:
+                _completed_at[task_id] = ends  # when it ended, not when it was first seen
             done = (entry[1] and entry[0] >= entry[1]) or task_id in _completed_at
             result = _task(task_id, "completed" if done else "working", entry[2])
         elif method == "tasks/cancel":
