@@ -17,9 +17,9 @@ A task created with arguments ``{"polls": K}`` answers ``completed`` from its K-
 ``tasks/get`` on (``polls`` 0: it never completes); ``{"interval": ms}`` is its
 ``pollInterval``; ``{"after": ms}`` (issue 39, the timed burst) completes it that long after it
 was made, by this process's ``time.monotonic()`` (read at each ``tasks/get``, so the instant is
-exact however busy the server is; it is the task's entry in ``GET /completions``). ``GET /stats`` answers ``{"connections": accepted TCP connections,
-"requests": ..., "cpu_s": this process's CPU seconds so far}``; ``POST /reset`` zeroes the
-counts.
+exact however busy the server is; it is the task's entry in ``GET /completions``).
+``GET /stats`` answers ``{"connections": accepted TCP connections, "requests": ...,
+"cpu_s": this process's CPU seconds so far}``; ``POST /reset`` zeroes the counts.
 
 Completion latency (issue 12): ``POST /schedule`` with ``{task id: D}`` completes each
 task D ms later, by the server's clock (``time.monotonic()``: on Linux one
