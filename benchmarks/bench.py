@@ -26,6 +26,13 @@ last, from ``sustained.py``: the highest poll rate one process sustains with 1,0
 100,000 tracked tasks, both transports, both generations, the row and the server pinned to a
 CPU each (``--sustained-seconds``, ``--sustained-loops``).
 
+The timed burst (issue 39, ``--only timed``; ``--only burst`` and the default run include it)
+comes right after the count-based burst, from ``timed.py``: 200 tasks, each ending 2 s after it
+was made, the server asking for a 2 ms pollInterval, both generations and loops. The two read
+different things: the count-based burst (each task done at its 20th poll, polled back to back)
+makes the client the bottleneck, so it judges CPU per task; the timed one judges the wall time
+a host feels, how soon it learns every outcome, with CPU and ``tasks/get`` per task beside it.
+
 A slow server (issue 39 item 5, ``--only slow``, part of the default run): the same bench
 server answering each ``tasks/get`` 0.5 s late, 2,000 tasks polled every 2 s by the default
 transport: the fixed default bound, a fixed bound sized by hand, and ``FollowLatency``; the
@@ -438,13 +445,15 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sections: startup (startup.py), seq,burst,mem,sched,latency,codec,"
-        "sse,trace,journal, gen2 (the 2026-07-28 tables, bench2026.py), sustained "
-        "(sustained.py), slow (a server answering tasks/get 0.5 s late)",
+        "sse,trace,journal, timed (the timed burst, timed.py; burst includes it), gen2 (the "
+        "2026-07-28 tables, bench2026.py), sustained (sustained.py), slow (a server answering "
+        "tasks/get 0.5 s late)",
     )
     parser.add_argument(
         "--tiny",
         action="store_true",
-        help="gen2, sustained and slow with tiny counts: checks their rows run (the tests), "
+        help="timed, gen2, sustained and slow with tiny counts: checks their rows run (the "
+        "tests), "
         "measures nothing",
     )
     parser.add_argument(
@@ -467,7 +476,7 @@ def main() -> None:
     lean = _has_lean()
     ts1 = _has_ts1()
     sections = {"seq", "burst", "mem", "sched", "latency", "codec", "sse", "trace", "journal"}
-    sections.update(("startup", "gen2", "sustained", "slow"))
+    sections.update(("startup", "timed", "gen2", "sustained", "slow"))
     only = set(a.only.split(",")) if a.only else sections
     started = time.perf_counter()
     laps: list[tuple[str, float]] = []
@@ -638,6 +647,11 @@ def main() -> None:
                 )
             say("")
         lap("burst")
+        if "timed" in only or "burst" in only:
+            import timed  # beside this script
+
+            timed.run(1 if a.tiny else a.rounds, a.tiny, say)
+        lap("timed")
         if "mem" in only:
             counts = [10_000, 100_000] if a.full else [10_000]
             say(

@@ -589,3 +589,69 @@ def test_bench_prints_the_slow_server_table() -> None:
     assert "**A slow server** (issue 39 item 5)" in text
     for name in ("fixed `max_in_flight=64`", "fixed `max_in_flight=512`", "`FollowLatency("):
         assert sum(line.startswith(f"| {name}") for line in text.splitlines()) == 1
+
+
+# -- issue 39: the timed burst (what a host feels) -----------------------------------------------
+
+TIMED = ("--tasks", "3", "--after", "200", "--interval", "2")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("httpx-timed", "--backend", "trio"), ("lib-timed", "--backend", "trio")],
+    ids=lambda a: "-".join(a),
+)  # fmt: skip
+def test_timed_rows_learn_every_outcome_after_it_ended(
+    bench_url: str, args: tuple[str, ...]
+) -> None:
+    """The 2025-11-25 timed burst's rows on trio (``bench.py --only timed --tiny`` runs every
+    row on asyncio): 3 tasks ending 200 ms after they were made, pollInterval 2 ms. Causality
+    only, no figure: the row reports each task the server says ended (a task it never saw end
+    is a KeyError), the last outcome is known after the last task ended (lag >= 0, one
+    monotonic clock for both processes), and not before 200 ms from the first tools/call."""
+    got = row(bench_url, *args, *TIMED)
+    assert got["tasks"] == 3
+    assert got["polls"] >= 3  # each task polled until it was seen completed
+    assert got["lag_ms"] >= 0
+    assert got["wall_s"] >= 0.2
+    assert 0 <= got["make_s"] <= got["wall_s"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("httpx", "timed", "--backend", "trio"), ("lib", "timed", "--backend", "trio"),
+     ("lib", "timed", "--backend", "trio", "--transport", "httpx")],
+    ids=lambda a: "-".join(a),
+)  # fmt: skip
+def test_2026_timed_rows_learn_every_outcome_after_it_ended(
+    bench2026_url: str, args: tuple[str, ...]
+) -> None:
+    """The same on 2026-07-28 (``rows2026.py CLIENT timed``): the server counted exactly the
+    ``tasks/get`` the row says it sent, one ``tools/call`` a task, every routing header."""
+    got = row2026(bench2026_url, *args, *TIMED)
+    assert got["tasks"] == 3
+    assert got["server"]["methods"]["tools/call"] == 3
+    assert got["polls"] == got["server"]["methods"]["tasks/get"] >= 3
+    assert got["lag_ms"] >= 0
+    assert got["wall_s"] >= 0.2
+    assert got["server"]["missing_headers"] == {}
+
+
+def test_bench_prints_the_timed_burst_tables() -> None:
+    """``bench.py --only timed --tiny``: both generations' tables, every row on asyncio, each
+    with its ratio to the floor (the floor's own 1.00x); no figure checked."""
+    text = _bench_tiny("timed", timeout=LIMIT)
+    assert "**The timed burst** (issue 39: what a host feels)" in text
+    for generation in ("2025-11-25:", "2026-07-28:"):
+        assert f"\n{generation}\n" in text
+    for name in (
+        "HTTP/1.1 by hand on asyncio streams (the wire floor)",
+        "bare httpx loop (asyncio)",
+        "this library, `HttpTransport(url)`, `Poller.wait_all`, defaults (asyncio)",
+        "this library, httpx engine, `Poller.wait_all`, defaults (asyncio)",
+    ):
+        lines = [line for line in text.splitlines() if line.startswith(f"| {name} |")]
+        assert len(lines) == 2, name  # one a generation
+    floors = [line for line in text.splitlines() if line.startswith("| HTTP/1.1 by hand")]
+    assert all("| 1.00x | 1.00x |" in line for line in floors)
+    assert "(trio)" not in text
