@@ -396,12 +396,21 @@ def _slow(me: str, tiny: bool, say: Any) -> None:
     for args in rows.values():
         if "512" in " ".join(args):
             args += ["--pool", "512"]
+    # The same server over stdio (the case the issue measured there): no pool, the Poller's
+    # bound alone; server.py in stdio mode, a child of the row's Client (StdioTransport).
+    # --tiny leaves them out (their row has a test of its own; the table's code is the same).
+    if not tiny:
+        stdio = ["--transport", f"stdio:{SLOW_LATENCY_MS}"]
+        rows["stdio: fixed `max_in_flight=64` (the default)"] = stdio
+        rows["stdio: `FollowLatency(cap=512)` from 64"] = [*stdio, "--cap", "512"]
     want = count / (interval / 1000 + SLOW_LATENCY_MS / 1000)
     say(
         f"**A slow server** (issue 39 item 5): `server.py` answering each `tasks/get` "
         f"{SLOW_LATENCY_MS} ms late, {count:,} tasks polled every {interval:,} ms (the "
         "server's pollInterval; `PollPolicy(floor=0, backoff=1.0, jitter=0)`, the default "
-        f"transport `HttpTransport(url)`), the first polls spread over one interval; after "
+        f"transport `HttpTransport(url)`; the stdio rows: `StdioTransport` to `server.py "
+        "stdio`, each request answered by a coroutine of its own), the first polls spread over "
+        f"one interval; after "
         f"{ramp:g} s of polling, a {seconds:g} s window. A poll is due one interval after the "
         f"previous answer (C-19), so the tasks ask for N / (I + round trip) = {want:,.0f} "
         "polls/s and, by Little's law, that rate x the round trip in flight. Lateness: a "

@@ -429,6 +429,12 @@ def _lib_client(
         made = HttpTransport(url, engine="httpx", **kwargs)
         made._engine.direct = _lean_under_httpx(url, pool or 64)  # what it sends to, skipping
         # the client layer (as the httpx engine does with a client of its own)
+    elif transport.startswith("stdio"):  # "stdio:MS": server.py over stdio, MS ms late a get
+        from mcp_tasks_client import StdioTransport
+
+        server = Path(__file__).resolve().parent / "server.py"
+        late = transport.partition(":")[2] or "0"
+        made = StdioTransport([sys.executable, str(server), "stdio", late])
     else:  # "http": whatever HttpTransport(url) is (the lean engine since issue 39)
         made = HttpTransport(url, **kwargs)
     return Client(
@@ -622,14 +628,18 @@ async def lib_burst(
     }
 
 
-async def lib_timed(url: str, tasks: int, after: int, interval: int, transport: str) -> Any:
+async def lib_timed(
+    url: str, tasks: int, after: int, interval: int, transport: str, floor: float | None = None
+) -> Any:
     """The timed burst (issue 39): ``tasks`` tasks made one after another, each ending
     ``after`` ms after it was made, its pollInterval ``interval`` ms, all followed by one
     ``Poller.wait_all`` with the default PollPolicy (``Poller(client)``): its ``floor``
     (50 ms) is above a 2 ms interval, so each task is polled every 50-55 ms (the floor, and
     the jitter's +10 %, held above the floor); each outcome's ``tasks/result`` is part of the
-    wait. Figures: ``timed_figures``', and the Poller's FallingBehind warnings."""
-    from mcp_tasks_client import Poller, ToolCall
+    wait. ``floor``: ``PollPolicy(floor=floor)`` instead (0: the server's interval honoured
+    as it is, as the floors do). Figures: ``timed_figures``', and the Poller's FallingBehind
+    warnings."""
+    from mcp_tasks_client import Poller, PollPolicy, ToolCall
     from mcp_tasks_client.errors import FallingBehind, MCPTasksError
 
     async with _lib_client(url, transport) as client:
@@ -639,7 +649,8 @@ async def lib_timed(url: str, tasks: int, after: int, interval: int, transport: 
         start = time.process_time(), time.monotonic()
         created = [await client.start(call) for _ in range(tasks)]
         made_at = time.monotonic()
-        async with Poller(client) as poller:
+        policy = PollPolicy() if floor is None else PollPolicy(floor=floor)
+        async with Poller(client, policy) as poller:
             outcomes = await poller.wait_all(created)
             figures = timed_figures(
                 url, [c.task.task_id for c in created], start, made_at, poller.polls_sent
@@ -1215,7 +1226,8 @@ async def lib_slow(
     no backoff, no jitter, the first polls spread over one interval) against a server that
     answers each ``tasks/get`` late (``server.py PORT GET_LATENCY_MS``). The Poller's bound is
     ``in_flight`` (``max_in_flight``; None: the default 64), fixed, or with ``cap`` following
-    latency (``FollowLatency(cap=cap)``); ``pool``: the transport's ``max_connections``. After
+    latency (``FollowLatency(cap=cap)``); ``pool``: the transport's ``max_connections``
+    (``transport`` ``stdio:MS``: ``server.py stdio MS`` instead, a child process; no pool). After
     ``ramp`` s of polling (the bound's first resizes), a window of ``seconds``: the polls
     started in it (per second, against the target ``count / (interval + round trip)``: a poll
     is due one interval after the previous answer, C-19), their lateness (start minus due
@@ -1607,6 +1619,9 @@ def main() -> None:
         "--after", type=int, default=TIMED_AFTER_MS, help="*-timed: each task ends after (ms)"
     )
     parser.add_argument(
+        "--floor", type=float, default=None, help="lib-timed: PollPolicy(floor=...) (s)"
+    )
+    parser.add_argument(
         "--ramp", type=float, default=0.5, help="lib-sustained: s of polling before the window"
     )
     parser.add_argument(
@@ -1656,7 +1671,14 @@ def main() -> None:
             backend=a.backend,
         ),
         "lib-timed": lambda: anyio.run(
-            lib_timed, a.url, a.tasks, a.after, a.interval, a.transport, backend=a.backend
+            lib_timed,
+            a.url,
+            a.tasks,
+            a.after,
+            a.interval,
+            a.transport,
+            a.floor,
+            backend=a.backend,
         ),
         "lib-mem-wait": lambda: anyio.run(lib_memory, a.url, a.count, True, backend=a.backend),
         "lib-mem-track": lambda: anyio.run(lib_memory, a.url, a.count, False, backend=a.backend),

@@ -374,18 +374,20 @@ async def lib_timed(url: str, a: argparse.Namespace) -> dict[str, Any]:
     """The timed burst on this library (``rows.py lib_timed``'s, on 2026-07-28): the tasks
     made one after another, then one ``Poller.wait_all`` with the default PollPolicy
     (``Poller(client)``: its 50 ms floor is above the server's 2 ms, so each task is polled
-    every 50-55 ms); the result is inline, so the wait's last ``tasks/get`` is its outcome."""
+    every 50-55 ms); the result is inline, so the wait's last ``tasks/get`` is its outcome.
+    ``--floor``: ``PollPolicy(floor=...)`` instead (0: the server's 2 ms honoured as it is)."""
     from rows import timed_figures  # beside this script
 
-    from mcp_tasks_client import Poller
+    from mcp_tasks_client import Poller, PollPolicy
     from mcp_tasks_client.errors import FallingBehind, MCPTasksError
 
+    policy = PollPolicy() if a.floor is None else PollPolicy(floor=a.floor)
     async with _lib_client(url, a.transport, pool=a.pool) as client:
         start = time.process_time(), time.monotonic()
         created = [await _lib_start(client, "work", _timed_work(a)["arguments"])
                    for _ in range(a.tasks)]  # fmt: skip
         made_at = time.monotonic()
-        async with Poller(client) as poller:
+        async with Poller(client, policy) as poller:
             outcomes = await poller.wait_all(created)
             figures = timed_figures(
                 url, [c.task.task_id for c in created], start, made_at, poller.polls_sent
@@ -673,6 +675,7 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=float, default=3.0, help="sustained: the window")
     parser.add_argument("--after", type=int, default=2000, help="timed: each task ends after (ms)")
+    parser.add_argument("--floor", type=float, default=None, help="lib timed: PollPolicy(floor=)")
     parser.add_argument("--ramp", type=float, default=0.5, help="sustained: s before the window")
     parser.add_argument("--core", type=int, default=None, help="pin this process to that CPU")
     a = parser.parse_args()

@@ -1,6 +1,7 @@
 """A minimal, fast MCP task server for the benchmarks: JSON-RPC over HTTP/1.1, JSON answers.
 
     python benchmarks/server.py [PORT [GET_LATENCY_MS]]   # prints "port N" once listening
+    python benchmarks/server.py stdio [GET_LATENCY_MS]    # the same answers over stdio
 
 Standard library only, one asyncio process of its own (so the server is not the client's
 bottleneck and its CPU is not counted). It speaks just enough of 2025-11-25 for the
@@ -12,6 +13,11 @@ Every response is one ``application/json`` body on a kept-alive connection.
 ``GET_LATENCY_MS`` (issue 39 item 5, the slow-server rows): each ``tasks/get`` is answered
 that long after it arrived (the connection is busy meanwhile, as a slow server's would be:
 one request at a time per connection, so the client's pool bounds what is in flight).
+
+``stdio`` (issue 39 item 5, the slow-server case over stdio): newline-delimited JSON-RPC on
+stdin and stdout, the same answers (no session id, no bench endpoints); each request is
+answered by a coroutine of its own, so a late ``tasks/get`` holds no other one up: with no
+connections, the client's in-flight bound is the only bound, as over an SDK server's stdio.
 
 A task created with arguments ``{"polls": K}`` answers ``completed`` from its K-th
 ``tasks/get`` on (``polls`` 0: it never completes); ``{"interval": ms}`` is its
@@ -209,7 +215,36 @@ async def main(port: int, serve: Callable[..., Awaitable[None]] = _serve) -> Non
         await server.serve_forever()
 
 
+async def stdio_main() -> None:
+    """Serve newline-delimited JSON-RPC on stdin and stdout until stdin ends."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**24)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    out = sys.stdout.buffer
+    running: set[asyncio.Task[None]] = set()
+
+    async def one(message: dict[str, object]) -> None:
+        if _get_latency and message.get("method") == "tasks/get":
+            await asyncio.sleep(_get_latency)
+        answer = _answer(message)
+        if answer is not None:
+            out.write(json.dumps(answer).encode() + b"\n")
+            out.flush()
+
+    while line := await reader.readline():
+        message = json.loads(line)
+        if "method" not in message:
+            continue  # an answer from the client: this server asks nothing
+        task = asyncio.create_task(one(message))
+        running.add(task)
+        task.add_done_callback(running.discard)
+
+
 if __name__ == "__main__":
+    stdio = len(sys.argv) > 1 and sys.argv[1] == "stdio"
     if len(sys.argv) > 2:
         _get_latency = float(sys.argv[2]) / 1000
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
+    if stdio:
+        asyncio.run(stdio_main())
+    else:
+        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))

@@ -583,12 +583,30 @@ def test_slow_row_reports_falling_behind_and_a_bound_that_follows(slow_url: str)
     assert follow["limit"] == follow["resizes"][-1][1]
 
 
+def test_slow_row_over_stdio_falls_behind_and_says_so() -> None:
+    """``rows.py lib-slow --transport stdio:100``: the same measurement over stdio
+    (``server.py stdio 100``, a child of the row's StdioTransport: no pool, the Poller's bound
+    alone). A fixed bound of 2 against 60 tasks every 200 ms falls behind and the Poller's
+    FallingBehind says so; every poll was answered 100 ms late or later (no figure checked)."""
+    got = row(
+        "",
+        *("lib-slow", "--transport", "stdio:100", "--count", "60", "--interval", "200"),
+        *("--seconds", "1", "--ramp", "2", "--in-flight", "2"),
+    )
+    assert got["falling_behind"] >= 1
+    assert got["limit"] == 2
+    assert "2 in flight of 2" in got["first_warning"]
+    assert got["latency_ms"] >= 100
+
+
 def test_bench_prints_the_slow_server_table() -> None:
-    """``bench.py --only slow --tiny``: the table, one line per bound."""
+    """``bench.py --only slow --tiny``: the table, one line per bound (the stdio rows are
+    left out with --tiny: their row has its test above)."""
     text = _bench_tiny("slow", timeout=LIMIT)
     assert "**A slow server** (issue 39 item 5)" in text
     for name in ("fixed `max_in_flight=64`", "fixed `max_in_flight=512`", "`FollowLatency("):
         assert sum(line.startswith(f"| {name}") for line in text.splitlines()) == 1
+    assert "| stdio:" not in text
 
 
 # -- issue 39: the timed burst (what a host feels) -----------------------------------------------
@@ -598,14 +616,15 @@ TIMED = ("--tasks", "3", "--after", "200", "--interval", "2")
 
 @pytest.mark.parametrize(
     "args",
-    [("httpx-timed", "--backend", "trio"), ("lib-timed", "--backend", "trio")],
+    [("httpx-timed", "--backend", "trio"), ("lib-timed", "--backend", "trio", "--floor", "0")],
     ids=lambda a: "-".join(a),
 )  # fmt: skip
 def test_timed_rows_learn_every_outcome_after_it_ended(
     bench_url: str, args: tuple[str, ...]
 ) -> None:
-    """The 2025-11-25 timed burst's rows on trio (``bench.py --only timed --tiny`` runs every
-    row on asyncio): 3 tasks ending 200 ms after they were made, pollInterval 2 ms. Causality
+    """The 2025-11-25 timed burst's rows on trio (``bench.py --only timed --tiny`` runs the
+    others on asyncio; ``--floor 0``: ``PollPolicy(floor=0)``, the bench's row that honours the
+    server's 2 ms): 3 tasks ending 200 ms after they were made, pollInterval 2 ms. Causality
     only, no figure: the row reports each task the server says ended (a task it never saw end
     is a KeyError), the last outcome is known after the last task ended (lag >= 0, one
     monotonic clock for both processes), and not before 200 ms from the first tools/call."""
@@ -619,7 +638,8 @@ def test_timed_rows_learn_every_outcome_after_it_ended(
 
 @pytest.mark.parametrize(
     "args",
-    [("httpx", "timed", "--backend", "trio"), ("lib", "timed", "--backend", "trio"),
+    [("httpx", "timed", "--backend", "trio"),
+     ("lib", "timed", "--backend", "trio", "--floor", "0"),
      ("lib", "timed", "--backend", "trio", "--transport", "httpx")],
     ids=lambda a: "-".join(a),
 )  # fmt: skip
