@@ -38,15 +38,21 @@ both processes) to that moment.
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import statistics
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench2026  # noqa: E402 - beside this script
-from bench import _row, _server  # noqa: E402
+from bench import _peer_python, _row, _server  # noqa: E402
 
 TASKS = 200
 AFTER_MS = 2000
@@ -54,6 +60,38 @@ INTERVAL_MS = 2
 FLOOR = "HTTP/1.1 by hand on asyncio streams (the wire floor)"
 LOOPS = ("asyncio", "trio")
 GENERATIONS = ("2025-11-25", "2026-07-28")
+SDK = "2025-11-25, against the official Python SDK's server (mcp==1.30.0)"
+
+
+@contextmanager
+def mcp1_server(python: Path) -> Iterator[str]:
+    """``mcp1_server.py`` (the SDK's server) run by ``python`` (the mcp 1.30 venv's) on a free
+    port of 127.0.0.1, stopped by its pid at the end; its base URL once it accepts
+    connections (within 30 s, or a RuntimeError)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [str(python), str(HERE / "mcp1_server.py"), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        until = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > until:
+                    raise RuntimeError(
+                        f"mcp1_server.py did not listen (exit code {process.poll()})"
+                    ) from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def rows(loops: tuple[str, ...], tiny: bool = False) -> dict[str, dict[str, list[str]]]:
@@ -93,15 +131,25 @@ def run(rounds: int, tiny: bool, say: Any) -> None:
     tasks, after, loops = (3, 200, LOOPS[:1]) if tiny else (TASKS, AFTER_MS, LOOPS)
     sizes = ["--tasks", str(tasks), "--after", str(after), "--interval", str(INTERVAL_MS)]
     plan = rows(loops, tiny)
+    # The SDK's server (asyncio rows, as the independent benchmark ran): left out with --tiny
+    # (its rows have a test of their own) or when the mcp 1.30 venv is not installed.
+    peer = None if tiny else _peer_python()
+    if peer is not None:
+        plan[SDK] = {n: a for n, a in plan["2025-11-25"].items() if "(trio)" not in n}
     results: dict[str, dict[str, list[dict[str, Any]]]] = {
-        g: {name: [] for name in plan[g]} for g in GENERATIONS
+        g: {name: [] for name in plan[g]} for g in plan
     }
-    with _server() as old, bench2026.server() as new:
+    with contextlib.ExitStack() as servers:
+        old = servers.enter_context(_server())
+        new = servers.enter_context(bench2026.server())
+        sdk = servers.enter_context(mcp1_server(peer)) if peer is not None else ""
         for _ in range(rounds):
             for name, args in plan["2025-11-25"].items():
                 results["2025-11-25"][name].append(_row(me, old, [*args, *sizes]))
             for name, args in plan["2026-07-28"].items():
                 results["2026-07-28"][name].append(bench2026.row(me, new, [*args, *sizes]))
+            for name, args in plan.get(SDK, {}).items():
+                results[SDK][name].append(_row(me, sdk, [*args, *sizes]))
     say(
         f"**The timed burst** (issue 39: what a host feels): {tasks} tasks made one after "
         f"another, each ending {after / 1000:g} s after it was made (by the server's clock), the "
@@ -114,10 +162,19 @@ def run(rounds: int, tiny: bool, say: Any) -> None:
         "2026-07-28 inline); CPU over the same span. Lag: from the instant the last task ended "
         "to that moment. This table judges wall time (the target: the default <= 1.25x the "
         "floor's); the count-based burst above judges CPU per task. Median of "
-        f"{rounds} rounds, rows interleaved across both generations:"
+        f"{rounds} rounds, rows interleaved across both generations"
+        + (
+            "; then the 2025-11-25 asyncio rows against the official Python SDK's server "
+            "(`mcp1_server.py`: mcp==1.30.0's lowlevel `Server` and in-memory task store, JSON "
+            "answers, each task's pollInterval set to 2 ms), interleaved with them, as the "
+            "independent benchmark ran"
+            if peer is not None
+            else ("" if tiny else "; the SDK server's rows not run: the mcp 1.30 venv is missing")
+        )
+        + ":"
     )
     say("")
-    for generation in GENERATIONS:
+    for generation in results:
         table = results[generation]
         floor_wall = _median(table[FLOOR], "wall_s")
         floor_cpu = _median(table[FLOOR], "cpu_ms_per_task")

@@ -675,3 +675,22 @@ def test_bench_prints_the_timed_burst_tables() -> None:
     floors = [line for line in text.splitlines() if line.startswith("| HTTP/1.1 by hand")]
     assert all("| 1.00x | 1.00x |" in line for line in floors)
     assert "(trio)" not in text
+
+
+@pytest.mark.parametrize(
+    "args", [("floor-timed",), ("lib-timed", "--backend", "asyncio")], ids=lambda a: a[0]
+)
+def test_timed_rows_against_the_official_sdk_server(args: tuple[str, ...]) -> None:
+    """The timed burst against mcp==1.30.0's own server (``mcp1_server.py``, run with the
+    peer's venv, as ``bench.py --only timed`` runs it): the wire floor reads its JSON answers
+    and the library waits its tasks; every task ended as the SDK's store says (its work's end
+    is in ``/completions``), learned after it ended. Causality only, no figure."""
+    require_peer("mcp1")
+    timed = _load("timed.py")
+    python = _load("bench.py")._peer_python()
+    with timed.mcp1_server(python) as base:
+        got = row(f"{base}/mcp", *args, *TIMED)
+    assert got["tasks"] == 3
+    assert got["polls"] >= 3
+    assert got["lag_ms"] >= 0
+    assert got["wall_s"] >= 0.2
