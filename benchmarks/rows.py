@@ -146,12 +146,19 @@ async def floor(url: str, calls: int) -> dict[str, float]:
     }
 
 
-async def floor_burst(url: str, tasks: int, polls: int, pool: int) -> dict[str, float]:
+async def floor_burst(
+    url: str, tasks: int, polls: int, pool: int, after: int | None = None, interval: int = 0
+) -> dict[str, Any]:
     """The wire floor's burst (issue 39 item 6; 2025-11-25): ``tasks`` tasks at once, each
     polled back to back by a coroutine of its own until completed (at its ``polls``-th
     ``tasks/get``), over at most ``pool`` kept-alive connections opened as needed (the same
     bytes as ``floor``, the session's id on each): what ``rows2026.py floor burst`` does on
     2026-07-28. Per poll, with the polls sent (the burst table makes them per task).
+
+    ``after`` (the timed burst, ``floor-timed``): each task instead ends ``after`` ms after it
+    was made, its pollInterval ``interval`` ms; each coroutine sleeps the interval the server
+    gave between its task's polls and fetches the result (``tasks/result``) once it sees the
+    task completed; the figures are ``timed_figures``'.
 
     Its ``rpc`` repeats ``floor_task``'s on purpose: the floors are the measuring stick, and
     the same bytes through shared helper functions cost the sequential floor 2% (paired, 7
@@ -196,6 +203,28 @@ async def floor_burst(url: str, tasks: int, polls: int, pool: int) -> dict[str, 
 
     await rpc("initialize", INIT)
     await rpc("notifications/initialized", None, notify=True)
+    if after is not None:
+        start = time.process_time(), time.monotonic()
+        call = timed_call(after, interval)
+        made = [(await rpc("tools/call", call))["task"]["taskId"] for _ in range(tasks)]
+        made_at = time.monotonic()
+        gets = 0
+
+        async def follow(task_id: str) -> None:
+            nonlocal gets
+            while True:
+                gets += 1
+                task = await rpc("tasks/get", {"taskId": task_id})
+                if task["status"] == "completed":
+                    await rpc("tasks/result", {"taskId": task_id})
+                    return
+                await asyncio.sleep(task["pollInterval"] / 1000)
+
+        await asyncio.gather(*(follow(task_id) for task_id in made))
+        figures = timed_figures(url, made, start, made_at, gets)
+        for _, writer in idle:
+            writer.close()
+        return figures
     ids = [(await rpc("tools/call", _call(polls, 0)))["task"]["taskId"] for _ in range(tasks)]
     sent = 0
 
@@ -274,14 +303,38 @@ async def bare_httpx(url: str, calls: int) -> dict[str, float]:
     }
 
 
-async def bare_httpx_burst(url: str, tasks: int, polls: int, pool: int) -> dict[str, float]:
-    """``tasks`` coroutines on one httpx client, each polling its own task until completed."""
+async def bare_httpx_burst(
+    url: str, tasks: int, polls: int, pool: int, after: int | None = None, interval: int = 0
+) -> dict[str, Any]:
+    """``tasks`` coroutines on one httpx client, each polling its own task until completed.
+    ``after``: the timed burst, as ``floor_burst``'s (``httpx-timed``)."""
     import httpx
 
     limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
     async with httpx.AsyncClient(limits=limits) as client:
         bare = _Bare(url, client)
         await bare.open()
+        if after is not None:
+            start = time.process_time(), time.monotonic()
+            call = timed_call(after, interval)
+            made = [(await bare.rpc("tools/call", call))["task"]["taskId"] for _ in range(tasks)]
+            made_at = time.monotonic()
+            gets = 0
+
+            async def follow(task_id: str) -> None:
+                nonlocal gets
+                while True:
+                    gets += 1
+                    task = await bare.rpc("tasks/get", {"taskId": task_id})
+                    if task["status"] == "completed":
+                        await bare.rpc("tasks/result", {"taskId": task_id})
+                        return
+                    await anyio.sleep(task["pollInterval"] / 1000)
+
+            async with anyio.create_task_group() as tg:
+                for task_id in made:
+                    tg.start_soon(follow, task_id)
+            return timed_figures(url, made, start, made_at, gets)
         ids = [
             (await bare.rpc("tools/call", _call(polls, 0)))["task"]["taskId"] for _ in range(tasks)
         ]
@@ -305,6 +358,45 @@ async def bare_httpx_burst(url: str, tasks: int, polls: int, pool: int) -> dict[
         "user_us": user / sent * 1e6,
         "wall_us": wall / sent * 1e6,
         "polls": sent,
+    }
+
+
+# -- the timed burst (issue 39): what a host feels ---------------------------------------------
+
+TIMED_AFTER_MS = 2000
+"""The timed burst's tasks end this long after they were made (the independent benchmark's)."""
+TIMED_INTERVAL_MS = 2
+"""And the server asks for this pollInterval: a client polls as fast as it can (or will)."""
+
+
+def timed_call(after: int, interval: int) -> dict[str, Any]:
+    """A ``tools/call`` whose task ends ``after`` ms after it was made, its pollInterval
+    ``interval`` ms (``server.py``'s ``after`` argument)."""
+    arguments = {"after": after, "interval": interval}
+    return {"name": "work", "arguments": arguments, "task": {"ttl": 3_600_000}}
+
+
+def timed_figures(
+    url: str, ids: list[str], start: tuple[float, float], made_at: float, gets: int
+) -> dict[str, Any]:
+    """The timed burst's figures (both generations; ``rows2026.py`` uses it too), taken the
+    moment every outcome is known. ``start``: ``time.process_time()`` and ``time.monotonic()``
+    before the first ``tools/call``; ``made_at``: after the last one; ``gets``: the
+    ``tasks/get`` sent. ``lag_ms``: from the instant the last task ended (the server's
+    ``GET /completions``; its ``time.monotonic()`` is this process's clock, one
+    ``CLOCK_MONOTONIC`` on Linux) to this moment: how late the host learned the last outcome.
+    A task the server never reported ended is a KeyError: the row did not see it end."""
+    cpu = time.process_time() - start[0]
+    done = time.monotonic()
+    ended = bench_get(url.rsplit("/", 1)[0], "/completions")
+    last = max(ended[task_id] for task_id in ids)
+    return {
+        "tasks": len(ids),
+        "polls": gets,
+        "cpu_ms_per_task": cpu / len(ids) * 1e3,
+        "wall_s": done - start[1],
+        "make_s": made_at - start[1],
+        "lag_ms": (done - last) * 1e3,
     }
 
 
@@ -337,6 +429,12 @@ def _lib_client(
         made = HttpTransport(url, engine="httpx", **kwargs)
         made._engine.direct = _lean_under_httpx(url, pool or 64)  # what it sends to, skipping
         # the client layer (as the httpx engine does with a client of its own)
+    elif transport.startswith("stdio"):  # "stdio:MS": server.py over stdio, MS ms late a get
+        from mcp_tasks_client import StdioTransport
+
+        server = Path(__file__).resolve().parent / "server.py"
+        late = transport.partition(":")[2] or "0"
+        made = StdioTransport([sys.executable, str(server), "stdio", late])
     else:  # "http": whatever HttpTransport(url) is (the lean engine since issue 39)
         made = HttpTransport(url, **kwargs)
     return Client(
@@ -528,6 +626,40 @@ async def lib_burst(
         "wall_us": wall / sent * 1e6,
         "polls": sent,
     }
+
+
+async def lib_timed(
+    url: str, tasks: int, after: int, interval: int, transport: str, floor: float | None = None
+) -> Any:
+    """The timed burst (issue 39): ``tasks`` tasks made one after another, each ending
+    ``after`` ms after it was made, its pollInterval ``interval`` ms, all followed by one
+    ``Poller.wait_all`` with the default PollPolicy (``Poller(client)``): its ``floor``
+    (50 ms) is above a 2 ms interval, so each task is polled every 50-55 ms (the floor, and
+    the jitter's +10 %, held above the floor); each outcome's ``tasks/result`` is part of the
+    wait. ``floor``: ``PollPolicy(floor=floor)`` instead (0: the server's interval honoured
+    as it is, as the floors do). Figures: ``timed_figures``', and the Poller's FallingBehind
+    warnings."""
+    from mcp_tasks_client import Poller, PollPolicy, ToolCall
+    from mcp_tasks_client.errors import FallingBehind, MCPTasksError
+
+    async with _lib_client(url, transport) as client:
+        call = ToolCall("work", {"after": after, "interval": interval}).as_task(
+            ttl=dt.timedelta(hours=1)
+        )
+        start = time.process_time(), time.monotonic()
+        created = [await client.start(call) for _ in range(tasks)]
+        made_at = time.monotonic()
+        policy = PollPolicy() if floor is None else PollPolicy(floor=floor)
+        async with Poller(client, policy) as poller:
+            outcomes = await poller.wait_all(created)
+            figures = timed_figures(
+                url, [c.task.task_id for c in created], start, made_at, poller.polls_sent
+            )
+            behind = sum(isinstance(w, FallingBehind) for w in poller.warnings)
+    failed = [o for o in outcomes.values() if isinstance(o, MCPTasksError)]
+    if failed or len(outcomes) != tasks:
+        raise SystemExit(f"{len(failed)} of {tasks} waits failed: {failed[:3]}")
+    return {**figures, "falling_behind": behind}
 
 
 def _seeded(client: Any, count: int, interval: int) -> list[Any]:
@@ -1094,7 +1226,8 @@ async def lib_slow(
     no backoff, no jitter, the first polls spread over one interval) against a server that
     answers each ``tasks/get`` late (``server.py PORT GET_LATENCY_MS``). The Poller's bound is
     ``in_flight`` (``max_in_flight``; None: the default 64), fixed, or with ``cap`` following
-    latency (``FollowLatency(cap=cap)``); ``pool``: the transport's ``max_connections``. After
+    latency (``FollowLatency(cap=cap)``); ``pool``: the transport's ``max_connections``
+    (``transport`` ``stdio:MS``: ``server.py stdio MS`` instead, a child process; no pool). After
     ``ramp`` s of polling (the bound's first resizes), a window of ``seconds``: the polls
     started in it (per second, against the target ``count / (interval + round trip)``: a poll
     is due one interval after the previous answer, C-19), their lateness (start minus due
@@ -1483,6 +1616,12 @@ def main() -> None:
     parser.add_argument("--gc-freeze", action="store_true")
     parser.add_argument("--interval", type=int, default=200, help="pollInterval in ms")
     parser.add_argument(
+        "--after", type=int, default=TIMED_AFTER_MS, help="*-timed: each task ends after (ms)"
+    )
+    parser.add_argument(
+        "--floor", type=float, default=None, help="lib-timed: PollPolicy(floor=...) (s)"
+    )
+    parser.add_argument(
         "--ramp", type=float, default=0.5, help="lib-sustained: s of polling before the window"
     )
     parser.add_argument(
@@ -1514,6 +1653,31 @@ def main() -> None:
             a.pool,
             a.in_flight,
             a.transport,
+            backend=a.backend,
+        ),
+        # the timed burst (issue 39): tasks ending --after ms after they were made, their
+        # pollInterval --interval ms (the bench passes 2)
+        "floor-timed": lambda: asyncio.run(
+            floor_burst(a.url, a.tasks, 0, a.pool or 100, a.after, a.interval)
+        ),
+        "httpx-timed": lambda: anyio.run(
+            bare_httpx_burst,
+            a.url,
+            a.tasks,
+            0,
+            a.pool or 100,
+            a.after,
+            a.interval,
+            backend=a.backend,
+        ),
+        "lib-timed": lambda: anyio.run(
+            lib_timed,
+            a.url,
+            a.tasks,
+            a.after,
+            a.interval,
+            a.transport,
+            a.floor,
             backend=a.backend,
         ),
         "lib-mem-wait": lambda: anyio.run(lib_memory, a.url, a.count, True, backend=a.backend),

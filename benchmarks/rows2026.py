@@ -24,7 +24,15 @@ Scenarios (not every client has every one; ``bench.py`` lists which):
 - ``seq``: back-to-back ``tasks/get`` of one working task, ``--calls`` after 50 warm-up;
   figures per call;
 - ``burst``: ``--tasks`` tasks at once, each completing at its ``--polls``-th poll, polled
-  back to back; figures per poll and per task (the server counts the TCP connections);
+  back to back; figures per poll and per task (the server counts the TCP connections). The
+  client is the bottleneck by construction: this row judges CPU per task;
+- ``timed`` (issue 39; floors and ``lib``): ``--tasks`` tasks made one after another, each
+  ending ``--after`` ms after it was made, its pollIntervalMs ``--interval`` (the bench: 2 s
+  and 2 ms); the floors sleep the interval the server gave between a task's polls, ``lib``
+  waits them all with ``Poller.wait_all`` and the default PollPolicy. This row judges wall
+  time: how soon a host learns every outcome (``rows.py``'s ``timed_figures``: CPU per task,
+  ``tasks/get`` sent, wall time from the first ``tools/call``, and the lag after the last
+  task ended);
 - ``short``: ``--tasks`` tasks one after another, each started and followed to its result
   (it completes at its 2nd ``tasks/get``); figures per task;
 - ``input``: ``--tasks`` tasks one after another, each asking 2 rounds of ``--keys``
@@ -163,6 +171,8 @@ async def scenario(rpc: Rpc, name: str, a: argparse.Namespace) -> dict[str, floa
                 tg.start_soon(_follow, rpc, task_id, counts)
         out = _per(start, counts["polls"])
         return {**out, **_per(start, a.tasks, "task_"), "polls": counts["polls"]}
+    if name == "timed":
+        return await _timed(rpc, a)
     if name == "short":
         start = _clock()
         for _ in range(a.tasks):
@@ -177,6 +187,37 @@ async def scenario(rpc: Rpc, name: str, a: argparse.Namespace) -> dict[str, floa
         assert counts["keys"] == a.tasks * ROUNDS * a.keys, counts
         return {**_per(start, counts["keys"]), "keys": counts["keys"], "polls": counts["polls"]}
     raise SystemExit(f"no scenario {name!r} for this client")
+
+
+def _timed_work(a: argparse.Namespace) -> dict[str, Any]:
+    return {"name": "work", "arguments": {"after": a.after, "interval": a.interval}}
+
+
+async def _timed(rpc: Rpc, a: argparse.Namespace) -> dict[str, Any]:
+    """The floors' timed burst: the tasks made one after another, then a coroutine per task
+    polling it, sleeping the pollIntervalMs the server gave between polls, until it is
+    completed (its result is inline: the outcome is known)."""
+    from rows import timed_figures  # beside this script (imported here: rows.py's warnings
+    # filter stays out of the other rows' processes)
+
+    start = time.process_time(), time.monotonic()
+    made = [(await rpc("tools/call", _timed_work(a)))["taskId"] for _ in range(a.tasks)]
+    made_at = time.monotonic()
+    gets = 0
+
+    async def follow(task_id: str) -> None:
+        nonlocal gets
+        while True:
+            gets += 1
+            snapshot = await rpc("tasks/get", {"taskId": task_id})
+            if snapshot["status"] == "completed":
+                return
+            await anyio.sleep(snapshot["pollIntervalMs"] / 1000)
+
+    async with anyio.create_task_group() as tg:
+        for task_id in made:
+            tg.start_soon(follow, task_id)
+    return timed_figures(a.url, made, start, made_at, gets)
 
 
 # -- HTTP/1.1 by hand on asyncio streams ------------------------------------------------------
@@ -283,6 +324,8 @@ async def lib(url: str, name: str, a: argparse.Namespace) -> dict[str, Any]:
         return await lib_memory(url, a, waited=name == "mem-wait")
     if name == "sustained":
         return await lib_sustained(url, a)
+    if name == "timed":
+        return await lib_timed(url, a)
     router = None
     if name == "input":
         router = InputRouter(elicitation=ElicitationCapability(form={}))
@@ -325,6 +368,35 @@ async def lib(url: str, name: str, a: argparse.Namespace) -> dict[str, Any]:
                 keys = a.tasks * ROUNDS * a.keys
                 return {**_per(start, keys), "keys": keys, "polls": poller.polls_sent}
     raise SystemExit(f"no scenario {name!r} for this library")
+
+
+async def lib_timed(url: str, a: argparse.Namespace) -> dict[str, Any]:
+    """The timed burst on this library (``rows.py lib_timed``'s, on 2026-07-28): the tasks
+    made one after another, then one ``Poller.wait_all`` with the default PollPolicy
+    (``Poller(client)``: its 50 ms floor is above the server's 2 ms, so each task is polled
+    every 50-55 ms); the result is inline, so the wait's last ``tasks/get`` is its outcome.
+    ``--floor``: ``PollPolicy(floor=...)`` instead (0: the server's 2 ms honoured as it is)."""
+    from rows import timed_figures  # beside this script
+
+    from mcp_tasks_client import Poller, PollPolicy
+    from mcp_tasks_client.errors import FallingBehind, MCPTasksError
+
+    policy = PollPolicy() if a.floor is None else PollPolicy(floor=a.floor)
+    async with _lib_client(url, a.transport, pool=a.pool) as client:
+        start = time.process_time(), time.monotonic()
+        created = [await _lib_start(client, "work", _timed_work(a)["arguments"])
+                   for _ in range(a.tasks)]  # fmt: skip
+        made_at = time.monotonic()
+        async with Poller(client, policy) as poller:
+            outcomes = await poller.wait_all(created)
+            figures = timed_figures(
+                url, [c.task.task_id for c in created], start, made_at, poller.polls_sent
+            )
+            behind = sum(isinstance(w, FallingBehind) for w in poller.warnings)
+    failed = [o for o in outcomes.values() if isinstance(o, MCPTasksError)]
+    if failed or len(outcomes) != a.tasks:
+        raise SystemExit(f"{len(failed)} of {a.tasks} waits failed: {failed[:3]}")
+    return {**figures, "falling_behind": behind}
 
 
 def _seeded(client: Any, count: int, interval: int) -> list[Any]:
@@ -602,6 +674,8 @@ def main() -> None:
         "--interval", type=int, default=500, help="pollIntervalMs (latency, sustained)"
     )
     parser.add_argument("--seconds", type=float, default=3.0, help="sustained: the window")
+    parser.add_argument("--after", type=int, default=2000, help="timed: each task ends after (ms)")
+    parser.add_argument("--floor", type=float, default=None, help="lib timed: PollPolicy(floor=)")
     parser.add_argument("--ramp", type=float, default=0.5, help="sustained: s before the window")
     parser.add_argument("--core", type=int, default=None, help="pin this process to that CPU")
     a = parser.parse_args()

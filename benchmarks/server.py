@@ -1,6 +1,7 @@
 """A minimal, fast MCP task server for the benchmarks: JSON-RPC over HTTP/1.1, JSON answers.
 
     python benchmarks/server.py [PORT [GET_LATENCY_MS]]   # prints "port N" once listening
+    python benchmarks/server.py stdio [GET_LATENCY_MS]    # the same answers over stdio
 
 Standard library only, one asyncio process of its own (so the server is not the client's
 bottleneck and its CPU is not counted). It speaks just enough of 2025-11-25 for the
@@ -13,11 +14,18 @@ Every response is one ``application/json`` body on a kept-alive connection.
 that long after it arrived (the connection is busy meanwhile, as a slow server's would be:
 one request at a time per connection, so the client's pool bounds what is in flight).
 
+``stdio`` (issue 39 item 5, the slow-server case over stdio): newline-delimited JSON-RPC on
+stdin and stdout, the same answers (no session id, no bench endpoints); each request is
+answered by a coroutine of its own, so a late ``tasks/get`` holds no other one up: with no
+connections, the client's in-flight bound is the only bound, as over an SDK server's stdio.
+
 A task created with arguments ``{"polls": K}`` answers ``completed`` from its K-th
 ``tasks/get`` on (``polls`` 0: it never completes); ``{"interval": ms}`` is its
-``pollInterval``. ``GET /stats`` answers ``{"connections": accepted TCP connections,
-"requests": ..., "cpu_s": this process's CPU seconds so far}``; ``POST /reset`` zeroes the
-counts.
+``pollInterval``; ``{"after": ms}`` (issue 39, the timed burst) completes it that long after it
+was made, by this process's ``time.monotonic()`` (read at each ``tasks/get``, so the instant is
+exact however busy the server is; it is the task's entry in ``GET /completions``).
+``GET /stats`` answers ``{"connections": accepted TCP connections, "requests": ...,
+"cpu_s": this process's CPU seconds so far}``; ``POST /reset`` zeroes the counts.
 
 Completion latency (issue 12): ``POST /schedule`` with ``{task id: D}`` completes each
 task D ms later, by the server's clock (``time.monotonic()``: on Linux one
@@ -43,6 +51,7 @@ _ids = itertools.count(1)
 _tasks: dict[str, list[int]] = {}  # task id -> [polls seen, polls to completion, interval]
 _stats = {"connections": 0, "requests": 0}
 _completed_at: dict[str, float] = {}  # task id -> time.monotonic() of its completion
+_ends: dict[str, float] = {}  # task id -> the instant an "after" task completes
 _push: set[asyncio.StreamWriter] = set()  # the open GET streams
 _get_latency = 0.0  # seconds each tasks/get waits before its answer (GET_LATENCY_MS)
 
@@ -93,6 +102,8 @@ def _answer(message: dict[str, object]) -> dict[str, object] | None:
         task_id = f"task-{next(_ids)}"
         interval = int(arguments.get("interval", 1000))
         _tasks[task_id] = [0, int(arguments.get("polls", 0)), interval]
+        if "after" in arguments:
+            _ends[task_id] = time.monotonic() + float(arguments["after"]) / 1000
         result = {"task": _task(task_id, "working", interval)}
     elif method in ("tasks/get", "tasks/cancel", "tasks/result"):
         task_id = str(params.get("taskId"))
@@ -105,6 +116,9 @@ def _answer(message: dict[str, object]) -> dict[str, object] | None:
             return {"jsonrpc": "2.0", "id": message["id"], "error": error}
         if method == "tasks/get":
             entry[0] += 1
+            ends = _ends.get(task_id)
+            if ends is not None and task_id not in _completed_at and time.monotonic() >= ends:
+                _completed_at[task_id] = ends  # when it ended, not when it was first seen
             done = (entry[1] and entry[0] >= entry[1]) or task_id in _completed_at
             result = _task(task_id, "completed" if done else "working", entry[2])
         elif method == "tasks/cancel":
@@ -201,7 +215,36 @@ async def main(port: int, serve: Callable[..., Awaitable[None]] = _serve) -> Non
         await server.serve_forever()
 
 
+async def stdio_main() -> None:
+    """Serve newline-delimited JSON-RPC on stdin and stdout until stdin ends."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**24)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    out = sys.stdout.buffer
+    running: set[asyncio.Task[None]] = set()
+
+    async def one(message: dict[str, object]) -> None:
+        if _get_latency and message.get("method") == "tasks/get":
+            await asyncio.sleep(_get_latency)
+        answer = _answer(message)
+        if answer is not None:
+            out.write(json.dumps(answer).encode() + b"\n")
+            out.flush()
+
+    while line := await reader.readline():
+        message = json.loads(line)
+        if "method" not in message:
+            continue  # an answer from the client: this server asks nothing
+        task = asyncio.create_task(one(message))
+        running.add(task)
+        task.add_done_callback(running.discard)
+
+
 if __name__ == "__main__":
+    stdio = len(sys.argv) > 1 and sys.argv[1] == "stdio"
     if len(sys.argv) > 2:
         _get_latency = float(sys.argv[2]) / 1000
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
+    if stdio:
+        asyncio.run(stdio_main())
+    else:
+        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))

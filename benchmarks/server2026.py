@@ -16,7 +16,10 @@ reported), the tasks extension declared on ``tools/call``, ``tasks/*`` and
 - ``server/discover``: 2026-07-28 with the tasks extension; ``tools/list``: ``work``, ``ask``.
 - ``tools/call`` ``work`` ``{"polls": K, "interval": ms}``: answered ``resultType: "task"``
   (a flat CreateTaskResult); the task is ``completed`` from its K-th ``tasks/get`` on
-  (K 0: never), its result inline; ``pollIntervalMs`` is ``interval``.
+  (K 0: never), its result inline; ``pollIntervalMs`` is ``interval``. With ``"after": ms``
+  (issue 39, the timed burst) it completes that long after it was made instead, by this
+  process's ``time.monotonic()`` read at each ``tasks/get`` (exact however busy the server
+  is; that instant is its entry in ``GET /completions``).
 - ``tools/call`` ``ask`` ``{"rounds": R, "keys": N, "interval": ms}``: a task that asks R
   rounds of N ``elicitation/create`` inputRequests (keys ``r<round>-k<n>``), one round at a
   time: a snapshot shows the round's keys not yet answered; ``tasks/update`` with
@@ -69,11 +72,14 @@ _listens: set[_Listen] = set()
 
 
 class _Task:
-    __slots__ = ("answers", "asked", "interval", "keys", "polls", "rounds", "seen", "status")
+    __slots__ = (
+        "answers", "asked", "ends", "interval", "keys", "polls", "rounds", "seen", "status"
+    )  # fmt: skip
 
     def __init__(self, polls: int, interval: int, rounds: int = 0, keys: int = 0) -> None:
         self.seen = 0  # tasks/get answered
         self.polls = polls  # completed from this many polls on (0: never)
+        self.ends = 0.0  # completed from this time.monotonic() on (0: not a timed task)
         self.interval = interval
         self.rounds, self.keys = rounds, keys
         self.asked = 0  # the round being asked (an ask task)
@@ -200,6 +206,8 @@ def _answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
             task = _Task(0, interval, rounds, int(arguments.get("keys", 1)))
         else:
             task = _Task(int(arguments.get("polls", 0)), interval)
+            if "after" in arguments:
+                task.ends = time.monotonic() + float(arguments["after"]) / 1000
         task_id = f"task-{next(_ids)}"
         _tasks[task_id] = task
         base = _snapshot(task_id, task)
@@ -210,6 +218,9 @@ def _answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
         task.seen += 1
         if task.polls and task.seen >= task.polls:
             _complete(task_id)
+        elif task.ends and task.status == "working" and time.monotonic() >= task.ends:
+            _complete(task_id)
+            _completed_at[task_id] = task.ends  # when it ended, not when it was first seen
         return _snapshot(task_id, task)
     if method == "tasks/update":
         task_id, task = _known(params)

@@ -583,9 +583,114 @@ def test_slow_row_reports_falling_behind_and_a_bound_that_follows(slow_url: str)
     assert follow["limit"] == follow["resizes"][-1][1]
 
 
+def test_slow_row_over_stdio_falls_behind_and_says_so() -> None:
+    """``rows.py lib-slow --transport stdio:100``: the same measurement over stdio
+    (``server.py stdio 100``, a child of the row's StdioTransport: no pool, the Poller's bound
+    alone). A fixed bound of 2 against 60 tasks every 200 ms falls behind and the Poller's
+    FallingBehind says so; every poll was answered 100 ms late or later (no figure checked)."""
+    got = row(
+        "",
+        *("lib-slow", "--transport", "stdio:100", "--count", "60", "--interval", "200"),
+        *("--seconds", "1", "--ramp", "2", "--in-flight", "2"),
+    )
+    assert got["falling_behind"] >= 1
+    assert got["limit"] == 2
+    assert "2 in flight of 2" in got["first_warning"]
+    assert got["latency_ms"] >= 100
+
+
 def test_bench_prints_the_slow_server_table() -> None:
-    """``bench.py --only slow --tiny``: the table, one line per bound."""
+    """``bench.py --only slow --tiny``: the table, one line per bound (the stdio rows are
+    left out with --tiny: their row has its test above)."""
     text = _bench_tiny("slow", timeout=LIMIT)
     assert "**A slow server** (issue 39 item 5)" in text
     for name in ("fixed `max_in_flight=64`", "fixed `max_in_flight=512`", "`FollowLatency("):
         assert sum(line.startswith(f"| {name}") for line in text.splitlines()) == 1
+    assert "| stdio:" not in text
+
+
+# -- issue 39: the timed burst (what a host feels) -----------------------------------------------
+
+TIMED = ("--tasks", "3", "--after", "200", "--interval", "2")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("httpx-timed", "--backend", "trio"), ("lib-timed", "--backend", "trio", "--floor", "0")],
+    ids=lambda a: "-".join(a),
+)  # fmt: skip
+def test_timed_rows_learn_every_outcome_after_it_ended(
+    bench_url: str, args: tuple[str, ...]
+) -> None:
+    """The 2025-11-25 timed burst's rows on trio (``bench.py --only timed --tiny`` runs the
+    others on asyncio; ``--floor 0``: ``PollPolicy(floor=0)``, the bench's row that honours the
+    server's 2 ms): 3 tasks ending 200 ms after they were made, pollInterval 2 ms. Causality
+    only, no figure: the row reports each task the server says ended (a task it never saw end
+    is a KeyError), the last outcome is known after the last task ended (lag >= 0, one
+    monotonic clock for both processes), and not before 200 ms from the first tools/call."""
+    got = row(bench_url, *args, *TIMED)
+    assert got["tasks"] == 3
+    assert got["polls"] >= 3  # each task polled until it was seen completed
+    assert got["lag_ms"] >= 0
+    assert got["wall_s"] >= 0.2
+    assert 0 <= got["make_s"] <= got["wall_s"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("httpx", "timed", "--backend", "trio"),
+     ("lib", "timed", "--backend", "trio", "--floor", "0"),
+     ("lib", "timed", "--backend", "trio", "--transport", "httpx")],
+    ids=lambda a: "-".join(a),
+)  # fmt: skip
+def test_2026_timed_rows_learn_every_outcome_after_it_ended(
+    bench2026_url: str, args: tuple[str, ...]
+) -> None:
+    """The same on 2026-07-28 (``rows2026.py CLIENT timed``): the server counted exactly the
+    ``tasks/get`` the row says it sent, one ``tools/call`` a task, every routing header."""
+    got = row2026(bench2026_url, *args, *TIMED)
+    assert got["tasks"] == 3
+    assert got["server"]["methods"]["tools/call"] == 3
+    assert got["polls"] == got["server"]["methods"]["tasks/get"] >= 3
+    assert got["lag_ms"] >= 0
+    assert got["wall_s"] >= 0.2
+    assert got["server"]["missing_headers"] == {}
+
+
+def test_bench_prints_the_timed_burst_tables() -> None:
+    """``bench.py --only timed --tiny``: both generations' tables, every row on asyncio, each
+    with its ratio to the floor (the floor's own 1.00x); no figure checked."""
+    text = _bench_tiny("timed", timeout=LIMIT)
+    assert "**The timed burst** (issue 39: what a host feels)" in text
+    for generation in ("2025-11-25:", "2026-07-28:"):
+        assert f"\n{generation}\n" in text
+    for name in (
+        "HTTP/1.1 by hand on asyncio streams (the wire floor)",
+        "bare httpx loop (asyncio)",
+        "this library, `HttpTransport(url)`, `Poller.wait_all`, defaults (asyncio)",
+        "this library, httpx engine, `Poller.wait_all`, defaults (asyncio)",
+    ):
+        lines = [line for line in text.splitlines() if line.startswith(f"| {name} |")]
+        assert len(lines) == 2, name  # one a generation
+    floors = [line for line in text.splitlines() if line.startswith("| HTTP/1.1 by hand")]
+    assert all("| 1.00x | 1.00x |" in line for line in floors)
+    assert "(trio)" not in text
+
+
+@pytest.mark.parametrize(
+    "args", [("floor-timed",), ("lib-timed", "--backend", "asyncio")], ids=lambda a: a[0]
+)
+def test_timed_rows_against_the_official_sdk_server(args: tuple[str, ...]) -> None:
+    """The timed burst against mcp==1.30.0's own server (``mcp1_server.py``, run with the
+    peer's venv, as ``bench.py --only timed`` runs it): the wire floor reads its JSON answers
+    and the library waits its tasks; every task ended as the SDK's store says (its work's end
+    is in ``/completions``), learned after it ended. Causality only, no figure."""
+    require_peer("mcp1")
+    timed = _load("timed.py")
+    python = _load("bench.py")._peer_python()
+    with timed.mcp1_server(python) as base:
+        got = row(f"{base}/mcp", *args, *TIMED)
+    assert got["tasks"] == 3
+    assert got["polls"] >= 3
+    assert got["lag_ms"] >= 0
+    assert got["wall_s"] >= 0.2
