@@ -553,8 +553,8 @@ class FallingBehind(MCPTasksError):
             rate = f"round trip {latency:.3g} s: at most {limit / latency:,.0f} polls/s"
         if cap is None:
             advice = (
-                "raise PollPolicy.max_in_flight and the transport's pool, or opt in to "
-                "PollPolicy(in_flight=FollowLatency(cap=...))"
+                "raise PollPolicy.max_in_flight (over HTTP, the transport's pool too), or "
+                "opt in to PollPolicy(in_flight=FollowLatency(cap=...))"
             )
         elif limit >= cap:
             advice = f"the bound follows latency and is at its cap ({cap}): raise the cap"
