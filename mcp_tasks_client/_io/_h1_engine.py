@@ -374,6 +374,7 @@ class LeanEngine(HttpEngine):
         self.held_conns = _Pool(max_held)
         self.closed = False
         self._opened = 0
+        self._read_buffer: memoryview | None = None  # asyncio's reads (_aio), made on first use
 
     @property
     def connections_opened(self) -> int:
@@ -542,7 +543,9 @@ class LeanEngine(HttpEngine):
                 elif sniffio.current_async_library() == "asyncio":
                     from . import _aio  # asyncio runs: its import is already paid
 
-                    stream = own = await _aio.connect(self._host, self._port)
+                    if self._read_buffer is None:
+                        self._read_buffer = _aio.read_buffer()  # one for this engine's reads
+                    stream = own = await _aio.connect(self._host, self._port, self._read_buffer)
                 else:
                     stream = await anyio.connect_tcp(self._host, self._port)
         except TimeoutError as exc:
