@@ -187,6 +187,16 @@ class _Connection:
         self.aio = aio  # ``stream`` is our asyncio protocol (``_aio.AioStream``):
         self.own: _aio.AioStream | None = cast("_aio.AioStream", stream) if aio else None
         self.raw = raw  # the socket, for the idle check
+        # The idle check's poll object, the socket registered once (a ``poll(0)`` costs less
+        # than a ``select`` of a list, which asks the socket for its fd each time); None
+        # where there is no poll (Windows): ``select`` then.
+        self.poll: Any = None
+        if raw is not None and hasattr(select, "poll"):
+            try:
+                self.poll = select.poll()
+                self.poll.register(raw.fileno(), select.POLLIN)
+            except (OSError, ValueError):
+                self.poll = None
         self.pool = pool
         # Whether a request may be written without the stream's send (``send_now``): plain
         # TCP under trio (straight to the socket: its stream keeps no buffer of its own, so
@@ -208,6 +218,14 @@ class _Connection:
         if self.raw is None:
             return False
         try:
+            poll = self.poll
+            if poll is not None:  # readable, or hung up, in error: any event
+                # The fd polled is the socket's while it is open: ours closes it only with
+                # its transport (``own.stale()`` above); anyio's may close it under us, and
+                # its number may be another socket's by now.
+                if own is None and self.raw.fileno() < 0:
+                    return True
+                return bool(poll.poll(0))
             readable, _, _ = select.select([self.raw], [], [], 0)
         except (OSError, ValueError):
             return True
