@@ -95,6 +95,12 @@ class AioStream(asyncio.BufferedProtocol):
         self._writing_paused = False
         self._wake_writer()
 
+    def interrupt(self, error: BaseException) -> None:
+        """A pending :meth:`receive` raises ``error`` (nothing when none waits)."""
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.set_exception(error)
+
     def _wake_reader(self) -> None:
         if self._reader is not None and not self._reader.done():
             self._reader.set_result(None)
