@@ -32,6 +32,12 @@ def _get(request_id: int) -> JSONRPCRequest:
     return JSONRPCRequest(request_id, "tasks/get", {"taskId": f"t-{request_id}"})
 
 
+def _release(server: KeepAliveServer) -> None:
+    """The held answers go out."""
+    assert server.hold is not None
+    server.hold.set()
+
+
 async def _primed(server: KeepAliveServer) -> LeanHttpTransport:
     """A transport open on ``server`` with one request answered: its connection idle, so the
     next request takes the quick way; from then on the server holds every answer."""
@@ -72,7 +78,7 @@ async def test_its_deadline_ends_the_wait_and_closes_the_connection() -> None:
                 assert transport._scopes == {}
                 assert lean_of(transport).conns.idle == []  # half an exchange: closed
                 assert lean_of(transport).conns.open == 0
-                server.hold.set()
+                _release(server)
                 answered = await transport.exchange(_get(3))
                 assert type(answered) is JSONRPCResponse
                 assert answered.result["taskId"] == "t-3"
@@ -125,7 +131,7 @@ async def test_the_callers_own_cancellation_ends_the_wait() -> None:
                 assert returned == []
                 assert transport._scopes == {}
                 assert lean_of(transport).conns.open == 0
-                server.hold.set()
+                _release(server)
                 answered = await transport.exchange(_get(3))
                 assert type(answered) is JSONRPCResponse
                 assert transport.connections_opened == 2
