@@ -18,7 +18,10 @@ connection is checked (one non-blocking readability test) before it is reused, a
 bytes after an answer, or whose server said ``Connection: close``, is closed. In a caller's
 inline exchange the write timeout is that exchange's cancel scope's deadline for the length of
 the send, when sooner than the request's (one scope per request; the scope comes down as an
-argument, :class:`~._http_engine.InlineExchange`). Plain TCP skips its stream's scheduler pass
+argument, :class:`~._http_engine.InlineExchange`). The common inline POST (an idle connection
+written directly, the answer's bytes its only wait: ``post(quick=True)``) has no scope at all:
+what ends it wakes that wait (``_Connection.interrupt``, the exchange's ``wake``), and a send
+that must wait gets a scope of its own for its length. Plain TCP skips its stream's scheduler pass
 after a send that did not wait: under trio a request goes straight to the socket (trio's stream
 keeps no buffer), under asyncio the connection is a protocol of our own (``_aio``: no loop pass
 per send, no ``pause_reading``/``resume_reading`` pair per receive); what must wait is sent by

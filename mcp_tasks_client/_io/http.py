@@ -377,9 +377,11 @@ class HttpTransport(SseStreams, Transport):
         answer (at most ``_DRAIN_SECONDS``) is handed to a background task. Closing the
         transport ends the request with TransportClosed.
         Deadline: ``deadline``: the transport's one deadline watcher (``_deadlines``, no timer
-        per request) cancels the exchange's one cancel scope (the one the transport's close
-        cancels too) once it passed: TimeoutError. Cancelled: the POST is abandoned (its
-        stream closed).
+        per request) ends the exchange once it passed (TimeoutError), as the transport's close
+        does (a TransportClosed fault): it cancels the exchange's one cancel scope, or, on the
+        lean engine's quick POST, which runs without one (its only wait is for the answer's
+        bytes on an idle connection), wakes that wait; the connection is closed either way.
+        Cancelled: the POST is abandoned (its stream closed).
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
@@ -400,9 +402,9 @@ class HttpTransport(SseStreams, Transport):
                 # bytes, is woken by inline.cancel() (the engine's; no scope to enter and
                 # leave per request). Anything else (a wait for a connection, an answer that
                 # is not the common one) goes on below, in a scope.
-                headers = self._message_headers(message)
-                body = serialize_message(message)
                 try:
+                    headers = self._message_headers(message)
+                    body = serialize_message(message)
                     got = await engine.post(
                         headers,
                         body,
