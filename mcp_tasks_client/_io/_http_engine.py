@@ -14,10 +14,11 @@ engine, the default, never imports httpx: a program that never asks for it does 
 
 May import: ``_exceptions``, ``_limits``; anyio. Not httpx, not the transport itself.
 
-Theory of operation: data travels in arguments. The one per-request fact an engine may need
-from the caller's exchange, the inline exchange's cancel scope (so the write timeout is that
-scope's deadline for the length of the send, not a second scope), is an
-:class:`InlineExchange` passed down with the request; nothing is kept in a ContextVar.
+Theory of operation: data travels in arguments. What an engine may need of the caller's
+exchange, the inline exchange's cancel scope (so the write timeout is that scope's deadline
+for the length of the send, not a second scope) or, for an exchange run without one, the wait
+to wake when it is ended (``wake``), is an :class:`InlineExchange` passed down with the
+request; nothing is kept in a ContextVar.
 """
 
 from __future__ import annotations
