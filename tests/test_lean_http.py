@@ -532,6 +532,57 @@ async def test_an_asyncio_connection_reads_at_most_a_bounded_backlog() -> None:
             tg.cancel_scope.cancel()
 
 
+async def test_asyncio_connections_sharing_one_read_buffer_each_read_their_own_bytes() -> None:
+    """The asyncio protocol reads into one buffer its engine shares between connections (no
+    allocation of the transport's 256 KiB read size per read): three connections whose
+    servers send at once, each 1 MiB of its own pattern, each read back whole and in order,
+    the reads of the three interleaved in the loop; a small first read (one short answer)
+    too."""
+    from mcp_tasks_client._io import _aio
+
+    if sniffio.current_async_library() != "asyncio":
+        pytest.skip("asyncio's own protocol")
+    patterns = [bytes([n]) * 7 + bytes(range(256)) * (4 * 1024) for n in (1, 2, 3)]
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    which = iter(patterns)
+
+    async def serve(stream: anyio.abc.ByteStream) -> None:
+        pattern = next(which)
+        async with stream:
+            await stream.send(pattern[:7])  # the short read first
+            await stream.receive()  # the client says go: the rest comes at once
+            await stream.send(pattern[7:])
+
+    shared = _aio.read_buffer()
+    with anyio.fail_after(20):
+        async with listener, anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, serve)
+            streams = []
+            for _ in patterns:
+                stream = await _aio.connect("127.0.0.1", port, shared)
+                streams.append((stream, await stream.receive(65536)))
+            assert all(stream._buffer is shared for stream, _ in streams)
+            got: list[bytes] = []
+
+            async def read_all(stream: _aio.AioStream, first: bytes) -> None:
+                data = bytearray(first)
+                await stream.send(b"go")
+                while True:
+                    try:
+                        data += await stream.receive(65536)
+                    except anyio.EndOfStream:
+                        break
+                got.append(bytes(data))
+                await stream.aclose()
+
+            async with anyio.create_task_group() as readers:
+                for stream, first in streams:
+                    readers.start_soon(read_all, stream, first)
+            assert sorted(got) == sorted(patterns)
+            tg.cancel_scope.cancel()
+
+
 async def test_a_held_request_given_up_frees_its_held_connection() -> None:
     """A held request (``tasks/result``) whose caller gives up while it waits on the server
     closes its connection and frees its slot in the held pool: the next held request gets

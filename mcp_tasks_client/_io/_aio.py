@@ -5,9 +5,18 @@ a shielded cancel scope and a loop pass after every send, and a ``resume_reading
 ``pause_reading`` pair (two selector updates) around every receive. This one writes to the
 transport and returns (waiting only while the transport's buffer is over its high-water mark,
 as anyio does), keeps reading on (paused only past ``_HIGH`` unread bytes: bounded), and
-receives from what ``data_received`` queued. Errors are anyio's: EndOfStream at the end,
+receives from what ``buffer_updated`` queued. Errors are anyio's: EndOfStream at the end,
 BrokenResourceError for a lost connection, ClosedResourceError once closed. TLS stays on
 anyio's stream.
+
+It is a buffered protocol: the loop reads into a buffer given once (``read_buffer``, which the
+engine shares between its connections: the loop copies out of it before it reads again), not
+into a fresh bytes object of the transport's read size per read. asyncio's plain protocols
+read with ``recv(256 KiB)``: an allocation above glibc's mmap threshold, so each read maps,
+shrinks (``mremap``) and unmaps memory and faults its pages in (three system calls and two
+page faults a request, about a fifth of the library's CPU per ``tasks/get``: issue 39,
+benchmarks/RESULTS.md). The running loop is found once, when the connection opens
+(``asyncio.get_running_loop`` is a ``getpid`` system call each time).
 """
 
 from __future__ import annotations
@@ -23,12 +32,20 @@ __all__ = ["AioStream", "connect"]
 
 _HIGH = 256 * 1024  # unread bytes past which reading pauses (resumed under _LOW)
 _LOW = 64 * 1024
+READ_SIZE = 64 * 1024  # the most one read takes (anyio's streams read 64 KiB too)
 
 
-class AioStream(asyncio.Protocol):
+def read_buffer() -> memoryview:
+    """A buffer for :class:`AioStream`'s reads (one may serve many connections of one loop)."""
+    return memoryview(bytearray(READ_SIZE))
+
+
+class AioStream(asyncio.BufferedProtocol):
     """The byte stream of one connection (``send``, ``receive``, ``aclose``, ``stale``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, buffer: memoryview | None = None) -> None:
+        self._buffer = read_buffer() if buffer is None else buffer
+        self._loop = asyncio.get_running_loop()
         self._transport: asyncio.Transport | None = None
         self._chunks: collections.deque[bytes] = collections.deque()
         self._buffered = 0
@@ -46,7 +63,11 @@ class AioStream(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        data = bytes(self._buffer[:nbytes])  # copied out before the loop reads again
         self._chunks.append(data)
         self._buffered += len(data)
         if self._buffered > _HIGH and not self._reading_paused and self._transport is not None:
@@ -73,6 +94,12 @@ class AioStream(asyncio.Protocol):
     def resume_writing(self) -> None:
         self._writing_paused = False
         self._wake_writer()
+
+    def interrupt(self, error: BaseException) -> None:
+        """A pending :meth:`receive` raises ``error`` (nothing when none waits)."""
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.set_exception(error)
 
     def _wake_reader(self) -> None:
         if self._reader is not None and not self._reader.done():
@@ -105,7 +132,7 @@ class AioStream(asyncio.Protocol):
         await anyio.lowlevel.checkpoint_if_cancelled()
         self.write_now(data)
         while self._writing_paused:
-            self._drained = asyncio.get_running_loop().create_future()
+            self._drained = self._loop.create_future()
             try:
                 await self._drained
             finally:
@@ -123,7 +150,7 @@ class AioStream(asyncio.Protocol):
                 if self._lost is not None:
                     raise anyio.BrokenResourceError from self._lost
                 raise anyio.EndOfStream
-            self._reader = asyncio.get_running_loop().create_future()
+            self._reader = self._loop.create_future()
             try:
                 await self._reader
             finally:
@@ -151,9 +178,12 @@ class AioStream(asyncio.Protocol):
         return self._transport
 
 
-async def connect(host: str, port: int) -> AioStream:
+async def connect(host: str, port: int, buffer: memoryview | None = None) -> AioStream:
     """A plain TCP connection (TCP_NODELAY: asyncio sets it; addresses raced as anyio's
-    ``connect_tcp`` does, 250 ms apart)."""
+    ``connect_tcp`` does, 250 ms apart), reading into ``buffer`` (:func:`read_buffer`; one of
+    its own when None)."""
     loop = asyncio.get_running_loop()
-    _, protocol = await loop.create_connection(AioStream, host, port, happy_eyeballs_delay=0.25)
+    _, protocol = await loop.create_connection(
+        lambda: AioStream(buffer), host, port, happy_eyeballs_delay=0.25
+    )
     return protocol

@@ -24,14 +24,23 @@ scope cancelled so ended by its deadline: ``anyio.current_time()`` is past the r
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol
 
 import anyio
 import anyio.lowlevel
 
 from ..models import RequestId
 
-__all__ = ["InlineDeadlines", "loop_checkpoint", "loop_clock"]
+__all__ = ["Cancellable", "InlineDeadlines", "loop_checkpoint", "loop_clock"]
+
+
+class Cancellable(Protocol):
+    """What ends a running request: a cancel scope, or an inline exchange (``_http_engine``'s
+    ``InlineExchange``: its scope, or its wait woken)."""
+
+    def cancel(self) -> None: ...
 
 
 def loop_clock() -> Callable[[], float]:
@@ -44,7 +53,14 @@ def loop_clock() -> Callable[[], float]:
     current_token = getattr(anyio.lowlevel, "current_token", None)
     if current_token is None:  # anyio before 4.11
         return anyio.current_time
-    now: Callable[[], float] = current_token().backend_class.current_time
+    token = current_token()
+    asyncio = sys.modules.get("asyncio")  # an asyncio loop runs only where it is imported
+    if asyncio is not None and isinstance(token.native_token, asyncio.AbstractEventLoop):
+        # What anyio's asyncio backend returns (``get_running_loop().time()``), less the
+        # look-up of the running loop (a getpid system call) at each read.
+        loop_time: Callable[[], float] = token.native_token.time
+        return loop_time
+    now: Callable[[], float] = token.backend_class.current_time
     return now
 
 
@@ -65,8 +81,8 @@ class InlineDeadlines:
 
     __slots__ = ("_deadline_of", "_scopes", "_wake")
 
-    def __init__(self, scopes: dict[RequestId, anyio.CancelScope]) -> None:
-        self._scopes = scopes  # request id -> its exchange's scope (the transport's)
+    def __init__(self, scopes: Mapping[RequestId, Cancellable]) -> None:
+        self._scopes = scopes  # request id -> what ends its exchange (the transport's)
         self._deadline_of: dict[RequestId, float] = {}
         self._wake: anyio.CancelScope | None = None  # the watcher's sleep, while it sleeps
 

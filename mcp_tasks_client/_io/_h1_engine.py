@@ -18,7 +18,10 @@ connection is checked (one non-blocking readability test) before it is reused, a
 bytes after an answer, or whose server said ``Connection: close``, is closed. In a caller's
 inline exchange the write timeout is that exchange's cancel scope's deadline for the length of
 the send, when sooner than the request's (one scope per request; the scope comes down as an
-argument, :class:`~._http_engine.InlineExchange`). Plain TCP skips its stream's scheduler pass
+argument, :class:`~._http_engine.InlineExchange`). The common inline POST (an idle connection
+written directly, the answer's bytes its only wait: ``post(quick=True)``) has no scope at all:
+what ends it wakes that wait (``_Connection.interrupt``, the exchange's ``wake``), and a send
+that must wait gets a scope of its own for its length. Plain TCP skips its stream's scheduler pass
 after a send that did not wait: under trio a request goes straight to the socket (trio's stream
 keeps no buffer), under asyncio the connection is a protocol of our own (``_aio``: no loop pass
 per send, no ``pause_reading``/``resume_reading`` pair per receive); what must wait is sent by
@@ -34,7 +37,7 @@ import select
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import anyio
 import anyio.abc
@@ -48,6 +51,7 @@ from ._http_engine import (
     ConnectTimeout,
     HttpEngine,
     InlineExchange,
+    Interrupted,
     LocalProtocolError,
     ReadError,
     RemoteProtocolError,
@@ -187,6 +191,16 @@ class _Connection:
         self.aio = aio  # ``stream`` is our asyncio protocol (``_aio.AioStream``):
         self.own: _aio.AioStream | None = cast("_aio.AioStream", stream) if aio else None
         self.raw = raw  # the socket, for the idle check
+        # The idle check's poll object, the socket registered once (a ``poll(0)`` costs less
+        # than a ``select`` of a list, which asks the socket for its fd each time); None
+        # where there is no poll (Windows): ``select`` then.
+        self.poll: Any = None
+        if raw is not None and hasattr(select, "poll"):
+            try:
+                self.poll = select.poll()
+                self.poll.register(raw.fileno(), select.POLLIN)
+            except (OSError, ValueError):
+                self.poll = None
         self.pool = pool
         # Whether a request may be written without the stream's send (``send_now``): plain
         # TCP under trio (straight to the socket: its stream keeps no buffer of its own, so
@@ -208,10 +222,29 @@ class _Connection:
         if self.raw is None:
             return False
         try:
+            poll = self.poll
+            if poll is not None:  # readable, or hung up, in error: any event
+                # The fd polled is the socket's while it is open: ours closes it only with
+                # its transport (``own.stale()`` above); anyio's may close it under us, and
+                # its number may be another socket's by now.
+                if own is None and self.raw.fileno() < 0:
+                    return True
+                return bool(poll.poll(0))
             readable, _, _ = select.select([self.raw], [], [], 0)
         except (OSError, ValueError):
             return True
         return bool(readable)
+
+    def interrupt(self) -> None:
+        """Wake a wait for this connection's bytes with an error (``InlineExchange.wake``):
+        our asyncio protocol's with Interrupted, trio's ``wait_readable`` with its
+        ClosedResourceError (trio's way to end a wait on a socket about to close: the
+        exchange closes the connection). Nothing when nobody waits."""
+        own = self.own
+        if own is not None:
+            own.interrupt(Interrupted("the exchange was ended while its answer was awaited"))
+        elif self.trio is not None:
+            self.trio.notify_closing(self.raw)
 
     def send_now(self, data: bytes) -> bytes | None:
         """``data`` written without waiting (``direct`` only): None when it all went out, else
@@ -374,6 +407,7 @@ class LeanEngine(HttpEngine):
         self.held_conns = _Pool(max_held)
         self.closed = False
         self._opened = 0
+        self._read_buffer: memoryview | None = None  # asyncio's reads (_aio), made on first use
 
     @property
     def connections_opened(self) -> int:
@@ -436,28 +470,52 @@ class LeanEngine(HttpEngine):
         inline: InlineExchange,
         media: str,
         limit: int,
-    ) -> bytes | _Response:
+        quick: bool = False,
+    ) -> bytes | _Response | _Connection | None:
         """The common POST in one coroutine: taken from the pool, written, its head read, and
         for a 200 answer of media type ``media`` without Content-Encoding whose whole body (at
         most ``limit`` bytes) came with its head, that body, the connection back in the pool.
-        Anything else is the response (its head in) to read as :meth:`stream`'s and close
-        with :meth:`opened` (the same bytes on the wire either way). Deadline: the write
-        timeout as :meth:`stream`'s; the rest is the inline exchange's scope. Cancelled: the
-        exchange is abandoned, its connection closed."""
+        Anything else is the response (its head in), or the connection whose head h11 reads
+        (``_h1`` declined it), to read as :meth:`stream`'s and close with :meth:`opened` (the
+        same bytes on the wire either way).
+
+        ``quick``: the exchange runs without a cancel scope (``inline.scope`` is None), so this
+        waits for nothing but the answer's bytes, a wait ``inline.wake`` (set here) ends; None
+        when that cannot be (no idle connection ready, a head ``_h1`` does not write, a
+        connection not written directly): nothing was done, the caller runs the exchange in a
+        scope. A write that must wait runs in a scope of its own (the write timeout's).
+
+        Deadline: the write timeout as :meth:`stream`'s; the rest is the inline exchange's
+        (its scope, or :meth:`InlineExchange.cancel` waking the wait). Cancelled: the exchange
+        is abandoned, its connection closed."""
         pool = self.held_conns if held else self.conns
         connection: _Connection | None = None
-        if not pool.waiting and pool.idle:
+        if quick:
+            if pool.waiting or not pool.idle or not pool.idle[-1].direct:
+                return None
+            head = self._head("POST", headers, len(content))
+            if head is None:
+                return None
             connection = pool.idle[-1]
             if connection.stale():
-                connection = None  # the general way closes it
-            else:
-                pool.idle.pop()
-        if connection is None:
-            connection = await self._acquire(pool)
+                return None  # the general way closes it
+            pool.idle.pop()
+            inline.wake = connection.interrupt
+        else:
+            if not pool.waiting and pool.idle:
+                connection = pool.idle[-1]
+                if connection.stale():
+                    connection = None  # the general way closes it
+                else:
+                    pool.idle.pop()
+            if connection is None:
+                connection = await self._acquire(pool)
+            head = None
         try:
-            head = self._head("POST", headers, len(content))
-            if head is None or not connection.direct:
-                return await self._start(connection, "POST", headers, content, inline)
+            if head is None:
+                head = self._head("POST", headers, len(content))
+                if head is None or not connection.direct:
+                    return await self._start(connection, "POST", headers, content, inline)
             # Written as _send writes it, read as _start reads it, less their coroutines (and
             # the look-up of the loop for the cancellation check: the transport's, found once).
             await inline.checkpoint()
@@ -466,7 +524,10 @@ class LeanEngine(HttpEngine):
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 raise WriteError(f"{type(exc).__name__}: {exc}") from exc
             if rest is not None:
-                await self._send_rest(connection, rest, inline)
+                if quick:
+                    await self._send_scoped(connection, rest, inline)
+                else:
+                    await self._send_rest(connection, rest, inline)
             own = connection.own
             read = connection.buffer
             ended = False
@@ -475,6 +536,8 @@ class LeanEngine(HttpEngine):
                 parsed = parse_head(read) if read else _h1.NEED_DATA
                 if parsed is not _h1.NEED_DATA:
                     break
+                if quick and inline.cancelled:
+                    _interrupted()  # ended (woken, or between two reads): no wait begins
                 if own is None:
                     more = await connection.receive()
                 else:
@@ -490,6 +553,8 @@ class LeanEngine(HttpEngine):
                 read += more
             if not isinstance(parsed, _h1.Head):
                 self._decline(connection, "POST", headers, content, read, ended)
+                if quick:
+                    return connection  # h11 reads its head, in the caller's scope (opened)
                 return await self._h11_head(connection)
             size = parsed.size
             length = parsed.content_length
@@ -515,16 +580,37 @@ class LeanEngine(HttpEngine):
         except BaseException:
             await self._finish(connection, None)
             raise
+        finally:
+            inline.wake = None
         # Read whole, but not to be kept (the server said close, bytes came after the answer,
         # or the transport is closing): closed.
         await self._finish(connection, None)
         return read[size:end]
 
+    async def _send_scoped(
+        self, connection: _Connection, rest: bytes, inline: InlineExchange
+    ) -> None:
+        """:meth:`_send_rest` for an exchange without a cancel scope: in one of its own for the
+        length of the send (what ends it cancels it meanwhile); Interrupted when it did."""
+        scope = inline.scope = anyio.CancelScope()
+        if inline.cancelled:
+            scope.cancel()
+        try:
+            with scope:
+                await self._send_rest(connection, rest, inline)
+        finally:
+            inline.scope = None
+        if scope.cancelled_caught:
+            raise Interrupted("the exchange was ended while its request was written")
+
     def opened(self, response: Any) -> _Exchange:
-        """The exchange of a response :meth:`post` returned, to read and close as
-        :meth:`stream`'s."""
+        """The exchange of what :meth:`post` returned (a response, or a connection whose head
+        h11 reads), to read and close as :meth:`stream`'s."""
         exchange = _Exchange(self, "POST", {}, None, self.conns, None)
-        exchange.response = response
+        if type(response) is _Connection:
+            exchange.pending = response
+        else:
+            exchange.response = response
         return exchange
 
     async def _connect(self, pool: _Pool) -> _Connection:
@@ -542,7 +628,9 @@ class LeanEngine(HttpEngine):
                 elif sniffio.current_async_library() == "asyncio":
                     from . import _aio  # asyncio runs: its import is already paid
 
-                    stream = own = await _aio.connect(self._host, self._port)
+                    if self._read_buffer is None:
+                        self._read_buffer = _aio.read_buffer()  # one for this engine's reads
+                    stream = own = await _aio.connect(self._host, self._port, self._read_buffer)
                 else:
                     stream = await anyio.connect_tcp(self._host, self._port)
         except TimeoutError as exc:
@@ -681,6 +769,7 @@ class LeanEngine(HttpEngine):
                     await connection.stream.send(rest)
                 return
             scope = inline.scope
+            assert scope is not None  # an inline send that waits runs in a scope (_send_scoped)
             deadline = anyio.current_time() + self._write_timeout
             if deadline < inline.deadline:
                 scope.deadline = deadline
@@ -811,7 +900,16 @@ class _Exchange:
     closed (its connection back to the pool when read to its end), unless a drain task owns
     it (its id in the engine's ``handed_off``)."""
 
-    __slots__ = ("content", "engine", "headers", "inline", "method", "pool", "response")
+    __slots__ = (
+        "content",
+        "engine",
+        "headers",
+        "inline",
+        "method",
+        "pending",
+        "pool",
+        "response",
+    )
 
     def __init__(
         self,
@@ -829,17 +927,24 @@ class _Exchange:
         self.pool = pool
         self.inline = inline
         self.response: _Response | None = None
+        self.pending: _Connection | None = None  # sent, its head h11's to read (opened)
 
     async def __aenter__(self) -> _Response:
         if self.response is not None:  # already under way (LeanEngine.opened)
             return self.response
         engine = self.engine
-        connection = await engine._acquire(self.pool)
+        connection = self.pending
         try:
-            self.response = await engine._start(
-                connection, self.method, self.headers, self.content, self.inline
-            )
+            if connection is not None:
+                self.response = await engine._h11_head(connection)
+            else:
+                connection = await engine._acquire(self.pool)
+                self.response = await engine._start(
+                    connection, self.method, self.headers, self.content, self.inline
+                )
         except BaseException:
+            if connection is None:
+                raise
             await engine._finish(connection, None)
             raise
         return self.response
@@ -863,6 +968,10 @@ class _Exchange:
                 connection.pool.put(connection)  # the common end: nothing to await
             else:
                 await engine._finish(connection, response)
+
+
+def _interrupted() -> NoReturn:
+    raise Interrupted("the exchange was ended while its answer was awaited")
 
 
 def _exchange_h11() -> h11.Connection:

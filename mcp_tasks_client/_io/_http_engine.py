@@ -14,10 +14,11 @@ engine, the default, never imports httpx: a program that never asks for it does 
 
 May import: ``_exceptions``, ``_limits``; anyio. Not httpx, not the transport itself.
 
-Theory of operation: data travels in arguments. The one per-request fact an engine may need
-from the caller's exchange, the inline exchange's cancel scope (so the write timeout is that
-scope's deadline for the length of the send, not a second scope), is an
-:class:`InlineExchange` passed down with the request; nothing is kept in a ContextVar.
+Theory of operation: data travels in arguments. What an engine may need of the caller's
+exchange, the inline exchange's cancel scope (so the write timeout is that scope's deadline
+for the length of the send, not a second scope) or, for an exchange run without one, the wait
+to wake when it is ended (``wake``), is an :class:`InlineExchange` passed down with the
+request; nothing is kept in a ContextVar.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "HTTPError",
     "HttpEngine",
     "InlineExchange",
+    "Interrupted",
     "LocalProtocolError",
     "ReadError",
     "RemoteProtocolError",
@@ -79,16 +81,29 @@ class LocalProtocolError(HTTPError):
     """A request HTTP/1.1 cannot carry (a header h11 refuses)."""
 
 
-class InlineExchange:
-    """The exchange a caller runs in its own task (``HttpTransport.exchange``): its one cancel
-    scope, the request's deadline, the loop's ``checkpoint_if_cancelled`` (the transport's,
-    found once when it opened), and whether the engine's write timeout fired on it."""
+class Interrupted(Exception):
+    """An inline exchange's wait was ended by :meth:`InlineExchange.cancel` (its deadline, the
+    transport's close): raised where the exchange waited, never past the transport."""
 
-    __slots__ = ("checkpoint", "deadline", "scope", "write_timed_out")
+
+class InlineExchange:
+    """The exchange a caller runs in its own task (``HttpTransport.exchange``): its cancel
+    scope when it has one, the request's deadline, the loop's ``checkpoint_if_cancelled``
+    (the transport's, found once when it opened), whether the engine's write timeout fired on
+    it, and how to end it (:meth:`cancel`).
+
+    An exchange runs without a cancel scope as long as its only wait is for the answer's
+    bytes on a connection that can be woken (``wake``, set by the engine: the lean engine's
+    quick POST); anything else runs in ``scope``. :meth:`cancel` (the deadline watcher, the
+    transport's close) cancels the scope when there is one, else marks the exchange
+    ``cancelled`` and wakes its wait, which raises :class:`Interrupted` (or the connection's
+    own error): the engine closes that connection."""
+
+    __slots__ = ("cancelled", "checkpoint", "deadline", "scope", "wake", "write_timed_out")
 
     def __init__(
         self,
-        scope: anyio.CancelScope,
+        scope: anyio.CancelScope | None,
         deadline: float,
         checkpoint: Callable[[], Awaitable[None]] = anyio.lowlevel.checkpoint_if_cancelled,
     ) -> None:
@@ -96,6 +111,17 @@ class InlineExchange:
         self.deadline = deadline
         self.checkpoint = checkpoint
         self.write_timed_out = False
+        self.cancelled = False
+        self.wake: Callable[[], None] | None = None
+
+    def cancel(self) -> None:
+        """End the exchange: its scope cancelled, or its wait woken (see the class)."""
+        self.cancelled = True
+        scope = self.scope
+        if scope is not None:
+            scope.cancel()
+        elif self.wake is not None:
+            self.wake()
 
 
 class HttpEngine:
@@ -140,9 +166,11 @@ class HttpEngine:
         inline: InlineExchange,
         media: str,
         limit: int,
+        quick: bool = False,
     ) -> Any:
         """Only when ``quick_post``: an inline POST, the common answer's whole body (bytes)
-        or the response to go on with through :meth:`opened`."""
+        or what to go on with through :meth:`opened`. ``quick``: the exchange has no cancel
+        scope; None when it would wait for anything but the answer's bytes (nothing done)."""
         raise NotImplementedError  # pragma: no cover - guarded by quick_post
 
     def opened(self, response: Any) -> AbstractAsyncContextManager[Any]:

@@ -77,7 +77,7 @@ from ..models import (
     RequestId,
 )
 from . import _url
-from ._deadlines import InlineDeadlines, loop_checkpoint
+from ._deadlines import Cancellable, InlineDeadlines, loop_checkpoint
 from ._h1_engine import LeanEngine
 from ._http_engine import HttpEngine, InlineExchange, WriteTimeout
 from ._http_sse import (
@@ -109,6 +109,11 @@ __all__ = ["HttpTransport", "StreamResumption"]
 _JSON = "application/json"
 _SSE = "text/event-stream"
 _INCOMING_BUFFER = 4  # messages waiting for the client's reader: a full buffer holds streams
+
+
+_Prepared = tuple[dict[str, str], bytes, Any]
+"""An inline POST begun without a scope: its headers, body, and what the engine's quick POST
+returned (None: nothing done; else the response, or connection, to go on with)."""
 
 
 class HttpTransport(SseStreams, Transport):
@@ -223,7 +228,9 @@ class HttpTransport(SseStreams, Transport):
             (connect_timeout, write_timeout, max_connections, max_held_connections),
         )
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._scopes: dict[RequestId, anyio.CancelScope] = {}
+        # What ends each running request: a background one's scope, an inline exchange's
+        # InlineExchange (its scope, or its wait woken).
+        self._scopes: dict[RequestId, Cancellable] = {}
         self._deadlines = InlineDeadlines(self._scopes)  # the inline exchanges' deadlines
         self._scope_type: Callable[[], anyio.CancelScope] = anyio.CancelScope
         self._checkpoint: Callable[[], Awaitable[None]] = anyio.lowlevel.checkpoint_if_cancelled
@@ -370,33 +377,73 @@ class HttpTransport(SseStreams, Transport):
         answer (at most ``_DRAIN_SECONDS``) is handed to a background task. Closing the
         transport ends the request with TransportClosed.
         Deadline: ``deadline``: the transport's one deadline watcher (``_deadlines``, no timer
-        per request) cancels the exchange's one cancel scope (the one the transport's close
-        cancels too) once it passed: TimeoutError. Cancelled: the POST is abandoned (its
-        stream closed).
+        per request) ends the exchange once it passed (TimeoutError), as the transport's close
+        does (a TransportClosed fault): it cancels the exchange's one cancel scope, or, on the
+        lean engine's quick POST, which runs without one (its only wait is for the answer's
+        bytes on an idle connection), wakes that wait; the connection is closed either way.
+        Cancelled: the POST is abandoned (its stream closed).
         """
         if self._task_group is None or self._closed:
             raise TransportClosed("the HTTP transport is not open")
-        scope = self._scope_type()  # its deadline is watched (_deadlines): no timer of its own
-        self._scopes[message.id] = scope
+        inline = InlineExchange(None, deadline, self._checkpoint)
+        self._scopes[message.id] = inline  # what ends it: its close, abandon, the watcher
         if deadline != math.inf:
             self._deadlines.add(message.id, deadline)
-        inline = InlineExchange(scope, deadline, self._checkpoint)
+        engine = self._engine
         item: Incoming | None = None
         try:
+            prepared: _Prepared | None = None
+            if (
+                engine.quick_post
+                and self._http_observer is None
+                and message.method != "initialize"  # its session id is read off the head
+            ):
+                # The common exchange without a cancel scope: its one wait, for the answer's
+                # bytes, is woken by inline.cancel() (the engine's; no scope to enter and
+                # leave per request). Anything else (a wait for a connection, an answer that
+                # is not the common one) goes on below, in a scope.
+                try:
+                    headers = self._message_headers(message)
+                    body = serialize_message(message)
+                    got = await engine.post(
+                        headers,
+                        body,
+                        held=held,
+                        inline=inline,
+                        media=_JSON,
+                        limit=self.limits.max_message_bytes,
+                        quick=True,
+                    )
+                    if type(got) is bytes:
+                        answer: Incoming = parse_answer(got, message.id)
+                        return answer
+                except Exception as exc:
+                    if inline.cancelled or inline.write_timed_out:
+                        return self._cut_short(message, inline)
+                    return self._inline_fault(message, exc)
+                prepared = (headers, body, got)
+            scope = inline.scope = self._scope_type()  # deadline watched: no timer of its own
+            if inline.cancelled:
+                scope.cancel()
             with scope:
                 try:
-                    item = await self._post_request(message, held, inline)
+                    item = await self._post_request(message, held, inline, prepared)
                 except Exception as exc:
                     item = self._inline_fault(message, exc)
         finally:
             self._scopes.pop(message.id, None)
             self._deadlines.drop(message.id)
         if scope.cancelled_caught:
-            if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
-                error = WriteTimeout(f"request not sent within {self._write_timeout} s")
-                return TransportFault(message.id, self._error(error, message.method))
-            return self._ended(message, deadline)
+            return self._cut_short(message, inline)
         return item
+
+    def _cut_short(self, message: JSONRPCRequest, inline: InlineExchange) -> TransportFault:
+        """An inline exchange ended by what may end it: its write timeout (a fault), the
+        transport's close (a fault) or its deadline (TimeoutError, raised)."""
+        if inline.write_timed_out and not self._closed:  # a close is a close, not a timeout
+            error = WriteTimeout(f"request not sent within {self._write_timeout} s")
+            return TransportFault(message.id, self._error(error, message.method))
+        return self._ended(message, inline.deadline)
 
     def _ended(self, message: JSONRPCRequest, deadline: float) -> TransportFault:
         """Why an inline exchange's scope ended it: the transport's close (a fault), else its
@@ -619,17 +666,28 @@ class HttpTransport(SseStreams, Transport):
         return self._engine.extend(base, extra)
 
     async def _post_request(
-        self, message: JSONRPCRequest, held: bool, inline: InlineExchange | None = None
+        self,
+        message: JSONRPCRequest,
+        held: bool,
+        inline: InlineExchange | None = None,
+        prepared: _Prepared | None = None,
     ) -> Incoming | None:
         """One request's POST. ``inline`` (:meth:`exchange`): a single answer (a JSON body, an
-        error body) is returned instead of delivered, and an SSE stream's drain is handed off."""
-        headers = self._message_headers(message)
-        body = serialize_message(message)
+        error body) is returned instead of delivered, and an SSE stream's drain is handed off.
+        ``prepared``: the headers, body and what the engine's quick POST returned (None: it
+        did nothing) of an inline exchange that began without a scope."""
         state: StreamState | None = None  # an SSE answer's (its resumption's)
         engine = self._engine
         exchange: AbstractAsyncContextManager[Any]
+        if prepared is not None:  # exchange(): begun without a scope, or not at all
+            headers, body, got = prepared
+        else:
+            headers = self._message_headers(message)
+            body = serialize_message(message)
+            got = None
         if (
-            inline is not None
+            got is None
+            and inline is not None
             and engine.quick_post
             and self._http_observer is None
             and message.method != "initialize"  # its session id is read off the head
@@ -647,6 +705,7 @@ class HttpTransport(SseStreams, Transport):
             if type(got) is bytes:
                 answer: Incoming | None = parse_answer(got, message.id)
                 return answer
+        if got is not None:  # under way: its head in, or h11's to read
             exchange = engine.opened(got)
         else:
             exchange = self._stream("POST", headers, body, held=held, inline=inline)
