@@ -21,6 +21,11 @@ path. So no number reaches the models that a float cannot hold (|x| <= ``sys.flo
 ``loads`` already refuses NaN and the infinities), no duration that overflows a ``timedelta``,
 and no timestamp whose fields, offset or UTC instant are out of range.
 
+Hooks for a models module's classes may be *deferred* (:meth:`WireConverter.defer`): its
+installers run the first time the converter is asked for a hook of one of its classes, so a
+generation's codec does not import (and build) the prompt and resource models until a program
+reads one (issue 34, start-up).
+
 Unions are resolved by the JSON kind of the value (object, array, string, number, bool, null);
 several attrs classes of one kind need a registered *family* with a discriminator (content
 blocks by ``type``, elicitation params by ``mode``). Generation codecs
@@ -182,6 +187,7 @@ class WireConverter(cattrs.Converter):
     def __init__(self) -> None:
         super().__init__()
         self._families: list[Family] = []
+        self._deferred: dict[str, list[Callable[[], None]]] = {}
         # The models' enums are plain Enums (no ``str`` mixin), so they never hit the str hook.
         self.register_structure_hook(str, _strict(str, "a string"))
         self.register_structure_hook(bool, _strict(bool, "a boolean"))
@@ -203,8 +209,32 @@ class WireConverter(cattrs.Converter):
         self.register_structure_hook_factory(attrs.has, self._attrs_structure_hook)
         self.register_unstructure_hook_factory(attrs.has, self._attrs_unstructure_hook)
         self.register_unstructure_hook(Unset, lambda v: None)
+        # Last, so first asked: a class whose module has deferred hooks installs them now.
+        self.register_structure_hook_factory(self._is_deferred, self._settled_structure)
+        self.register_unstructure_hook_factory(self._is_deferred, self._settled_unstructure)
 
     # -- public ------------------------------------------------------------------------------
+
+    def defer(self, module: str, install: Callable[[], None]) -> None:
+        """Run ``install`` (which registers hooks for classes of the models module named
+        ``module``) only when this converter first needs a hook for a class of that module:
+        the module is then imported already, by whoever holds the class."""
+        self._deferred.setdefault(module, []).append(install)
+
+    def _is_deferred(self, tp: Any) -> bool:
+        return isinstance(tp, type) and tp.__module__ in self._deferred
+
+    def _settle(self, cls: type) -> None:
+        for install in self._deferred.pop(cls.__module__, ()):
+            install()
+
+    def _settled_structure(self, cls: type) -> Hook:
+        self._settle(cls)
+        return self.get_structure_hook(cls)
+
+    def _settled_unstructure(self, cls: type) -> Callable[[Any], Any]:
+        self._settle(cls)
+        return self.get_unstructure_hook(cls)
 
     def add_family(self, family: Family) -> None:
         self._families.append(family)
