@@ -23,24 +23,21 @@ from ._exceptions import (
     UsageError,
 )
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
-from .models import (
-    TASKS_EXTENSION,
-    CallToolResult,
-    InputRequiredResult,
-    ListToolsResult,
-    Tool,
-)
+from .models import TASKS_EXTENSION
 
-if TYPE_CHECKING:  # the prompt and resource models are read from ``models`` when first used
+if TYPE_CHECKING:  # the feature models are read from ``models`` when first used
     from .models import (
+        CallToolResult,
         GetPromptResult,
         ListPromptsResult,
         ListResourcesResult,
         ListResourceTemplatesResult,
+        ListToolsResult,
         Prompt,
         ReadResourceResult,
         Resource,
         ResourceTemplate,
+        Tool,
     )
 
 __all__ = ["FeatureCalls", "Pages", "unmarked"]
@@ -67,7 +64,7 @@ class FeatureCalls(ClientBase):
     ) -> tuple[ListToolsResult, bool]:
         """:meth:`list_tools_page`, and whether the page was served from the cache."""
         params = {"cursor": cursor} if cursor is not None else None
-        reader = _reader(self, ListToolsResult)
+        reader = _reader(self, _models.ListToolsResult)
         page, served = await self._fetch_marked("tools/list", params, reader, timeout)
         keep = self.limits.max_known_tools
         # a page served from the cache was reported when it came: not warned again
@@ -218,7 +215,7 @@ class FeatureCalls(ClientBase):
 
     async def _call_tool_once(self, call: ToolCall, *, timeout: float | None) -> CallToolResult:
         try:
-            result = await self._answer("tools/call", CallToolResult, timeout, call)
+            result = await self._answer("tools/call", _models.CallToolResult, timeout, call)
         except MethodNotFound as exc:
             if refusals.mentions_task(exc.message):
                 raise TaskAugmentationRequired(
@@ -243,7 +240,7 @@ class FeatureCalls(ClientBase):
         reader = functools.partial(self._driver.read_answer, cls=cls)
         params = self._call_params(request.params())
         answer = await self._fetch(method, params, reader, timeout)
-        if isinstance(answer, InputRequiredResult):
+        if isinstance(answer, _models.InputRequiredResult):
             raise InputRequired(method, getattr(request, "name", None) or request.uri, answer)
         return answer
 

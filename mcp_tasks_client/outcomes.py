@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
 from ._exceptions import RPCError
-from .models import CallToolResult, JSONObject, Task
+from .models import JSONObject, Task
+
+if TYPE_CHECKING:  # the tool and content models: imported where a program uses them
+    from .models import CallToolResult
 
 __all__ = ["Cancelled", "Completed", "Expired", "Failed", "Lost", "Outcome"]
 

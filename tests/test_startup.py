@@ -131,6 +131,36 @@ NOT_FOR_STATUS = [
 ]  # fmt: skip
 
 
+STATUS_NEEDS_NONE_OF = [
+    # issue 34, per use: the other generation (its driver, codec and header codec), the wire
+    # models a status never reads (tools, content, input requests, prompts and resources)
+    "mcp_tasks_client._drivers.v2026_07_28", "mcp_tasks_client._codec.v2026_07_28",
+    "mcp_tasks_client._codec.headers", "mcp_tasks_client.models.tools",
+    "mcp_tasks_client.models.content", "mcp_tasks_client.models.client_requests",
+    "mcp_tasks_client.models.catalog",
+]  # fmt: skip
+
+
+def attrs_classes(code: str) -> list[str]:
+    """The attrs classes of this package that ``code`` builds (each costs its generated
+    methods' compilation at import: about 0.4 ms here)."""
+    script = (
+        f"{code}\n"
+        "import json, sys, attrs\n"
+        "found = sorted(f'{name}.{value.__qualname__}'\n"
+        "    for name, module in list(sys.modules.items())\n"
+        "    if name.startswith('mcp_tasks_client') and module is not None\n"
+        "    for value in vars(module).values()\n"
+        "    if isinstance(value, type) and attrs.has(value) and value.__module__ == name)\n"
+        "print(json.dumps(found))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    found: list[str] = json.loads(ran.stdout.splitlines()[-1])
+    return found
+
+
 def test_a_command_over_http_loads_no_conformance_kit_nor_journal_file() -> None:
     """``mcp-tasks status`` and the like (a script may call them in a loop): the command
     line's modules, the client's, not the probe's nor sqlite3 (no --journal) nor subprocess
@@ -151,16 +181,28 @@ def test_mcp_tasks_status_loads_the_client_and_its_own_command_alone() -> None:
     names = loaded(STATUS)
     ours = {n for n in names if n.startswith("mcp_tasks_client")}
     assert {n for n in ours if n.startswith("mcp_tasks_client.cli")} == STATUS_CLI_MODULES
-    for absent in NOT_FOR_STATUS:
+    for absent in NOT_FOR_STATUS + STATUS_NEEDS_NONE_OF:
         assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
-    # The client's 59 (with __init__; 47 before Session was split by job into the _session
+    # 51 of the client's now (with __init__), the command line's 10: 68 in all before issue
+    # 34's last step loaded each generation and each models module per use. Before that: the
+    # client's 59 (with __init__; 47 before Session was split by job into the _session
     # package, six modules where one was, and HttpTransport by job into its two engines, the
     # engines' interface, the SSE streams and the lean reader; one more since status runs on
     # asyncio: the lean engine's asyncio protocol, _io._aio), the command line's 10.
-    assert len(ours) <= 69, sorted(ours)
+    assert len(ours) <= 61, sorted(ours)
     # Beyond the package, its dependencies and rich: no trio (nor its outcome and
     # sortedcontainers), no opentelemetry. 381 modules in all before, 321 now (Python 3.11).
     assert third_party(names) - {"exceptiongroup"} <= STATUS_THIRD_PARTY, third_party(names)
+
+
+def test_mcp_tasks_status_builds_only_the_attrs_classes_it_uses() -> None:
+    """Issue 34: the attrs classes were most of the library's own import (each compiles its
+    generated methods): 97 on ``status``'s path before the models and the generations were
+    loaded per use. Pinned: a new class on this path is a decision, never a side effect."""
+    built = attrs_classes(STATUS)
+    assert len(built) <= 66, built  # 97 before (884606a), counted the same way
+    for module in STATUS_NEEDS_NONE_OF:
+        assert not any(name.startswith(module + ".") for name in built), module
 
 
 def test_the_terminal_display_imports_no_other_commands_parts() -> None:
@@ -334,3 +376,95 @@ def test_the_command_freezes_the_heap_only_as_its_process_exits() -> None:
     )  # fmt: skip
     assert ran.stdout.splitlines()[-2:] == ["in a program 0", "script 6 True"], ran.stdout
     assert ran.stderr.splitlines()[-1] == "atexit True", ran.stderr
+
+
+def test_the_models_package_imports_each_module_on_first_use() -> None:
+    """Issue 34: ``from mcp_tasks_client.models import Task`` builds the task models (and the
+    JSON-RPC ones they name), not the tool, content, input-request, prompt nor resource
+    classes: each ``models`` name's module is imported when the name is first used."""
+    names = loaded("from mcp_tasks_client.models import Task")
+    assert {n for n in names if n.startswith("mcp_tasks_client.models")} == {
+        "mcp_tasks_client.models",
+        "mcp_tasks_client.models._base",
+        "mcp_tasks_client.models.tasks",
+        "mcp_tasks_client.models.jsonrpc",
+    }
+
+
+def test_every_model_name_has_one_home_and_is_the_same_object() -> None:
+    """The lazy ``models`` package keeps two lists, what a type checker sees (the imports
+    under ``TYPE_CHECKING``) and what runs (``_HOMES``): they agree with each other and with
+    ``__all__``, and every name is the object its module defines."""
+    import ast
+    import importlib
+
+    from mcp_tasks_client import models
+
+    source = Path(models.__file__).read_text(encoding="utf-8")
+    checked: dict[str, str] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom)
+                for alias in stmt.names:
+                    checked[alias.name] = "." * stmt.level + (stmt.module or "")
+    assert checked == models._HOMES
+    eager = {"MAX_DURATION_MS", "UNSET", "CacheScope", "JSONObject", "JSONValue", "Unset"}
+    assert set(models._HOMES) == set(models.__all__) - eager
+    for name, home in models._HOMES.items():
+        module = importlib.import_module(home, "mcp_tasks_client.models")
+        assert getattr(models, name) is getattr(module, name), name
+    assert set(models.__all__) <= set(dir(models))
+    with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
+        getattr(models, "Nothing")  # noqa: B009 - the lookup is the test
+
+
+DEFERRED_MODELS = [
+    "mcp_tasks_client.models.tools", "mcp_tasks_client.models.content",
+    "mcp_tasks_client.models.client_requests", "mcp_tasks_client.models.catalog",
+]  # fmt: skip
+
+
+def test_a_generation_is_loaded_when_first_asked_for_and_its_codec_defers_models() -> None:
+    """Issue 34: a driver of one generation loads neither the other generation nor the models
+    it has not met; its codec's hooks for those models (content blocks by ``type``,
+    elicitation params by ``mode``, the caching hints of the lists) are installed when the
+    converter first meets one of their classes, and then read exactly as before (A-09, C-49,
+    SEP-2549: 2025-11-25 leaves the hints in ``extra``, 2026-07-28 reads them leniently)."""
+    code = (
+        "import sys\n"
+        "from mcp_tasks_client import Generation\n"
+        "from mcp_tasks_client._drivers import driver_for\n"
+        "old = driver_for(Generation.V2025_11_25)\n"
+        f"print(sorted(n for n in {DEFERRED_MODELS!r} if n in sys.modules))\n"
+        "print('v2026' in str(sorted(sys.modules)))\n"
+        "from mcp_tasks_client import models\n"
+        "result = old.converter.decode({'content': [{'type': 'text', 'text': 'hi'},\n"
+        "    {'type': 'image', 'data': 'AA==', 'mimeType': 'image/png'}, {'type': 'x-new'}]},\n"
+        "    models.CallToolResult)\n"
+        "print([type(block).__name__ for block in result.content])\n"
+        "print(old.converter.encode(result)['content'][2])\n"
+        "asked = old.converter.decode({'mode': 'url', 'message': 'm', 'url': 'https://x',\n"
+        "    'elicitationId': 'e'}, models.ElicitRequestParams)\n"
+        "print(type(asked).__name__)\n"
+        "page = old.converter.decode({'prompts': [], 'ttlMs': 5}, models.ListPromptsResult)\n"
+        "print(page.ttl_ms, dict(page.extra))\n"
+        "new = driver_for(Generation.V2026_07_28)\n"
+        "tool = new.converter.decode({'name': 't', 'inputSchema': {}}, models.Tool)\n"
+        "print(tool.task_support_listed)\n"
+        "tools = new.converter.decode({'tools': [], 'ttlMs': 'soon'}, models.ListToolsResult)\n"
+        "print(tools.ttl_ms, tools.cache_scope.value)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert ran.stdout.splitlines() == [
+        "[]",  # no tool, content, input-request nor catalog model built yet
+        "False",  # nor the other generation
+        "['TextContent', 'ImageContent', 'UnknownContent']",
+        "{'type': 'x-new'}",
+        "ElicitRequestURLParams",
+        "None {'ttlMs': 5}",
+        "False",
+        "0 private",
+    ], ran.stdout

@@ -287,6 +287,9 @@ class WireConverter(cattrs.Converter):
 
     def _union_hook(self, tp: Any) -> Hook:
         members = [a for a in typing.get_args(tp) if a is not Unset]
+        for member in members:  # their deferred hooks (a family among them) installed now
+            if self._is_deferred(member):
+                self._settle(member)
         by_kind: dict[str, list[Any]] = {}
         for member in members:
             for kind in _kinds_of_type(member):

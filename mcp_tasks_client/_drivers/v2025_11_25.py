@@ -17,10 +17,11 @@ May import what ``base.py`` may.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
+from .. import models
 from .._codec import v2025_11_25
 from .._codec._fast_task import task_decoder_2025
 from .._exceptions import (
@@ -40,7 +41,6 @@ from .._sansio.classify import legacy_outcome
 from .._sansio.task_machine import Violation
 from ..models import (
     RELATED_TASK_META,
-    CallToolResult,
     CreateTaskResult,
     InitializeResult,
     JSONObject,
@@ -49,12 +49,13 @@ from ..models import (
     ServerCapabilities,
     Task,
     TaskStatus,
-    TaskSupport,
-    Tool,
 )
-from ..outcomes import Outcome
 from . import refusals
 from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
+
+if TYPE_CHECKING:  # the tool models are read from ``models`` when a tool call needs them
+    from ..models import CallToolResult, Tool
+    from ..outcomes import Outcome
 
 __all__ = ["Driver2025"]
 
@@ -174,11 +175,11 @@ class Driver2025(Driver):
         tasks = self.server_capabilities.tasks
         if tasks is None or not tasks.tools_call:
             raise CapabilityNotNegotiated("tasks.requests.tools.call", rule="C-16, T:113")
-        if tool is not None and tool.task_support is TaskSupport.FORBIDDEN:
+        if tool is not None and tool.task_support is models.TaskSupport.FORBIDDEN:
             raise TaskAugmentationNotAllowed(name)
 
     def check_plain_call(self, name: str, tool: Tool | None) -> None:
-        if tool is not None and tool.task_support is TaskSupport.REQUIRED:
+        if tool is not None and tool.task_support is models.TaskSupport.REQUIRED:
             raise TaskAugmentationRequired(name)
 
     def input_keys(self, key: str) -> list[str]:
@@ -207,7 +208,7 @@ class Driver2025(Driver):
     def read_start(self, raw: JSONObject) -> StartAnswer:
         if "task" in raw:  # the nested form is how a task is told from a plain answer
             return self.converter.decode(raw, CreateTaskResult)
-        return self.converter.decode(raw, CallToolResult)
+        return self.converter.decode(raw, models.CallToolResult)
 
     def plain_start_answer(self, name: str, answer: CallToolResult) -> CallToolResult:
         # A plain answer to a task call: the server ran it inline, or refused in an isError.

@@ -33,7 +33,7 @@ from .._exceptions import (
 )
 from .._generation import Generation
 from .._sansio.progress import StatusMessage, TaskProgress
-from ..models import CallToolResult, Task, Tool
+from ..models import Task
 from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from ..wire import encode
 from ._exit import ExitCode, for_error, for_outcome
@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # each imported by the commands that use it alone (``status``
     from ..conformance import ProbeReport
     from ..engine import Poller, WatchItem
     from ..journal import JournalEntry
+    from ..models import CallToolResult, Tool
     from ..probe import ServerProbe
     from ..resume import Resumed
 
