@@ -1,8 +1,10 @@
 """The converter machinery shared by every protocol generation.
 
-Theory of operation: a :class:`WireConverter` is a ``cattrs.Converter`` whose hooks are strict
-(``"5"`` is never an int, ``5`` never a string) and which reports the JSON path of the first
-problem as a :class:`~mcp_tasks_client.DecodeError`. Attrs classes are mapped generically:
+Theory of operation: a :class:`WireConverter` is a converter in the manner of cattrs (hooks
+registered by type, found by ``_dispatch.Dispatch``, cattrs' interface without cattrs) whose
+hooks are strict (``"5"`` is never an int, ``5`` never a string) and which reports the JSON
+path of the first problem as a :class:`~mcp_tasks_client.DecodeError`. Attrs classes are
+mapped generically:
 
 - a field's JSON key is its ``wire`` metadata, or the camelCase of its name;
 - a field without a default is a required key (missing -> DecodeError);
@@ -46,10 +48,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard, TypeVar
 
 import attrs
-import cattrs
 
 from .._exceptions import DecodeError, UnknownValue
 from ..models._base import RANGE, UNSET, Unset
+from ._dispatch import Dispatch
 
 T = TypeVar("T")
 
@@ -181,8 +183,8 @@ class Family:
     pick: Callable[[Mapping[str, Any]], type]
 
 
-class WireConverter(cattrs.Converter):
-    """A strict cattrs converter with JSON paths in its errors."""
+class WireConverter(Dispatch):
+    """A strict converter with JSON paths in its errors."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -241,7 +243,8 @@ class WireConverter(cattrs.Converter):
 
     def decode(self, value: Any, cls: type[T]) -> T:
         """``value`` (parsed JSON) as ``cls``; any problem is a DecodeError naming the path."""
-        return self.structure(value, cls)
+        decoded: T = self.structure(value, cls)
+        return decoded
 
     def encode(self, obj: Any) -> Any:
         """``obj`` as JSON-ready Python values."""

@@ -230,4 +230,4 @@ converter, strict_task = _build()
 
 decode_task = task_decoder_2025(strict_task)  # shared: no timestamp cache (see 2026's)
 """A Task snapshot: the fast path for the common shape, else the strict hook (its
-DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""
+DecodeError); the same as ``converter.decode(value, Task)``, without the converter's dispatch."""

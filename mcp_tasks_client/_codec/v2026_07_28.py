@@ -155,6 +155,6 @@ converter, strict_task = _build()
 
 decode_task = task_decoder_2026(strict_task)
 """A Task snapshot: the fast path for the common shape, else the strict hook (its
-DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch. Shared
-by the process, so it keeps no timestamp cache: a driver makes its own decoder
+DecodeError); the same as ``converter.decode(value, Task)``, without the converter's
+dispatch. Shared by the process, so it keeps no timestamp cache: a driver makes its own decoder
 (``task_decoder_2026(strict_task, cached=True)``) for its client's polls."""

@@ -8,7 +8,7 @@ Each protocol generation is one module here behind the :class:`~.base.Driver` in
 May import: this package's modules (and what they may import).
 
 Theory of operation: the registry names each generation's driver by where it lives
-(``module:Class``); a generation's module (its driver, its codec, its cattrs converter) is
+(``module:Class``); a generation's module (its driver, its codec, its converter) is
 imported the first time that generation is asked for, and the class then replaces its name in
 the registry. A program speaking one generation never loads the other's (issue 34: ``mcp-tasks
 status`` on 2025-11-25 loads no 2026-07-28 code). The lookup happens when a Client is made,
