@@ -136,8 +136,10 @@ STATUS_NEEDS_NONE_OF = [
     "mcp_tasks_client._codec.headers", "mcp_tasks_client.models.tools",
     "mcp_tasks_client.models.content", "mcp_tasks_client.models.client_requests",
     "mcp_tasks_client.models.catalog",
-    # nor cattrs: the codecs find their hooks themselves (_codec/_dispatch.py)
-    "cattrs",
+    # nor cattrs: the codecs find their hooks themselves (_codec/_dispatch.py); nor
+    # urllib.request (read only when a *_proxy variable is set) and the email package (only
+    # an HTTP-date Retry-After needs it)
+    "cattrs", "urllib.request", "email",
 ]  # fmt: skip
 
 
