@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tasks_client.cli import ExitCode
+
 STDLIB = set(sys.stdlib_module_names)
 
 
@@ -471,3 +473,43 @@ def test_a_generation_is_loaded_when_first_asked_for_and_its_codec_defers_models
         "False",
         "0 private",
     ], ran.stdout
+
+
+SSE_READER = {"mcp_tasks_client._io._sse", "mcp_tasks_client._io._sse_httpx"}
+"""What a server answering ``text/event-stream`` adds (with httpx-sse's decoder, hence httpx)."""
+
+
+@pytest.mark.parametrize(
+    ("peer", "generation", "sse"),
+    [
+        ("mcp1", "2025-11-25", True),  # answers every POST as an event stream
+        ("fastmcp4", "2026-07-28", False),  # answers JSON
+    ],
+)
+def test_a_status_a_live_server_answers_loads_what_the_refused_one_does(
+    peer: str, generation: str, sse: bool, request: pytest.FixtureRequest
+) -> None:
+    """The start-up benchmark times ``status`` against a refused port (the server's answer
+    excluded). Loading per use must not move work out of what it times: a status a real server
+    answers (the handshake read, then the answer decoded and printed) loads the modules the
+    refused one does, on either generation, and the SSE reader when the server answers in
+    events (mcp 1.30 does; fastmcp 4.1.4 and the benchmark's server answer JSON). fastmcp is
+    stateless, so its status reads a task another process started; mcp 1.30 binds a task to
+    its session, so its status is of an id it does not know (TaskNotFound, its error read)."""
+    url: str = request.getfixturevalue(f"{peer}_http_url")
+    words = ["--url", url, "--generation", generation]
+    task_id, expected = "no-such-task", int(ExitCode.LOST)
+    if not sse:
+        started = subprocess.run(
+            [sys.executable, "-m", "mcp_tasks_client.cli", *words, "call", "slow_compute",
+             "--task", "--args", '{"seconds": 1}'],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        task_id, expected = json.loads(started.stdout.splitlines()[-1])["task_id"], 0
+    code = _quietly([*words, "status", task_id]).replace("    main(", "    code = main(")
+    live = set(loaded(code + f"assert code == {expected}, (code, err.getvalue())\n"))
+    refused = ["--url", "http://127.0.0.1:9/mcp", "--generation", generation, "status", "t-1"]
+    more = live - set(loaded(_quietly(refused)))
+    assert {n for n in more if n.startswith("mcp_tasks_client")} == (SSE_READER if sse else set())
+    assert third_party(sorted(more)) <= ({"httpx", "httpx_sse", "h11", "idna"} if sse else set())
+    assert not any(n == "cattrs" or n.startswith("mcp_tasks_client.models.tools") for n in live)
