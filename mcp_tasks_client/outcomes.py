@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
 import attrs
 
 from ._exceptions import RPCError
-from .models import JSONObject, Task
-
-if TYPE_CHECKING:  # the tool and content models: imported where a program uses them
-    from .models import CallToolResult
+from .models import CallToolResult, JSONObject, Task
 
 __all__ = ["Cancelled", "Completed", "Expired", "Failed", "Lost", "Outcome"]
 

@@ -16,7 +16,7 @@ May import what ``base.py`` may.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
@@ -37,7 +37,6 @@ from .._exceptions import (
     UsageError,
 )
 from .._generation import Generation
-from .._sansio.classify import legacy_outcome
 from .._sansio.task_machine import Violation
 from ..models import (
     RELATED_TASK_META,
@@ -253,7 +252,12 @@ class Driver2025(Driver):
         return True
 
     def follow(self, link: TaskLink, policy: Any) -> TaskFollow:
-        return _HeldResult(link, open_on_input=policy.open_result_on_input_required)
+        # Imported here, once per followed task (never per poll): with the outcomes, and
+        # through them the tool and content models, which a program following no task (a
+        # ``status``) never loads.
+        from .._sansio.classify import legacy_outcome
+
+        return _HeldResult(link, legacy_outcome, open_on_input=policy.open_result_on_input_required)
 
 
 class _HeldResult(TaskFollow):
@@ -266,8 +270,15 @@ class _HeldResult(TaskFollow):
     again while the task still needs input, and the result is fetched afresh at terminal; if
     that fetch returns a result, the early error is recorded as a violation."""
 
-    def __init__(self, link: TaskLink, *, open_on_input: bool) -> None:
+    def __init__(
+        self,
+        link: TaskLink,
+        classify: Callable[..., Outcome | MCPTasksError],
+        *,
+        open_on_input: bool,
+    ) -> None:
         self._link = link
+        self._classify = classify
         self._open_on_input = open_on_input
         self._call: anyio.Event | None = None  # set when the held call returned
         self._scope: anyio.CancelScope | None = None
@@ -314,12 +325,12 @@ class _HeldResult(TaskFollow):
     async def outcome(self, terminal: Task) -> Outcome | MCPTasksError:
         decode = self._link.decode_result
         if terminal.status is TaskStatus.CANCELLED:  # C-27: nothing to fetch
-            return legacy_outcome(terminal, None, None, decode)
+            return self._classify(terminal, None, None, decode)
         try:
             raw = await self._terminal_result()
         except RPCError as exc:
-            return legacy_outcome(terminal, None, exc, decode)
-        return legacy_outcome(terminal, raw, None, decode)
+            return self._classify(terminal, None, exc, decode)
+        return self._classify(terminal, raw, None, decode)
 
     async def _terminal_result(self) -> JSONObject:
         if self._call is not None:

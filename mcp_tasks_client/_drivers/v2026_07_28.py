@@ -52,7 +52,6 @@ from .._exceptions import (
     UsageError,
 )
 from .._generation import Generation
-from .._sansio.classify import inline_outcome
 from ..models import (
     TASKS_EXTENSION,
     CreateTaskResult,
@@ -425,7 +424,10 @@ class Driver2026(Driver):
         return not isinstance(ref, CreateTaskResult)
 
     def follow(self, link: TaskLink, policy: Any) -> TaskFollow:
-        return _InlineOutcome(link)
+        # Imported here, once per followed task (never per poll): see the 2025-11-25 driver.
+        from .._sansio.classify import inline_outcome
+
+        return _InlineOutcome(link, inline_outcome)
 
 
 class _InlineOutcome(TaskFollow):
@@ -433,11 +435,12 @@ class _InlineOutcome(TaskFollow):
     answers each key once with ``tasks/update``); the outcome is inline in the terminal
     snapshot."""
 
-    def __init__(self, link: TaskLink) -> None:
+    def __init__(self, link: TaskLink, classify: Callable[..., Outcome | MCPTasksError]) -> None:
         self._link = link
+        self._classify = classify
 
     def input_required(self, snapshot: Task) -> None:
         self._link.serve_inputs(snapshot)
 
     async def outcome(self, terminal: Task) -> Outcome | MCPTasksError:
-        return inline_outcome(terminal, self._link.decode_result)
+        return self._classify(terminal, self._link.decode_result)

@@ -13,18 +13,14 @@ sent cannot be an outcome (the wait ends with that error: nothing is guessed).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .._exceptions import DecodeError, MCPTasksError, RPCError
-from ..models import JSONObject, Task, TaskStatus
+from ..models import CallToolResult, JSONObject, Task, TaskStatus
 from ..outcomes import Cancelled, Completed, Failed, Outcome
-
-if TYPE_CHECKING:  # the tool and content models: imported where a program uses them
-    from ..models import CallToolResult
 
 __all__ = ["inline_outcome", "legacy_outcome"]
 
-DecodeResult = Callable[[JSONObject], "CallToolResult"]
+DecodeResult = Callable[[JSONObject], CallToolResult]
 
 _INVALID_INLINE_TYPES = frozenset({"task", "input_required"})
 
