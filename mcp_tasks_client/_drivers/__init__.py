@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from .._exceptions import UsageError
 from .._generation import Generation
-from ..models.lifecycle import ClientCapabilities, Implementation
+from ..models import ClientCapabilities, Implementation
 from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
 
 if TYPE_CHECKING:
