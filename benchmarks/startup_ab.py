@@ -10,6 +10,11 @@ on (the server's answer excluded), after one warm-up round. Each row's figure is
 of its rounds: CPU (user + system of the process, from ``wait4``: what a load that spans a
 round changes least) and wall time, each also as a ratio to the baseline. The bytecode of
 every checkout is compiled first, as an install does.
+
+``--live`` adds, for each checkout, ``mcp-tasks status`` of a working task answered by
+``benchmarks/server.py`` (started here, in its own process, and stopped by its PID at the
+end): the whole path a status takes (the handshake, the Task decoded and printed as JSON).
+Its CPU is the client process's alone; its wall time includes the server's answers.
 """
 
 from __future__ import annotations
@@ -56,12 +61,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("trees", nargs="+", metavar="NAME=DIR")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--live", action="store_true", help="also status against a server")
     a = parser.parse_args()
     python = sys.executable
     url = f"http://127.0.0.1:{_closed_port()}/mcp"
     rows: dict[str, tuple[list[str], Path | None]] = {
         "a Python that imports httpx and rich": ([python, "-c", "import httpx, rich"], None)
     }
+    server: subprocess.Popen[str] | None = None
+    if a.live:
+        here = Path(__file__).resolve().parent
+        server = subprocess.Popen(
+            [python, str(here / "server.py"), "0"], stdout=subprocess.PIPE, text=True
+        )
+        assert server.stdout is not None
+        port = int(server.stdout.readline().split()[1])
+        live_url: str | None = f"http://127.0.0.1:{port}/mcp"
+    else:
+        live_url = None
+    try:
+        _measure(a, python, url, rows, live_url)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait()
+
+
+def _measure(
+    a: argparse.Namespace,
+    python: str,
+    url: str,
+    rows: dict[str, tuple[list[str], Path | None]],
+    live_url: str | None,
+) -> None:
+    live_rows: set[str] = set()
     for spec in a.trees:
         name, _, directory = spec.partition("=")
         tree = Path(directory).resolve()
@@ -71,7 +104,15 @@ def main() -> None:
         )
         command = [python, "-m", "mcp_tasks_cli", "--url", url, "status", "t-1"]
         rows[f"`mcp-tasks status`, {name}"] = (command, tree)
-    expected = {name: (0 if where is None else REFUSED) for name, (_, where) in rows.items()}
+        if live_url is not None:
+            status = [python, "-m", "mcp_tasks_cli", "--url", live_url, "status"]
+            live_name = f"`mcp-tasks status` of a live task (server included), {name}"
+            rows[live_name] = ([*status, "seeded-60000-1"], tree)
+            live_rows.add(live_name)
+    expected = {
+        name: (0 if where is None or name in live_rows else REFUSED)
+        for name, (_, where) in rows.items()
+    }
     cpu: dict[str, list[float]] = {name: [] for name in rows}
     wall: dict[str, list[float]] = {name: [] for name in rows}
     for round_ in range(a.rounds + 1):

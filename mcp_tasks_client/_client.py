@@ -21,7 +21,7 @@ import functools
 import secrets
 from collections.abc import Awaitable, Callable, Hashable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -59,9 +59,11 @@ from .models import (
     JSONRPCResponse,
     RequestId,
     ServerCapabilities,
-    Tool,
 )
 from .observability import Redaction, Tracing
+
+if TYPE_CHECKING:  # the tool models are imported where a program uses them
+    from .models import Tool
 
 __all__ = [
     "CallInputs",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import observability as _obs
 from ._cache import CacheContext, CacheHints, ResultCache, is_retry
@@ -38,12 +38,13 @@ from .models import (
     ClientCapabilities,
     Implementation,
     InputRequest,
-    InputRequiredResult,
     JSONObject,
     JSONRPCNotification,
     Task,
-    Tool,
 )
+
+if TYPE_CHECKING:  # the tool models are imported where a program uses them
+    from .models import InputRequiredResult, Tool
 
 __all__ = ["CallInputs", "ClientBase"]
 

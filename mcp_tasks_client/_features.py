@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from . import models as _models
 from ._cache import CacheHints
 from ._client_base import CallInputs, ClientBase
 from ._drivers import refusals
@@ -22,21 +23,22 @@ from ._exceptions import (
     UsageError,
 )
 from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
-from .models import (
-    TASKS_EXTENSION,
-    CallToolResult,
-    GetPromptResult,
-    InputRequiredResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    Prompt,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    Tool,
-)
+from .models import TASKS_EXTENSION
+
+if TYPE_CHECKING:  # the feature models are read from ``models`` when first used
+    from .models import (
+        CallToolResult,
+        GetPromptResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        Tool,
+    )
 
 __all__ = ["FeatureCalls", "Pages", "unmarked"]
 
@@ -62,7 +64,7 @@ class FeatureCalls(ClientBase):
     ) -> tuple[ListToolsResult, bool]:
         """:meth:`list_tools_page`, and whether the page was served from the cache."""
         params = {"cursor": cursor} if cursor is not None else None
-        reader = _reader(self, ListToolsResult)
+        reader = _reader(self, _models.ListToolsResult)
         page, served = await self._fetch_marked("tools/list", params, reader, timeout)
         keep = self.limits.max_known_tools
         # a page served from the cache was reported when it came: not warned again
@@ -95,7 +97,9 @@ class FeatureCalls(ClientBase):
         (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
         return (
-            await self._list_page("resources/list", ListResourcesResult, cursor, timeout=timeout)
+            await self._list_page(
+                "resources/list", _models.ListResourcesResult, cursor, timeout=timeout
+            )
         )[0]
 
     def list_resources(self, *, timeout: float | None = None) -> Pages[Resource]:
@@ -109,9 +113,8 @@ class FeatureCalls(ClientBase):
         Deadline: timeout (default Timeouts.request). Cancelled: stops waiting
         (notifications/cancelled sent when Timeouts.notify_cancelled).
         """
-        return (await self._list_page("prompts/list", ListPromptsResult, cursor, timeout=timeout))[
-            0
-        ]
+        model = _models.ListPromptsResult
+        return (await self._list_page("prompts/list", model, cursor, timeout=timeout))[0]
 
     def list_prompts(self, *, timeout: float | None = None) -> Pages[Prompt]:
         """Every prompt, page by page (as :meth:`list_tools`)."""
@@ -126,7 +129,10 @@ class FeatureCalls(ClientBase):
         """
         return (
             await self._list_page(
-                "resources/templates/list", ListResourceTemplatesResult, cursor, timeout=timeout
+                "resources/templates/list",
+                _models.ListResourceTemplatesResult,
+                cursor,
+                timeout=timeout,
             )
         )[0]
 
@@ -143,7 +149,7 @@ class FeatureCalls(ClientBase):
         return await self._fetch_marked(method, params, _reader(self, cls), timeout)
 
     def _pages_of(self, method: str) -> Callable[..., Awaitable[tuple[Any, bool]]]:
-        return functools.partial(self._list_page, method, _LIST_RESULTS[method])
+        return functools.partial(self._list_page, method, getattr(_models, _LIST_RESULTS[method]))
 
     async def read_resource(
         self,
@@ -158,7 +164,9 @@ class FeatureCalls(ClientBase):
         stays sent.
         """
         request = ReadResource(read) if isinstance(read, str) else read
-        once = functools.partial(self._answer, "resources/read", ReadResourceResult, timeout)
+        once = functools.partial(
+            self._answer, "resources/read", _models.ReadResourceResult, timeout
+        )
         return await self._mrtr(request, once, inputs)
 
     async def get_prompt(
@@ -168,7 +176,7 @@ class FeatureCalls(ClientBase):
         Cancelled: stops waiting between or within rounds; an answer already sent for a round
         stays sent.
         """
-        once = functools.partial(self._answer, "prompts/get", GetPromptResult, timeout)
+        once = functools.partial(self._answer, "prompts/get", _models.GetPromptResult, timeout)
         return await self._mrtr(get, once, inputs)
 
     async def call_tool(
@@ -207,7 +215,7 @@ class FeatureCalls(ClientBase):
 
     async def _call_tool_once(self, call: ToolCall, *, timeout: float | None) -> CallToolResult:
         try:
-            result = await self._answer("tools/call", CallToolResult, timeout, call)
+            result = await self._answer("tools/call", _models.CallToolResult, timeout, call)
         except MethodNotFound as exc:
             if refusals.mentions_task(exc.message):
                 raise TaskAugmentationRequired(
@@ -232,7 +240,7 @@ class FeatureCalls(ClientBase):
         reader = functools.partial(self._driver.read_answer, cls=cls)
         params = self._call_params(request.params())
         answer = await self._fetch(method, params, reader, timeout)
-        if isinstance(answer, InputRequiredResult):
+        if isinstance(answer, _models.InputRequiredResult):
             raise InputRequired(method, getattr(request, "name", None) or request.uri, answer)
         return answer
 
@@ -245,11 +253,13 @@ def _reader(client: ClientBase, cls: type[T]) -> Callable[[Any], T]:
     return functools.partial(client.driver.converter.decode, cls=cls)
 
 
-_LIST_RESULTS: dict[str, type] = {
-    "resources/list": ListResourcesResult,
-    "prompts/list": ListPromptsResult,
-    "resources/templates/list": ListResourceTemplatesResult,
+_LIST_RESULTS: dict[str, str] = {
+    "resources/list": "ListResourcesResult",
+    "prompts/list": "ListPromptsResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
 }
+"""Each paginated list's result model, by its name in ``models`` (read there on first use: a
+client that lists no prompts nor resources never builds their classes)."""
 
 
 class Pages(AsyncIterator[T]):

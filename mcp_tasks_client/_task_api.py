@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from . import models as _models
 from . import observability as _obs
 from ._client_base import CallInputs, ClientBase
 from ._exceptions import (
@@ -35,18 +36,16 @@ from ._features import Pages, unmarked
 from ._session import RequestOptions
 from .builders import TaskToolCall, ToolCall
 from .models import (
-    CallToolResult,
     CreateTaskResult,
-    InputRequiredResult,
     JSONObject,
     ListTasksResult,
     RequestId,
     Task,
-    Tool,
 )
 
 if TYPE_CHECKING:  # imported where a journal is used: a client without one never loads it
     from .journal import Journal, JournalEntry
+    from .models import CallToolResult, Tool  # (read from models per use)
 
 __all__ = ["TaskCalls"]
 
@@ -167,7 +166,7 @@ class TaskCalls(ClientBase):
         if isinstance(answer, CreateTaskResult):
             self._returned(answer.task.task_id)
             return answer
-        if isinstance(answer, InputRequiredResult):
+        if isinstance(answer, _models.InputRequiredResult):
             raise InputRequired("tools/call", call.name, answer)
         return self._driver.plain_start_answer(call.name, answer)
 
@@ -284,7 +283,7 @@ class TaskCalls(ClientBase):
         A JSON-RPC error the call ended in is raised as RPCError (V-12), so a -32602 here is
         InvalidParams, not TaskNotFound. Cancelled: the request is abandoned; the task runs on."""
         raw = await self.task_result_raw(task_id, timeout=timeout)
-        return self._decode(raw, CallToolResult)
+        return self._decode(raw, _models.CallToolResult)
 
     async def task_result_raw(
         self, task_id: str, *, timeout: float | None = None, held: bool = True

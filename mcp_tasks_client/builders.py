@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
 from ._sansio.progress import ProgressToken, check_progress_token
-from .models import CreateTaskResult, InputRequiredResult, JSONObject, Task
+from .models import CreateTaskResult, JSONObject, Task
+
+if TYPE_CHECKING:  # the tool and content models: imported where a program uses them
+    from .models import InputRequiredResult
 
 __all__ = [
     "RELATED_TASK_IDS",

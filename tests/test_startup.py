@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tasks_client.cli import ExitCode
+
 STDLIB = set(sys.stdlib_module_names)
 
 
@@ -111,11 +113,9 @@ STATUS_CLI_MODULES = {
 """The command line's own modules ``status`` loads: not ``call``'s, the follower's, the journal
 commands', the probe's, nor the ``--inputs`` answerers."""
 
-STATUS_THIRD_PARTY = {
-    "anyio", "attr", "attrs", "cattrs", "httpx", "httpx_sse", "idna", "rich", "sniffio",
-    "typing_extensions",
-}  # fmt: skip
-"""The packages beside ours ``status`` loads (and exceptiongroup on Python 3.10, for anyio)."""
+STATUS_THIRD_PARTY = {"anyio", "attr", "attrs", "rich", "sniffio", "typing_extensions"}
+"""The packages beside ours ``status`` loads (and exceptiongroup on Python 3.10, for anyio):
+no httpx (the lean engine), no cattrs (the codecs' own dispatch, issue 34)."""
 
 NOT_FOR_STATUS = [
     # what only other commands or options use: following a task (the Poller), answering input,
@@ -129,6 +129,42 @@ NOT_FOR_STATUS = [
     # trio: a quick command runs on asyncio; opentelemetry: no provider can reach the run
     "trio", "opentelemetry",
 ]  # fmt: skip
+
+
+STATUS_NEEDS_NONE_OF = [
+    # issue 34, per use: the other generation (its driver, codec and header codec), the wire
+    # models a status never reads (tools, content, input requests, prompts and resources)
+    "mcp_tasks_client._drivers.v2026_07_28", "mcp_tasks_client._codec.v2026_07_28",
+    "mcp_tasks_client._codec.headers", "mcp_tasks_client.models.tools",
+    "mcp_tasks_client.models.content", "mcp_tasks_client.models.client_requests",
+    "mcp_tasks_client.models.catalog",
+    # nor how a task ended (a status follows no task): the outcomes and their classifier
+    "mcp_tasks_client.outcomes", "mcp_tasks_client._sansio.classify",
+    # nor cattrs: the codecs find their hooks themselves (_codec/_dispatch.py); nor
+    # urllib.request (read only when a *_proxy variable is set) and the email package (only
+    # an HTTP-date Retry-After needs it)
+    "cattrs", "urllib.request", "email",
+]  # fmt: skip
+
+
+def attrs_classes(code: str) -> list[str]:
+    """The attrs classes of this package that ``code`` builds (each costs its generated
+    methods' compilation at import: about 0.4 ms here)."""
+    script = (
+        f"{code}\n"
+        "import json, sys, attrs\n"
+        "found = sorted(f'{name}.{value.__qualname__}'\n"
+        "    for name, module in list(sys.modules.items())\n"
+        "    if name.startswith('mcp_tasks_client') and module is not None\n"
+        "    for value in vars(module).values()\n"
+        "    if isinstance(value, type) and attrs.has(value) and value.__module__ == name)\n"
+        "print(json.dumps(found))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    found: list[str] = json.loads(ran.stdout.splitlines()[-1])
+    return found
 
 
 def test_a_command_over_http_loads_no_conformance_kit_nor_journal_file() -> None:
@@ -151,16 +187,30 @@ def test_mcp_tasks_status_loads_the_client_and_its_own_command_alone() -> None:
     names = loaded(STATUS)
     ours = {n for n in names if n.startswith("mcp_tasks_client")}
     assert {n for n in ours if n.startswith("mcp_tasks_client.cli")} == STATUS_CLI_MODULES
-    for absent in NOT_FOR_STATUS:
+    for absent in NOT_FOR_STATUS + STATUS_NEEDS_NONE_OF:
         assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
-    # The client's 59 (with __init__; 47 before Session was split by job into the _session
+    # 50 of the client's now (with __init__; _codec._dispatch, the codecs' own dispatch, is
+    # one, in place of cattrs' 20; no outcomes nor their classifier), the command line's 10:
+    # 68 in all before issue 34's last step loaded each generation and each models module per
+    # use. Before that: the
+    # client's 59 (with __init__; 47 before Session was split by job into the _session
     # package, six modules where one was, and HttpTransport by job into its two engines, the
     # engines' interface, the SSE streams and the lean reader; one more since status runs on
     # asyncio: the lean engine's asyncio protocol, _io._aio), the command line's 10.
-    assert len(ours) <= 69, sorted(ours)
+    assert len(ours) <= 60, sorted(ours)
     # Beyond the package, its dependencies and rich: no trio (nor its outcome and
     # sortedcontainers), no opentelemetry. 381 modules in all before, 321 now (Python 3.11).
     assert third_party(names) - {"exceptiongroup"} <= STATUS_THIRD_PARTY, third_party(names)
+
+
+def test_mcp_tasks_status_builds_only_the_attrs_classes_it_uses() -> None:
+    """Issue 34: the attrs classes were most of the library's own import (each compiles its
+    generated methods): 97 on ``status``'s path before the models and the generations were
+    loaded per use. Pinned: a new class on this path is a decision, never a side effect."""
+    built = attrs_classes(STATUS)
+    assert len(built) <= 61, built  # 97 before (884606a), counted the same way
+    for module in STATUS_NEEDS_NONE_OF:
+        assert not any(name.startswith(module + ".") for name in built), module
 
 
 def test_the_terminal_display_imports_no_other_commands_parts() -> None:
@@ -334,3 +384,135 @@ def test_the_command_freezes_the_heap_only_as_its_process_exits() -> None:
     )  # fmt: skip
     assert ran.stdout.splitlines()[-2:] == ["in a program 0", "script 6 True"], ran.stdout
     assert ran.stderr.splitlines()[-1] == "atexit True", ran.stderr
+
+
+def test_the_models_package_imports_each_module_on_first_use() -> None:
+    """Issue 34: ``from mcp_tasks_client.models import Task`` builds the task models (and the
+    JSON-RPC ones they name), not the tool, content, input-request, prompt nor resource
+    classes: each ``models`` name's module is imported when the name is first used."""
+    names = loaded("from mcp_tasks_client.models import Task")
+    assert {n for n in names if n.startswith("mcp_tasks_client.models")} == {
+        "mcp_tasks_client.models",
+        "mcp_tasks_client.models._base",
+        "mcp_tasks_client.models.tasks",
+        "mcp_tasks_client.models.jsonrpc",
+    }
+
+
+def test_every_model_name_has_one_home_and_is_the_same_object() -> None:
+    """The lazy ``models`` package keeps two lists, what a type checker sees (the imports
+    under ``TYPE_CHECKING``) and what runs (``_HOMES``): they agree with each other and with
+    ``__all__``, and every name is the object its module defines."""
+    import ast
+    import importlib
+
+    from mcp_tasks_client import models
+
+    source = Path(models.__file__).read_text(encoding="utf-8")
+    checked: dict[str, str] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom)
+                for alias in stmt.names:
+                    checked[alias.name] = "." * stmt.level + (stmt.module or "")
+    assert checked == models._HOMES
+    eager = {"MAX_DURATION_MS", "UNSET", "CacheScope", "JSONObject", "JSONValue", "Unset"}
+    assert set(models._HOMES) == set(models.__all__) - eager
+    for name, home in models._HOMES.items():
+        module = importlib.import_module(home, "mcp_tasks_client.models")
+        assert getattr(models, name) is getattr(module, name), name
+    assert set(models.__all__) <= set(dir(models))
+    with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
+        getattr(models, "Nothing")  # noqa: B009 - the lookup is the test
+
+
+DEFERRED_MODELS = [
+    "mcp_tasks_client.models.tools", "mcp_tasks_client.models.content",
+    "mcp_tasks_client.models.client_requests", "mcp_tasks_client.models.catalog",
+]  # fmt: skip
+
+
+def test_a_generation_is_loaded_when_first_asked_for_and_its_codec_defers_models() -> None:
+    """Issue 34: a driver of one generation loads neither the other generation nor the models
+    it has not met; its codec's hooks for those models (content blocks by ``type``,
+    elicitation params by ``mode``, the caching hints of the lists) are installed when the
+    converter first meets one of their classes, and then read exactly as before (A-09, C-49,
+    SEP-2549: 2025-11-25 leaves the hints in ``extra``, 2026-07-28 reads them leniently)."""
+    code = (
+        "import sys\n"
+        "from mcp_tasks_client import Generation\n"
+        "from mcp_tasks_client._drivers import driver_for\n"
+        "old = driver_for(Generation.V2025_11_25)\n"
+        f"print(sorted(n for n in {DEFERRED_MODELS!r} if n in sys.modules))\n"
+        "print('v2026' in str(sorted(sys.modules)))\n"
+        "from mcp_tasks_client import models\n"
+        "result = old.converter.decode({'content': [{'type': 'text', 'text': 'hi'},\n"
+        "    {'type': 'image', 'data': 'AA==', 'mimeType': 'image/png'}, {'type': 'x-new'}]},\n"
+        "    models.CallToolResult)\n"
+        "print([type(block).__name__ for block in result.content])\n"
+        "print(old.converter.encode(result)['content'][2])\n"
+        "asked = old.converter.decode({'mode': 'url', 'message': 'm', 'url': 'https://x',\n"
+        "    'elicitationId': 'e'}, models.ElicitRequestParams)\n"
+        "print(type(asked).__name__)\n"
+        "page = old.converter.decode({'prompts': [], 'ttlMs': 5}, models.ListPromptsResult)\n"
+        "print(page.ttl_ms, dict(page.extra))\n"
+        "new = driver_for(Generation.V2026_07_28)\n"
+        "tool = new.converter.decode({'name': 't', 'inputSchema': {}}, models.Tool)\n"
+        "print(tool.task_support_listed)\n"
+        "tools = new.converter.decode({'tools': [], 'ttlMs': 'soon'}, models.ListToolsResult)\n"
+        "print(tools.ttl_ms, tools.cache_scope.value)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert ran.stdout.splitlines() == [
+        "[]",  # no tool, content, input-request nor catalog model built yet
+        "False",  # nor the other generation
+        "['TextContent', 'ImageContent', 'UnknownContent']",
+        "{'type': 'x-new'}",
+        "ElicitRequestURLParams",
+        "None {'ttlMs': 5}",
+        "False",
+        "0 private",
+    ], ran.stdout
+
+
+SSE_READER = {"mcp_tasks_client._io._sse", "mcp_tasks_client._io._sse_httpx"}
+"""What a server answering ``text/event-stream`` adds (with httpx-sse's decoder, hence httpx)."""
+
+
+@pytest.mark.parametrize(
+    ("peer", "generation", "sse"),
+    [
+        ("mcp1", "2025-11-25", True),  # answers every POST as an event stream
+        ("fastmcp4", "2026-07-28", False),  # answers JSON
+    ],
+)
+def test_a_status_a_live_server_answers_loads_what_the_refused_one_does(
+    peer: str, generation: str, sse: bool, request: pytest.FixtureRequest
+) -> None:
+    """The start-up benchmark times ``status`` against a refused port (the server's answer
+    excluded). Loading per use must not move work out of what it times: a status a real server
+    answers (the handshake read, then the answer decoded and printed) loads the modules the
+    refused one does, on either generation, and the SSE reader when the server answers in
+    events (mcp 1.30 does; fastmcp 4.1.4 and the benchmark's server answer JSON). fastmcp is
+    stateless, so its status reads a task another process started; mcp 1.30 binds a task to
+    its session, so its status is of an id it does not know (TaskNotFound, its error read)."""
+    url: str = request.getfixturevalue(f"{peer}_http_url")
+    words = ["--url", url, "--generation", generation]
+    task_id, expected = "no-such-task", int(ExitCode.LOST)
+    if not sse:
+        started = subprocess.run(
+            [sys.executable, "-m", "mcp_tasks_client.cli", *words, "call", "slow_compute",
+             "--task", "--args", '{"seconds": 1}'],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        task_id, expected = json.loads(started.stdout.splitlines()[-1])["task_id"], 0
+    code = _quietly([*words, "status", task_id]).replace("    main(", "    code = main(")
+    live = set(loaded(code + f"assert code == {expected}, (code, err.getvalue())\n"))
+    refused = ["--url", "http://127.0.0.1:9/mcp", "--generation", generation, "status", "t-1"]
+    more = live - set(loaded(_quietly(refused)))
+    assert {n for n in more if n.startswith("mcp_tasks_client")} == (SSE_READER if sse else set())
+    assert third_party(sorted(more)) <= ({"httpx", "httpx_sse", "h11", "idna"} if sse else set())
+    assert not any(n == "cattrs" or n.startswith("mcp_tasks_client.models.tools") for n in live)

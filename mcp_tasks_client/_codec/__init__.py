@@ -1,7 +1,8 @@
 """Wire codecs: typed models to and from each protocol generation's JSON.
 
-Job: the only place JSON shapes are parsed and written. ``_converter.py`` is the strict cattrs
-converter both generations share (a DecodeError names the JSON path of the first problem);
+Job: the only place JSON shapes are parsed and written. ``_converter.py`` is the strict
+converter both generations share (a DecodeError names the JSON path of the first problem;
+``_dispatch.py`` finds each type's hook, with cattrs' interface but not cattrs itself);
 ``v2025_11_25.py`` and ``v2026_07_28.py`` are each generation's converter (one module per
 generation: their differences in shape live there and nowhere else); ``_fast_task.py`` is the
 Task decoder's fast path (it declines to the strict path for anything unusual, and a property

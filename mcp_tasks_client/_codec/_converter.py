@@ -1,8 +1,10 @@
 """The converter machinery shared by every protocol generation.
 
-Theory of operation: a :class:`WireConverter` is a ``cattrs.Converter`` whose hooks are strict
-(``"5"`` is never an int, ``5`` never a string) and which reports the JSON path of the first
-problem as a :class:`~mcp_tasks_client.DecodeError`. Attrs classes are mapped generically:
+Theory of operation: a :class:`WireConverter` is a converter in the manner of cattrs (hooks
+registered by type, found by ``_dispatch.Dispatch``, cattrs' interface without cattrs) whose
+hooks are strict (``"5"`` is never an int, ``5`` never a string) and which reports the JSON
+path of the first problem as a :class:`~mcp_tasks_client.DecodeError`. Attrs classes are
+mapped generically:
 
 - a field's JSON key is its ``wire`` metadata, or the camelCase of its name;
 - a field without a default is a required key (missing -> DecodeError);
@@ -20,6 +22,11 @@ with, or a timestamp, either fits what that computation needs or is a DecodeErro
 path. So no number reaches the models that a float cannot hold (|x| <= ``sys.float_info.max``;
 ``loads`` already refuses NaN and the infinities), no duration that overflows a ``timedelta``,
 and no timestamp whose fields, offset or UTC instant are out of range.
+
+Hooks for a models module's classes may be *deferred* (:meth:`WireConverter.defer`): its
+installers run the first time the converter is asked for a hook of one of its classes, so a
+generation's codec does not import (and build) the prompt and resource models until a program
+reads one (issue 34, start-up).
 
 Unions are resolved by the JSON kind of the value (object, array, string, number, bool, null);
 several attrs classes of one kind need a registered *family* with a discriminator (content
@@ -41,10 +48,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard, TypeVar
 
 import attrs
-import cattrs
 
 from .._exceptions import DecodeError, UnknownValue
 from ..models._base import RANGE, UNSET, Unset
+from ._dispatch import Dispatch
 
 T = TypeVar("T")
 
@@ -176,12 +183,13 @@ class Family:
     pick: Callable[[Mapping[str, Any]], type]
 
 
-class WireConverter(cattrs.Converter):
-    """A strict cattrs converter with JSON paths in its errors."""
+class WireConverter(Dispatch):
+    """A strict converter with JSON paths in its errors."""
 
     def __init__(self) -> None:
         super().__init__()
         self._families: list[Family] = []
+        self._deferred: dict[str, list[Callable[[], None]]] = {}
         # The models' enums are plain Enums (no ``str`` mixin), so they never hit the str hook.
         self.register_structure_hook(str, _strict(str, "a string"))
         self.register_structure_hook(bool, _strict(bool, "a boolean"))
@@ -203,15 +211,40 @@ class WireConverter(cattrs.Converter):
         self.register_structure_hook_factory(attrs.has, self._attrs_structure_hook)
         self.register_unstructure_hook_factory(attrs.has, self._attrs_unstructure_hook)
         self.register_unstructure_hook(Unset, lambda v: None)
+        # Last, so first asked: a class whose module has deferred hooks installs them now.
+        self.register_structure_hook_factory(self._is_deferred, self._settled_structure)
+        self.register_unstructure_hook_factory(self._is_deferred, self._settled_unstructure)
 
     # -- public ------------------------------------------------------------------------------
+
+    def defer(self, module: str, install: Callable[[], None]) -> None:
+        """Run ``install`` (which registers hooks for classes of the models module named
+        ``module``) only when this converter first needs a hook for a class of that module:
+        the module is then imported already, by whoever holds the class."""
+        self._deferred.setdefault(module, []).append(install)
+
+    def _is_deferred(self, tp: Any) -> bool:
+        return isinstance(tp, type) and tp.__module__ in self._deferred
+
+    def _settle(self, cls: type) -> None:
+        for install in self._deferred.pop(cls.__module__, ()):
+            install()
+
+    def _settled_structure(self, cls: type) -> Hook:
+        self._settle(cls)
+        return self.get_structure_hook(cls)
+
+    def _settled_unstructure(self, cls: type) -> Callable[[Any], Any]:
+        self._settle(cls)
+        return self.get_unstructure_hook(cls)
 
     def add_family(self, family: Family) -> None:
         self._families.append(family)
 
     def decode(self, value: Any, cls: type[T]) -> T:
         """``value`` (parsed JSON) as ``cls``; any problem is a DecodeError naming the path."""
-        return self.structure(value, cls)
+        decoded: T = self.structure(value, cls)
+        return decoded
 
     def encode(self, obj: Any) -> Any:
         """``obj`` as JSON-ready Python values."""
@@ -257,6 +290,9 @@ class WireConverter(cattrs.Converter):
 
     def _union_hook(self, tp: Any) -> Hook:
         members = [a for a in typing.get_args(tp) if a is not Unset]
+        for member in members:  # their deferred hooks (a family among them) installed now
+            if self._is_deferred(member):
+                self._settle(member)
         by_kind: dict[str, list[Any]] = {}
         for member in members:
             for kind in _kinds_of_type(member):

@@ -5,7 +5,7 @@ has the same plain shape: string ``taskId``, a known ``status``, two UTC timesta
 ``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z``, integer or float durations in range, an optional
 string ``statusMessage`` and an optional ``_meta`` object. For that shape
 :func:`fast_task_2025` and :func:`fast_task_2026` build the :class:`~mcp_tasks_client.Task`
-directly, without the generic cattrs hooks.
+directly, without the generic converter hooks.
 
 Each returns ``None`` (declines) on anything else: another JSON kind anywhere, a missing key,
 an unknown status, a timestamp in any other spelling (an offset, a lower-case ``t``/``z``, a

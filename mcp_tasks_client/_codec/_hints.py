@@ -19,22 +19,14 @@ May import: ``models``, ``_exceptions``, this package's ``_converter``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
+from .. import models
 from .._exceptions import DecodeError
-from ..models import (
-    MAX_DURATION_MS,
-    CacheScope,
-    DiscoverResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    ReadResourceResult,
-)
+from ..models import MAX_DURATION_MS, CacheScope
 from ._converter import WireConverter, _kind_of
 
 __all__ = [
@@ -47,15 +39,19 @@ __all__ = [
     "read_hints",
 ]
 
-CACHEABLE: tuple[type, ...] = (
-    DiscoverResult,
-    ListToolsResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ReadResourceResult,
-)
-"""The result models that carry the hints (SEP-2549)."""
+CACHEABLE: dict[str, tuple[str, ...]] = {
+    "mcp_tasks_client.models.lifecycle": ("DiscoverResult",),
+    "mcp_tasks_client.models.tools": ("ListToolsResult",),
+    "mcp_tasks_client.models.catalog": (
+        "ListPromptsResult",
+        "ListResourcesResult",
+        "ListResourceTemplatesResult",
+        "ReadResourceResult",
+    ),
+}
+"""The result models that carry the hints (SEP-2549), by their module and name: their hooks
+are installed when the converter first meets a class of that module (``WireConverter.defer``),
+so a program that reads no prompt nor resource never imports their models."""
 
 HINT_KEYS = ("ttlMs", "cacheScope")
 
@@ -113,8 +109,20 @@ def _object(value: Any) -> Mapping[str, Any]:
 
 def install_lenient(conv: WireConverter) -> None:
     """2026-07-28: the hints are fields, read leniently; always written."""
-    for cls in CACHEABLE:
-        _lenient(conv, cls)
+    for module, names in CACHEABLE.items():
+        conv.defer(module, _installer(conv, names, _lenient))
+
+
+def _installer(
+    conv: WireConverter, names: tuple[str, ...], hooks: Callable[[WireConverter, Any], None]
+) -> Callable[[], None]:
+    """What registers ``hooks`` for each model named, once the converter meets their module."""
+
+    def install() -> None:
+        for name in names:
+            hooks(conv, getattr(models, name))
+
+    return install
 
 
 def _lenient(conv: WireConverter, cls: Any) -> None:
@@ -134,9 +142,10 @@ def install_ignored(conv: WireConverter) -> None:
     ``resources/read``) both keys stay in ``extra`` as sent and the fields are never written
     (a model's hints mean nothing here). ``DiscoverResult`` is 2026-07-28's alone: this
     generation never reads one, and its codec maps it as any model."""
-    for cls in CACHEABLE:
-        if cls is not DiscoverResult:
-            _ignored(conv, cls)
+    for module, names in CACHEABLE.items():
+        kept = tuple(n for n in names if n != "DiscoverResult")
+        if kept:
+            conv.defer(module, _installer(conv, kept, _ignored))
 
 
 def _ignored(conv: WireConverter, cls: Any) -> None:

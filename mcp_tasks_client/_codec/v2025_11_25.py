@@ -13,18 +13,9 @@ from typing import Any
 
 import attrs
 
+from .. import models
 from .._exceptions import DecodeError
-from ..models import (
-    BlobResourceContents,
-    ClientTasksCapability,
-    ElicitRequestFormParams,
-    ElicitRequestURLParams,
-    ServerTasksCapability,
-    Task,
-    TextResourceContents,
-    UnknownContent,
-)
-from ..models.content import CONTENT_TYPES
+from ..models import ClientTasksCapability, ServerTasksCapability, Task
 from ._converter import Family, WireConverter, _kind_of
 from ._fast_task import task_decoder_2025
 from ._hints import install_ignored
@@ -129,30 +120,33 @@ def _pick_content(value: Mapping[str, Any]) -> type:
     tag = value.get("type")
     if not isinstance(tag, str):
         raise DecodeError("$.type", "content block needs a string 'type'", tag)
-    return CONTENT_TYPES.get(tag, UnknownContent)
+    content = models.content
+    return content.CONTENT_TYPES.get(tag, content.UnknownContent)
 
 
-def _structure_unknown_content(value: Any, _: Any) -> UnknownContent:
+def _structure_unknown_content(value: Any, _: Any) -> models.UnknownContent:
     if not isinstance(value, dict):
         raise DecodeError("$", f"expected an object, got {_kind_of(value)}", value)
     tag = value.get("type")
     if not isinstance(tag, str):
         raise DecodeError("$.type", "content block needs a string 'type'", tag)
-    return UnknownContent(type=tag, raw=dict(value))
+    return models.UnknownContent(type=tag, raw=dict(value))
 
 
 def _pick_elicit(value: Mapping[str, Any]) -> type:
     mode = value.get("mode", "form")  # a missing mode is form mode (C-49)
     if mode == "form":
-        return ElicitRequestFormParams
+        return models.ElicitRequestFormParams
     if mode == "url":
-        return ElicitRequestURLParams
+        return models.ElicitRequestURLParams
     raise DecodeError("$.mode", f"unknown elicitation mode {mode!r}", mode)
 
 
 def install_common(conv: WireConverter) -> None:
     """The shapes both generations write alike: capability flags, content blocks (by
-    ``type``), elicitation params (by ``mode``), resource contents."""
+    ``type``), elicitation params (by ``mode``), resource contents. The content and
+    elicitation hooks are deferred until the converter meets a class of their module (a
+    program that reads no tool result nor input request never imports those models)."""
     _tasks_capability_hooks(
         conv,
         ServerTasksCapability,
@@ -168,22 +162,29 @@ def install_common(conv: WireConverter) -> None:
             "elicitation_create": ("requests", "elicitation", "create"),
         },
     )
-    for tag, cls in CONTENT_TYPES.items():
+    conv.defer("mcp_tasks_client.models.content", lambda: _install_content(conv))
+    conv.defer("mcp_tasks_client.models.client_requests", lambda: _install_elicit(conv))
+
+
+def _install_content(conv: WireConverter) -> None:
+    """Content blocks (by ``type``) and resource contents (text or blob)."""
+    content = models.content
+    for tag, cls in content.CONTENT_TYPES.items():
         _tagged_hooks(conv, cls, "type", tag)
-    conv.register_structure_hook(UnknownContent, _structure_unknown_content)
-    conv.register_unstructure_hook(UnknownContent, lambda obj: {**obj.raw, "type": obj.type})
-    conv.add_family(Family(frozenset([*CONTENT_TYPES.values(), UnknownContent]), _pick_content))
-    _tagged_hooks(conv, ElicitRequestFormParams, "mode", "form")
-    _tagged_hooks(conv, ElicitRequestURLParams, "mode", "url")
-    conv.add_family(
-        Family(frozenset([ElicitRequestFormParams, ElicitRequestURLParams]), _pick_elicit)
-    )
-    conv.add_family(
-        Family(
-            frozenset([TextResourceContents, BlobResourceContents]),
-            lambda v: BlobResourceContents if "blob" in v else TextResourceContents,
-        )
-    )
+    unknown = content.UnknownContent
+    conv.register_structure_hook(unknown, _structure_unknown_content)
+    conv.register_unstructure_hook(unknown, lambda obj: {**obj.raw, "type": obj.type})
+    conv.add_family(Family(frozenset([*content.CONTENT_TYPES.values(), unknown]), _pick_content))
+    text, blob = content.TextResourceContents, content.BlobResourceContents
+    conv.add_family(Family(frozenset([text, blob]), lambda v: blob if "blob" in v else text))
+
+
+def _install_elicit(conv: WireConverter) -> None:
+    """Elicitation params (by ``mode``)."""
+    form, url = models.ElicitRequestFormParams, models.ElicitRequestURLParams
+    _tagged_hooks(conv, form, "mode", "form")
+    _tagged_hooks(conv, url, "mode", "url")
+    conv.add_family(Family(frozenset([form, url]), _pick_elicit))
 
 
 _LATER_TASK_KEYS = ("result", "error", "inputRequests")
@@ -229,4 +230,4 @@ converter, strict_task = _build()
 
 decode_task = task_decoder_2025(strict_task)  # shared: no timestamp cache (see 2026's)
 """A Task snapshot: the fast path for the common shape, else the strict hook (its
-DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch."""
+DecodeError); the same as ``converter.decode(value, Task)``, without the converter's dispatch."""

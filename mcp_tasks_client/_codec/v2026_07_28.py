@@ -21,16 +21,20 @@ Decode errors name the wire keys (``$.ttlMs``), never the model's names.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .. import models
 from .._exceptions import DecodeError
-from ..models import ClientCapabilities, CreateTaskResult, Task, Tool
+from ..models import ClientCapabilities, CreateTaskResult, Task
 from ._converter import WireConverter, _kind_of
 from ._fast_task import task_decoder_2026
 from ._hints import install_lenient
 from .v2025_11_25 import install_common
+
+if TYPE_CHECKING:
+    from ..models import Tool
 
 PROTOCOL_VERSION = "2026-07-28"
 
@@ -122,14 +126,16 @@ def _client_capabilities_hooks(conv: WireConverter) -> None:
 
 def _tool_hooks(conv: WireConverter) -> None:
     """A tool read here says its listing does not carry task support (E 4): its
-    ``task_support`` is then UNKNOWN, never the 2025-11-25 default FORBIDDEN."""
-    generic_structure = conv._attrs_structure_hook(Tool)
+    ``task_support`` is then UNKNOWN, never the 2025-11-25 default FORBIDDEN. (Installed when
+    the converter first meets a tool model: ``models.tools`` is imported by then.)"""
+    tool_model = models.Tool
+    generic_structure = conv._attrs_structure_hook(tool_model)
 
     def structure(value: Any, _: Any) -> Tool:
-        tool: Tool = generic_structure(value, Tool)
+        tool: Tool = generic_structure(value, tool_model)
         return attrs.evolve(tool, task_support_listed=False)
 
-    conv.register_structure_hook(Tool, structure)
+    conv.register_structure_hook(tool_model, structure)
 
 
 def _build() -> tuple[WireConverter, Callable[[Any], Task]]:
@@ -138,7 +144,7 @@ def _build() -> tuple[WireConverter, Callable[[Any], Task]]:
     strict = _task_hooks(conv)
     _create_task_hooks(conv)
     _client_capabilities_hooks(conv)
-    _tool_hooks(conv)
+    conv.defer("mcp_tasks_client.models.tools", lambda: _tool_hooks(conv))
     install_lenient(conv)
     return conv, strict
 
@@ -149,6 +155,6 @@ converter, strict_task = _build()
 
 decode_task = task_decoder_2026(strict_task)
 """A Task snapshot: the fast path for the common shape, else the strict hook (its
-DecodeError); the same as ``converter.decode(value, Task)``, without cattrs' dispatch. Shared
-by the process, so it keeps no timestamp cache: a driver makes its own decoder
+DecodeError); the same as ``converter.decode(value, Task)``, without the converter's
+dispatch. Shared by the process, so it keeps no timestamp cache: a driver makes its own decoder
 (``task_decoder_2026(strict_task, cached=True)``) for its client's polls."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias, TypeVar
 
 from .._codec._converter import WireConverter
 from .._exceptions import (
@@ -41,33 +41,37 @@ from .._exceptions import (
     UsageError,
 )
 from .._generation import Generation
-from ..builders import TaskToolCall
 from ..models import (
-    CallToolResult,
     ClientCapabilities,
-    CreateTaskResult,
     DiscoverResult,
     Implementation,
     InitializeResult,
-    InputRequiredResult,
     JSONObject,
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCResponse,
-    ListToolsResult,
     RequestId,
     ServerCapabilities,
     Task,
-    TaskSupport,
-    Tool,
 )
-from ..outcomes import Outcome
+
+if TYPE_CHECKING:  # named in signatures only: each is imported where a program uses it
+    from ..builders import TaskToolCall
+    from ..models import (
+        CallToolResult,
+        CreateTaskResult,
+        InputRequiredResult,
+        ListToolsResult,
+        TaskSupport,
+        Tool,
+    )
+    from ..outcomes import Outcome
 
 __all__ = ["Driver", "Link", "StartAnswer", "TaskFollow", "TaskLink"]
 
 T = TypeVar("T")
 
-StartAnswer = CreateTaskResult | CallToolResult | InputRequiredResult
+StartAnswer: TypeAlias = "CreateTaskResult | CallToolResult | InputRequiredResult"
 """What a task call's answer is: a task, the call's own result (the server ran it inline,
 2026-07-28 only), or a request for input first (MRTR, 2026-07-28 only)."""
 

@@ -13,8 +13,12 @@ May import: ``models``, ``_exceptions``.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from ..models import CallToolResult, TextContent
+from .. import models
+
+if TYPE_CHECKING:  # the tool and content models: imported where a program uses them
+    from ..models import CallToolResult
 
 __all__ = [
     "error_text",
@@ -54,7 +58,7 @@ def error_text(result: CallToolResult) -> str | None:
     """The text of an isError result, for recognising a server's refusal."""
     if not result.is_error:
         return None
-    return " ".join(block.text for block in result.content if isinstance(block, TextContent))
+    return " ".join(block.text for block in result.content if isinstance(block, models.TextContent))
 
 
 def requires_task(said: str | None) -> bool:

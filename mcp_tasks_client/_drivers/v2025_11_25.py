@@ -16,11 +16,12 @@ May import what ``base.py`` may.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
+from .. import models
 from .._codec import v2025_11_25
 from .._codec._fast_task import task_decoder_2025
 from .._exceptions import (
@@ -36,11 +37,9 @@ from .._exceptions import (
     UsageError,
 )
 from .._generation import Generation
-from .._sansio.classify import legacy_outcome
 from .._sansio.task_machine import Violation
 from ..models import (
     RELATED_TASK_META,
-    CallToolResult,
     CreateTaskResult,
     InitializeResult,
     JSONObject,
@@ -49,12 +48,13 @@ from ..models import (
     ServerCapabilities,
     Task,
     TaskStatus,
-    TaskSupport,
-    Tool,
 )
-from ..outcomes import Outcome
 from . import refusals
 from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
+
+if TYPE_CHECKING:  # the tool models are read from ``models`` when a tool call needs them
+    from ..models import CallToolResult, Tool
+    from ..outcomes import Outcome
 
 __all__ = ["Driver2025"]
 
@@ -174,11 +174,11 @@ class Driver2025(Driver):
         tasks = self.server_capabilities.tasks
         if tasks is None or not tasks.tools_call:
             raise CapabilityNotNegotiated("tasks.requests.tools.call", rule="C-16, T:113")
-        if tool is not None and tool.task_support is TaskSupport.FORBIDDEN:
+        if tool is not None and tool.task_support is models.TaskSupport.FORBIDDEN:
             raise TaskAugmentationNotAllowed(name)
 
     def check_plain_call(self, name: str, tool: Tool | None) -> None:
-        if tool is not None and tool.task_support is TaskSupport.REQUIRED:
+        if tool is not None and tool.task_support is models.TaskSupport.REQUIRED:
             raise TaskAugmentationRequired(name)
 
     def input_keys(self, key: str) -> list[str]:
@@ -207,7 +207,7 @@ class Driver2025(Driver):
     def read_start(self, raw: JSONObject) -> StartAnswer:
         if "task" in raw:  # the nested form is how a task is told from a plain answer
             return self.converter.decode(raw, CreateTaskResult)
-        return self.converter.decode(raw, CallToolResult)
+        return self.converter.decode(raw, models.CallToolResult)
 
     def plain_start_answer(self, name: str, answer: CallToolResult) -> CallToolResult:
         # A plain answer to a task call: the server ran it inline, or refused in an isError.
@@ -252,7 +252,12 @@ class Driver2025(Driver):
         return True
 
     def follow(self, link: TaskLink, policy: Any) -> TaskFollow:
-        return _HeldResult(link, open_on_input=policy.open_result_on_input_required)
+        # Imported here, once per followed task (never per poll): with the outcomes, and
+        # through them the tool and content models, which a program following no task (a
+        # ``status``) never loads.
+        from .._sansio.classify import legacy_outcome
+
+        return _HeldResult(link, legacy_outcome, open_on_input=policy.open_result_on_input_required)
 
 
 class _HeldResult(TaskFollow):
@@ -265,8 +270,15 @@ class _HeldResult(TaskFollow):
     again while the task still needs input, and the result is fetched afresh at terminal; if
     that fetch returns a result, the early error is recorded as a violation."""
 
-    def __init__(self, link: TaskLink, *, open_on_input: bool) -> None:
+    def __init__(
+        self,
+        link: TaskLink,
+        classify: Callable[..., Outcome | MCPTasksError],
+        *,
+        open_on_input: bool,
+    ) -> None:
         self._link = link
+        self._classify = classify
         self._open_on_input = open_on_input
         self._call: anyio.Event | None = None  # set when the held call returned
         self._scope: anyio.CancelScope | None = None
@@ -313,12 +325,12 @@ class _HeldResult(TaskFollow):
     async def outcome(self, terminal: Task) -> Outcome | MCPTasksError:
         decode = self._link.decode_result
         if terminal.status is TaskStatus.CANCELLED:  # C-27: nothing to fetch
-            return legacy_outcome(terminal, None, None, decode)
+            return self._classify(terminal, None, None, decode)
         try:
             raw = await self._terminal_result()
         except RPCError as exc:
-            return legacy_outcome(terminal, None, exc, decode)
-        return legacy_outcome(terminal, raw, None, decode)
+            return self._classify(terminal, None, exc, decode)
+        return self._classify(terminal, raw, None, decode)
 
     async def _terminal_result(self) -> JSONObject:
         if self._call is not None:

@@ -31,10 +31,11 @@ May import what ``base.py`` may.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
 
+from .. import models
 from .._codec import v2026_07_28
 from .._codec._fast_task import task_decoder_2026
 from .._codec._hints import hint_problems
@@ -51,26 +52,24 @@ from .._exceptions import (
     UsageError,
 )
 from .._generation import Generation
-from .._sansio.classify import inline_outcome
 from ..models import (
     TASKS_EXTENSION,
-    CallToolResult,
     CreateTaskResult,
     DiscoverResult,
     InitializeResult,
-    InputRequiredResult,
     JSONObject,
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
-    ListToolsResult,
     RequestId,
     ServerCapabilities,
     Task,
-    Tool,
 )
-from ..outcomes import Outcome
 from .base import Driver, Link, StartAnswer, TaskFollow, TaskLink
+
+if TYPE_CHECKING:  # the tool models are read from ``models`` when a tool call needs them
+    from ..models import CallToolResult, InputRequiredResult, ListToolsResult, Tool
+    from ..outcomes import Outcome
 
 __all__ = [
     "DRAFT_MISSING_CAPABILITY",
@@ -293,7 +292,7 @@ class Driver2026(Driver):
         if kind == "task":
             return self.converter.decode(raw, CreateTaskResult)
         if kind == "complete":
-            return self.converter.decode(raw, CallToolResult)
+            return self.converter.decode(raw, models.CallToolResult)
         if kind == "input_required":
             return self._input_required(raw)
         raise DecodeError("$.resultType", f"unknown resultType {kind!r} (E C17)", kind)
@@ -311,7 +310,7 @@ class Driver2026(Driver):
         raise DecodeError("$.resultType", f"resultType {kind!r} is not an answer here", kind)
 
     def _input_required(self, raw: JSONObject) -> InputRequiredResult:
-        answer = self.converter.decode(raw, InputRequiredResult)
+        answer = self.converter.decode(raw, models.InputRequiredResult)
         if answer.input_requests is None and answer.request_state is None:
             raise DecodeError("$", "input_required needs inputRequests or requestState (E 3.11)")
         return answer
@@ -425,7 +424,10 @@ class Driver2026(Driver):
         return not isinstance(ref, CreateTaskResult)
 
     def follow(self, link: TaskLink, policy: Any) -> TaskFollow:
-        return _InlineOutcome(link)
+        # Imported here, once per followed task (never per poll): see the 2025-11-25 driver.
+        from .._sansio.classify import inline_outcome
+
+        return _InlineOutcome(link, inline_outcome)
 
 
 class _InlineOutcome(TaskFollow):
@@ -433,11 +435,12 @@ class _InlineOutcome(TaskFollow):
     answers each key once with ``tasks/update``); the outcome is inline in the terminal
     snapshot."""
 
-    def __init__(self, link: TaskLink) -> None:
+    def __init__(self, link: TaskLink, classify: Callable[..., Outcome | MCPTasksError]) -> None:
         self._link = link
+        self._classify = classify
 
     def input_required(self, snapshot: Task) -> None:
         self._link.serve_inputs(snapshot)
 
     async def outcome(self, terminal: Task) -> Outcome | MCPTasksError:
-        return inline_outcome(terminal, self._link.decode_result)
+        return self._classify(terminal, self._link.decode_result)

@@ -28,7 +28,6 @@ from .._exceptions import (
     TaskNotFound,
 )
 from ..models import Task
-from ..outcomes import Completed, Failed, Outcome
 from ._connect import identity_of, make_client
 from ._exit import ExitCode
 from ._interrupt import Interrupted, cancel_on_interrupt
@@ -39,6 +38,7 @@ from ._output import Output
 if TYPE_CHECKING:
     from ..inputs import InputRouter
     from ..journal import Journal
+    from ..outcomes import Outcome
     from ._inputs import Answering, FileAnswers
 
 __all__ = ["OWN_COMMANDS", "Run", "run", "run_own_command"]
@@ -110,6 +110,8 @@ class Run:
         """The client capability the server said the run lacks, when nothing answers input."""
         if self.router is not None:
             return None
+        from ..outcomes import Completed, Failed  # (a command that ends no task loads none)
+
         said: list[str | None] = []
         if isinstance(outcome, Failed):
             said.append(outcome.task.status_message)

@@ -289,7 +289,13 @@ def version_line() -> str:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(words: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With ``words`` (the arguments it will parse), only the
+    subcommand they name gets the global options as well (each subcommand takes them after
+    its name too): the others are still there, with their own arguments, for ``--help`` and
+    for errors, but a run does not pay for 12 copies of the global options it cannot use
+    (most of the parser's cost: issue 34). Without ``words``, or when which subcommand they
+    name is uncertain (see :func:`_command_named`), every subcommand gets them."""
     parser = argparse.ArgumentParser(
         prog="mcp-tasks",
         description=DESCRIPTION,
@@ -303,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the version of mcp-tasks (the mcp-tasks-client package) and exit",
     )
     _global_options(parser, defaults=True)
+    named = None if words is None else _command_named(parser, words)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -313,7 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=epilog(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        _global_options(sub, defaults=False)
+        if named is None or named == name:
+            _global_options(sub, defaults=False)
         return sub
 
     command("tools", "list the server's tools and their task support")
@@ -510,6 +518,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_named(parser: argparse.ArgumentParser, words: Sequence[str]) -> str | None:
+    """The subcommand ``words`` name, when that is certain: their first word that is neither
+    an option of ``parser`` (the global options) nor such an option's value. None when an
+    option before it is not spelled out exactly (argparse takes abbreviations: ``--gen X``)
+    or there is no such word (``--help``, ``--version``)."""
+    known: dict[str, bool] = {}
+    for action in parser._actions:
+        for option in action.option_strings:
+            known[option] = action.nargs != 0  # whether it takes a value
+    value_next = False
+    for word in words:
+        if value_next:
+            value_next = False
+        elif word.startswith("-"):
+            name, equals, _ = word.partition("=")
+            if name not in known:
+                return None
+            value_next = known[name] and not equals
+        else:
+            return word
+    return None
+
+
 def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
     found: set[str] = set()
     for action in parser._actions:
@@ -541,8 +572,8 @@ def _protect_ids(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[s
 
 def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]:
     """The options, the subcommand and its namespace; argparse exits 2 on a usage error."""
-    parser = build_parser()
     words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words)
     ns = parser.parse_args(_protect_ids(parser, words))
     url: str | None = ns.url
     stdio_text: str | None = ns.stdio

@@ -33,8 +33,7 @@ from .._exceptions import (
 )
 from .._generation import Generation
 from .._sansio.progress import StatusMessage, TaskProgress
-from ..models import CallToolResult, Task, Tool
-from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
+from ..models import Task
 from ..wire import encode
 from ._exit import ExitCode, for_error, for_outcome
 from ._safe import for_terminal, json_line
@@ -43,6 +42,8 @@ if TYPE_CHECKING:  # each imported by the commands that use it alone (``status``
     from ..conformance import ProbeReport
     from ..engine import Poller, WatchItem
     from ..journal import JournalEntry
+    from ..models import CallToolResult, Tool
+    from ..outcomes import Outcome
     from ..probe import ServerProbe
     from ..resume import Resumed
 
@@ -218,6 +219,8 @@ def _jsonable(value: Any) -> Any:
 
 def outcome_json(task_id: str | None, outcome: Outcome, generation: Generation) -> Event:
     """The final line for a task (or a plain call): its status, and result or error."""
+    from ..outcomes import Cancelled, Completed, Expired, Failed  # (a status has none)
+
     event: Event = {"event": "outcome", "task_id": task_id}
     if isinstance(outcome, Completed):
         event["status"] = "completed"
@@ -251,6 +254,8 @@ def outcome_json(task_id: str | None, outcome: Outcome, generation: Generation) 
 
 def result_of(outcome: Outcome) -> CallToolResult | None:
     """The CallToolResult an outcome carries, if any."""
+    from ..outcomes import Completed, Failed
+
     if isinstance(outcome, (Completed, Failed)):
         return outcome.result
     return None
@@ -258,6 +263,7 @@ def result_of(outcome: Outcome) -> CallToolResult | None:
 
 def resumed_json(item: Resumed, generation: Generation) -> tuple[Event, ExitCode]:
     """A resumed task's line and exit code (a task held elsewhere is not a failure: 0)."""
+    from ..outcomes import Lost
     from ..resume import Held  # (resume's commands alone come here)
 
     entry, ended = item.entry, item.ended
@@ -515,6 +521,8 @@ class Output:
         return item.entry.generation
 
     def call_result(self, result: CallToolResult) -> ExitCode:
+        from ..outcomes import Completed
+
         return self.outcome(None, Completed(None, result))
 
     def error(
