@@ -28,6 +28,7 @@ TEST_DEPS = [
     "pytest-timeout>=2.3",
     "pytest-xdist>=3.6",
     "hypothesis>=6.100",
+    "cattrs>=24.1",  # tests/test_codec_dispatch.py: the codecs' dispatch held to cattrs'
     "opentelemetry-api>=1.20",
     "opentelemetry-sdk>=1.20",
     # The PostgreSQL journal's tests start a real server from this wheel (no system install).

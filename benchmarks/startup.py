@@ -9,7 +9,7 @@ otherwise compile the library's source in every sample, and the baselines' never
 
 - import rows: the time of the ``import`` statement itself, inside the process
   (``time.perf_counter`` around it): the library's runtime dependencies (httpx, httpx-sse,
-  attrs, cattrs, anyio), a bare ``import mcp_tasks_client``, and what a first program imports
+  attrs, anyio), a bare ``import mcp_tasks_client``, and what a first program imports
   (``Client``, ``HttpTransport``, ``InputRouter``, ``Poller``, ``ToolCall``);
 - command rows: the wall time of a whole process (interpreter start included): a Python that
   imports httpx and rich, ``mcp-tasks --version``, and ``mcp-tasks status`` against a port
@@ -36,12 +36,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 IMPORTS = {
-    "deps": "import httpx, httpx_sse, attrs, cattrs, anyio",
+    "deps": "import httpx, httpx_sse, attrs, anyio",
     "bare": "import mcp_tasks_client",
     "program": "from mcp_tasks_client import Client, HttpTransport, InputRouter, Poller, ToolCall",
 }
 LABELS = {
-    "deps": "runtime dependencies (httpx, httpx-sse, attrs, cattrs, anyio)",
+    "deps": "runtime dependencies (httpx, httpx-sse, attrs, anyio)",
     "bare": "`import mcp_tasks_client`",
     "program": "a first program's names (`Client`, `HttpTransport`, `InputRouter`, `Poller`, "
     "`ToolCall`)",
