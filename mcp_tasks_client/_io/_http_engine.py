@@ -81,9 +81,10 @@ class LocalProtocolError(HTTPError):
     """A request HTTP/1.1 cannot carry (a header h11 refuses)."""
 
 
-class Interrupted(Exception):
+class Interrupted(HTTPError):
     """An inline exchange's wait was ended by :meth:`InlineExchange.cancel` (its deadline, the
-    transport's close): raised where the exchange waited, never past the transport."""
+    transport's close): raised where the exchange waited, never past the transport (which
+    reads the exchange's own state, not this, to say what ended it)."""
 
 
 class InlineExchange:
