@@ -149,8 +149,8 @@ def _measure(
     cpu: dict[str, list[float]] = {name: [] for name in rows}
     wall: dict[str, list[float]] = {name: [] for name in rows}
     for round_ in range(a.rounds + 1):
-        for name, (command, tree) in rows.items():
-            used, took, code = _run(command, tree, terminal=name in terminal_rows)
+        for name, (command, where) in rows.items():
+            used, took, code = _run(command, where, terminal=name in terminal_rows)
             if code != expected[name]:  # a run that failed otherwise measured nothing
                 raise SystemExit(f"{name}: exit code {code}, not {expected[name]}")
             if round_:  # round 0 warms the OS's caches
