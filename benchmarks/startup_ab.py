@@ -15,12 +15,17 @@ every checkout is compiled first, as an install does.
 ``benchmarks/server.py`` (started here, in its own process, and stopped by its PID at the
 end): the whole path a status takes (the handshake, the Task decoded and printed as JSON).
 Its CPU is the client process's alone; its wall time includes the server's answers.
+
+``--tty`` adds, for each checkout, the refused ``mcp-tasks status`` with its stdout and stderr
+on a pseudo-terminal, as typed at a shell: the terminal display's path (rich), which the
+captured rows never take. The terminal is read by this process as the run writes to it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import select
 import socket
 import statistics
 import subprocess
@@ -39,22 +44,44 @@ def _closed_port() -> int:
     return port  # nothing listens there once the socket is closed
 
 
-def _run(command: list[str], tree: Path | None) -> tuple[float, float, int]:
-    """One process: its CPU (user + system) and wall seconds, and its exit code."""
+def _run(
+    command: list[str], tree: Path | None, *, terminal: bool = False
+) -> tuple[float, float, int]:
+    """One process: its CPU (user + system) and wall seconds, and its exit code. With
+    ``terminal``, its stdout and stderr are a pseudo-terminal, read to its end."""
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
+    controller, out = os.openpty() if terminal else (-1, subprocess.DEVNULL)
     started = time.perf_counter()
     proc = subprocess.Popen(
         command,
         env=env,
         cwd=tree or Path.cwd(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=out,
     )
+    if terminal:
+        os.close(out)
+        _drain(controller)
     _, status, usage = os.wait4(proc.pid, 0)
     took = time.perf_counter() - started
     return usage.ru_utime + usage.ru_stime, took, os.waitstatus_to_exitcode(status)
+
+
+def _drain(controller: int) -> None:
+    """Read a pseudo-terminal until its last other end is closed (the run has exited)."""
+    try:
+        while True:
+            select.select([controller], [], [], 60)
+            try:
+                if not os.read(controller, 65536):
+                    return
+            except OSError:  # EIO: nothing holds the terminal any more
+                return
+    finally:
+        os.close(controller)
 
 
 def main() -> None:
@@ -62,6 +89,7 @@ def main() -> None:
     parser.add_argument("trees", nargs="+", metavar="NAME=DIR")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--live", action="store_true", help="also status against a server")
+    parser.add_argument("--tty", action="store_true", help="also status on a pseudo-terminal")
     a = parser.parse_args()
     python = sys.executable
     url = f"http://127.0.0.1:{_closed_port()}/mcp"
@@ -95,6 +123,7 @@ def _measure(
     live_url: str | None,
 ) -> None:
     live_rows: set[str] = set()
+    terminal_rows: set[str] = set()
     for spec in a.trees:
         name, _, directory = spec.partition("=")
         tree = Path(directory).resolve()
@@ -104,6 +133,10 @@ def _measure(
         )
         command = [python, "-m", "mcp_tasks_cli", "--url", url, "status", "t-1"]
         rows[f"`mcp-tasks status`, {name}"] = (command, tree)
+        if a.tty:
+            terminal_name = f"`mcp-tasks status` on a terminal, {name}"
+            rows[terminal_name] = (command, tree)
+            terminal_rows.add(terminal_name)
         if live_url is not None:
             status = [python, "-m", "mcp_tasks_cli", "--url", live_url, "status"]
             live_name = f"`mcp-tasks status` of a live task (server included), {name}"
@@ -116,8 +149,8 @@ def _measure(
     cpu: dict[str, list[float]] = {name: [] for name in rows}
     wall: dict[str, list[float]] = {name: [] for name in rows}
     for round_ in range(a.rounds + 1):
-        for name, (command, tree) in rows.items():
-            used, took, code = _run(command, tree)
+        for name, (command, where) in rows.items():
+            used, took, code = _run(command, where, terminal=name in terminal_rows)
             if code != expected[name]:  # a run that failed otherwise measured nothing
                 raise SystemExit(f"{name}: exit code {code}, not {expected[name]}")
             if round_:  # round 0 warms the OS's caches

@@ -9,8 +9,11 @@ sqlite3, subprocess, asyncio, h11...), and ``mcp-tasks --version`` the whole com
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -516,3 +519,102 @@ def test_a_status_a_live_server_answers_loads_what_the_refused_one_does(
     assert {n for n in more if n.startswith("mcp_tasks_client")} == (SSE_READER if sse else set())
     assert third_party(sorted(more)) <= ({"httpx", "httpx_sse", "h11", "idna"} if sse else set())
     assert not any(n == "cattrs" or n.startswith("mcp_tasks_client.models.tools") for n in live)
+
+
+def on_a_terminal(code: str, tmp_path: Path) -> tuple[list[str], str]:
+    """Run ``code`` with its stdout and stderr on a pseudo-terminal (as ``mcp-tasks`` typed at
+    a shell has them): the modules it loads beyond a bare interpreter's, and what the terminal
+    showed. The child writes its module list to a file; the terminal is read to its end."""
+    listed = tmp_path / "modules.json"
+    script = (
+        "import sys, json\n"
+        "before = set(sys.modules)\n"
+        f"{code}\n"
+        "with open(sys.argv[1], 'w', encoding='utf-8') as f:\n"
+        "    f.write(json.dumps(sorted(set(sys.modules) - before)))\n"
+    )
+    controller, terminal = os.openpty()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", script, str(listed)],
+            stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal,
+        )  # fmt: skip
+    finally:
+        os.close(terminal)
+    shown = b""
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 1.0)
+            if not ready:
+                continue
+            try:
+                data = os.read(controller, 65536)
+            except OSError:  # EIO: the child closed the terminal's last end
+                break
+            if not data:
+                break
+            shown += data
+    finally:
+        os.close(controller)
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=60)
+    text = shown.decode("utf-8", errors="replace")
+    assert child.returncode == 0, text
+    names: list[str] = json.loads(listed.read_text(encoding="utf-8"))
+    return names, text
+
+
+REFUSED_STATUS = ["--url", "http://127.0.0.1:9/mcp", "status", "t-1"]
+TERMINAL_STATUS = f"assert main({REFUSED_STATUS!r}) == {int(ExitCode.CONNECTION)}\n"
+"""``STATUS`` with nothing redirected: the refused connection's exit code (CONNECTION)."""
+
+ON_A_TERMINAL_NEVER = [
+    # the display's parts a status does not show: tables (listings; they bring fractions and
+    # decimal), rich's JSON view (a result's blocks), the live line (a followed task)
+    "rich.table", "rich.json", "rich.live", "rich.spinner", "rich.progress_bar", "fractions",
+    "decimal",
+]  # fmt: skip
+
+
+def test_a_status_on_a_terminal_loads_what_the_captured_one_does_and_the_display(
+    tmp_path: Path,
+) -> None:
+    """Issue 34: on a terminal ``status`` shows its answer with rich (``_tty``), which loaded
+    the tool, content and outcome classes, rich's tables and its JSON view up front (the
+    benchmark's captured run never took that path). Now it loads what the captured run does,
+    plus the display module and rich's console and text: a refused connection's error line
+    is all it shows."""
+    code = "from mcp_tasks_client.cli import main\n" + TERMINAL_STATUS
+    names, shown = on_a_terminal(code, tmp_path)
+    assert "error: TransportError" in shown, shown
+    more = set(names) - set(loaded(STATUS))
+    assert {n for n in more if n.startswith("mcp_tasks_client")} == {"mcp_tasks_client.cli._tty"}
+    assert third_party(sorted(more)) == {"rich"}
+    assert "rich.console" in more
+    for absent in NOT_FOR_STATUS + STATUS_NEEDS_NONE_OF + ON_A_TERMINAL_NEVER:
+        assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
+
+
+def test_a_live_status_on_a_terminal_loads_what_the_refused_one_does(
+    fastmcp4_http_url: str, tmp_path: Path
+) -> None:
+    """The task line a status prints on a terminal (a fastmcp 4.1.4 task another process
+    started) needs nothing the refused run's error line did not load."""
+    words = ["--url", fastmcp4_http_url, "--generation", "2026-07-28"]
+    started = subprocess.run(
+        [sys.executable, "-m", "mcp_tasks_client.cli", *words, "call", "slow_compute",
+         "--task", "--args", '{"seconds": 1}'],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    task_id = json.loads(started.stdout.splitlines()[-1])["task_id"]
+    head = "from mcp_tasks_client.cli import main\n"
+    live, shown = on_a_terminal(
+        head + f"assert main({[*words, 'status', task_id]!r}) == 0\n", tmp_path
+    )
+    assert task_id in shown, shown
+    assert "working" in shown or "completed" in shown, shown
+    refused = ["--url", "http://127.0.0.1:9/mcp", "--generation", "2026-07-28", "status", "t-1"]
+    before, _ = on_a_terminal(head + f"main({refused!r})\n", tmp_path)
+    assert set(live) - set(before) == set()

@@ -2,6 +2,13 @@
 
 Every string a server supplied reaches the screen through :func:`_safe.for_terminal` (``_t``
 below, or ``safe_data`` for JSON shown as JSON): its control characters are shown, not run.
+
+What a run on a terminal loads (issue 34): rich's console and text, which every line shown
+needs, and nothing else up front. A table, rich's JSON view, the live line, the tool and
+content models and the outcomes are imported by the method that shows one (after the first,
+a look-up in ``sys.modules`` beside rendering a line; the live line keeps its table class
+for its redraws), so ``mcp-tasks status`` on a terminal loads what its captured run does,
+plus this module and rich's console (``tests/test_startup.py`` pins it).
 """
 
 from __future__ import annotations
@@ -15,15 +22,11 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 import anyio.to_thread
 from rich.console import Console, RenderableType
-from rich.json import JSON
-from rich.table import Table
 from rich.text import Text
 
 from .._drivers import driver_for
 from .._exceptions import MCPTasksError
 from .._generation import Generation
-from ..models import CallToolResult, Task, TextContent, Tool
-from ..outcomes import Cancelled, Completed, Expired, Failed, Lost, Outcome
 from ._exit import ExitCode, for_error, for_outcome
 from ._output import (
     HELD,
@@ -39,10 +42,13 @@ from ._safe import for_terminal, safe_data
 
 if TYPE_CHECKING:  # each imported by the commands that use it alone (``status`` none)
     from rich.live import Live
+    from rich.table import Table
 
     from ..conformance import ProbeReport
     from ..engine import Poller, WatchItem
     from ..journal import JournalEntry
+    from ..models import CallToolResult, Task, Tool
+    from ..outcomes import Outcome
     from ..probe import ServerProbe
     from ..resume import Resumed
 
@@ -79,16 +85,20 @@ class _LiveLine:
     """The live line: spinner, task, status, message, elapsed, next poll, progress."""
 
     def __init__(self, view: TaskView) -> None:
-        from rich.spinner import Spinner  # (the commands that follow a task alone come here)
+        # (the commands that follow a task alone come here; the table class is kept for the
+        # redraws, ten a second)
+        from rich.spinner import Spinner
+        from rich.table import Table
 
         self.view = view
         self.spinner = Spinner("dots")
+        self.table: type[Table] = Table
         self.next_poll: float | None = None  # read in the event loop (the Poller's clock)
         self.done = False
 
     def __rich__(self) -> RenderableType:
         view = self.view
-        grid = Table.grid(padding=(0, 1))
+        grid = self.table.grid(padding=(0, 1))
         status = view.status or "?"
         line: list[RenderableType] = [
             Text("•") if self.done else self.spinner,
@@ -134,6 +144,8 @@ class RichOutput(Output):
     # -- listings --------------------------------------------------------------------------
 
     def tools(self, tools: Sequence[Tool]) -> None:
+        from rich.table import Table
+
         table = Table("tool", "task support", "description", box=None, header_style="bold")
         driver = driver_for(self.generation)
         for tool in tools:
@@ -148,6 +160,8 @@ class RichOutput(Output):
         if not tasks:
             self.console.print("no tasks")
             return
+        from rich.table import Table
+
         table = Table("task", "status", "message", "created", box=None, header_style="bold")
         for task in tasks:
             status = task.status.value
@@ -162,6 +176,8 @@ class RichOutput(Output):
     def journaled(self, entries: Sequence[JournalEntry]) -> None:
         if not entries:
             return  # the run says so (a note)
+        from rich.table import Table
+
         table = Table("task", "status", "tool", "server", "created", box=None, header_style="bold")
         for entry in entries:
             status = journaled_status(entry)
@@ -197,6 +213,8 @@ class RichOutput(Output):
             self._task_line(task, "cancelled: ")
 
     def rules(self, report: ProbeReport, code: ExitCode) -> None:
+        from rich.table import Table
+
         table = Table("rule", "level", "verdict", "evidence", box=None, header_style="bold")
         styles = {"pass": "green", "fail": "bold red", "warn": "yellow", "not_applicable": "dim"}
         for result in report.results:
@@ -214,6 +232,8 @@ class RichOutput(Output):
         self.console.print(Text(f"{report.generation.value}: {counts}", style="bold"))
 
     def probe(self, report: ServerProbe, code: ExitCode) -> None:
+        from rich.table import Table
+
         table = Table(box=None, show_header=False)
         table.add_row("generations", ", ".join(g.value for g in report.generations) or "none")
         table.add_row(
@@ -239,6 +259,10 @@ class RichOutput(Output):
         linear time (soft wrap: the terminal wraps the lines, rich does not re-flow them), and
         no more than :data:`SHOWN_CHARS` characters of it; past that, a note says what was
         left out and how to get it all."""
+        from rich.json import JSON
+
+        from ..models import TextContent  # (a result shown: a status shows none)
+
         pieces: list[tuple[str, bool]] = []  # (what to show, shown as JSON)
         for block in result.content:
             if isinstance(block, TextContent):
@@ -280,6 +304,8 @@ class RichOutput(Output):
         hint: str | None = None,
         refused: bool = False,
     ) -> ExitCode:
+        from ..outcomes import Cancelled, Completed, Expired, Failed  # (a status has none)
+
         self.open_task = None
         code = for_outcome(outcome) if code is None else code
         head = Text()
@@ -325,6 +351,8 @@ class RichOutput(Output):
 
     def resumed(self, item: Resumed, hint: str | None = None) -> ExitCode:
         entry, ended = item.entry, item.ended
+        from ..outcomes import Lost  # (resume's commands alone come here)
+
         self.console.print(_t(f"{entry.tool} on {entry.server}", style="dim"))
         if isinstance(ended, Lost):
             text = Text("lost", style="bold red")
