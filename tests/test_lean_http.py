@@ -643,3 +643,57 @@ async def test_a_caller_that_frees_a_connection_and_asks_again_queues_behind_the
         assert order.count("first") == 40
         assert order.index("second") <= order.index("first") + 3
         assert transport.connections_opened == 1
+
+
+async def test_under_trio_a_first_read_that_would_find_nothing_raises_nothing() -> None:
+    """Issue 39: under trio the answer is read straight from the socket, and right after a
+    request is written it is mostly not there yet. The read asks the socket's ``poll`` first
+    instead of trying a ``recv`` that fails with BlockingIOError (an exception made, raised
+    and caught: four times a ``poll(0)``). The server here holds its answer until the client
+    waits, so the first read surely finds nothing: no BlockingIOError is raised in the read,
+    and the answer is still read whole once it comes."""
+    if sniffio.current_async_library() != "trio":
+        pytest.skip("trio's direct reads (asyncio's protocol reads only when the loop says)")
+    import sys
+    import types
+
+    from mcp_tasks_client._io._h1_engine import _Connection
+
+    read_code = _Connection._receive_direct.__code__
+    calls: list[str] = []
+    raised: list[type[BaseException]] = []
+
+    def local(frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "exception":
+            raised.append(arg[0])
+        return local
+
+    def tracer(frame: types.FrameType, event: str, arg: Any) -> Any:
+        if frame.f_code is read_code:
+            calls.append(event)
+            return local
+        return None
+
+    hold = anyio.Event()
+    async with running(KeepAliveServer(hold=hold)) as server:
+        transport = LeanHttpTransport(server.url)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                got: list[str] = []
+
+                async def poll_once() -> None:
+                    got.append((await client.get_task("t-held")).task_id)
+
+                async with anyio.create_task_group() as tg:
+                    sys.settrace(tracer)
+                    try:
+                        tg.start_soon(poll_once)
+                        await anyio.wait_all_tasks_blocked()  # the client waits, the server holds
+                        hold.set()
+                        while not got:
+                            await anyio.lowlevel.checkpoint()
+                    finally:
+                        sys.settrace(None)
+    assert got == ["t-held"]
+    assert calls  # the read ran under the tracer
+    assert BlockingIOError not in raised, raised

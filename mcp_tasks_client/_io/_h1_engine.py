@@ -292,17 +292,24 @@ class _Connection:
         """Under trio, from the socket as trio's own ``recv`` does it (a cancellation point,
         one attempt, a schedule point after it if it read something, else a wait until the
         socket is readable), less the stream's and trio's socket wrappers around it. An error
-        of the socket (or of trio: a close while waiting) is a ReadError, as from the stream."""
+        of the socket (or of trio: a close while waiting) is a ReadError, as from the stream.
+
+        The attempt asks the idle check's ``poll`` first where there is one: right after a
+        request is written the answer is mostly not there yet (about 4 first reads in 5 on
+        loopback), and a ``recv`` that finds nothing raises BlockingIOError, which costs four
+        times a ``poll(0)`` that says so (issue 39: 1.9 against 0.45 µs here)."""
         raw = self.raw
         try:
             await trio_lowlevel.checkpoint_if_cancelled()
-            try:
-                data: bytes = raw.recv(_READ)
-            except (BlockingIOError, InterruptedError):
-                pass
-            else:
-                await trio_lowlevel.cancel_shielded_checkpoint()
-                return data
+            poll = self.poll
+            if poll is None or poll.poll(0):
+                try:
+                    data: bytes = raw.recv(_READ)
+                except (BlockingIOError, InterruptedError):
+                    pass
+                else:
+                    await trio_lowlevel.cancel_shielded_checkpoint()
+                    return data
             while True:
                 await trio_lowlevel.wait_readable(raw)
                 try:
