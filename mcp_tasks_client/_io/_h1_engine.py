@@ -208,6 +208,8 @@ class _Connection:
         self.direct = direct
         # Plain TCP under trio: ``trio.lowlevel``, to receive straight from the socket.
         self.trio: Any = None
+        # Under trio: the last first read found nothing (we read ahead of the answer).
+        self.ahead = False
         self.h11: h11.Connection | None = None
         self.buffer = b""
         self.remaining = 0
@@ -294,20 +296,23 @@ class _Connection:
         socket is readable), less the stream's and trio's socket wrappers around it. An error
         of the socket (or of trio: a close while waiting) is a ReadError, as from the stream.
 
-        The attempt asks the idle check's ``poll`` first where there is one: right after a
-        request is written the answer is mostly not there yet (about 4 first reads in 5 on
-        loopback), and a ``recv`` that finds nothing raises BlockingIOError, which costs four
-        times a ``poll(0)`` that says so (issue 39: 1.9 against 0.45 µs here)."""
+        A ``recv`` that finds nothing raises BlockingIOError, which costs four times a
+        ``poll(0)`` that says so (1.9 against 0.45 µs here), and one that finds something
+        needs no poll. Which comes is a race with the server that holds for a process (on
+        loopback: the answer there at the first read 24% of the time in one run, 99% in the
+        next: issue 39, RESULTS.md): so the attempt asks the idle check's ``poll`` first only
+        while the connection's last attempt found nothing (``ahead``)."""
         raw = self.raw
         try:
             await trio_lowlevel.checkpoint_if_cancelled()
             poll = self.poll
-            if poll is None or poll.poll(0):
+            if not self.ahead or poll is None or poll.poll(0):
                 try:
                     data: bytes = raw.recv(_READ)
                 except (BlockingIOError, InterruptedError):
-                    pass
+                    self.ahead = True
                 else:
+                    self.ahead = False
                     await trio_lowlevel.cancel_shielded_checkpoint()
                     return data
             while True:
