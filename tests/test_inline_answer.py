@@ -180,6 +180,43 @@ def test_what_cannot_be_written_fails_as_it_always_did() -> None:
         assert isinstance(got, tuple), got  # each one fails
 
 
+_BODY_SHAPES: list[Callable[[bytes], bytes]] = [
+    lambda raw: raw,
+    lambda raw: b"\xef\xbb\xbf" + raw,  # a UTF-8 BOM
+    lambda raw: b" " + raw,
+    lambda raw: raw + b"\r\n",
+    lambda raw: raw + b"{}",  # more after the value
+    lambda raw: raw[:-1],  # cut short
+    lambda raw: raw.replace(b'"2.0"', b'"2.0\\ud800"', 1),  # a lone surrogate, escaped
+    lambda raw: raw.replace(b'"2.0"', b'"\\u0032.0"', 1),  # an escape that is fine
+    lambda raw: raw.replace(b'"2.0"', b'"2.0\xff"', 1),  # not UTF-8
+    lambda raw: raw.replace(b"}", b',"n":NaN}', 1),
+    lambda raw: raw.replace(b"}", b',"n":1e999}', 1),
+    lambda raw: raw.replace(b"}", b',"n":-Infinity}', 1),
+    lambda raw: b"[" * 5000 + b"]" * 5000,  # deeper than the parser goes
+]
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_parse_answer_reads_any_body_bytes_as_the_general_way(data: st.DataObject) -> None:
+    """Issue 39: the body is read by the strict decoder's scanner directly only when nothing
+    in it needs ``loads``'s care; whatever the bytes (a BOM, whitespace, more after the value,
+    cut short, escapes, a lone surrogate, bytes that are not UTF-8, NaN, a number out of
+    range, nesting too deep), the value or the DecodeError is the general way's."""
+    rid = data.draw(st.sampled_from([1, 7]), label="request id")
+    value = data.draw(
+        st.fixed_dictionaries(
+            {"jsonrpc": st.just("2.0"), "id": st.just(rid), "result": json_objects()}
+        )
+        | jsonrpc_messages().map(encode_message),
+        label="value",
+    )
+    shape = data.draw(st.sampled_from(_BODY_SHAPES), label="shape")
+    raw = shape(_dumps(value))
+    assert outcome(parse_answer, raw, rid) == outcome(general, raw, rid)
+
+
 def test_parse_answer_reads_the_common_answer_and_falls_back_for_anything_else() -> None:
     result = {"task": dict(TASK)}
     common = _dumps({"jsonrpc": "2.0", "id": 7, "result": result})
