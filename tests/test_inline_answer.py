@@ -32,7 +32,12 @@ from hypothesis import strategies as st
 
 from mcp_tasks_client import Client, Generation, HttpTransport
 from mcp_tasks_client._codec._converter import dumps as _dumps
-from mcp_tasks_client._codec.messages import encode_message, parse_answer, parse_message
+from mcp_tasks_client._codec.messages import (
+    encode_message,
+    parse_answer,
+    parse_message,
+    serialize_message,
+)
 from mcp_tasks_client._io._deadlines import loop_checkpoint, loop_clock
 from mcp_tasks_client._sansio.connection import LateResponse, ResultReceived, RPCConnection
 from mcp_tasks_client.errors import DecodeError, TaskNotFound, UnexpectedResponse
@@ -41,6 +46,7 @@ from mcp_tasks_client.models import (
     Implementation,
     JSONRPCError,
     JSONRPCMessage,
+    JSONRPCRequest,
     JSONRPCResponse,
     RequestId,
     Task,
@@ -119,6 +125,95 @@ def test_parse_answer_reads_what_the_general_way_reads(data: st.DataObject) -> N
         label="value",
     )
     raw = _dumps(value)
+    assert outcome(parse_answer, raw, rid) == outcome(general, raw, rid)
+
+
+def written(message: JSONRPCMessage) -> Any:
+    """What writing ``message`` gives: its bytes, or the exception's type and text."""
+    try:
+        return serialize_message(message)
+    except Exception as exc:
+        return (type(exc), str(exc))
+
+
+def written_the_general_way(message: JSONRPCMessage) -> Any:
+    try:
+        return _dumps(encode_message(message))
+    except Exception as exc:
+        return (type(exc), str(exc))
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    message=jsonrpc_messages()
+    | st.builds(
+        JSONRPCRequest,
+        st.integers() | st.text(max_size=8),
+        st.sampled_from(["tasks/get", "tools/call"]),
+        json_objects(max_size=4),
+    )
+)
+def test_a_message_is_written_as_the_general_way_writes_it(message: JSONRPCMessage) -> None:
+    """Issue 39: the request's bytes through the C encoder made once are the bytes
+    ``dumps(encode_message(...))`` writes (compact, UTF-8, no NaN), for any message."""
+    assert written(message) == written_the_general_way(message)
+
+
+def test_what_cannot_be_written_fails_as_it_always_did() -> None:
+    """A circular value, a NaN, an object JSON has no form for, a lone surrogate: the same
+    exception and text as ``dumps`` (the C encoder made once checks no circularity: it runs
+    into RecursionError, and ``dumps`` then writes the value again)."""
+    circular: dict[str, Any] = {}
+    circular["again"] = circular
+    unwritable: tuple[Any, ...] = (
+        circular,
+        {"n": float("nan")},
+        {"n": [float("inf")]},
+        {"o": object()},
+        {"s": "\ud800"},
+        {(1, 2): "a tuple key"},
+    )
+    for params in unwritable:
+        message = JSONRPCRequest(7, "tasks/get", params)
+        got = written(message)
+        assert got == written_the_general_way(message)
+        assert isinstance(got, tuple), got  # each one fails
+
+
+_BODY_SHAPES: list[Callable[[bytes], bytes]] = [
+    lambda raw: raw,
+    lambda raw: b"\xef\xbb\xbf" + raw,  # a UTF-8 BOM
+    lambda raw: b" " + raw,
+    lambda raw: raw + b"\r\n",
+    lambda raw: raw + b"{}",  # more after the value
+    lambda raw: raw[:-1],  # cut short
+    lambda raw: raw.replace(b'"2.0"', b'"2.0\\ud800"', 1),  # a lone surrogate, escaped
+    lambda raw: raw.replace(b'"2.0"', b'"\\u0032.0"', 1),  # an escape that is fine
+    lambda raw: raw.replace(b'"2.0"', b'"2.0\xff"', 1),  # not UTF-8
+    lambda raw: raw.replace(b"}", b',"n":NaN}', 1),
+    lambda raw: raw.replace(b"}", b',"n":1e999}', 1),
+    lambda raw: raw.replace(b"}", b',"n":-Infinity}', 1),
+    lambda raw: b"[" * 5000 + b"]" * 5000,  # deeper than the parser goes
+]
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_parse_answer_reads_any_body_bytes_as_the_general_way(data: st.DataObject) -> None:
+    """Issue 39: the body is read by the strict decoder's scanner directly only when nothing
+    in it needs ``loads``'s care; whatever the bytes (a BOM, whitespace, more after the value,
+    cut short, escapes, a lone surrogate, bytes that are not UTF-8, NaN, a number out of
+    range, nesting too deep), the value or the DecodeError is the general way's."""
+    rid = data.draw(st.sampled_from([1, 7]), label="request id")
+    value = data.draw(
+        st.fixed_dictionaries(
+            {"jsonrpc": st.just("2.0"), "id": st.just(rid), "result": json_objects()}
+        )
+        | jsonrpc_messages().map(encode_message),
+        label="value",
+    )
+    shape = data.draw(st.sampled_from(_BODY_SHAPES), label="shape")
+    raw = shape(_dumps(value))
     assert outcome(parse_answer, raw, rid) == outcome(general, raw, rid)
 
 

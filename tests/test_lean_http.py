@@ -643,3 +643,56 @@ async def test_a_caller_that_frees_a_connection_and_asks_again_queues_behind_the
         assert order.count("first") == 40
         assert order.index("second") <= order.index("first") + 3
         assert transport.connections_opened == 1
+
+
+async def test_under_trio_reads_ahead_of_the_answer_raise_nothing_after_the_first() -> None:
+    """Issue 39: under trio the answer is read straight from the socket. A first read that
+    finds nothing (``recv`` raising BlockingIOError: an exception made, raised and caught,
+    four times a ``poll(0)``) makes the connection ask ``poll`` first from then on, until a
+    read finds the answer at once. The server here holds each answer until the client waits,
+    three polls in a row, so every first read would find nothing: at most the first raises,
+    and each answer is still read whole once it comes."""
+    if sniffio.current_async_library() != "trio":
+        pytest.skip("trio's direct reads (asyncio's protocol reads only when the loop says)")
+    import sys
+    import types
+
+    from mcp_tasks_client._io._h1_engine import _Connection
+
+    read_code = _Connection._receive_direct.__code__
+    calls: list[str] = []
+    raised: list[type[BaseException]] = []
+
+    def local(frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "exception":
+            raised.append(arg[0])
+        return local
+
+    def tracer(frame: types.FrameType, event: str, arg: Any) -> Any:
+        if frame.f_code is read_code:
+            calls.append(event)
+            return local
+        return None
+
+    async with running(KeepAliveServer()) as server:
+        transport = LeanHttpTransport(server.url)
+        with anyio.fail_after(20):
+            async with client_on(transport) as client:
+                got: list[str] = []
+
+                async def poll_once(n: int) -> None:
+                    got.append((await client.get_task(f"t-{n}")).task_id)
+
+                sys.settrace(tracer)
+                try:
+                    for n in range(3):
+                        hold = server.hold = anyio.Event()
+                        async with anyio.create_task_group() as tg:
+                            tg.start_soon(poll_once, n)
+                            await anyio.wait_all_tasks_blocked()  # it waits; the server holds
+                            hold.set()
+                finally:
+                    sys.settrace(None)
+    assert got == ["t-0", "t-1", "t-2"]
+    assert calls  # the reads ran under the tracer
+    assert raised.count(BlockingIOError) <= 1, raised
