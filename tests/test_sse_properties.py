@@ -26,10 +26,10 @@ from mcp_tasks_client import (
     StreamResumption,
     ToolCall,
 )
+from mcp_tasks_client._io._http_answers import retry_after as _retry_after
 from mcp_tasks_client._io._http_sse import _header_value, _retry_seconds
 from mcp_tasks_client._io._sse import SSEDecoder, SSEEvent
 from mcp_tasks_client._io._sse_httpx import HttpxSSEDecoder
-from mcp_tasks_client._io.http import _retry_after
 from mcp_tasks_client.errors import DecodeError, LimitExceeded
 from mcp_tasks_client.models import CallToolResult, Implementation
 

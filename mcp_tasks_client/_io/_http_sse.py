@@ -4,11 +4,13 @@ Job: read one Streamable HTTP SSE stream to its end under the library's bound, d
 message in it in arrival order (X:101-131); resume a broken one with ``GET`` +
 ``Last-Event-ID`` after the server's ``retry`` when the caller opted in (X:167-189); keep the
 standalone GET stream (X:133-154) open until the transport closes. The rest of the transport
-(the engine, statuses, bodies, delivery to the Client) is :class:`HttpTransport`'s, which
-this class is a base of: it names what it uses of it below, and nothing else.
+(the engine, delivery to the Client) is :class:`HttpTransport`'s, which this class is a base
+of: it names what it uses of it below, and nothing else. Statuses and error bodies are its own
+base's (``_http_answers.HttpAnswers``).
 
-May import: ``_sse_httpx`` (on the first SSE stream: it loads httpx-sse, which loads httpx),
-``_http_engine``, ``base``, ``_codec``, ``models``, ``_exceptions``, ``_limits``; anyio, attrs.
+May import: ``_http_answers``, ``_sse_httpx`` (on the first SSE stream: it loads httpx-sse,
+which loads httpx), ``_http_engine``, ``base``, ``_codec``, ``models``, ``_exceptions``,
+``_limits``; anyio, attrs.
 An exchange's failure is one of the engine's ``errors`` (``_http_engine``).
 
 Theory of operation: after the response arrives a stream SHOULD end (X:125): it is read to its
@@ -40,8 +42,9 @@ from .._exceptions import (
 )
 from .._limits import Limits
 from ..models import JSONRPCError, JSONRPCRequest, JSONRPCResponse, RequestId
+from ._http_answers import HttpAnswers, body_text, exchange_facts, for_request, media_type
 from ._http_engine import HttpEngine, InlineExchange
-from .base import HeadersFor, HttpExchange, HttpObserver, Incoming, TransportFault
+from .base import HeadersFor, HttpObserver, Incoming, TransportFault
 
 if TYPE_CHECKING:
     import httpx
@@ -96,7 +99,7 @@ class StreamState:
     answered: bool = False
 
 
-class SseStreams:
+class SseStreams(HttpAnswers):
     """Reading SSE streams, for :class:`HttpTransport` (see the module header). What it uses of
     the transport is declared here; the transport defines each."""
 
@@ -126,15 +129,6 @@ class SseStreams:
         held: bool,
         inline: InlineExchange | None = None,
     ) -> AbstractAsyncContextManager[Any]:
-        raise NotImplementedError
-
-    async def _check_status(self, response: Any, what: str) -> None:
-        raise NotImplementedError
-
-    async def _read_prefix(self, response: Any) -> bytes:
-        raise NotImplementedError
-
-    def _error(self, exc: BaseException, what: str) -> TransportError:
         raise NotImplementedError
 
     def _sse_decoder(self) -> HttpxSSEDecoder:
@@ -309,35 +303,6 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
     with anyio.move_on_after(_DRAIN_SECONDS):
         async for _ in chunks:
             pass  # anything after the response belongs to no one (X:125)
-
-
-def media_type(response: httpx.Response) -> str:
-    value: str = response.headers.get("content-type", "")
-    return value.split(";")[0].strip().lower()
-
-
-def exchange_facts(
-    kind: str, response: httpx.Response, method: str | None = None, request_id: Any = None
-) -> HttpExchange:
-    return HttpExchange(
-        kind,
-        response.status_code,
-        media_type(response),
-        response.headers.get("mcp-session-id"),
-        method,
-        request_id,
-    )
-
-
-def for_request(message: JSONRPCRequest, incoming: Any) -> Any:
-    """An error with a null id on a request's own stream is that request's answer."""
-    if isinstance(incoming, JSONRPCError) and incoming.id is None:
-        return JSONRPCError(message.id, incoming.error)
-    return incoming
-
-
-def body_text(body: bytes) -> str:
-    return body.decode("utf-8", "replace")
 
 
 def _retry_seconds(retry_ms: int | None, default: float) -> float:

@@ -31,13 +31,13 @@ What a hostile server cannot do (SECURITY.md): make the client buffer more than
 UTF-8 silently (``DecodeError``); redirect the session id or the caller's headers to another URL
 (``RedirectRefused``: no redirect is ever followed); hide a 429/503's ``Retry-After``
 (``ServerBusy``); or change the transport's timeouts through an injected client. Every
-exception of the HTTP stack is mapped in one place (``_error``) to this library's tree; a TLS
-failure names its cause (``TLSError``).
+exception of the HTTP stack is mapped in one place (``_error``, in ``_http_answers.py``, the
+base that reads statuses and error bodies) to this library's tree; a TLS failure names its
+cause (``TLSError``).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import os
 import ssl
@@ -49,27 +49,20 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import anyio.abc
 import anyio.lowlevel
-import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .. import observability as _obs
-from .._codec.messages import parse_answer, parse_message, serialize_message
+from .._codec.messages import parse_answer, serialize_message
 from .._exceptions import (
-    DecodeError,
     HTTPStatusError,
     MCPTasksError,
     ProtocolError,
-    RedirectRefused,
-    ServerBusy,
-    SessionExpired,
-    TLSError,
     TransportClosed,
     TransportError,
     UsageError,
 )
 from .._limits import Limits
 from ..models import (
-    JSONRPCError,
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
@@ -78,20 +71,11 @@ from ..models import (
 from . import _url
 from ._deadlines import Cancellable, InlineDeadlines, loop_checkpoint
 from ._h1_engine import LeanEngine
+from ._http_answers import accepted_facts, body_text, exchange_facts
 from ._http_engine import HttpEngine, InlineExchange, WriteTimeout
-from ._http_sse import (
-    ListenOpening,
-    SseStreams,
-    StreamResumption,
-    StreamState,
-    body_text,
-    exchange_facts,
-    for_request,
-    media_type,
-)
+from ._http_sse import ListenOpening, SseStreams, StreamResumption, StreamState
 from .base import (
     HeadersFor,
-    HttpExchange,
     HttpObserver,
     Incoming,
     Transport,
@@ -545,46 +529,6 @@ class HttpTransport(SseStreams, Transport):
         (``_consume_sse(hand_off=True)``) is closed by it."""
         return self._engine.stream(method, headers, content, held=held, inline=inline)
 
-    def _error(self, exc: BaseException, what: str) -> TransportError:
-        """The one mapping from the HTTP stack's exceptions to this library's (STYLE: httpx)."""
-        cause: BaseException | None = exc
-        while cause is not None:
-            if isinstance(cause, ssl.SSLError):
-                reason = getattr(cause, "verify_message", None) or cause.reason or str(cause)
-                return TLSError(self.url, str(reason))
-            cause = cause.__cause__ or cause.__context__
-        detail = str(exc) or type(exc).__name__
-        return TransportError(f"{what} to {self.url} failed: {type(exc).__name__}: {detail}")
-
-    async def _check_status(self, response: httpx.Response, what: str) -> None:
-        """Raise for a status that carries no MCP message; a JSON-RPC error body in a 4xx/5xx
-        is the caller's to read (``_error_body``)."""
-        encoding = response.headers.get("content-encoding", "identity").strip().lower()
-        if encoding not in ("", "identity"):
-            # Only identity was asked for: a compressed body could inflate a thousandfold
-            # inside the HTTP stack before Limits sees it.
-            raise ProtocolError(f"answer to {what} is {encoding}-encoded; identity was asked for")
-        status = response.status_code
-        if 300 <= status < 400:
-            raise RedirectRefused(status, response.headers.get("location"), method=what)
-        if status == 404 and self.session_id is not None and what != "initialize":
-            raise SessionExpired(self.session_id)
-        if status in (429, 503):
-            body = await self._read_prefix(response)
-            retry_after = _retry_after(response.headers.get("retry-after"))
-            raise ServerBusy(status, body_text(body), retry_after=retry_after, method=what)
-
-    async def _read_prefix(self, response: httpx.Response) -> bytes:
-        """At most ``max_error_body_bytes`` of a body kept for an error message; the rest is
-        not read (the connection is closed instead of drained)."""
-        limit = self.limits.max_error_body_bytes
-        kept = bytearray()
-        async for chunk in self._engine.chunks(response):
-            kept += chunk[: limit - len(kept)]
-            if len(kept) >= limit:
-                break
-        return bytes(kept)
-
     # -- internals ---------------------------------------------------------------------------
 
     async def _deliver(self, item: Incoming) -> None:
@@ -621,7 +565,7 @@ class HttpTransport(SseStreams, Transport):
             posted = serialize_message(message)
             async with self._stream("POST", headers, posted, held=False) as response:
                 if self._http_observer is not None:
-                    facts = await _accepted_facts(message, response, self._read_prefix)
+                    facts = await accepted_facts(message, response, self._read_prefix)
                     self._http_observer(facts)
                 await self._check_status(response, what)
                 if response.status_code >= 400:
@@ -756,58 +700,6 @@ class HttpTransport(SseStreams, Transport):
         if self.session_id is None:
             log.debug("session opened (its id is never logged)")
         self.session_id = session_id
-
-    async def _error_body(self, message: JSONRPCRequest, response: httpx.Response) -> Incoming:
-        """An HTTP error: the JSON-RPC error it carries, or an HTTPStatusError."""
-        body = await self._read_prefix(response)
-        try:
-            incoming = parse_message(body)
-        except DecodeError:
-            incoming = None
-        if isinstance(incoming, JSONRPCError) and incoming.id in (None, message.id):
-            answer: Incoming = for_request(message, incoming)
-            return answer
-        raise HTTPStatusError(response.status_code, body_text(body), method=message.method)
-
-
-async def _accepted_facts(
-    message: JSONRPCMessage,
-    response: httpx.Response,
-    read_prefix: Callable[[httpx.Response], Awaitable[bytes]],
-) -> HttpExchange:
-    """The exchange of a POSTed notification or response, with whether a 2xx answer had a
-    body: by its Content-Length, an SSE stream is one, else the body is read (``read_prefix``:
-    bounded by ``max_error_body_bytes``). Only with an observer: nothing is read otherwise."""
-    body: bool | None = None
-    if 200 <= response.status_code < 300:
-        declared = response.headers.get("content-length", "").strip()
-        if declared.isdigit():
-            body = int(declared) > 0
-        elif media_type(response) == _SSE:
-            body = True
-        else:
-            body = bool(await read_prefix(response))
-    kind = "notification" if getattr(message, "method", None) is not None else "response"
-    exchange = exchange_facts(kind, response, getattr(message, "method", None))
-    return attrs.evolve(exchange, body=body)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """``Retry-After`` as seconds from now: delta-seconds or an HTTP date; None if unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isascii() and value.isdigit():
-        return float(min(int(value[:12]), 10**11))
-    import email.utils  # here: only an HTTP-date Retry-After (a busy server's) needs it
-
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
 
 
 def _make_engine(
