@@ -176,22 +176,7 @@ class HttpTransport(SseStreams, Transport):
         delete_session_on_close: bool = True,
         session_id: str | None = None,
     ) -> None:
-        if session_id is not None and (
-            not isinstance(session_id, str)
-            or not session_id
-            or any(not 0x21 <= ord(ch) <= 0x7E for ch in session_id)
-        ):
-            raise UsageError(f"session id {session_id!r} is not visible ASCII (X:200)")
-        try:
-            parsed = _url.parse(url)  # as httpx reads it; httpx itself only when not plain
-        except (ValueError, TypeError) as exc:
-            raise UsageError(f"not a usable URL: {url!r} ({exc})") from None
-        if parsed.scheme not in ("http", "https"):
-            raise UsageError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
-        if max_connections < 1:
-            raise UsageError(f"max_connections must be >= 1, got {max_connections}")
-        if max_held_connections < 1:
-            raise UsageError(f"max_held_connections must be >= 1, got {max_held_connections}")
+        parsed = _checked(url, session_id, max_connections, max_held_connections)
         self.url = url
         self._shown = parsed.shown  # the URL without credentials or query (repr)
         self.headers = dict(headers or {})
@@ -700,6 +685,28 @@ class HttpTransport(SseStreams, Transport):
         if self.session_id is None:
             log.debug("session opened (its id is never logged)")
         self.session_id = session_id
+
+
+def _checked(url: str, session_id: str | None, connections: int, held: int) -> _url.Url:
+    """HttpTransport's arguments checked (a UsageError for each mistake), the URL parsed as
+    httpx reads it (httpx itself only when the URL is not plain)."""
+    if session_id is not None and (
+        not isinstance(session_id, str)
+        or not session_id
+        or any(not 0x21 <= ord(ch) <= 0x7E for ch in session_id)
+    ):
+        raise UsageError(f"session id {session_id!r} is not visible ASCII (X:200)")
+    try:
+        parsed = _url.parse(url)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"not a usable URL: {url!r} ({exc})") from None
+    if parsed.scheme not in ("http", "https"):
+        raise UsageError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
+    if connections < 1:
+        raise UsageError(f"max_connections must be >= 1, got {connections}")
+    if held < 1:
+        raise UsageError(f"max_held_connections must be >= 1, got {held}")
+    return parsed
 
 
 def _make_engine(
