@@ -259,7 +259,9 @@ class TaskCalls(ClientBase):
             read.append(self._session.saw(task) if task.task_id == task_id else task)
 
         try:
-            options = RequestOptions(timeout, self.timeouts.notify_cancelled, on_result=arrived)
+            options = RequestOptions(
+                timeout, self._session.timeouts.notify_cancelled, on_result=arrived
+            )
             raw = await self._session.call("tasks/get", {"taskId": task_id}, options)
         except InvalidParams as exc:
             raise TaskNotFound(exc.code, exc.message, exc.data, method=exc.method) from exc

@@ -125,6 +125,8 @@ class Session:
         self.timeouts = timeouts
         self.limits = limits
         self._driver = driver
+        self._params_as_given = type(driver).params is Driver.params
+        """The driver's ``params`` is the base one (params unchanged): fixed by its class."""
         self._on_warning = on_warning
         self._state = SessionState.NEW
         self._reader = ReaderState.READING
@@ -150,6 +152,8 @@ class Session:
         )
         # The parts, one job each (the package docstring draws them).
         self._fan_out = NotificationFanOut(driver, limits, self.traces, self.warn)
+        self.saw: Callable[[Task], Task] = self._fan_out.saw
+        """See :meth:`NotificationFanOut.saw` (its bound method: no forwarding frame a poll)."""
         self._progress = self._fan_out.book
         self._observer = RequestObserver(
             driver, self.tracing, self.redaction, self.traces, self.received_traces, self._exchange
@@ -250,10 +254,6 @@ class Session:
         ``Limits.max_progress_tokens``)."""
         return self._progress.stats
 
-    def saw(self, task: Task) -> Task:
-        """See :meth:`NotificationFanOut.saw`."""
-        return self._fan_out.saw(task)
-
     async def reply(self, reply: JSONRPCResponse, *, timeout: float | None = None) -> None:
         """See :meth:`ServerRequests.reply`."""
         await self._server_requests.reply(reply, timeout=timeout)
@@ -312,10 +312,20 @@ class Session:
         timeout, notify, orphan_tool = options.timeout, options.notify, options.orphan_tool
         on_result, held = options.on_result, options.held
         limit = self.timeouts.request if timeout is None else timeout
-        token = progress_token_of(params)  # C-46: a token in use raises before anything
-        if token is not None:
-            self._progress.check(token)
-        wire = self._driver.params(method, params, tasks=options.tasks)
+        # C-46: a token in use raises before anything. A plain dict with no ``_meta`` (a
+        # poll's params) carries none: no call to find out.
+        if params is None or (type(params) is dict and "_meta" not in params):
+            token = None
+        else:
+            token = progress_token_of(params)
+            if token is not None:
+                self._progress.check(token)
+        # A driver that keeps params as they are (2025-11-25) is not asked per request.
+        wire = (
+            params
+            if self._params_as_given
+            else self._driver.params(method, params, tasks=options.tasks)
+        )
         if meta:  # SEP-414 trace context; a key the caller put in _meta stays
             wire = _obs.with_carrier(wire, meta)
         message = self._connection.request(method, wire)
@@ -358,8 +368,11 @@ class Session:
                     # look-up of the waiter (it is this one), no progress token to close (an
                     # inline request carries none). Anything else goes through _settle.
                     waiter.result = item.result
-                    if waiter.on_result is not None:
-                        self._call_on_result(waiter.on_result, item.result)
+                    if waiter.on_result is not None:  # _call_on_result's work, inline
+                        try:
+                            waiter.on_result(item.result)
+                        except Exception:  # the caller's hook: logged, it stops nothing
+                            log.exception("an on_created hook raised")
                     waiter.answered = True  # nobody waits on its event: this task is its caller
                     item = None
                 elif isinstance(item, _ANSWERS):
