@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-class Registry(MutableMapping[Generation, type[Driver]]):
+class DriverRegistry(MutableMapping[Generation, type[Driver]]):
     """Generation -> driver class, each class imported from its ``module:Class`` name on first
     lookup (then kept). Otherwise a plain mutable mapping: a test may add a generation's row
     (a class) and remove it."""
@@ -71,7 +71,7 @@ class Registry(MutableMapping[Generation, type[Driver]]):
         return len(self._rows)
 
 
-DRIVERS = Registry(
+DRIVERS = DriverRegistry(
     {
         Generation.V2025_11_25: ".v2025_11_25:Driver2025",
         Generation.V2026_07_28: ".v2026_07_28:Driver2026",

@@ -49,9 +49,9 @@ from . import _h1
 from ._http_engine import (
     ConnectError,
     ConnectTimeout,
+    ExchangeInterrupted,
     HttpEngine,
     InlineExchange,
-    Interrupted,
     LocalProtocolError,
     ReadError,
     RemoteProtocolError,
@@ -239,12 +239,14 @@ class _Connection:
 
     def interrupt(self) -> None:
         """Wake a wait for this connection's bytes with an error (``InlineExchange.wake``):
-        our asyncio protocol's with Interrupted, trio's ``wait_readable`` with its
+        our asyncio protocol's with ExchangeInterrupted, trio's ``wait_readable`` with its
         ClosedResourceError (trio's way to end a wait on a socket about to close: the
         exchange closes the connection). Nothing when nobody waits."""
         own = self.own
         if own is not None:
-            own.interrupt(Interrupted("the exchange was ended while its answer was awaited"))
+            own.interrupt(
+                ExchangeInterrupted("the exchange was ended while its answer was awaited")
+            )
         elif self.trio is not None:
             self.trio.notify_closing(self.raw)
 
@@ -603,7 +605,7 @@ class LeanEngine(HttpEngine):
         self, connection: _Connection, rest: bytes, inline: InlineExchange
     ) -> None:
         """:meth:`_send_rest` for an exchange without a cancel scope: in one of its own for the
-        length of the send (what ends it cancels it meanwhile); Interrupted when it did."""
+        length of the send (what ends it cancels it meanwhile); ExchangeInterrupted when it did."""
         scope = inline.scope = anyio.CancelScope()
         if inline.cancelled:
             scope.cancel()
@@ -613,7 +615,7 @@ class LeanEngine(HttpEngine):
         finally:
             inline.scope = None
         if scope.cancelled_caught:
-            raise Interrupted("the exchange was ended while its request was written")
+            raise ExchangeInterrupted("the exchange was ended while its request was written")
 
     def opened(self, response: Any) -> _Exchange:
         """The exchange of what :meth:`post` returned (a response, or a connection whose head
@@ -983,7 +985,7 @@ class _Exchange:
 
 
 def _interrupted() -> NoReturn:
-    raise Interrupted("the exchange was ended while its answer was awaited")
+    raise ExchangeInterrupted("the exchange was ended while its answer was awaited")
 
 
 def _exchange_h11() -> h11.Connection:

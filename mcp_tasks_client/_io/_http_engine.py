@@ -35,10 +35,10 @@ from .._exceptions import LimitExceeded
 __all__ = [
     "ConnectError",
     "ConnectTimeout",
+    "ExchangeInterrupted",
     "HTTPError",
     "HttpEngine",
     "InlineExchange",
-    "Interrupted",
     "LocalProtocolError",
     "ReadError",
     "RemoteProtocolError",
@@ -81,7 +81,7 @@ class LocalProtocolError(HTTPError):
     """A request HTTP/1.1 cannot carry (a header h11 refuses)."""
 
 
-class Interrupted(HTTPError):
+class ExchangeInterrupted(HTTPError):
     """An inline exchange's wait was ended by :meth:`InlineExchange.cancel` (its deadline, the
     transport's close): raised where the exchange waited, never past the transport (which
     reads the exchange's own state, not this, to say what ended it)."""
@@ -97,7 +97,7 @@ class InlineExchange:
     bytes on a connection that can be woken (``wake``, set by the engine: the lean engine's
     quick POST); anything else runs in ``scope``. :meth:`cancel` (the deadline watcher, the
     transport's close) cancels the scope when there is one, else marks the exchange
-    ``cancelled`` and wakes its wait, which raises :class:`Interrupted` (or the connection's
+    ``cancelled`` and wakes its wait, which raises :class:`ExchangeInterrupted` (or the connection's
     own error): the engine closes that connection."""
 
     __slots__ = ("cancelled", "checkpoint", "deadline", "scope", "wake", "write_timed_out")
