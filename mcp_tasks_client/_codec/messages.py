@@ -82,16 +82,7 @@ def serialize_message(message: JSONRPCMessage) -> bytes:
     ``JSONEncoder.encode`` makes one per call, with a closure and a dict of the containers
     open (1.9 against 3.5 µs a ``tasks/get``: issue 39). Without that dict a circular value
     ends in RecursionError: then ``dumps`` writes it again and raises what it always did."""
-    if type(message) is JSONRPCRequest and message.params is not None:
-        # A request with params (every tasks/get): encode_message's dict, without the call.
-        value = {
-            "jsonrpc": "2.0",
-            "id": message.id,
-            "method": message.method,
-            "params": message.params,
-        }
-    else:
-        value = encode_message(message)
+    value = encode_message(message)
     if _ENCODE is not None:
         try:
             return "".join(_ENCODE(value, 0)).encode()
