@@ -226,23 +226,31 @@ def test_the_terminal_display_imports_no_other_commands_parts() -> None:
         assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
 
 
-def test_every_top_level_name_has_one_home_and_is_the_same_object() -> None:
-    """The lazy ``__init__`` keeps two lists, what a type checker sees (the imports under
-    ``TYPE_CHECKING``) and what runs (``_HOMES``): they must agree with each other and with
-    ``__all__``, and every name must be the object its module defines."""
+def type_checking_imports(path: str | None) -> dict[str, str]:
+    """Each name a lazy package imports under ``TYPE_CHECKING``, with the module (relative)
+    it imports it from: what a type checker sees, to hold against what runs (``_HOMES``)."""
     import ast
-    import importlib
 
-    import mcp_tasks_client
-
-    init = Path(mcp_tasks_client.__file__).read_text(encoding="utf-8")
+    assert path is not None
     checked: dict[str, str] = {}
-    for node in ast.walk(ast.parse(init)):
+    for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"))):
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
             for stmt in node.body:
                 assert isinstance(stmt, ast.ImportFrom)
                 for alias in stmt.names:
                     checked[alias.name] = "." * stmt.level + (stmt.module or "")
+    return checked
+
+
+def test_every_top_level_name_has_one_home_and_is_the_same_object() -> None:
+    """The lazy ``__init__`` keeps two lists, what a type checker sees (the imports under
+    ``TYPE_CHECKING``) and what runs (``_HOMES``): they must agree with each other and with
+    ``__all__``, and every name must be the object its module defines."""
+    import importlib
+
+    import mcp_tasks_client
+
+    checked = type_checking_imports(mcp_tasks_client.__file__)
     homes = mcp_tasks_client._HOMES
     assert checked == homes
     assert set(homes) == set(mcp_tasks_client.__all__) - {"__version__"}
@@ -407,19 +415,11 @@ def test_every_model_name_has_one_home_and_is_the_same_object() -> None:
     """The lazy ``models`` package keeps two lists, what a type checker sees (the imports
     under ``TYPE_CHECKING``) and what runs (``_HOMES``): they agree with each other and with
     ``__all__``, and every name is the object its module defines."""
-    import ast
     import importlib
 
     from mcp_tasks_client import models
 
-    source = Path(models.__file__).read_text(encoding="utf-8")
-    checked: dict[str, str] = {}
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            for stmt in node.body:
-                assert isinstance(stmt, ast.ImportFrom)
-                for alias in stmt.names:
-                    checked[alias.name] = "." * stmt.level + (stmt.module or "")
+    checked = type_checking_imports(models.__file__)
     assert checked == models._HOMES
     eager = {"MAX_DURATION_MS", "UNSET", "CacheScope", "JSONObject", "JSONValue", "Unset"}
     assert set(models._HOMES) == set(models.__all__) - eager
