@@ -15,15 +15,21 @@ import _signal  # type: ignore[import-not-found]  # no stub; the C module under 
 if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # until the command line handles it
 
+import gc  # built in, as quick as _signal
+
 
 def main() -> int:
     """Run ``mcp-tasks`` (its arguments from ``sys.argv``); returns the exit code, for the
     process to exit with at once (the installed script's ``sys.exit(main())``)."""
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         _signal.signal(_signal.SIGINT, _signal.SIG_DFL)  # (again: main may be called directly)
-    from mcp_tasks_client.cli import main as run
+    # The process's garbage collector is the command line's from here: off while it imports
+    # (collections then walk what all stays alive), on again for a long command's run
+    # (mcp_tasks_client.cli.run_then_exit says when).
+    gc.disable()
+    from mcp_tasks_client.cli import run_then_exit
 
-    code = run()
+    code = run_then_exit()
     leaving()
     return code
 
@@ -36,8 +42,6 @@ def leaving() -> None:
     the ``atexit`` handlers still run (logging's flush, an OpenTelemetry exporter's), and Python
     never promised a finalizer to an object still alive at exit. Only here, never in
     :func:`mcp_tasks_client.cli.main`, which a program may call and then go on."""
-    import gc
-
     gc.freeze()
 
 

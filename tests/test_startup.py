@@ -398,6 +398,81 @@ def test_the_command_freezes_the_heap_only_as_its_process_exits() -> None:
     assert ran.stderr.splitlines()[-1] == "atexit True", ran.stderr
 
 
+@pytest.mark.parametrize(
+    ("words", "after"),
+    [
+        # A quick command: the collector off from the script's start to its end.
+        (["status", "t-1"], "collections 0 enabled False frozen False"),
+        # A command that follows a task: off while it imports, then the imported heap
+        # frozen and the collector on for the run.
+        (["wait", "t-1"], "enabled True frozen True"),
+    ],
+)
+def test_the_script_collects_no_garbage_while_it_imports(words: list[str], after: str) -> None:
+    """Issue 34, item 4: the ``mcp-tasks`` script turns the garbage collector off before its
+    first import. Its imports triggered 66 collections in a ``status`` (about 8 ms of its
+    start-up, measured: benchmarks/RESULTS.md), every one walking modules, classes and
+    functions that all stay alive. Counted by ``gc.callbacks`` up to the process's
+    ``atexit`` (before ``leaving()`` froze the heap, so the freeze seen is the run's own)."""
+    code = (
+        "import atexit, contextlib, gc, io, sys\n"
+        "seen = []\n"
+        "gc.callbacks.append(lambda phase, info: seen.append(phase == 'start'))\n"
+        "import mcp_tasks_cli\n"
+        "def report():\n"
+        "    ran = sum(seen[:mark])\n"
+        "    print('collections', ran, 'enabled', gc.isenabled(), 'frozen', frozen[0],\n"
+        "          file=sys.__stderr__)\n"
+        "frozen = [False]\n"
+        "mark = 0\n"
+        "original = mcp_tasks_cli.leaving\n"
+        "def leaving():\n"
+        "    global mark\n"
+        "    mark = len(seen)\n"
+        "    frozen[0] = gc.get_freeze_count() > 0\n"
+        "    report()\n"
+        "    original()\n"
+        "mcp_tasks_cli.leaving = leaving\n"
+        f"sys.argv = ['mcp-tasks', '--url', 'http://127.0.0.1:9/mcp', *{words!r}]\n"
+        "quiet = contextlib.redirect_stderr(io.StringIO())\n"
+        "with contextlib.redirect_stdout(io.StringIO()), quiet:\n"
+        "    mcp_tasks_cli.main()\n"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+        cwd=repo,
+    )  # fmt: skip
+    assert ran.stderr.splitlines()[-1].endswith(after), ran.stderr
+
+
+def test_a_program_calling_main_keeps_its_own_collector() -> None:
+    """``mcp_tasks_client.cli.main``, which a program may call and then go on, leaves the
+    collector as it found it: on (and nothing frozen), or off."""
+    code = (
+        "import contextlib, gc, io\n"
+        "from mcp_tasks_client.cli import main\n"
+        "quiet = lambda: contextlib.redirect_stderr(io.StringIO())\n"
+        "for command in ('status', 'wait'):\n"
+        "    for state in (True, False):\n"
+        "        (gc.enable if state else gc.disable)()\n"
+        "        with contextlib.redirect_stdout(io.StringIO()), quiet():\n"
+        "            main(['--url', 'http://127.0.0.1:9/mcp', command, 't-1'])\n"
+        "        print(command, state, gc.isenabled(), gc.get_freeze_count())\n"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    ran = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+        cwd=repo,
+    )  # fmt: skip
+    assert ran.stdout.splitlines()[-4:] == [
+        "status True True 0",
+        "status False False 0",
+        "wait True True 0",
+        "wait False False 0",
+    ], ran.stdout
+
+
 def test_the_models_package_imports_each_module_on_first_use() -> None:
     """Issue 34: ``from mcp_tasks_client.models import Task`` builds the task models (and the
     JSON-RPC ones they name), not the tool, content, input-request, prompt nor resource

@@ -9,6 +9,7 @@ but for the quick commands (:data:`QUICK_COMMANDS`), which run on asyncio.
 from __future__ import annotations
 
 import contextlib
+import gc
 import signal
 import sys
 import warnings
@@ -42,7 +43,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C, wherever it lands, ends the run with exit code 130 and no traceback: while a
     command runs it cancels the command's scope (so everything it started unwinds as a
     cancellation does), and a task started or followed is said to keep running, with the
-    command that cancels it (with ``--json``, in a final "interrupted" line).
+    command that cancels it (with ``--json``, in a final "interrupted" line). The garbage
+    collector is the calling program's: left as it is.
+    """
+    return run_then_exit(argv, exiting=False)
+
+
+def run_then_exit(argv: Sequence[str] | None = None, *, exiting: bool = True) -> int:
+    """:func:`main` for the ``mcp-tasks`` script, whose process ends when this returns: it
+    is called with the garbage collector off (the script turns it off before its first
+    import) and owns it from there.
+
+    Collections during the imports walk modules, classes and functions that all stay alive,
+    and free nothing. So the collector stays off while the command's modules load; a quick
+    command (:data:`QUICK_COMMANDS`: a request or two, then the end) runs with it off to its
+    end, what it allocates freed by reference counting, a cycle it leaves living until the
+    process ends a moment later. Any other command, which may follow a task for hours, has
+    the imported heap moved out of the collector's reach (``gc.freeze``: none of it is
+    garbage) and then the collector on, as usual. Measured: benchmarks/RESULTS.md (issue 34).
+    With ``exiting=False`` (:func:`main`) the collector is left alone.
     """
     if list(sys.argv[1:] if argv is None else argv)[:1] == ["monitor"]:
         from ..monitor import main as monitor  # its own options and extra
@@ -88,8 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 output.keep_result(options.output)
             except UsageError as exc:
                 return int(output.error(exc))
-        backend = "asyncio" if command in QUICK_COMMANDS else "trio"
-        return int(anyio.run(run, options, command, ns, output, backend=backend))
+        if command in QUICK_COMMANDS:
+            return int(anyio.run(run, options, command, ns, output, backend="asyncio"))
+        if exiting:  # the imported heap out of the collector's reach, the collector on
+            gc.freeze()
+            gc.enable()
+        return int(anyio.run(run, options, command, ns, output, backend="trio"))
     except BaseException as exc:
         if _matches(exc, BrokenPipeError):
             # stdout's reader left (`| head`): nothing more can be said there, and the
