@@ -18,14 +18,12 @@ Deadlines and cancellation: see ``_client_base.py`` (and each method's docstring
 from __future__ import annotations
 
 import functools
-import secrets
 from collections.abc import Awaitable, Callable, Hashable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._cache import INVALIDATING, CacheContext, ResultCache
 from ._client_base import CallInputs
 from ._drivers import Driver, driver_for
 from ._exceptions import (
@@ -62,7 +60,9 @@ from .models import (
 )
 from .observability import Redaction, Tracing
 
-if TYPE_CHECKING:  # the tool models are imported where a program uses them
+if TYPE_CHECKING:  # the tool models are imported where a program uses them, the result
+    # cache when a caller passes one
+    from ._cache import ResultCache
     from .models import Tool
 
 __all__ = [
@@ -145,8 +145,11 @@ class Client(TaskCalls, FeatureCalls):
         tracing: Tracing | None = None,
         redaction: Redaction | None = None,
     ) -> None:
-        if cache is not None and not isinstance(cache, ResultCache):
-            raise UsageError(f"cache= takes a ResultCache, got {type(cache).__name__}")
+        if cache is not None:
+            from ._cache import ResultCache  # (only a caller's cache needs it)
+
+            if not isinstance(cache, ResultCache):
+                raise UsageError(f"cache= takes a ResultCache, got {type(cache).__name__}")
         try:
             hash(auth_context)
         except TypeError:
@@ -187,17 +190,20 @@ class Client(TaskCalls, FeatureCalls):
         self._returned_task_ids: dict[str, None] = {}
         self._discovered: DiscoverResult | None = None
         self._cache = cache
-        url = getattr(_innermost(transport), "url", None)
-        self._cache_context = CacheContext(
-            origin=url if isinstance(url, str) else object(),
-            auth=object() if auth_context is None else ("auth", auth_context),
-        )
+        self._cache_context = None
         if cache is not None:
+            from ._cache import INVALIDATING, CacheContext
+
+            url = getattr(_innermost(transport), "url", None)
+            self._cache_context = CacheContext(
+                origin=url if isinstance(url, str) else object(),
+                auth=object() if auth_context is None else ("auth", auth_context),
+            )
             for method in INVALIDATING:  # SEP-2549: list_changed still applies
                 self._session.on_notification(method, self._invalidate_cached)
 
     def _invalidate_cached(self, notification: JSONRPCNotification) -> None:
-        if self._cache is not None:
+        if self._cache is not None and self._cache_context is not None:
             self._cache.invalidate(
                 self._cache_context.origin, notification.method, notification.params
             )
@@ -360,6 +366,8 @@ def _resumed_first_id() -> int:
     (exact in every JSON parser). The session's earlier requestors numbered theirs from 1,
     an id MUST NOT be used twice within one session, and concurrent clients of one session
     (workers sharing a journal) must not collide either: the server routes responses by id."""
+    import secrets  # (with hmac, random, base64: only a resumed session draws one)
+
     return 2**32 + secrets.randbelow(2**52 - 2**32)
 
 
