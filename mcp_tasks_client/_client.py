@@ -22,8 +22,6 @@ from collections.abc import Awaitable, Callable, Hashable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from ._client_base import CallInputs
 from ._drivers import Driver, driver_for
 from ._exceptions import (
@@ -371,12 +369,18 @@ def _resumed_first_id() -> int:
     return 2**32 + secrets.randbelow(2**52 - 2**32)
 
 
-@attrs.frozen
 class _Link:
-    """What the driver's handshake sends through: the session, and the transport's hooks."""
+    """What the driver's handshake sends through: the session, and the transport's hooks.
+    (A plain class: one is made per handshake, and an attrs class costs its generated
+    methods' compilation at import, on every command line's start.)"""
 
-    session: Session
-    on_agreed: Callable[[], Awaitable[None]] | None = None
+    __slots__ = ("on_agreed", "session")
+
+    def __init__(
+        self, session: Session, on_agreed: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        self.session = session
+        self.on_agreed = on_agreed
 
     async def request(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import math
 import shlex
@@ -16,7 +15,7 @@ import attrs
 from .._generation import Generation
 from ._exit import epilog
 
-__all__ = ["CallArgs", "Options", "Server", "parse"]
+__all__ = ["Options", "Server", "parse"]
 
 DESCRIPTION = """\
 Drive MCP Tasks from a shell: call tools (as tasks, or plainly), watch a task's status live,
@@ -111,20 +110,6 @@ class Options:
     reconnect: float = 30.0
     """``--reconnect-within``: seconds a PostgreSQL journal keeps trying to reach its database
     (a restart, a dropped connection) before a statement fails; 0: it fails at once."""
-
-
-@attrs.frozen
-class CallArgs:
-    tool: str
-    arguments: dict[str, Any]
-    task: bool
-    ttl: dt.timedelta | None
-    wait: bool
-    related: tuple[str, ...] = ()
-    """``--related ID ...``: task ids sent as the call's related task ids (a draft)."""
-    related_from_elsewhere: bool = False
-    """``--related-from-elsewhere``: vouch for the ``--related`` ids though neither this run
-    nor the journal got them from this server."""
 
 
 def _workers(text: str) -> int:
@@ -684,16 +669,3 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
         reconnect=ns.reconnect,
     )
     return options, ns.command, ns
-
-
-def call_args(ns: argparse.Namespace) -> CallArgs:
-    ttl = None if ns.ttl is None else dt.timedelta(seconds=ns.ttl)
-    return CallArgs(
-        ns.tool,
-        ns.args,
-        ns.task,
-        ttl,
-        ns.wait,
-        tuple(ns.related),
-        ns.related_from_elsewhere,
-    )
