@@ -34,11 +34,9 @@ from ._features import FeatureCalls
 from ._generation import Generation
 from ._io.base import Transport, TransportWrapper
 from ._limits import Limits
-from ._sansio.progress import ProgressStats, TaskProgress
 from ._session import (
     NotificationHandler,
     OrphanedTask,
-    ProgressHandler,
     RequestHandler,
     Session,
     Timeouts,
@@ -61,6 +59,8 @@ from .observability import Redaction, Tracing
 if TYPE_CHECKING:  # the tool models are imported where a program uses them, the result
     # cache when a caller passes one
     from ._cache import ResultCache
+    from ._sansio.progress import ProgressStats, TaskProgress
+    from ._session import ProgressHandler
     from .models import Tool
 
 __all__ = [
@@ -72,6 +72,15 @@ __all__ = [
     "RequestHandler",
     "Timeouts",
 ]
+
+if not TYPE_CHECKING:  # a type checker sees the import above
+
+    def __getattr__(name: str) -> object:
+        if name != "ProgressHandler":  # (built on first use: see _session/terms.py)
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from ._session import terms
+
+        return terms.ProgressHandler
 
 
 class Client(TaskCalls, FeatureCalls):

@@ -32,13 +32,13 @@ from .._exceptions import (
     UsageError,
 )
 from .._generation import Generation
-from .._sansio.progress import StatusMessage, TaskProgress
 from ..models import Task
 from ..wire import encode
 from ._exit import ExitCode, for_error, for_outcome
 from ._safe import for_terminal, json_line
 
 if TYPE_CHECKING:  # each imported by the commands that use it alone (``status`` none)
+    from .._sansio.progress import StatusMessage
     from ..conformance import ProbeReport
     from ..engine import Poller, WatchItem
     from ..journal import JournalEntry
@@ -95,6 +95,8 @@ def apply_watch_item(view: TaskView, item: WatchItem, generation: Generation) ->
     Extend this function, and only this one, for a new kind of watch item (progress, say:
     set ``view.progress`` / ``view.total`` / ``view.message`` and return its event).
     """
+    from .._sansio.progress import TaskProgress  # (loaded by what follows a task)
+
     if isinstance(item, Task):
         view.status = item.status.value
         view.message = item.status_message
