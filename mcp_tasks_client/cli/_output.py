@@ -164,8 +164,9 @@ def message_of(error: BaseException) -> str:
     return str(error) if isinstance(error, MCPTasksError) else repr(error)
 
 
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]*>")
+# Compiled by ``re`` (and kept in its cache) when an HTML page is first met (issue 34).
+_TITLE = r"(?is)<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>"
+_TAG = r"<[^>]*>"
 
 
 def http_status_line(error: HTTPStatusError) -> str:
@@ -176,9 +177,9 @@ def http_status_line(error: HTTPStatusError) -> str:
     body = error.body.strip()
     head = body[:200].lower()
     if head.startswith("<") and ("<html" in head or "<!doctype" in head or "<head" in head):
-        found = _TITLE.search(body)
+        found = re.search(_TITLE, body)
         title = next((g for g in found.groups() if g), "") if found is not None else ""
-        title = " ".join(_TAG.sub(" ", title).split())
+        title = " ".join(re.sub(_TAG, " ", title).split())
         what = f"an HTML page titled {title[:120]!r}" if title else "an HTML page"
         return f"HTTP {error.status_code}{where}: {what} (is this an MCP endpoint?)"
     folded = " ".join(body.split())
