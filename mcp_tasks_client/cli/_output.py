@@ -18,8 +18,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-import attrs
-
 from .._exceptions import (
     DecodeError,
     HTTPStatusError,
@@ -61,28 +59,41 @@ Event = dict[str, Any]
 """One line of JSON output."""
 
 
-@attrs.define
 class TaskView:
-    """What is known of the task being followed, for the live line."""
+    """What is known of the task being followed, for the live line. (A plain class: one per
+    followed task, never compared; an attrs class compiles its generated methods on every
+    command's start, a status's too: issue 34.)"""
 
-    task_id: str
-    next_poll: Callable[[], float | None] = lambda: None
-    """Seconds until the next poll (from the Poller), or None."""
-    status_message: Callable[[], StatusMessage | None] = lambda: None
-    """The current status message with when it was set (from the Poller), or None."""
-    status: str | None = None
-    message: str | None = None
-    message_since: dt.datetime | None = None
-    """When the shown message was first reported (its snapshot's ``lastUpdatedAt``)."""
-    message_carried: str | None = None
-    """The status the message was set under, when the current snapshot only carries it over
-    (a terminal snapshot still saying what the task said while working): shown as such."""
-    progress: float | None = None
-    """Progress so far, and ``total`` when known: shown as a bar once set."""
-    total: float | None = None
-    progress_message: str | None = None
-    last_input: str | None = None
-    started: float = attrs.field(factory=time.monotonic)
+    __slots__ = (
+        "last_input", "message", "message_carried", "message_since", "next_poll", "progress",
+        "progress_message", "started", "status", "status_message", "task_id", "total",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        task_id: str,
+        next_poll: Callable[[], float | None] = lambda: None,
+        status_message: Callable[[], StatusMessage | None] = lambda: None,
+    ) -> None:
+        self.task_id = task_id
+        self.next_poll = next_poll
+        """Seconds until the next poll (from the Poller), or None."""
+        self.status_message = status_message
+        """The current status message with when it was set (from the Poller), or None."""
+        self.status: str | None = None
+        self.message: str | None = None
+        self.message_since: dt.datetime | None = None
+        """When the shown message was first reported (its snapshot's ``lastUpdatedAt``)."""
+        self.message_carried: str | None = None
+        """The status the message was set under, when the current snapshot only carries it
+        over (a terminal snapshot still saying what the task said while working): shown as
+        such."""
+        self.progress: float | None = None
+        """Progress so far, and ``total`` when known: shown as a bar once set."""
+        self.total: float | None = None
+        self.progress_message: str | None = None
+        self.last_input: str | None = None
+        self.started = time.monotonic()
 
     @property
     def elapsed(self) -> float:
