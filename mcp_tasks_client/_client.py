@@ -18,14 +18,10 @@ Deadlines and cancellation: see ``_client_base.py`` (and each method's docstring
 from __future__ import annotations
 
 import functools
-import secrets
 from collections.abc import Awaitable, Callable, Hashable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from ._cache import INVALIDATING, CacheContext, ResultCache
 from ._client_base import CallInputs
 from ._drivers import Driver, driver_for
 from ._exceptions import (
@@ -38,11 +34,9 @@ from ._features import FeatureCalls
 from ._generation import Generation
 from ._io.base import Transport, TransportWrapper
 from ._limits import Limits
-from ._sansio.progress import ProgressStats, TaskProgress
 from ._session import (
     NotificationHandler,
     OrphanedTask,
-    ProgressHandler,
     RequestHandler,
     Session,
     Timeouts,
@@ -62,7 +56,11 @@ from .models import (
 )
 from .observability import Redaction, Tracing
 
-if TYPE_CHECKING:  # the tool models are imported where a program uses them
+if TYPE_CHECKING:  # the tool models are imported where a program uses them, the result
+    # cache when a caller passes one
+    from ._cache import ResultCache
+    from ._sansio.progress import ProgressStats, TaskProgress
+    from ._session import ProgressHandler
     from .models import Tool
 
 __all__ = [
@@ -74,6 +72,15 @@ __all__ = [
     "RequestHandler",
     "Timeouts",
 ]
+
+if not TYPE_CHECKING:  # a type checker sees the import above
+
+    def __getattr__(name: str) -> object:
+        if name != "ProgressHandler":  # (built on first use: see _session/terms.py)
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from ._session import terms
+
+        return terms.ProgressHandler
 
 
 class Client(TaskCalls, FeatureCalls):
@@ -145,8 +152,11 @@ class Client(TaskCalls, FeatureCalls):
         tracing: Tracing | None = None,
         redaction: Redaction | None = None,
     ) -> None:
-        if cache is not None and not isinstance(cache, ResultCache):
-            raise UsageError(f"cache= takes a ResultCache, got {type(cache).__name__}")
+        if cache is not None:
+            from ._cache import ResultCache  # (only a caller's cache needs it)
+
+            if not isinstance(cache, ResultCache):
+                raise UsageError(f"cache= takes a ResultCache, got {type(cache).__name__}")
         try:
             hash(auth_context)
         except TypeError:
@@ -187,17 +197,20 @@ class Client(TaskCalls, FeatureCalls):
         self._returned_task_ids: dict[str, None] = {}
         self._discovered: DiscoverResult | None = None
         self._cache = cache
-        url = getattr(_innermost(transport), "url", None)
-        self._cache_context = CacheContext(
-            origin=url if isinstance(url, str) else object(),
-            auth=object() if auth_context is None else ("auth", auth_context),
-        )
+        self._cache_context = None
         if cache is not None:
+            from ._cache import INVALIDATING, CacheContext
+
+            url = getattr(_innermost(transport), "url", None)
+            self._cache_context = CacheContext(
+                origin=url if isinstance(url, str) else object(),
+                auth=object() if auth_context is None else ("auth", auth_context),
+            )
             for method in INVALIDATING:  # SEP-2549: list_changed still applies
                 self._session.on_notification(method, self._invalidate_cached)
 
     def _invalidate_cached(self, notification: JSONRPCNotification) -> None:
-        if self._cache is not None:
+        if self._cache is not None and self._cache_context is not None:
             self._cache.invalidate(
                 self._cache_context.origin, notification.method, notification.params
             )
@@ -360,15 +373,23 @@ def _resumed_first_id() -> int:
     (exact in every JSON parser). The session's earlier requestors numbered theirs from 1,
     an id MUST NOT be used twice within one session, and concurrent clients of one session
     (workers sharing a journal) must not collide either: the server routes responses by id."""
+    import secrets  # (with hmac, random, base64: only a resumed session draws one)
+
     return 2**32 + secrets.randbelow(2**52 - 2**32)
 
 
-@attrs.frozen
 class _Link:
-    """What the driver's handshake sends through: the session, and the transport's hooks."""
+    """What the driver's handshake sends through: the session, and the transport's hooks.
+    (A plain class: one is made per handshake, and an attrs class costs its generated
+    methods' compilation at import, on every command line's start.)"""
 
-    session: Session
-    on_agreed: Callable[[], Awaitable[None]] | None = None
+    __slots__ = ("on_agreed", "session")
+
+    def __init__(
+        self, session: Session, on_agreed: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        self.session = session
+        self.on_agreed = on_agreed
 
     async def request(
         self, method: str, params: JSONObject | None = None, *, timeout: float | None = None

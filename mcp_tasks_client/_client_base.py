@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import observability as _obs
-from ._cache import CacheContext, CacheHints, ResultCache, is_retry
 from ._drivers import Driver
 from ._exceptions import (
     DecodeError,
@@ -33,7 +32,6 @@ from ._generation import Generation
 from ._io.base import Transport
 from ._limits import Limits
 from ._session import Session, Timeouts
-from .builders import ToolCall
 from .models import (
     ClientCapabilities,
     Implementation,
@@ -43,7 +41,10 @@ from .models import (
     Task,
 )
 
-if TYPE_CHECKING:  # the tool models are imported where a program uses them
+if TYPE_CHECKING:  # the tool models are imported where a program uses them; the result
+    # cache when a caller passed one; the builders where a call is made
+    from ._cache import CacheContext, ResultCache
+    from .builders import ToolCall
     from .models import InputRequiredResult, Tool
 
 __all__ = ["CallInputs", "ClientBase"]
@@ -91,7 +92,8 @@ class ClientBase:
     _capabilities: ClientCapabilities
     _known_tools: dict[str, Tool]
     _cache: ResultCache | None
-    _cache_context: CacheContext
+    _cache_context: CacheContext | None
+    """The cache's key context: None without a cache (``Client(cache=...)``)."""
     _returned_task_ids: dict[str, None]
     """Task ids read from this server, oldest first (``Limits.max_known_task_ids``)."""
 
@@ -238,11 +240,14 @@ class ClientBase:
         ``mcp_tasks.cache.hit``); an answer with hints is kept as they allow. Returns the
         result, and whether it was served from the cache."""
         cache = self._cache if method in self._driver.cacheable_methods else None
+        context = self._cache_context
         sent: JSONObject | None = None
         options = self._session.options(timeout)
-        if cache is not None:
+        if cache is not None and context is not None:
+            from ._cache import is_retry  # with a cache only
+
             sent = self._driver.params(method, params)  # the key: every param as sent
-            hit = cache.get(self._cache_context, method, sent)
+            hit = cache.get(context, method, sent)
             if hit is not None:
                 _observe_hit(method, self._session.tracing)
                 return hit, True
@@ -251,8 +256,10 @@ class ClientBase:
         raw = await self._session.call(method, params, options)
         result = self._read(raw, reader)
         self._driver.check_hints(method, raw, self._session.warn)
-        if cache is not None:
-            cache.put(self._cache_context, method, sent, result, CacheHints.of(result))
+        if cache is not None and context is not None:
+            from ._cache import CacheHints
+
+            cache.put(context, method, sent, result, CacheHints.of(result))
         return result, False
 
     def _returned(self, task_id: str) -> None:

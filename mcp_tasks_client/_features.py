@@ -11,7 +11,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import models as _models
-from ._cache import CacheHints
 from ._client_base import CallInputs, ClientBase
 from ._drivers import refusals
 from ._exceptions import (
@@ -22,10 +21,12 @@ from ._exceptions import (
     TaskAugmentationRequired,
     UsageError,
 )
-from .builders import GetPrompt, ReadResource, TaskToolCall, ToolCall
 from .models import TASKS_EXTENSION
 
-if TYPE_CHECKING:  # the feature models are read from ``models`` when first used
+if TYPE_CHECKING:  # the feature models are read from ``models`` when first used; the
+    # builders and the result cache's hints where a call or a listing needs them
+    from ._cache import CacheHints
+    from .builders import GetPrompt, ReadResource, ToolCall
     from .models import (
         CallToolResult,
         GetPromptResult,
@@ -163,7 +164,11 @@ class FeatureCalls(ClientBase):
         Cancelled: stops waiting between or within rounds; an answer already sent for a round
         stays sent.
         """
-        request = ReadResource(read) if isinstance(read, str) else read
+        if isinstance(read, str):
+            from .builders import ReadResource
+
+            read = ReadResource(read)
+        request = read
         once = functools.partial(
             self._answer, "resources/read", _models.ReadResourceResult, timeout
         )
@@ -201,6 +206,8 @@ class FeatureCalls(ClientBase):
         Cancelled: stops waiting; the server may still run the call (notifications/cancelled is
         sent for it when Timeouts.notify_cancelled, C-13).
         """
+        from .builders import TaskToolCall, ToolCall
+
         if isinstance(call, TaskToolCall):
             raise UsageError(
                 f"call_tool() makes a plain call; {call.name!r} was built with as_task(): "
@@ -315,6 +322,8 @@ class Pages(AsyncIterator[T]):
         field: str,
         timeout: float | None,
     ) -> AsyncGenerator[T, None]:
+        from ._cache import CacheHints
+
         seen: set[str] = set()
         cursor: str | None = None
         while True:

@@ -34,7 +34,6 @@ from ._exceptions import (
 )
 from ._features import Pages, unmarked
 from ._session import RequestOptions
-from .builders import TaskToolCall, ToolCall
 from .models import (
     CreateTaskResult,
     JSONObject,
@@ -44,6 +43,8 @@ from .models import (
 )
 
 if TYPE_CHECKING:  # imported where a journal is used: a client without one never loads it
+    # (and the builders where a task is started)
+    from .builders import TaskToolCall
     from .journal import Journal, JournalEntry
     from .models import CallToolResult, Tool  # (read from models per use)
 
@@ -95,6 +96,8 @@ class TaskCalls(ClientBase):
         cancellation its answer is still read for ``Timeouts.orphan_watch`` seconds, and a
         task it created is reported (``on_orphaned_task``), never lost.
         """
+        from .builders import TaskToolCall, ToolCall  # (loaded where a task is started)
+
         if isinstance(call, ToolCall):
             raise UsageError(
                 f"start() runs a task; {call.name!r} is a plain ToolCall: pass "

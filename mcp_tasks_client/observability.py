@@ -49,7 +49,6 @@ never folds one into another. Every request carries its trace context in ``param
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import time
@@ -195,6 +194,8 @@ def task_ids_redacted() -> bool:
 
 
 def _hash(task_id: str, key: bytes | None) -> str:
+    import hashlib  # (with OpenSSL's set-up: only a redacted id needs it)
+
     digest = hashlib.blake2b(
         task_id.encode("utf-8", "surrogatepass"), digest_size=6, key=key or b""
     )

@@ -192,16 +192,18 @@ def test_mcp_tasks_status_loads_the_client_and_its_own_command_alone() -> None:
     assert {n for n in ours if n.startswith("mcp_tasks_client.cli")} == STATUS_CLI_MODULES
     for absent in NOT_FOR_STATUS + STATUS_NEEDS_NONE_OF:
         assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
-    # 51 of the client's now (with __init__; _codec._dispatch, the codecs' own dispatch, is
+    # 46 of the client's now (no builders, result cache, progress book, task machine nor
+    # answer book: STATUS_LOADS_NONE_OF), the command line's 10: 56. Before that 61: 51 of
+    # the client's (with __init__; _codec._dispatch, the codecs' own dispatch, is
     # one, in place of cattrs' 20; no outcomes nor their classifier; _io._http_answers, the
-    # statuses and error bodies HttpTransport was split by), the command line's 10:
+    # statuses and error bodies HttpTransport was split by), the command line's 10;
     # 68 in all before issue 34's last step loaded each generation and each models module per
     # use. Before that: the
     # client's 59 (with __init__; 47 before Session was split by job into the _session
     # package, six modules where one was, and HttpTransport by job into its two engines, the
     # engines' interface, the SSE streams and the lean reader; one more since status runs on
     # asyncio: the lean engine's asyncio protocol, _io._aio), the command line's 10.
-    assert len(ours) <= 61, sorted(ours)
+    assert len(ours) <= 56, sorted(ours)
     # Beyond the package, its dependencies and rich: no trio (nor its outcome and
     # sortedcontainers), no opentelemetry. 381 modules in all before, 321 now (Python 3.11).
     assert third_party(names) - {"exceptiongroup"} <= STATUS_THIRD_PARTY, third_party(names)
@@ -212,9 +214,51 @@ def test_mcp_tasks_status_builds_only_the_attrs_classes_it_uses() -> None:
     generated methods): 97 on ``status``'s path before the models and the generations were
     loaded per use. Pinned: a new class on this path is a decision, never a side effect."""
     built = attrs_classes(STATUS)
-    assert len(built) <= 61, built  # 97 before (884606a), counted the same way
-    for module in STATUS_NEEDS_NONE_OF:
+    # 37: 61 before the builders, the result cache, the progress book, the task machine and
+    # the answer book left status's path and _Link, CallArgs, the SSE stream's two state
+    # classes, the live line's TaskView, the run's Interrupted and NextSteps and the
+    # converter's Family stopped being attrs classes (or moved); 97 before (884606a),
+    # counted the same way
+    assert len(built) <= 37, built
+    for module in STATUS_NEEDS_NONE_OF + STATUS_LOADS_NONE_OF:
         assert not any(name.startswith(module + ".") for name in built), module
+
+
+STATUS_LOADS_NONE_OF = [
+    # the builders (a call, a prompt, a resource is built by what makes one), the result
+    # cache (a caller's Client(cache=...) only), the progress book and the task machine (made
+    # with the first progress token, a followed task), the answer book (input routing, a
+    # span of a server's request); secrets (with hmac, random: a resumed session's first id)
+    # and hashlib (OpenSSL's set-up: a redacted task id)
+    "mcp_tasks_client.builders", "mcp_tasks_client._cache", "mcp_tasks_client._sansio.progress",
+    "mcp_tasks_client._sansio.task_machine", "mcp_tasks_client._sansio.answer_book",
+    "secrets", "hmac", "random", "hashlib",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("absent", STATUS_LOADS_NONE_OF)
+def test_a_status_loads_none_of_what_only_a_call_a_cache_or_a_followed_task_uses(
+    absent: str,
+) -> None:
+    """Issue 34, item 4: each of these was on ``status``'s path (61 modules then) though a
+    status sends one ``tasks/get`` and reads one Task: each now loads where it is used."""
+    names = loaded(STATUS)
+    assert not any(n == absent or n.startswith(absent + ".") for n in names), absent
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["mcp_tasks_client._client._Link", "mcp_tasks_client.cli._options.CallArgs",
+     "mcp_tasks_client._io._http_sse.ListenOpening", "mcp_tasks_client._io._http_sse.StreamState",
+     "mcp_tasks_client.cli._output.TaskView", "mcp_tasks_client.cli._interrupt.Interrupted",
+     "mcp_tasks_client.cli._next_steps.NextSteps", "mcp_tasks_client._codec._converter.Family"],
+)  # fmt: skip
+def test_a_status_builds_no_attrs_class_for_a_value_it_never_compares(name: str) -> None:
+    """The handshake's link, the SSE stream's state, the live line's view, the run's interrupt
+    flag and hints and the converter's families are plain classes (never compared nor
+    printed: an attrs class compiles its generated methods at import, about 0.5 ms each);
+    ``call``'s arguments live with the ``call`` command."""
+    assert name not in attrs_classes(STATUS)
 
 
 def test_the_terminal_display_imports_no_other_commands_parts() -> None:

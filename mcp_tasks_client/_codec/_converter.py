@@ -175,12 +175,16 @@ def format_timestamp(value: dt.datetime) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-@attrs.frozen
 class Family:
-    """Several attrs classes decoded from JSON objects, told apart by ``pick``."""
+    """Several attrs classes decoded from JSON objects, told apart by ``pick``. (A plain
+    class: a converter's own bookkeeping, never compared; an attrs class compiles its
+    generated methods at import, on every client's start: issue 34.)"""
 
-    members: frozenset[type]
-    pick: Callable[[Mapping[str, Any]], type]
+    __slots__ = ("members", "pick")
+
+    def __init__(self, members: frozenset[type], pick: Callable[[Mapping[str, Any]], type]) -> None:
+        self.members = members
+        self.pick = pick
 
 
 class WireConverter(Dispatch):

@@ -28,16 +28,16 @@ __all__ = [
     "requires_task",
 ]
 
-_REQUIRES_TASK = re.compile(r"requires? task[- ]augment", re.IGNORECASE)
-_DOES_NOT_SUPPORT_TASK = re.compile(
-    r"(does not|doesn't|not) (support|allow)\w* task[- ]augment|taskSupport.{0,20}forbidden",
-    re.IGNORECASE,
+# Patterns, compiled by ``re`` (and kept in its cache) when a refusal is first read: a run
+# that meets none compiles none (issue 34).
+_REQUIRES_TASK = r"(?i)requires? task[- ]augment"
+_DOES_NOT_SUPPORT_TASK = (
+    r"(?i)(does not|doesn't|not) (support|allow)\w* task[- ]augment|taskSupport.{0,20}forbidden"
 )
 
 
-_LACKS_CAPABILITY = re.compile(
-    r"(?:client )?(?:does not|doesn't|not) support (?:task-augmented )?(elicitation|sampling)",
-    re.IGNORECASE,
+_LACKS_CAPABILITY = (
+    r"(?i)(?:client )?(?:does not|doesn't|not) support (?:task-augmented )?(elicitation|sampling)"
 )
 
 
@@ -45,7 +45,7 @@ def lacks_client_capability(said: str | None) -> str | None:
     """The client capability (``"elicitation"``, ``"sampling"``) the server's words say the
     client lacks, or None: mcp 1.30 fails a task with "Client does not support elicitation
     capability" when it would ask and the client declared no elicitation."""
-    found = _LACKS_CAPABILITY.search(said) if said is not None else None
+    found = re.search(_LACKS_CAPABILITY, said) if said is not None else None
     return found.group(1).lower() if found is not None else None
 
 
@@ -63,9 +63,9 @@ def error_text(result: CallToolResult) -> str | None:
 
 def requires_task(said: str | None) -> bool:
     """The server's words say the tool must be called as a task."""
-    return said is not None and _REQUIRES_TASK.search(said) is not None
+    return said is not None and re.search(_REQUIRES_TASK, said) is not None
 
 
 def refuses_tasks(said: str | None) -> bool:
     """The server's words say the tool cannot be called as a task."""
-    return said is not None and _DOES_NOT_SUPPORT_TASK.search(said) is not None
+    return said is not None and re.search(_DOES_NOT_SUPPORT_TASK, said) is not None

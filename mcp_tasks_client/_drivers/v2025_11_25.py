@@ -37,7 +37,6 @@ from .._exceptions import (
     UsageError,
 )
 from .._generation import Generation
-from .._sansio.task_machine import Violation
 from ..models import (
     RELATED_TASK_META,
     CreateTaskResult,
@@ -341,6 +340,8 @@ class _HeldResult(TaskFollow):
         raw = await self._link.task_result(held=False)
         early = self._early
         if early is not None:
+            from .._sansio.task_machine import Violation  # (a follower's: status has none)
+
             self._link.warn(
                 Violation(
                     self._link.task_id,

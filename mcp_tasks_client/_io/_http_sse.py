@@ -79,24 +79,30 @@ class StreamResumption:
     default_retry: float = 1.0
 
 
-@attrs.define
 class ListenOpening:
     """How the opening of the GET stream went: ``done`` once started, or failed (``error``).
-    ``scope`` is the stream task's: cancelled when the opener stops waiting for the start."""
+    ``scope`` is the stream task's: cancelled when the opener stops waiting for the start.
+    (This and :class:`StreamState` are plain classes: a transport's state, never compared,
+    and an attrs class costs its generated methods' compilation on every start: issue 34.)"""
 
-    done: anyio.Event = attrs.field(factory=anyio.Event)
-    error: MCPTasksError | None = None
-    scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
+    __slots__ = ("done", "error", "scope")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.error: MCPTasksError | None = None
+        self.scope = anyio.CancelScope()
 
 
-@attrs.define
 class StreamState:
     """Where one request's SSE stream is: its last event id, the server's last ``retry``, and
     whether the request's answer came."""
 
-    last_event_id: str | None = None
-    retry_ms: int | None = None
-    answered: bool = False
+    __slots__ = ("answered", "last_event_id", "retry_ms")
+
+    def __init__(self) -> None:
+        self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
+        self.answered = False
 
 
 class SseStreams(HttpAnswers):

@@ -53,17 +53,30 @@ The session's life is :class:`SessionState`, moved only along ``MOVES`` (as the 
 table); its reader's is :class:`ReaderState`.
 """
 
+from typing import TYPE_CHECKING
+
 from .conversation import Session
 from .terms import (
     NotificationHandler,
     OrphanedTask,
-    ProgressHandler,
     ReaderState,
     RequestHandler,
     RequestOptions,
     SessionState,
     Timeouts,
 )
+
+if TYPE_CHECKING:
+    from .terms import ProgressHandler
+else:  # a type checker sees the import above
+
+    def __getattr__(name: str) -> object:
+        if name != "ProgressHandler":  # (built on first use: see terms.py)
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from . import terms
+
+        return terms.ProgressHandler
+
 
 __all__ = [
     "NotificationHandler",

@@ -30,7 +30,7 @@ import collections
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -59,7 +59,6 @@ from .._sansio.connection import (
     RPCConnection,
     UncorrelatedError,
 )
-from .._sansio.progress import ProgressStats, TaskProgress, progress_token_of
 from ..models import (
     JSONObject,
     JSONRPCError,
@@ -78,7 +77,6 @@ from .terms import (
     AwaitedAnswer,
     NotificationHandler,
     OrphanedTask,
-    ProgressHandler,
     ReaderState,
     RequestHandler,
     RequestOptions,
@@ -86,6 +84,10 @@ from .terms import (
     Timeouts,
     subscribe,
 )
+
+if TYPE_CHECKING:  # the progress book's module loads with the first progress token
+    from .._sansio.progress import ProgressStats, TaskProgress
+    from .terms import ProgressHandler
 
 __all__ = ["Session"]
 
@@ -154,7 +156,6 @@ class Session:
         self._fan_out = NotificationFanOut(driver, limits, self.traces, self.warn)
         self.saw: Callable[[Task], Task] = self._fan_out.saw
         """See :meth:`NotificationFanOut.saw` (its bound method: no forwarding frame a poll)."""
-        self._progress = self._fan_out.book
         self._observer = RequestObserver(
             driver, self.tracing, self.redaction, self.traces, self.received_traces, self._exchange
         )
@@ -162,7 +163,12 @@ class Session:
             self._connection, transport, limits, timeouts, self.warn, self._observer
         )
         self._orphans = OrphanWatch(
-            driver, timeouts, self.redaction, self._waiters, self._progress, self._abandoned
+            driver,
+            timeouts,
+            self.redaction,
+            self._waiters,
+            self._fan_out.close_request,
+            self._abandoned,
         )
 
     # -- life ------------------------------------------------------------------------------
@@ -246,13 +252,13 @@ class Session:
     def progress(self, task_id: str) -> TaskProgress | None:
         """The last progress delivered for the task, if its token is still held (no
         request)."""
-        return self._progress.latest(task_id)
+        return self._fan_out.progress(task_id)
 
     @property
     def progress_stats(self) -> ProgressStats:
         """What the progress book holds and has counted (bounded by
         ``Limits.max_progress_tokens``)."""
-        return self._progress.stats
+        return self._fan_out.progress_stats
 
     async def reply(self, reply: JSONRPCResponse, *, timeout: float | None = None) -> None:
         """See :meth:`ServerRequests.reply`."""
@@ -317,9 +323,11 @@ class Session:
         if params is None or (type(params) is dict and "_meta" not in params):
             token = None
         else:
+            from .._sansio.progress import progress_token_of  # (a call with a _meta)
+
             token = progress_token_of(params)
             if token is not None:
-                self._progress.check(token)
+                self._fan_out.book.check(token)
         # A driver that keeps params as they are (2025-11-25) is not asked per request.
         wire = (
             params
@@ -413,7 +421,7 @@ class Session:
             if not keep:
                 self._waiters.pop(message.id, None)
                 if token is not None:
-                    self._progress.close_request(message.id)
+                    self._fan_out.close_request(message.id)
         if waiter.error is not None:
             raise waiter.error
         assert waiter.result is not None
@@ -566,7 +574,7 @@ class Session:
                 waiter.set()
             # Its token, if it had one, stops now (a task call's was bound, or it made no
             # task): progress read after the answer is not the request's.
-            self._progress.close_request(event.request_id)
+            self._fan_out.close_request(event.request_id)
         elif isinstance(event, NotificationReceived):
             self._fan_out.dispatch(event.notification)
         elif isinstance(event, UncorrelatedError):

@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .. import observability as _obs
 from .._drivers import Driver
 from .._exceptions import DecodeError, LimitExceeded, MCPTasksError
 from .._limits import Limits
-from .._sansio.progress import ProgressBook, ProgressStats, TaskProgress
-from .._sansio.task_machine import Violation
 from ..models import JSONObject, JSONRPCNotification, RequestId, Task, TaskStatus
-from .terms import NotificationHandler, ProgressHandler, subscribe
+from .terms import NotificationHandler, subscribe
+
+if TYPE_CHECKING:  # the progress book is made when a progress token is first used
+    from .._sansio.progress import ProgressBook, ProgressStats, TaskProgress
+    from .._sansio.task_machine import Violation
+    from .terms import ProgressHandler
 
 __all__ = ["NotificationFanOut"]
 
@@ -65,12 +69,29 @@ class NotificationFanOut:
         self._traces = traces
         self._warn = warn
         self._handlers: dict[str, list[NotificationHandler]] = {}
-        self.book = ProgressBook(
-            limits.max_progress_tokens, tasks_keep_tokens=driver.progress_outlives_call
-        )
-        """Which progress token is whose (the session checks and closes a request's)."""
+        self._book: ProgressBook | None = None
+        """Which progress token is whose (:attr:`book`): made on first use, so a client
+        whose calls carry no progress token (a status) never loads it."""
         self._progress_handlers: list[ProgressHandler] = []
         self.wall_clock: Callable[[], dt.datetime] = _utc_now
+
+    @property
+    def book(self) -> ProgressBook:
+        """Which progress token is whose (the session checks a request's token here)."""
+        if self._book is None:
+            from .._sansio.progress import ProgressBook
+
+            self._book = ProgressBook(
+                self._limits.max_progress_tokens,
+                tasks_keep_tokens=self._driver.progress_outlives_call,
+            )
+        return self._book
+
+    def close_request(self, request_id: RequestId) -> None:
+        """The request is answered or abandoned: its token, if it had one, stops now (no
+        book yet: no token was ever held)."""
+        if self._book is not None:
+            self._book.close_request(request_id)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> Callable[[], None]:
         """Call ``handler`` for every ``method`` notification; returns its unsubscriber."""
@@ -88,7 +109,7 @@ class NotificationFanOut:
     def progress(self, task_id: str) -> TaskProgress | None:
         """The last progress delivered for the task, if its token is still held (no
         request)."""
-        return self.book.latest(task_id)
+        return None if self._book is None else self._book.latest(task_id)
 
     @property
     def progress_stats(self) -> ProgressStats:
@@ -156,7 +177,8 @@ class NotificationFanOut:
     def saw(self, task: Task) -> Task:
         """A snapshot the client read: a terminal one ends its task's progress token."""
         if task.status.is_terminal:
-            self.book.task_ended(task.task_id)
+            if self._book is not None:  # (no book: no token was ever held)
+                self._book.task_ended(task.task_id)
             # A task no Poller follows: its span ends with the terminal status read.
             status = task.status.value
             self._traces.terminal(

@@ -28,7 +28,6 @@ import anyio
 from .. import observability as _obs
 from .._drivers import Driver
 from .._exceptions import ClientClosed, RPCError
-from .._sansio.progress import ProgressBook
 from ..models import RequestId
 from .terms import AwaitedAnswer, OrphanedTask, Timeouts, subscribe
 
@@ -52,7 +51,7 @@ class OrphanWatch:
         timeouts: Timeouts,
         redaction: _obs.Redaction,
         awaited: dict[RequestId, AwaitedAnswer],
-        book: ProgressBook,
+        close_request: Callable[[RequestId], None],
         give_up: Callable[[RequestId], None],
     ) -> None:
         self._driver = driver
@@ -60,7 +59,8 @@ class OrphanWatch:
         self._redaction = redaction
         self._waiters = awaited
         """The session's table of awaited answers (this watch takes its own out of it)."""
-        self._book = book
+        self._close_request = close_request
+        """The progress book's: the request's token, if it had one, stops."""
         self._give_up = give_up
         """Stop waiting for a request (no ``notifications/cancelled``)."""
         self._handlers: list[Callable[[OrphanedTask], None]] = []
@@ -82,7 +82,7 @@ class OrphanWatch:
             raise
         finally:
             self._waiters.pop(request_id, None)
-            self._book.close_request(request_id)
+            self._close_request(request_id)
         if not waiter.answered:
             self._give_up(request_id)
             within = f"within {self._timeouts.orphan_watch:g} s"

@@ -30,7 +30,6 @@ from typing import Any
 from .. import observability as _obs
 from .._drivers import Driver
 from .._exceptions import DecodeError, MCPTasksError, RequestTimeout, RPCError, TransportError
-from .._sansio.answer_book import related_task_id
 from ..models import JSONObject, JSONRPCRequest, RequestId
 from .terms import RequestHandler, RequestOptions
 
@@ -211,6 +210,8 @@ class RequestObserver:
         tracing = self.tracing
         if tracing.tracer is None:
             return await handler(request)
+        from .._sansio.answer_book import related_task_id  # (with spans on only)
+
         params = request.params if isinstance(request.params, dict) else {}
         remote = _obs.extract(params.get("_meta"))
         task_id = related_task_id(params) or params.get("taskId")

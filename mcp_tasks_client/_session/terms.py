@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -26,9 +26,11 @@ import attrs
 
 from .. import observability as _obs
 from .._exceptions import DecodeError, MCPTasksError
-from .._sansio.progress import TaskProgress
-from .._sansio.task_machine import Violation
 from ..models import JSONObject, JSONRPCNotification, JSONRPCRequest, RequestId
+
+if TYPE_CHECKING:  # a type checker sees the alias; a run builds it on first use
+    from .._sansio.progress import TaskProgress
+    from .._sansio.task_machine import Violation
 
 __all__ = [
     "MOVES",
@@ -55,9 +57,23 @@ NotificationHandler = Callable[[JSONRPCNotification], None]
 client's reader task, or over HTTP the stream task that read the notification while the reader
 was idle: ``Transport.take_notifications``. Either way, in the order messages arrived.)"""
 
-ProgressHandler = Callable[[TaskProgress | Violation | DecodeError], None]
-"""Receives each progress event tied to a task, and each problem with a progress
-notification (a soft Violation of V-24 / E C43, or a DecodeError); runs in the reader."""
+if TYPE_CHECKING:
+    ProgressHandler = Callable[[TaskProgress | Violation | DecodeError], None]
+    """Receives each progress event tied to a task, and each problem with a progress
+    notification (a soft Violation of V-24 / E C43, or a DecodeError); runs in the reader."""
+else:
+
+    def __getattr__(name: str) -> object:
+        # ProgressHandler, built on first use: its parts (the progress book's module and the
+        # task machine's) are loaded by a client that follows progress, not by every start.
+        if name != "ProgressHandler":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from .._sansio.progress import TaskProgress
+        from .._sansio.task_machine import Violation
+
+        alias = Callable[[TaskProgress | Violation | DecodeError], None]
+        globals()[name] = alias  # the next use is a plain global read
+        return alias
 
 
 class SessionState(enum.Enum):

@@ -4,9 +4,12 @@ the generation refuses of it is said before anything is sent. Imported only for 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import shlex
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from .._client import Client
 from .._drivers import driver_for
@@ -17,12 +20,38 @@ from ..models import CallToolResult
 from ..outcomes import Completed
 from ._exit import ExitCode
 from ._follow import follow
-from ._options import CallArgs, call_args
 
 if TYPE_CHECKING:
     from ._commands import Run
 
-__all__ = ["call", "check_call"]
+__all__ = ["CallArgs", "call", "call_args", "check_call"]
+
+
+@attrs.frozen
+class CallArgs:
+    tool: str
+    arguments: dict[str, Any]
+    task: bool
+    ttl: dt.timedelta | None
+    wait: bool
+    related: tuple[str, ...] = ()
+    """``--related ID ...``: task ids sent as the call's related task ids (a draft)."""
+    related_from_elsewhere: bool = False
+    """``--related-from-elsewhere``: vouch for the ``--related`` ids though neither this run
+    nor the journal got them from this server."""
+
+
+def call_args(ns: argparse.Namespace) -> CallArgs:
+    ttl = None if ns.ttl is None else dt.timedelta(seconds=ns.ttl)
+    return CallArgs(
+        ns.tool,
+        ns.args,
+        ns.task,
+        ttl,
+        ns.wait,
+        tuple(ns.related),
+        ns.related_from_elsewhere,
+    )
 
 
 def check_call(run: Run, ns: argparse.Namespace) -> None:

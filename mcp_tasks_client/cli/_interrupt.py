@@ -20,7 +20,6 @@ import signal
 
 import anyio
 import anyio.abc
-import attrs
 
 from .._drivers import driver_for
 from ._options import Options
@@ -29,11 +28,14 @@ from ._output import Output
 __all__ = ["Interrupted", "cancel_command", "cancel_on_interrupt", "report_interrupt"]
 
 
-@attrs.define
 class Interrupted:
-    """Whether SIGINT came while the command ran."""
+    """Whether SIGINT came while the command ran. (A plain class: an attrs class compiles its
+    generated methods on every command's start, issue 34.)"""
 
-    seen: bool = False
+    __slots__ = ("seen",)
+
+    def __init__(self, seen: bool = False) -> None:
+        self.seen = seen
 
 
 async def cancel_on_interrupt(

@@ -13,8 +13,6 @@ import shlex
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import attrs
-
 from .._drivers import driver_for
 from .._exceptions import (
     CapabilityNotNegotiated,
@@ -45,11 +43,20 @@ CONNECTION_ERRORS = (TransportError, RequestTimeout, OSError)
 """Errors after which the server may answer again later (down, unreachable, no answer)."""
 
 
-@attrs.frozen
 class NextSteps:
-    """The hints of one run's messages, from its options (header values never printed)."""
+    """The hints of one run's messages, from its options (header values never printed). (A
+    plain class, one per run: an attrs class compiles its generated methods on every
+    command's start, issue 34.)"""
 
-    options: Options
+    __slots__ = ("_options",)
+
+    def __init__(self, options: Options) -> None:
+        self._options = options
+
+    @property
+    def options(self) -> Options:
+        """The run's options (read-only)."""
+        return self._options
 
     def for_error(
         self,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import math
 import shlex
@@ -16,7 +15,7 @@ import attrs
 from .._generation import Generation
 from ._exit import epilog
 
-__all__ = ["CallArgs", "Options", "Server", "parse"]
+__all__ = ["Options", "Server", "parse"]
 
 DESCRIPTION = """\
 Drive MCP Tasks from a shell: call tools (as tasks, or plainly), watch a task's status live,
@@ -56,6 +55,21 @@ TASK_COMMANDS = {
     "result": "print a task's outcome once it has one (no live display)",
     "cancel": "cancel a task (tasks/cancel)",
 }
+COMMANDS = (
+    "tools", "monitor", "call", *TASK_COMMANDS, "list", "probe", "conformance-client", "explore",
+    "resume",
+)  # fmt: skip
+"""The subcommands, in the order ``--help`` lists them (tests/test_cli_parser.py holds this
+to the parser)."""
+SUBCOMMAND_OPTIONS = frozenset({
+    "--args", "--ask-server", "--command", "--concurrency", "--examples", "--id", "--lease",
+    "--list", "--negative", "--output", "--protocol-version", "--related",
+    "--related-from-elsewhere", "--replay-file", "--safe-tool", "--scenario", "--sessions",
+    "--steps", "--task", "--ttl", "--wait", "--wall-time", "--workers",
+})  # fmt: skip
+"""Every subcommand's own option strings (beside the global options and ``-h``/``--help``):
+what a task id that starts with '-' is told apart from (:func:`_protect_ids`) when a run's
+parser holds one subcommand. tests/test_cli_parser.py holds this to the whole parser."""
 
 
 @attrs.frozen
@@ -96,20 +110,6 @@ class Options:
     reconnect: float = 30.0
     """``--reconnect-within``: seconds a PostgreSQL journal keeps trying to reach its database
     (a restart, a dropped connection) before a statement fails; 0: it fails at once."""
-
-
-@attrs.frozen
-class CallArgs:
-    tool: str
-    arguments: dict[str, Any]
-    task: bool
-    ttl: dt.timedelta | None
-    wait: bool
-    related: tuple[str, ...] = ()
-    """``--related ID ...``: task ids sent as the call's related task ids (a draft)."""
-    related_from_elsewhere: bool = False
-    """``--related-from-elsewhere``: vouch for the ``--related`` ids though neither this run
-    nor the journal got them from this server."""
 
 
 def _workers(text: str) -> int:
@@ -290,12 +290,14 @@ def version_line() -> str:
 
 
 def build_parser(words: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The command line's parser. With ``words`` (the arguments it will parse), only the
-    subcommand they name gets the global options as well (each subcommand takes them after
-    its name too): the others are still there, with their own arguments, for ``--help`` and
-    for errors, but a run does not pay for 12 copies of the global options it cannot use
-    (most of the parser's cost: issue 34). Without ``words``, or when which subcommand they
-    name is uncertain (see :func:`_command_named`), every subcommand gets them."""
+    """The command line's parser. With ``words`` (the arguments it will parse), it holds the
+    subcommand they name alone, with the global options after its name too (the main
+    parser's usage and errors are the same with one subcommand or all: ``COMMAND``): a run
+    does not pay for 11 subcommands, and 11 copies of the global options, it cannot reach
+    (most of the parser's cost: issue 34). Without ``words``, when which subcommand they name
+    is uncertain (see :func:`_command_named`) or when they may ask for help (the main
+    ``--help`` lists every subcommand), it holds every subcommand, the named one alone with
+    the global options (all of them when none is certain)."""
     parser = argparse.ArgumentParser(
         prog="mcp-tasks",
         description=DESCRIPTION,
@@ -310,7 +312,13 @@ def build_parser(words: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     _global_options(parser, defaults=True)
     named = None if words is None else _command_named(parser, words)
+    # A run that names a subcommand (and asks for no help: the main parser's lists them all)
+    # builds that one alone: a parse of its words never reaches another.
+    only = named if named in COMMANDS and not _asks_help(words or ()) else None
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def wanted(name: str) -> bool:
+        return only is None or only == name
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(
@@ -324,52 +332,57 @@ def build_parser(words: Sequence[str] | None = None) -> argparse.ArgumentParser:
             _global_options(sub, defaults=False)
         return sub
 
-    command("tools", "list the server's tools and their task support")
-    # Listed here for --help only: main() hands `monitor` its own arguments before this parser
-    # runs (its options and its extra are its own: `mcp-tasks monitor --help`).
-    commands.add_parser(
-        "monitor", help="a live web page over a journal (see: mcp-tasks monitor --help)"
-    )
-    call = command("call", "call a tool, plainly or (--task) as a task")
-    call.add_argument("tool", metavar="TOOL")
-    call.add_argument(
-        "--args",
-        type=_arguments,
-        default={},
-        metavar="JSON",
-        help="the tool's arguments, a JSON object (default: {})",
-    )
-    call.add_argument("--task", action="store_true", help="call it as a task (task-augmented)")
-    call.add_argument(
-        "--ttl",
-        type=_positive,
-        metavar="SECONDS",
-        help="with --task: how long the server should keep the task (2025-11-25 only)",
-    )
-    call.add_argument(
-        "--wait",
-        action="store_true",
-        help="with --task: watch the task until it ends, then print its outcome",
-    )
-    call.add_argument(
-        "--related",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="ID",
-        help="name earlier tasks of this server the call builds on, sent as the draft "
-        "_meta io.modelcontextprotocol/relatedTaskIds (the server may ignore it). Each id "
-        "must be recorded for this server in --journal; any other is refused (exit 2) "
-        "unless --related-from-elsewhere",
-    )
-    call.add_argument(
-        "--related-from-elsewhere",
-        action="store_true",
-        help="send the --related ids though the journal does not hold them for this server: "
-        "you vouch they came from it",
-    )
-    _output_option(call)
+    if wanted("tools"):
+        command("tools", "list the server's tools and their task support")
+    if wanted("monitor"):
+        # Listed here for --help only: main() hands `monitor` its own arguments before this
+        # parser runs (its options and its extra are its own: `mcp-tasks monitor --help`).
+        commands.add_parser(
+            "monitor", help="a live web page over a journal (see: mcp-tasks monitor --help)"
+        )
+    if wanted("call"):
+        call = command("call", "call a tool, plainly or (--task) as a task")
+        call.add_argument("tool", metavar="TOOL")
+        call.add_argument(
+            "--args",
+            type=_arguments,
+            default={},
+            metavar="JSON",
+            help="the tool's arguments, a JSON object (default: {})",
+        )
+        call.add_argument("--task", action="store_true", help="call it as a task (task-augmented)")
+        call.add_argument(
+            "--ttl",
+            type=_positive,
+            metavar="SECONDS",
+            help="with --task: how long the server should keep the task (2025-11-25 only)",
+        )
+        call.add_argument(
+            "--wait",
+            action="store_true",
+            help="with --task: watch the task until it ends, then print its outcome",
+        )
+        call.add_argument(
+            "--related",
+            nargs="+",
+            action="extend",
+            default=[],
+            metavar="ID",
+            help="name earlier tasks of this server the call builds on, sent as the draft "
+            "_meta io.modelcontextprotocol/relatedTaskIds (the server may ignore it). Each id "
+            "must be recorded for this server in --journal; any other is refused (exit 2) "
+            "unless --related-from-elsewhere",
+        )
+        call.add_argument(
+            "--related-from-elsewhere",
+            action="store_true",
+            help="send the --related ids though the journal does not hold them for this server: "
+            "you vouch they came from it",
+        )
+        _output_option(call)
     for name, help_text in TASK_COMMANDS.items():
+        if not wanted(name):
+            continue
         sub = command(name, help_text)
         if name in ("wait", "result"):
             _output_option(sub)
@@ -387,134 +400,140 @@ def build_parser(words: Sequence[str] | None = None) -> argparse.ArgumentParser:
             metavar="ID",
             help="the task id, as an option (an id that starts with '-' is read as this)",
         )
-    command(
-        "list",
-        "list the server's tasks (tasks/list; 2025-11-25 only); with --journal, the tasks the "
-        "journal holds instead (of --url/--stdio when given; the server is not asked)",
-    )
-    probe = command(
-        "probe",
-        "ask the server which protocol generations it speaks (and runs tasks in), then check "
-        "it against the rules of --generation (read-only unless --safe-tool names a tool "
-        "the probe may call); one verdict per rule",
-    )
-    probe.add_argument(
-        "--safe-tool",
-        action="append",
-        type=_safe_tool,
-        default=[],
-        metavar="NAME[=JSON]",
-        help="a tool the probe may call (plainly and as a task), with these arguments "
-        "(repeatable; default: no tool is called)",
-    )
-    probe.add_argument(
-        "--negative",
-        action="store_true",
-        help="also send what a client must not (a task for a task-forbidden tool, V-17)",
-    )
-    client_suite = command(
-        "conformance-client",
-        "judge a task CLIENT: run --command (the server URL appended as its last argument, "
-        "MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION and MCP_CONFORMANCE_CONTEXT "
-        "in its environment) against the client suite's scripted servers; one JSON line per "
-        "check, then a table; exit 1 if a check fails (needs no --url or --stdio)",
-    )
-    client_suite.add_argument(
-        "--command",
-        dest="client_command",
-        metavar="CMD",
-        help="the client to judge, as a shell-like command line",
-    )
-    client_suite.add_argument(
-        "--scenario",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="run only this scenario (repeatable; default: every one; --list names them)",
-    )
-    client_suite.add_argument(
-        "--protocol-version",
-        dest="protocol_version",
-        choices=[g.value for g in Generation],
-        default=None,
-        help="run only in this generation (default: every generation a scenario speaks)",
-    )
-    client_suite.add_argument(
-        "--list", action="store_true", help="print the scenarios, one a line, and exit"
-    )
-    explorer = command(
-        "explore",
-        "explore a live server (--url) in --generation: sequences of operations drawn by "
-        "hypothesis, every answer judged; a failure is shrunk to the shortest sequence and "
-        "written as a replayable pytest file (read-only unless --safe-tool names a tool; needs "
-        "the testing extra); exit 1 if a rule broke",
-    )
-    explorer.add_argument(
-        "--safe-tool",
-        action="append",
-        type=_safe_tool,
-        default=[],
-        metavar="NAME[=JSON]",
-        help="a tool it may call as a task, with these base arguments (repeatable; default: "
-        "no tool is called)",
-    )
-    explorer.add_argument(
-        "--examples", type=_workers, default=25, metavar="N", help="sequences to draw (25)"
-    )
-    explorer.add_argument(
-        "--steps", type=_workers, default=12, metavar="N", help="operations per sequence (12)"
-    )
-    explorer.add_argument(
-        "--wall-time",
-        type=_positive,
-        default=120.0,
-        metavar="SECONDS",
-        help="stop drawing new sequences after this long (a failure found still shrinks) (120)",
-    )
-    explorer.add_argument(
-        "--concurrency",
-        type=_workers,
-        default=3,
-        metavar="N",
-        help="tasks alive at once in a sequence (3)",
-    )
-    explorer.add_argument(
-        "--sessions",
-        type=_workers,
-        default=1,
-        metavar="N",
-        help="client sessions open at once on the server in a sequence (1); with 2 or more, "
-        "what one session may see of another's tasks is judged too",
-    )
-    explorer.add_argument(
-        "--replay-file",
-        default=None,
-        metavar="PATH",
-        help="where to write the replay script of a failure (default: printed on stderr)",
-    )
-    resume = command(
-        "resume",
-        "follow every open task of --journal to its end (servers and sessions from the "
-        "journal); --header values are sent only to the server named by --url, the tasks of "
-        "every other server are followed without them",
-    )
-    resume.add_argument(
-        "--workers",
-        type=_workers,
-        default=None,
-        metavar="N",
-        help="work as one of many processes sharing the journal: follow up to N tasks at once, "
-        "take more as they end (and those of workers that died), until none is open",
-    )
-    resume.add_argument(
-        "--lease",
-        type=_positive,
-        default=60.0,
-        metavar="SECONDS",
-        help="how long a lease on a task lasts (renewed every third of it while the task is "
-        "followed; a worker that stops renewing loses its tasks to the others this long "
-        "after; default: 60)",
-    )
+    if wanted("list"):
+        command(
+            "list",
+            "list the server's tasks (tasks/list; 2025-11-25 only); with --journal, the tasks the "
+            "journal holds instead (of --url/--stdio when given; the server is not asked)",
+        )
+    if wanted("probe"):
+        probe = command(
+            "probe",
+            "ask the server which protocol generations it speaks (and runs tasks in), then check "
+            "it against the rules of --generation (read-only unless --safe-tool names a tool "
+            "the probe may call); one verdict per rule",
+        )
+        probe.add_argument(
+            "--safe-tool",
+            action="append",
+            type=_safe_tool,
+            default=[],
+            metavar="NAME[=JSON]",
+            help="a tool the probe may call (plainly and as a task), with these arguments "
+            "(repeatable; default: no tool is called)",
+        )
+        probe.add_argument(
+            "--negative",
+            action="store_true",
+            help="also send what a client must not (a task for a task-forbidden tool, V-17)",
+        )
+    if wanted("conformance-client"):
+        client_suite = command(
+            "conformance-client",
+            "judge a task CLIENT: run --command (the server URL appended as its last argument, "
+            "MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION and "
+            "MCP_CONFORMANCE_CONTEXT in its environment) against the client suite's scripted "
+            "servers; one JSON line per check, then a table; exit 1 if a check fails (needs no "
+            "--url or --stdio)",
+        )
+        client_suite.add_argument(
+            "--command",
+            dest="client_command",
+            metavar="CMD",
+            help="the client to judge, as a shell-like command line",
+        )
+        client_suite.add_argument(
+            "--scenario",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="run only this scenario (repeatable; default: every one; --list names them)",
+        )
+        client_suite.add_argument(
+            "--protocol-version",
+            dest="protocol_version",
+            choices=[g.value for g in Generation],
+            default=None,
+            help="run only in this generation (default: every generation a scenario speaks)",
+        )
+        client_suite.add_argument(
+            "--list", action="store_true", help="print the scenarios, one a line, and exit"
+        )
+    if wanted("explore"):
+        explorer = command(
+            "explore",
+            "explore a live server (--url) in --generation: sequences of operations drawn by "
+            "hypothesis, every answer judged; a failure is shrunk to the shortest sequence and "
+            "written as a replayable pytest file (read-only unless --safe-tool names a tool; needs "
+            "the testing extra); exit 1 if a rule broke",
+        )
+        explorer.add_argument(
+            "--safe-tool",
+            action="append",
+            type=_safe_tool,
+            default=[],
+            metavar="NAME[=JSON]",
+            help="a tool it may call as a task, with these base arguments (repeatable; default: "
+            "no tool is called)",
+        )
+        explorer.add_argument(
+            "--examples", type=_workers, default=25, metavar="N", help="sequences to draw (25)"
+        )
+        explorer.add_argument(
+            "--steps", type=_workers, default=12, metavar="N", help="operations per sequence (12)"
+        )
+        explorer.add_argument(
+            "--wall-time",
+            type=_positive,
+            default=120.0,
+            metavar="SECONDS",
+            help="stop drawing new sequences after this long (a failure found still shrinks) (120)",
+        )
+        explorer.add_argument(
+            "--concurrency",
+            type=_workers,
+            default=3,
+            metavar="N",
+            help="tasks alive at once in a sequence (3)",
+        )
+        explorer.add_argument(
+            "--sessions",
+            type=_workers,
+            default=1,
+            metavar="N",
+            help="client sessions open at once on the server in a sequence (1); with 2 or more, "
+            "what one session may see of another's tasks is judged too",
+        )
+        explorer.add_argument(
+            "--replay-file",
+            default=None,
+            metavar="PATH",
+            help="where to write the replay script of a failure (default: printed on stderr)",
+        )
+    if wanted("resume"):
+        resume = command(
+            "resume",
+            "follow every open task of --journal to its end (servers and sessions from the "
+            "journal); --header values are sent only to the server named by --url, the tasks of "
+            "every other server are followed without them",
+        )
+        resume.add_argument(
+            "--workers",
+            type=_workers,
+            default=None,
+            metavar="N",
+            help="work as one of many processes sharing the journal: follow up to N tasks at once, "
+            "take more as they end (and those of workers that died), until none is open",
+        )
+        resume.add_argument(
+            "--lease",
+            type=_positive,
+            default=60.0,
+            metavar="SECONDS",
+            help="how long a lease on a task lasts (renewed every third of it while the task is "
+            "followed; a worker that stops renewing loses its tasks to the others this long "
+            "after; default: 60)",
+        )
     return parser
 
 
@@ -541,6 +560,12 @@ def _command_named(parser: argparse.ArgumentParser, words: Sequence[str]) -> str
     return None
 
 
+def _asks_help(words: Sequence[str]) -> bool:
+    """Whether ``words`` may ask for help (``-h``, ``--help`` or an abbreviation of it): the
+    main parser's help lists every subcommand, so such a run builds them all."""
+    return any(word.startswith(("-h", "--h")) for word in words)
+
+
 def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
     found: set[str] = set()
     for action in parser._actions:
@@ -553,8 +578,9 @@ def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
 
 def _protect_ids(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
     """Task ids may start with '-' (base64url ids do): after a task subcommand, a word that
-    starts with '-' and is no option of ours is the id, passed on as ``--id=WORD``."""
-    known = _option_strings(parser)
+    starts with '-' and is no option of ours is the id, passed on as ``--id=WORD``. Ours:
+    every subcommand's, whether ``parser`` holds them all or the one a run names."""
+    known = _option_strings(parser) | SUBCOMMAND_OPTIONS
     out: list[str] = []
     command: str | None = None
     rest_positional = False
@@ -643,16 +669,3 @@ def parse(argv: Sequence[str] | None) -> tuple[Options, str, argparse.Namespace]
         reconnect=ns.reconnect,
     )
     return options, ns.command, ns
-
-
-def call_args(ns: argparse.Namespace) -> CallArgs:
-    ttl = None if ns.ttl is None else dt.timedelta(seconds=ns.ttl)
-    return CallArgs(
-        ns.tool,
-        ns.args,
-        ns.task,
-        ttl,
-        ns.wait,
-        tuple(ns.related),
-        ns.related_from_elsewhere,
-    )

@@ -18,8 +18,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-import attrs
-
 from .._exceptions import (
     DecodeError,
     HTTPStatusError,
@@ -32,13 +30,13 @@ from .._exceptions import (
     UsageError,
 )
 from .._generation import Generation
-from .._sansio.progress import StatusMessage, TaskProgress
 from ..models import Task
 from ..wire import encode
 from ._exit import ExitCode, for_error, for_outcome
 from ._safe import for_terminal, json_line
 
 if TYPE_CHECKING:  # each imported by the commands that use it alone (``status`` none)
+    from .._sansio.progress import StatusMessage
     from ..conformance import ProbeReport
     from ..engine import Poller, WatchItem
     from ..journal import JournalEntry
@@ -61,28 +59,41 @@ Event = dict[str, Any]
 """One line of JSON output."""
 
 
-@attrs.define
 class TaskView:
-    """What is known of the task being followed, for the live line."""
+    """What is known of the task being followed, for the live line. (A plain class: one per
+    followed task, never compared; an attrs class compiles its generated methods on every
+    command's start, a status's too: issue 34.)"""
 
-    task_id: str
-    next_poll: Callable[[], float | None] = lambda: None
-    """Seconds until the next poll (from the Poller), or None."""
-    status_message: Callable[[], StatusMessage | None] = lambda: None
-    """The current status message with when it was set (from the Poller), or None."""
-    status: str | None = None
-    message: str | None = None
-    message_since: dt.datetime | None = None
-    """When the shown message was first reported (its snapshot's ``lastUpdatedAt``)."""
-    message_carried: str | None = None
-    """The status the message was set under, when the current snapshot only carries it over
-    (a terminal snapshot still saying what the task said while working): shown as such."""
-    progress: float | None = None
-    """Progress so far, and ``total`` when known: shown as a bar once set."""
-    total: float | None = None
-    progress_message: str | None = None
-    last_input: str | None = None
-    started: float = attrs.field(factory=time.monotonic)
+    __slots__ = (
+        "last_input", "message", "message_carried", "message_since", "next_poll", "progress",
+        "progress_message", "started", "status", "status_message", "task_id", "total",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        task_id: str,
+        next_poll: Callable[[], float | None] = lambda: None,
+        status_message: Callable[[], StatusMessage | None] = lambda: None,
+    ) -> None:
+        self.task_id = task_id
+        self.next_poll = next_poll
+        """Seconds until the next poll (from the Poller), or None."""
+        self.status_message = status_message
+        """The current status message with when it was set (from the Poller), or None."""
+        self.status: str | None = None
+        self.message: str | None = None
+        self.message_since: dt.datetime | None = None
+        """When the shown message was first reported (its snapshot's ``lastUpdatedAt``)."""
+        self.message_carried: str | None = None
+        """The status the message was set under, when the current snapshot only carries it
+        over (a terminal snapshot still saying what the task said while working): shown as
+        such."""
+        self.progress: float | None = None
+        """Progress so far, and ``total`` when known: shown as a bar once set."""
+        self.total: float | None = None
+        self.progress_message: str | None = None
+        self.last_input: str | None = None
+        self.started = time.monotonic()
 
     @property
     def elapsed(self) -> float:
@@ -95,6 +106,8 @@ def apply_watch_item(view: TaskView, item: WatchItem, generation: Generation) ->
     Extend this function, and only this one, for a new kind of watch item (progress, say:
     set ``view.progress`` / ``view.total`` / ``view.message`` and return its event).
     """
+    from .._sansio.progress import TaskProgress  # (loaded by what follows a task)
+
     if isinstance(item, Task):
         view.status = item.status.value
         view.message = item.status_message
@@ -162,8 +175,9 @@ def message_of(error: BaseException) -> str:
     return str(error) if isinstance(error, MCPTasksError) else repr(error)
 
 
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]*>")
+# Compiled by ``re`` (and kept in its cache) when an HTML page is first met (issue 34).
+_TITLE = r"(?is)<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>"
+_TAG = r"<[^>]*>"
 
 
 def http_status_line(error: HTTPStatusError) -> str:
@@ -174,9 +188,9 @@ def http_status_line(error: HTTPStatusError) -> str:
     body = error.body.strip()
     head = body[:200].lower()
     if head.startswith("<") and ("<html" in head or "<!doctype" in head or "<head" in head):
-        found = _TITLE.search(body)
+        found = re.search(_TITLE, body)
         title = next((g for g in found.groups() if g), "") if found is not None else ""
-        title = " ".join(_TAG.sub(" ", title).split())
+        title = " ".join(re.sub(_TAG, " ", title).split())
         what = f"an HTML page titled {title[:120]!r}" if title else "an HTML page"
         return f"HTTP {error.status_code}{where}: {what} (is this an MCP endpoint?)"
     folded = " ".join(body.split())
