@@ -60,8 +60,10 @@ def run_then_exit(argv: Sequence[str] | None = None, *, exiting: bool = True) ->
     end, what it allocates freed by reference counting, a cycle it leaves living until the
     process ends a moment later. Any other command, which may follow a task for hours, has
     the imported heap moved out of the collector's reach (``gc.freeze``: none of it is
-    garbage) and then the collector on, as usual. Measured: benchmarks/RESULTS.md (issue 34).
-    With ``exiting=False`` (:func:`main`) the collector is left alone.
+    garbage) and then the collector on, as usual. The classes a status builds take their
+    attrs methods from a table compiled with the package (:mod:`._ahead`) instead of having
+    attrs compile them. Measured: benchmarks/RESULTS.md (issue 34). With ``exiting=False``
+    (:func:`main`) neither the collector nor attrs is touched.
     """
     if list(sys.argv[1:] if argv is None else argv)[:1] == ["monitor"]:
         from ..monitor import main as monitor  # its own options and extra
@@ -81,7 +83,10 @@ def run_then_exit(argv: Sequence[str] | None = None, *, exiting: bool = True) ->
         except ImportError:
             sys.stderr.write(MISSING_EXTRA)
             return int(ExitCode.USAGE)
+        if exiting:  # attrs' methods for the status classes, compiled ahead (cli/_ahead.py)
+            from ._ahead import install
 
+            install()
         from ._options import parse
 
         try:
