@@ -112,3 +112,23 @@ def test_the_subcommand_lists_hold_to_the_whole_parser() -> None:
     assert list(subcommands(whole)) == list(COMMANDS)
     main_options = {o for action in whole._actions for o in action.option_strings}
     assert _option_strings(whole) - main_options == SUBCOMMAND_OPTIONS
+
+
+@pytest.mark.parametrize("env", [None, "", "0", "-3", "wide", "120", "7"])
+def test_the_terminal_width_is_the_one_shutil_finds(
+    env: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``columns()`` (argparse's width without importing shutil, issue 34) answers as
+    ``shutil.get_terminal_size().columns`` does, whatever ``$COLUMNS`` holds."""
+    import shutil
+
+    from mcp_tasks_client.cli._options import columns
+
+    if env is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", env)
+    monkeypatch.setenv("LINES", "40")  # shutil asks the terminal only without a usable pair
+    assert columns() == shutil.get_terminal_size().columns
+    monkeypatch.delenv("LINES")
+    assert columns() == shutil.get_terminal_size().columns

@@ -229,10 +229,11 @@ STATUS_LOADS_NONE_OF = [
     # cache (a caller's Client(cache=...) only), the progress book and the task machine (made
     # with the first progress token, a followed task), the answer book (input routing, a
     # span of a server's request); secrets (with hmac, random: a resumed session's first id)
-    # and hashlib (OpenSSL's set-up: a redacted task id)
+    # and hashlib (OpenSSL's set-up: a redacted task id); shutil (with bz2, lzma: argparse's
+    # terminal width, found by cli._options.columns instead)
     "mcp_tasks_client.builders", "mcp_tasks_client._cache", "mcp_tasks_client._sansio.progress",
     "mcp_tasks_client._sansio.task_machine", "mcp_tasks_client._sansio.answer_book",
-    "secrets", "hmac", "random", "hashlib",
+    "secrets", "hmac", "random", "hashlib", "shutil", "bz2", "lzma",
 ]  # fmt: skip
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ import attrs
 from .._generation import Generation
 from ._exit import epilog
 
-__all__ = ["Options", "Server", "parse"]
+__all__ = ["Formatter", "Options", "Server", "columns", "parse"]
 
 DESCRIPTION = """\
 Drive MCP Tasks from a shell: call tools (as tasks, or plainly), watch a task's status live,
@@ -289,6 +290,40 @@ def version_line() -> str:
     )
 
 
+def columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size().columns`` finds it (``$COLUMNS``
+    when a positive number, else standard output's terminal, else 80), without importing
+    ``shutil``, which brings bz2, lzma and fnmatch: argparse asks for the width each time it
+    makes a formatter, once per option a parser adds (issue 34: 1.3% of ``mcp-tasks status``'s
+    start-up, in instructions). tests/test_cli_parser.py holds it to shutil's."""
+    try:
+        wanted = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        wanted = 0
+    if wanted > 0:
+        return wanted
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter for a description and epilog kept as written, its width from
+    :func:`columns` (argparse's own default, less 2, as argparse takes it)."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, columns() - 2 if width is None else width
+        )
+
+
 def build_parser(words: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser. With ``words`` (the arguments it will parse), it holds the
     subcommand they name alone, with the global options after its name too (the main
@@ -302,7 +337,7 @@ def build_parser(words: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="mcp-tasks",
         description=DESCRIPTION,
         epilog=epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Formatter,
     )
     parser.add_argument(
         "--version",
@@ -326,7 +361,7 @@ def build_parser(words: Sequence[str] | None = None) -> argparse.ArgumentParser:
             help=help_text,
             description=help_text,
             epilog=epilog(),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=Formatter,
         )
         if named is None or named == name:
             _global_options(sub, defaults=False)
