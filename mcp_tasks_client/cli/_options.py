@@ -302,8 +302,9 @@ def columns() -> int:
         wanted = 0
     if wanted > 0:
         return wanted
+    stdout = sys.__stdout__  # None without one (pythonw): 80, as shutil says
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+        return (stdout is not None and os.get_terminal_size(stdout.fileno()).columns) or 80
     except (AttributeError, ValueError, OSError):
         return 80
 
