@@ -64,7 +64,12 @@ TestResultCacheMachine.settings = settings(
 
 
 def test_the_checker_sees_hits() -> None:
-    """The machine is not vacuous: on the ResultCache, lookups are served (and judged)."""
+    """The machine is not vacuous: on the ResultCache, lookups are served (and judged).
+
+    Derandomized: a hit needs a stored answer asked again as it was, from the same context,
+    within its ttl, and 30 random runs once found none (a CI run failed on it). With a fixed
+    seed the count is the same on every run, and a change that leaves the machine unable to
+    hit is caught at once."""
     served: list[int] = []
 
     class Counting(ResultCacheMachine):
@@ -72,7 +77,8 @@ def test_the_checker_sees_hits() -> None:
             served.append(self.served)
 
     run_state_machine_as_test(
-        Counting, settings=settings(max_examples=30, stateful_step_count=30, deadline=None)
+        Counting,
+        settings=settings(max_examples=30, stateful_step_count=30, deadline=None, derandomize=True),
     )
     assert sum(served) > 0
 
