@@ -38,6 +38,15 @@ def loaded(code: str) -> list[str]:
     return names
 
 
+def in_the_tree(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter in this tree (its ``mcp_tasks_cli`` entry script
+    first on the path, not an installed copy)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+
+
 def third_party(names: list[str]) -> set[str]:
     return {n.split(".")[0] for n in names} - STDLIB - {"mcp_tasks_client"}
 
@@ -434,11 +443,7 @@ def test_the_command_freezes_the_heap_only_as_its_process_exits() -> None:
         f"{quiet}    exit_code = mcp_tasks_cli.main()\n"
         "print('script', exit_code, gc.get_freeze_count() > 0)\n"
     )
-    repo = Path(__file__).resolve().parent.parent
-    ran = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
-        cwd=repo,
-    )  # fmt: skip
+    ran = in_the_tree(code)
     assert ran.stdout.splitlines()[-2:] == ["in a program 0", "script 6 True"], ran.stdout
     assert ran.stderr.splitlines()[-1] == "atexit True", ran.stderr
 
@@ -483,11 +488,7 @@ def test_the_script_collects_no_garbage_while_it_imports(words: list[str], after
         "with contextlib.redirect_stdout(io.StringIO()), quiet:\n"
         "    mcp_tasks_cli.main()\n"
     )
-    repo = Path(__file__).resolve().parent.parent
-    ran = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
-        cwd=repo,
-    )  # fmt: skip
+    ran = in_the_tree(code)
     assert ran.stderr.splitlines()[-1].endswith(after), ran.stderr
 
 
@@ -505,11 +506,7 @@ def test_a_program_calling_main_keeps_its_own_collector() -> None:
         "            main(['--url', 'http://127.0.0.1:9/mcp', command, 't-1'])\n"
         "        print(command, state, gc.isenabled(), gc.get_freeze_count())\n"
     )
-    repo = Path(__file__).resolve().parent.parent
-    ran = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
-        cwd=repo,
-    )  # fmt: skip
+    ran = in_the_tree(code)
     assert ran.stdout.splitlines()[-4:] == [
         "status True True 0",
         "status False False 0",
