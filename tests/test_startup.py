@@ -448,14 +448,19 @@ def test_the_command_freezes_the_heap_only_as_its_process_exits() -> None:
     assert ran.stderr.splitlines()[-1] == "atexit True", ran.stderr
 
 
+URL = ["--url", "http://127.0.0.1:9/mcp"]
+
+
 @pytest.mark.parametrize(
     ("words", "after"),
     [
         # A quick command: the collector off from the script's start to its end.
-        (["status", "t-1"], "collections 0 enabled False frozen False"),
+        ([*URL, "status", "t-1"], "collections 0 enabled False frozen False"),
         # A command that follows a task: off while it imports, then the imported heap
         # frozen and the collector on for the run.
-        (["wait", "t-1"], "enabled True frozen True"),
+        ([*URL, "wait", "t-1"], "enabled True frozen True"),
+        # The monitor, a web server (here ended at once: no journal where it is told).
+        (["monitor", "--journal", "/no/such/dir/tasks.db"], "enabled True frozen True"),
     ],
 )
 def test_the_script_collects_no_garbage_while_it_imports(words: list[str], after: str) -> None:
@@ -483,7 +488,7 @@ def test_the_script_collects_no_garbage_while_it_imports(words: list[str], after
         "    report()\n"
         "    original()\n"
         "mcp_tasks_cli.leaving = leaving\n"
-        f"sys.argv = ['mcp-tasks', '--url', 'http://127.0.0.1:9/mcp', *{words!r}]\n"
+        f"sys.argv = ['mcp-tasks', *{words!r}]\n"
         "quiet = contextlib.redirect_stderr(io.StringIO())\n"
         "with contextlib.redirect_stdout(io.StringIO()), quiet:\n"
         "    mcp_tasks_cli.main()\n"

@@ -68,6 +68,7 @@ def run_then_exit(argv: Sequence[str] | None = None, *, exiting: bool = True) ->
     if list(sys.argv[1:] if argv is None else argv)[:1] == ["monitor"]:
         from ..monitor import main as monitor  # its own options and extra
 
+        _collecting(exiting)  # a web server, for hours
         return monitor(list(sys.argv[1:] if argv is None else argv)[1:])
     output: Output | None = None
     options: Options | None = None
@@ -114,9 +115,7 @@ def run_then_exit(argv: Sequence[str] | None = None, *, exiting: bool = True) ->
                 return int(output.error(exc))
         if command in QUICK_COMMANDS:
             return int(anyio.run(run, options, command, ns, output, backend="asyncio"))
-        if exiting:  # the imported heap out of the collector's reach, the collector on
-            gc.freeze()
-            gc.enable()
+        _collecting(exiting)
         return int(anyio.run(run, options, command, ns, output, backend="trio"))
     except BaseException as exc:
         if _matches(exc, BrokenPipeError):
@@ -138,6 +137,14 @@ def run_then_exit(argv: Sequence[str] | None = None, *, exiting: bool = True) ->
 
             report_interrupt(output, options)
         return int(ExitCode.INTERRUPTED)
+
+
+def _collecting(exiting: bool) -> None:
+    """A long run starts (the script's process): the imported heap out of the collector's
+    reach (``gc.freeze``: none of it is garbage), and the collector on."""
+    if exiting:
+        gc.freeze()
+        gc.enable()
 
 
 def _interrupted(error: BaseException) -> bool:
