@@ -373,15 +373,7 @@ class HttpTransport(SseStreams, Transport):
                 try:
                     headers = self._message_headers(message)
                     body = serialize_message(message)
-                    got = await engine.post(
-                        headers,
-                        body,
-                        held=held,
-                        inline=inline,
-                        media=_JSON,
-                        limit=self.limits.max_message_bytes,
-                        quick=True,
-                    )
+                    got = await self._post_json(headers, body, held, inline, quick=True)
                     if type(got) is bytes:
                         answer: Incoming = parse_answer(got, message.id)
                         return answer
@@ -593,6 +585,30 @@ class HttpTransport(SseStreams, Transport):
             return base
         return self._engine.extend(base, extra)
 
+    def _post_json(
+        self,
+        headers: dict[str, str],
+        body: bytes,
+        held: bool,
+        inline: InlineExchange,
+        *,
+        quick: bool,
+    ) -> Awaitable[Any]:
+        """The engine's common POST of a request whose answer is a JSON body (``quick``:
+        without a cancel scope, see :meth:`exchange`), to await: the body's bytes, or what
+        the engine got under way (its head, a connection for h11), or None (it did nothing).
+        A plain function handing on the engine's coroutine: no frame of its own per request
+        on the lean path."""
+        return self._engine.post(
+            headers,
+            body,
+            held=held,
+            inline=inline,
+            media=_JSON,
+            limit=self.limits.max_message_bytes,
+            quick=quick,
+        )
+
     async def _post_request(
         self,
         message: JSONRPCRequest,
@@ -613,23 +629,12 @@ class HttpTransport(SseStreams, Transport):
             headers = self._message_headers(message)
             body = serialize_message(message)
             got = None
-        if (
-            got is None
-            and inline is not None
-            and engine.quick_post
-            and self._http_observer is None
-            and message.method != "initialize"  # its session id is read off the head
-        ):
-            # The common answer in one coroutine (a whole JSON body, the connection back in
-            # the pool); anything else goes on below, from its head, as the general way's.
-            got = await engine.post(
-                headers,
-                body,
-                held=held,
-                inline=inline,
-                media=_JSON,
-                limit=self.limits.max_message_bytes,
-            )
+        if prepared is not None and got is None and inline is not None:
+            # exchange() found the common way open but its quick POST did nothing (it would
+            # have waited for more than the answer): the common answer in one coroutine, now
+            # in the scope (a whole JSON body, the connection back in the pool); anything
+            # else goes on below, from its head, as the general way's.
+            got = await self._post_json(headers, body, held, inline, quick=False)
             if type(got) is bytes:
                 answer: Incoming | None = parse_answer(got, message.id)
                 return answer
